@@ -1,0 +1,7 @@
+"""LookBench: a live, attribute-supervised fashion image-retrieval benchmark."""
+__version__ = "0.1.0"
+
+from .filtering import filter_after
+from .schema import DEFAULT_CONFIG, FEATURES, NOISE, SUBSETS, TEST_SUBSETS, resolve_subset
+
+__all__ = ["__version__", "FEATURES", "SUBSETS", "TEST_SUBSETS", "NOISE", "DEFAULT_CONFIG", "resolve_subset", "filter_after"]

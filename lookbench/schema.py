@@ -1,0 +1,99 @@
+"""The one LookBench record schema and the subset registry (DESIGN §3), declared as data."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import datasets
+
+FEATURES = datasets.Features(
+    {
+        "image": datasets.Image(),
+        "item_id": datasets.Value("string"),
+        "category": datasets.Value("string"),
+        "main_attribute": datasets.Value("string"),
+        "attributes": datasets.List({"name": datasets.Value("string"), "value": datasets.Value("string")}),
+        "bbox": datasets.List(datasets.Value("float32"), length=4),
+        "outfit_id": datasets.Value("string"),
+        "timestamp": datasets.Value("timestamp[s, tz=UTC]"),
+        "release": datasets.Value("string"),
+        "source": datasets.Value("string"),
+        "raw_image": datasets.Image(),
+    }
+)
+
+# Fields every row must carry; the rest are nullable.
+REQUIRED_FIELDS = ("image", "item_id", "category", "main_attribute", "attributes", "timestamp")
+
+
+@dataclass(frozen=True)
+class Subset:
+    """Metadata of one LookBench configuration, as the paper and the public release describe it."""
+
+    name: str
+    alias: str
+    description: str
+    source: str  # "real" or "aigen"
+    multi_item: bool
+    difficulty: str
+    published_queries: int
+    published_gallery: int
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        return ("gallery",) if self.name == NOISE else ("query", "gallery")
+
+
+NOISE = "noise"
+
+SUBSETS: dict[str, Subset] = {
+    s.name: s
+    for s in (
+        Subset(
+            "RealStudioFlat", "real_studio_flat",
+            "Real flat-lay product photos on a clean background, one item per image.",
+            "real", False, "easy", 1011, 3951,
+        ),
+        Subset(
+            "AIGen-Studio", "aigen_studio",
+            "AI-generated studio images of one item, with styled backgrounds and pose/lighting changes.",
+            "aigen", False, "medium", 193, 979,
+        ),
+        Subset(
+            "RealStreetLook", "real_streetlook",
+            "Real street outfit photos with several items; each query is one item crop of the outfit.",
+            "real", True, "hard", 981, 3278,
+        ),
+        Subset(
+            "AIGen-StreetLook", "aigen_streetlook",
+            "AI-generated street outfits with several items; each query is one item crop of the outfit.",
+            "aigen", True, "hard", 160, 571,
+        ),
+        Subset(
+            NOISE, "noise",
+            "Shared distractor gallery (soft negatives) appended to every subset's gallery at evaluation time.",
+            "real", False, "-", 0, 58275,
+        ),
+    )
+}
+
+TEST_SUBSETS: tuple[str, ...] = tuple(n for n in SUBSETS if n != NOISE)
+DEFAULT_CONFIG = "RealStreetLook"
+
+
+def resolve_subset(name: str) -> str:
+    """Map a paper name or its published snake_case alias to the paper name; suggest close names on a typo."""
+    if name in SUBSETS:
+        return name
+    by_key = {}
+    for s in SUBSETS.values():
+        by_key[s.name.lower()] = s.name
+        by_key[s.alias] = s.name
+    key = name.strip().lower().replace("-", "_")
+    for candidate, canonical in by_key.items():
+        if candidate.replace("-", "_") == key:
+            return canonical
+    known = sorted(set(by_key.values()) | {s.alias for s in SUBSETS.values()})
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise ValueError(f"Unknown LookBench subset {name!r}.{hint} Valid names: {', '.join(known)}")
