@@ -1,0 +1,14 @@
+"""Test-wide offline rules (DESIGN §6): no test may ever reach a hub, and caches stay inside the project."""
+import os
+from pathlib import Path
+
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "GRADIO_ANALYTICS_ENABLED": "False",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_HOME": str(Path(__file__).resolve().parent.parent / ".hf_home" / "tests"),
+}
+os.environ.update(OFFLINE_ENV)
