@@ -5,3 +5,4 @@ from .filtering import filter_after
 from .schema import DEFAULT_CONFIG, FEATURES, NOISE, SUBSETS, TEST_SUBSETS, resolve_subset
 
 __all__ = ["__version__", "FEATURES", "SUBSETS", "TEST_SUBSETS", "NOISE", "DEFAULT_CONFIG", "resolve_subset", "filter_after"]
+from .models.gr_lite import register_auto_classes as _register; _register()
