@@ -1,0 +1,106 @@
+"""The LookBench ``datasets`` builder: one config per subset (plus ``noise`` and a training set)."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import datasets
+
+from lookbench.schema import FEATURES, NOISE, SUBSETS, resolve_subset
+
+from .sources import TRAIN, open_source
+from .validation import SplitChecker, ValidationError, ValidationReport, leak_warnings, load_taxonomy
+
+CITATION = """\
+@article{gao2026lookbench,
+  title   = {LookBench: A Live and Holistic Open Benchmark for Fashion Image Retrieval},
+  author  = {Gao, Chao and Xue, Siqiao and Peng, Yimin and Fu, Jiwen and Gu, Tingyi and Li, Shanshan and Zhou, Fan},
+  journal = {arXiv preprint arXiv:2601.14706},
+  year    = {2026}
+}
+"""
+HOMEPAGE = "https://arxiv.org/abs/2601.14706"
+TRAIN_DESCRIPTION = "Training items for attribute-supervised encoders, disjoint from every test subset."
+
+
+@dataclass
+class LookBenchConfig(datasets.BuilderConfig):
+    """Which subset to build and where its rows come from (``data_dir`` is the release folder)."""
+
+    source: str = "raw"
+    release: str | None = None
+    skip_invalid: bool = False
+    taxonomy: str | None = None
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        return (TRAIN,) if self.name == TRAIN else SUBSETS[self.name].splits
+
+
+class LookBench(datasets.GeneratorBasedBuilder):
+    """LookBench: a live, attribute-supervised fashion image-retrieval benchmark."""
+
+    BUILDER_CONFIG_CLASS = LookBenchConfig
+    BUILDER_CONFIGS = [LookBenchConfig(name=s.name, description=s.description) for s in SUBSETS.values()] + [
+        LookBenchConfig(name=TRAIN, description=TRAIN_DESCRIPTION)
+    ]
+    DEFAULT_CONFIG_NAME = "RealStreetLook"
+
+    def __init__(self, *args, config_name: str | None = None, **kwargs):
+        if config_name is not None and config_name != TRAIN:
+            config_name = resolve_subset(config_name)
+        super().__init__(*args, config_name=config_name, **kwargs)
+        self.validation_report = ValidationReport()
+
+    def _info(self) -> datasets.DatasetInfo:
+        return datasets.DatasetInfo(
+            description=self.config.description,
+            features=FEATURES,
+            homepage=HOMEPAGE,
+            citation=CITATION,
+            license="apache-2.0",
+        )
+
+    def _source(self):
+        if not self.config.data_dir:
+            raise ValueError("LookBench needs data_dir= the release folder to build from")
+        return open_source(self.config.source, self.config.data_dir, self.config.release)
+
+    def _split_generators(self, dl_manager):
+        source = self._source()
+        taxonomy = load_taxonomy(self.config.taxonomy) if self.config.taxonomy else None
+        now = dt.datetime.now(dt.timezone.utc)
+        checkers = {}
+        for split in self.config.splits:
+            checker = SplitChecker(self.config.name, split, now=now, taxonomy=taxonomy)
+            for index, row in enumerate(source.iter_rows(self.config.name, split)):
+                checker.check(index, row)
+            checkers[split] = checker
+        problems = [p for c in checkers.values() for p in c.problems]
+        if problems and not self.config.skip_invalid:
+            raise ValidationError(problems)
+        self.validation_report.problems.extend(problems)
+        if "query" in checkers:
+            self.validation_report.warnings.extend(leak_warnings(self.config.name, checkers["query"], checkers["gallery"]))
+        return [
+            datasets.SplitGenerator(name=split, gen_kwargs={"split": split, "keep": frozenset(checker.valid)})
+            for split, checker in checkers.items()
+        ]
+
+    def _generate_examples(self, split: str, keep: frozenset):
+        for index, row in enumerate(self._source().iter_rows(self.config.name, split)):
+            if index in keep:
+                yield index, {name: _example_value(name, row.get(name)) for name in FEATURES}
+
+
+def _example_value(name: str, value):
+    if name in ("image", "raw_image") and value is not None:
+        return {"bytes": value["bytes"], "path": value.get("path")}
+    if name == "category" and value is not None:
+        return value.strip().lower()
+    if name == "bbox" and value is not None:
+        return [float(v) for v in value]
+    return value
+
+
+__all__ = ["LookBench", "LookBenchConfig", "NOISE", "CITATION"]

@@ -1,0 +1,252 @@
+"""Build a LookBench release and export it as a script-less Hub dataset folder (Parquet shards + card)."""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import datasets
+import pyarrow.compute as pc
+from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from datasets.utils.py_utils import convert_file_size_to_int
+from huggingface_hub import DatasetCard, DatasetCardData
+
+import lookbench
+from lookbench.schema import DEFAULT_CONFIG, SUBSETS, resolve_subset
+
+from .builder import CITATION, TRAIN_DESCRIPTION, LookBench
+from .sources import TRAIN, SourceError, open_source
+from .validation import ValidationReport
+
+CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
+REPORT_NAME = "validation_report.json"
+LICENCES = {
+    "mini": "LookBench-Mini is generated procedurally by the `lookbench` package (Apache-2.0); no third-party image is included.",
+    "upstream": "Converted from the published LookBench release (`srpone/look-bench`, Apache-2.0, Gensmo.ai); "
+    "see the paper for the provenance of the crawled and AI-generated images.",
+    "raw": "Licence as declared by the maintainers of this release (Apache-2.0 for the LookBench releases).",
+}
+SOURCES = {
+    "mini": "LookBench-Mini — procedurally rendered garments with known attribute ground truth (seeded, deterministic).",
+    "upstream": "The published `srpone/look-bench` Parquet release, mapped onto the LookBench record schema.",
+    "raw": "A raw LookBench release folder (JSON lines + images) from a crawl or an annotation job.",
+}
+
+
+@dataclass
+class BuildSummary:
+    out: Path
+    rows: dict[str, dict[str, int]] = field(default_factory=dict)
+    releases: list[str] = field(default_factory=list)
+    report: ValidationReport = field(default_factory=ValidationReport)
+    train_out: Path | None = None
+    train_rows: int = 0
+
+    def lines(self) -> list[str]:
+        out = [f"Wrote {self.out}"]
+        for config, splits in self.rows.items():
+            out.append(f"  {config:<18} " + "  ".join(f"{split}={n}" for split, n in splits.items()))
+        out.append(f"  releases: {', '.join(self.releases) or '-'}")
+        if self.train_out:
+            out.append(f"Wrote training set {self.train_out} (train={self.train_rows})")
+        out.append(f"  skipped rows: {len(self.report.problems)}; warnings: {len(self.report.warnings)}")
+        out.extend(f"  warning: {w}" for w in self.report.warnings)
+        if self.report.problems or self.report.warnings:
+            out.append(f"  report: {self.out / REPORT_NAME}")
+        return out
+
+
+def write_parquet_shards(dataset: datasets.Dataset, folder: Path, split: str) -> list[Path]:
+    """``<split>-NNNNN-of-NNNNN.parquet`` shards no larger than datasets' own ``MAX_SHARD_SIZE``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    max_bytes = convert_file_size_to_int(datasets.config.MAX_SHARD_SIZE)
+    num_shards = max(1, math.ceil(dataset._estimate_nbytes() / max_bytes))
+    paths = []
+    for index in range(num_shards):
+        path = folder / f"{split}-{index:05d}-of-{num_shards:05d}.parquet"
+        dataset.shard(num_shards=num_shards, index=index, contiguous=True).to_parquet(str(path))
+        paths.append(path)
+    return paths
+
+
+def _prepare(config: str, input_path: Path, cache_dir: Path, **config_kwargs) -> LookBench:
+    builder = LookBench(config_name=config, data_dir=str(input_path), cache_dir=str(cache_dir), **config_kwargs)
+    builder.download_and_prepare(verification_mode="no_checks")
+    return builder
+
+
+def _size_category(n: int) -> str:
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return label
+    return "1M<n<10M"
+
+
+def _write_card(out: Path, infos: dict, layout: dict, default: str, card_vars: dict, total_rows: int, license_id: str):
+    card_data = DatasetCardData(
+        license=license_id,
+        pretty_name=card_vars["pretty_name"],
+        task_categories=["image-feature-extraction"],
+        tags=["fashion", "image-retrieval", "benchmark", "lookbench"],
+        size_categories=[_size_category(total_rows)],
+    )
+    MetadataConfigs(
+        {name: {"data_files": [{"split": s, "path": p} for s, p in files.items()], **({"default": True} if name == default else {})}
+         for name, files in layout.items()}
+    ).to_dataset_card_data(card_data)
+    DatasetInfosDict(infos).to_dataset_card_data(card_data)
+    card = DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars)
+    card.save(out / "README.md")
+
+
+def _validation_summary(report: ValidationReport) -> str:
+    if not report.problems and not report.warnings:
+        return "Every row passed validation (images decode fully, required fields, bounding boxes, duplicates, timestamps, taxonomy)."
+    text = f"{len(report.problems)} invalid row(s) were left out and {len(report.warnings)} warning(s) raised; see `{REPORT_NAME}`."
+    return text
+
+
+def build_release(
+    source: str,
+    out,
+    *,
+    input_path=None,
+    release: str | None = None,
+    scale: float = 1.0,
+    seed: int = 0,
+    skip_invalid: bool = False,
+    taxonomy=None,
+    subsets=None,
+    train_out=None,
+) -> BuildSummary:
+    """Build LookBench from ``source`` into the dataset folder ``out`` (and the training set into ``train_out``)."""
+    out = Path(out)
+    with tempfile.TemporaryDirectory(prefix="lookbench-build-") as tmp:
+        tmp = Path(tmp)
+        kind = source
+        if source == "mini":
+            from .mini import generate_raw_release, write_taxonomy
+
+            input_path = tmp / "raw"
+            generate_raw_release(input_path, scale=scale, seed=seed, split="test")
+            if train_out is not None:
+                generate_raw_release(input_path, scale=scale, seed=seed, split="train")
+            taxonomy = taxonomy or write_taxonomy(tmp / "taxonomy.json")
+            kind = "raw"
+        elif input_path is None:
+            raise SourceError(f"--source {source} needs --input PATH")
+        elif train_out is not None and source != "raw":
+            raise SourceError("--train-out needs a release with a train/ folder (sources raw or mini)")
+        input_path = Path(input_path)
+        reader = open_source(kind, input_path, release)
+        configs = [resolve_subset(s) for s in subsets] if subsets else [c for c in SUBSETS if reader.has(c, SUBSETS[c].splits[-1])]
+        if not configs:
+            raise SourceError(f"No LookBench subset found in {input_path}")
+        config_kwargs = {"source": kind, "release": release, "skip_invalid": skip_invalid, "taxonomy": str(taxonomy) if taxonomy else None}
+
+        summary = BuildSummary(out=out)
+        infos, layout, releases, stamps = {}, {}, set(), []
+        for config in configs:
+            builder = _prepare(config, input_path, tmp / "cache", **config_kwargs)
+            summary.report.problems.extend(builder.validation_report.problems)
+            summary.report.warnings.extend(builder.validation_report.warnings)
+            target = out / config
+            if target.exists():
+                shutil.rmtree(target)
+            layout[config], summary.rows[config] = {}, {}
+            for split in SUBSETS[config].splits:
+                dataset = builder.as_dataset(split=split)
+                write_parquet_shards(dataset, target, split)
+                layout[config][split] = f"{config}/{split}-*"
+                summary.rows[config][split] = len(dataset)
+                releases.update(r for r in dataset.unique("release") if r)
+                stamps.extend(v for v in pc.min_max(dataset.data.column("timestamp")).values() if v.is_valid)
+            infos[config] = builder.info
+        summary.releases = sorted(releases)
+        total = sum(n for splits in summary.rows.values() for n in splits.values())
+        _write_card(
+            out, infos, layout, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0],
+            {
+                "pretty_name": "LookBench-Mini" if source == "mini" else "LookBench",
+                "summary": SOURCES[source],
+                "subsets": [
+                    {**vars(SUBSETS[c]), "query": summary.rows[c].get("query", "—"), "gallery": summary.rows[c]["gallery"]}
+                    for c in configs
+                ],
+                "releases": summary.releases,
+                "first_timestamp": min(s.as_py() for s in stamps).isoformat() if stamps else "-",
+                "last_timestamp": max(s.as_py() for s in stamps).isoformat() if stamps else "-",
+                "build_command": _command(source, input_path if source != "mini" else None, release, scale, seed),
+                "lookbench_version": lookbench.__version__,
+                "data_source": SOURCES[source],
+                "dataset_path": out.name,
+                "validation_summary": _validation_summary(summary.report),
+                "license_text": LICENCES[source],
+            },
+            total, "apache-2.0",
+        )
+        summary.report.write(out / REPORT_NAME)
+        if train_out is not None:
+            summary.train_out = Path(train_out)
+            summary.train_rows = _build_train(input_path, summary.train_out, tmp / "cache", config_kwargs, source)
+    return summary
+
+
+def _build_train(input_path: Path, train_out: Path, cache: Path, config_kwargs: dict, source: str) -> int:
+    builder = _prepare(TRAIN, input_path, cache, **config_kwargs)
+    dataset = builder.as_dataset(split=TRAIN)
+    target = train_out / "data"
+    if target.exists():
+        shutil.rmtree(target)
+    write_parquet_shards(dataset, target, TRAIN)
+    card_data = DatasetCardData(license="apache-2.0", pretty_name="LookBench-Mini train", task_categories=["image-feature-extraction"],
+                                tags=["fashion", "lookbench"], size_categories=[_size_category(len(dataset))])
+    MetadataConfigs({"default": {"data_files": [{"split": TRAIN, "path": "data/train-*"}]}}).to_dataset_card_data(card_data)
+    DatasetInfosDict({"default": builder.info}).to_dataset_card_data(card_data)
+    body = (
+        f"# LookBench-Mini training set\n\n{TRAIN_DESCRIPTION} {len(dataset)} rows in the LookBench record schema, "
+        f"from {SOURCES[source]}\n\nNo item id and no image content is shared with the test subsets; use it to train "
+        "attribute-supervised encoders (e.g. `python -m lookbench.models.gr_lite.train_gr_lite`).\n"
+    )
+    DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{body}").save(train_out / "README.md")
+    builder.validation_report.write(train_out / REPORT_NAME)
+    return len(dataset)
+
+
+def _command(source, input_path, release, scale, seed) -> str:
+    parts = ["lookbench build", f"--source {source}"]
+    if input_path:
+        parts.append(f"--input {input_path}")
+    if release:
+        parts.append(f"--release {release}")
+    if source == "mini":
+        parts += [f"--scale {scale:g}", f"--seed {seed}"]
+    return " ".join(parts + ["--out <DIR>"])
+
+
+def default_mini_dir() -> Path:
+    """Where the embedded LookBench-Mini lives: inside ``HF_HOME``, one folder per package version."""
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HOME) / "lookbench" / f"mini-{lookbench.__version__}" / "lookbench"
+
+
+def ensure_default_mini() -> Path:
+    """Build LookBench-Mini once (atomically) and return its dataset folder."""
+    target = default_mini_dir()
+    if (target / "README.md").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent)) / "lookbench"
+    build_release("mini", staging)
+    try:
+        os.replace(staging, target)
+    except OSError:
+        if not (target / "README.md").is_file():
+            raise
+    shutil.rmtree(staging.parent, ignore_errors=True)
+    return target

@@ -1,0 +1,66 @@
+"""``lookbench build`` and ``lookbench subsets``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+
+def register(sub) -> None:
+    build = sub.add_parser("build", help="build a LookBench release into a script-less Hub dataset folder")
+    build.add_argument("--source", choices=["raw", "upstream", "mini"], required=True,
+                       help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini")
+    build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream)")
+    build.add_argument("--out", type=Path, required=True, help="dataset folder to write (load it with datasets.load_dataset)")
+    build.add_argument("--release", help="snapshot name for rows that carry none, e.g. v20251201")
+    build.add_argument("--scale", type=float, default=1.0, help="LookBench-Mini size multiplier (about 240 = published size)")
+    build.add_argument("--seed", type=int, default=0, help="LookBench-Mini seed")
+    build.add_argument("--subsets", nargs="+", help="only these subsets (paper names or aliases)")
+    build.add_argument("--taxonomy", type=Path, help="JSON taxonomy (category -> attribute -> values) to validate against")
+    build.add_argument("--skip-invalid", action="store_true", help="leave invalid rows out and report them instead of stopping")
+    build.add_argument("--train-out", type=Path, help="also write the training set (train split) to this dataset folder")
+    build.set_defaults(run=run_build)
+
+    subsets = sub.add_parser("subsets", help="list the LookBench subsets, with sizes of a built dataset folder")
+    subsets.add_argument("--data", type=Path, help="a folder written by `lookbench build` (default: the embedded LookBench-Mini if built)")
+    subsets.set_defaults(run=run_subsets)
+
+
+def run_build(args) -> int:
+    from lookbench.dataset_builder import build_release
+
+    summary = build_release(
+        args.source, args.out, input_path=args.input, release=args.release, scale=args.scale, seed=args.seed,
+        skip_invalid=args.skip_invalid, taxonomy=args.taxonomy, subsets=args.subsets, train_out=args.train_out,
+    )
+    print("\n".join(summary.lines()))
+    return 0
+
+
+def split_sizes(folder: Path) -> dict[str, dict[str, int]]:
+    """Rows per config and split of a built folder, read from Parquet footers (no image is decoded)."""
+    sizes: dict[str, dict[str, int]] = {}
+    for shard in sorted(folder.glob("*/*-*-of-*.parquet")):
+        split = shard.name.split("-", 1)[0]
+        sizes.setdefault(shard.parent.name, {}).setdefault(split, 0)
+        sizes[shard.parent.name][split] += pq.ParquetFile(shard).metadata.num_rows
+    return sizes
+
+
+def run_subsets(args) -> int:
+    from lookbench.dataset_builder import default_mini_dir
+    from lookbench.schema import SUBSETS
+
+    folder = args.data or default_mini_dir()
+    if args.data and not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a dataset folder built by `lookbench build`")
+    sizes = split_sizes(folder) if folder.is_dir() else {}
+    print(f"{'subset':<18} {'alias':<18} {'kind':<24} {'query':>7} {'gallery':>8}   published query/gallery")
+    for s in SUBSETS.values():
+        kind = f"{s.source}, {'multi' if s.multi_item else 'single'}-item, {s.difficulty}"
+        got = sizes.get(s.name, {})
+        print(f"{s.name:<18} {s.alias:<18} {kind:<24} {got.get('query', '-'):>7} {got.get('gallery', '-'):>8}   "
+              f"{s.published_queries}/{s.published_gallery}")
+    print(f"data: {folder if sizes else '(not built; run lookbench build --source mini --out DIR)'}")
+    return 0

@@ -1,0 +1,94 @@
+"""Writes small raw LookBench release folders (DESIGN §4) for builder tests."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+
+COLOURS = {"red": (200, 30, 30), "blue": (30, 60, 200), "green": (30, 160, 60), "black": (20, 20, 20)}
+
+
+def garment_png(path: Path, colour: str, variant: int = 0, size=(64, 64)) -> None:
+    """A small distinct image per (colour, variant) so content hashes differ unless meant to match."""
+    image = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(image)
+    offset = variant % 7
+    draw.polygon([(10 + offset, 12), (54 - offset, 12), (50, 56), (14, 56)], fill=COLOURS[colour])
+    draw.point((variant % size[0], 1), fill=(variant % 255, 0, 0))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path)
+
+
+def item(item_id, colour, timestamp="2025-03-01T00:00:00Z", variant=0, **extra):
+    row = {
+        "item_id": item_id,
+        "image": f"images/{item_id}-{variant}.png",
+        "category": "tops",
+        "main_attribute": colour,
+        "attributes": {"colour": colour, "sleeve": "short"},
+        "timestamp": timestamp,
+        "_colour": colour,
+        "_variant": variant,
+    }
+    row.update(extra)
+    return row
+
+
+def write_split(root: Path, subset: str, split: str, rows: list[dict]) -> Path:
+    folder = root / subset
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for row in rows:
+        row = dict(row)
+        colour, variant = row.pop("_colour", None), row.pop("_variant", 0)
+        if colour and row.get("image") and not (folder / row["image"]).exists():
+            garment_png(folder / row["image"], colour, variant)
+        lines.append(json.dumps(row))
+    path = folder / f"{split}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_outfit(root: Path, subset: str, outfit_id: str, colours: list[str], timestamp="2025-03-01T00:00:00Z", start=0):
+    """A street look: one raw photo with several items; returns the item query rows (with crops)."""
+    folder = root / subset
+    raw_rel = f"images/{outfit_id}.png"
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    raw = Image.new("RGB", (128, 64), (120, 120, 120))
+    rows = []
+    for k, colour in enumerate(colours):
+        box = (k * 60 + 2, 4, k * 60 + 60, 60)
+        ImageDraw.Draw(raw).rectangle(box, fill=COLOURS[colour])
+        rows.append({
+            "item_id": f"{outfit_id}-{k}", "image": f"images/{outfit_id}-{k}.png", "category": "tops",
+            "main_attribute": colour, "attributes": {"colour": colour}, "timestamp": timestamp,
+            "bbox": list(box), "outfit_id": outfit_id, "raw_image": raw_rel,
+        })
+    raw.save(folder / raw_rel)
+    for row in rows:
+        raw.crop(tuple(row["bbox"])).save(folder / row["image"])
+    return rows
+
+
+def write_release(root: Path) -> Path:
+    """A clean release with all five configs, three releases' worth of timestamps."""
+    stamps = ["2024-06-01T00:00:00Z", "2025-01-01T00:00:00Z", "2025-12-01T00:00:00Z"]
+    colours = list(COLOURS)
+    for subset in ("RealStudioFlat", "AIGen-Studio"):
+        queries = [item(f"{subset[:4]}{i}", colours[i % 4], stamps[i % 3], variant=1) for i in range(6)]
+        gallery = [item(f"{subset[:4]}{i}", colours[i % 4], stamps[i % 3], variant=2) for i in range(6)]
+        gallery += [item(f"{subset[:4]}neg{i}", colours[(i + 1) % 4], stamps[i % 3], variant=3) for i in range(4)]
+        write_split(root, subset, "query", queries)
+        write_split(root, subset, "gallery", gallery)
+    for subset in ("RealStreetLook", "AIGen-StreetLook"):
+        queries = []
+        for o in range(3):
+            queries += write_outfit(root, subset, f"{subset[:4]}-look{o}", [colours[o], colours[(o + 1) % 4]], stamps[o])
+        gallery = [item(q["item_id"], q["main_attribute"], q["timestamp"], variant=5) for q in queries]
+        for g in gallery:
+            g["attributes"] = {"colour": g["main_attribute"]}
+        write_split(root, subset, "query", queries)
+        write_split(root, subset, "gallery", gallery)
+    write_split(root, "noise", "gallery", [item(f"noise{i}", colours[i % 4], stamps[i % 3], variant=9 + i) for i in range(5)])
+    return root
