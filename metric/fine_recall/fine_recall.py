@@ -1,0 +1,516 @@
+"""LookBench Fine Recall: attribute-aware scoring of fashion image retrieval runs.
+
+A retrieval only counts as *fine* when the retrieved item has the query's category and carries the query's
+annotated attributes, which is what the LookBench paper reports; plain category matches are scored
+separately as *coarse* recall. This file is self-contained (numpy, datasets, evaluate) so that it works when
+downloaded alone from the Hub, and the LookBench evaluation engine imports this very file, so there is one
+implementation of the scoring.
+"""
+
+import numpy as np
+
+import datasets
+import evaluate
+
+
+_CITATION = """\
+@misc{lookbench2025,
+  title         = {LookBench: A Live and Holistic Open Benchmark for Fashion Image Retrieval},
+  author        = {{LookBench authors}},
+  year          = {2025},
+  howpublished  = {\\url{https://huggingface.co/datasets/srpone/look-bench}},
+  note          = {Live, contamination-aware fashion image-retrieval benchmark}
+}
+"""
+
+_DESCRIPTION = """\
+Fine Recall@K is LookBench's primary retrieval score: a query counts as a hit if one of its top-K retrieved
+gallery items has the query's category AND every attribute annotated on the query (strict mode, the paper's
+definition), or the same category and main attribute (leaderboard mode, what the published leaderboard
+computes). The module also reports Coarse Recall@K (category only), graded nDCG@K with attribute-overlap
+relevance, MRR of the first fine hit, outfit-level Fine Recall@K for street looks, and a per-category
+breakdown. All scores are percentages.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `list` of `int`, or a 2-D integer `numpy.ndarray`): for every query, the ranked
+        row indices into `gallery`, best first (any length >= 1), as a faiss search returns them. Trailing
+        `-1` entries (faiss padding) mean "no result".
+    references (`list` of `dict`): for every query, its annotation record: `category` (str),
+        `main_attribute` (str), `attributes` (list of `{"name": str, "value": str}`) and optionally
+        `outfit_id` (str; the item queries of one street look share it). Other fields are ignored.
+    gallery (`datasets.Dataset` or `list` of `dict`): the annotation record of every gallery row (same
+        fields as a reference). A `Dataset` is read column-wise; its images are never decoded.
+    k (`list` of `int`, defaults to `[1, 5, 10, 20]`): the cut-offs K.
+    mode (`str`, defaults to `"strict"`): `"strict"` (same category and the query's attributes are a subset
+        of the item's) or `"leaderboard"` (same category and same main attribute).
+Returns:
+    `fine_recall@K`, `coarse_recall@K`, `ndcg@K` for each K, `mrr`, `outfit_fine_recall@K` (only when some
+    query has an outfit id), all in percent; `num_queries`, `num_outfits`; and `per_category`, mapping each
+    (normalised) query category to its `fine_recall@1`, `coarse_recall@1` and `num_queries`.
+Examples:
+    >>> import evaluate
+    >>> fine_recall = evaluate.load("lookbench/fine_recall")
+    >>> gallery = [
+    ...     {"category": "top", "main_attribute": "crew neck",
+    ...      "attributes": [{"name": "neckline", "value": "crew"}, {"name": "sleeve", "value": "long"}]},
+    ...     {"category": "top", "main_attribute": "v-neck",
+    ...      "attributes": [{"name": "neckline", "value": "v"}, {"name": "sleeve", "value": "long"}]},
+    ...     {"category": "dress", "main_attribute": "midi",
+    ...      "attributes": [{"name": "length", "value": "midi"}, {"name": "pattern", "value": "floral"}]},
+    ...     {"category": "dress", "main_attribute": "midi",
+    ...      "attributes": [{"name": "length", "value": "midi"}, {"name": "pattern", "value": "solid"}]},
+    ... ]
+    >>> references = [dict(gallery[0], outfit_id="look-1"), dict(gallery[2], outfit_id="look-1")]
+    >>> results = fine_recall.compute(predictions=[[1, 0, 2], [3, 2, 0]], references=references,
+    ...                               gallery=gallery, k=[1, 2])
+    >>> results["fine_recall@1"], results["fine_recall@2"], results["coarse_recall@1"], results["mrr"]
+    (0.0, 100.0, 100.0, 50.0)
+    >>> round(results["ndcg@1"], 2), round(results["ndcg@2"], 2)
+    (50.0, 85.97)
+    >>> results["outfit_fine_recall@1"], results["outfit_fine_recall@2"], results["num_outfits"]
+    (0.0, 100.0, 1)
+    >>> leaderboard = fine_recall.compute(predictions=[[1, 0, 2], [3, 2, 0]], references=references,
+    ...                                   gallery=gallery, k=[1, 2], mode="leaderboard")
+    >>> leaderboard["fine_recall@1"], leaderboard["mrr"]
+    (50.0, 75.0)
+"""
+
+MODES = ("strict", "leaderboard")
+DEFAULT_K = (1, 5, 10, 20)
+# Fields of an annotation record that scoring reads; everything else (image, item_id, ...) is dropped.
+RECORD_FIELDS = ("category", "main_attribute", "attributes", "outfit_id")
+# Upper bound on the entries of one query x same-category-gallery block of attribute-overlap counts.
+_BLOCK_ENTRIES = 1 << 22
+
+
+def _normalise(text):
+    """Case- and whitespace-insensitive comparison key; a missing value becomes the empty key."""
+    return " ".join(text.split()).casefold() if text is not None else ""
+
+
+def project_record(record, index, what="references"):
+    """Reduce one annotation record to the declared fields, with the types evaluate's feature check wants.
+
+    evaluate rejects undeclared keys (a dataset row's `item_id`, `image` ...) with a bare KeyError and
+    `None` strings with a TypeError, so records are projected before they reach it. Raw-release records
+    carry `attributes` as a `{name: value}` object; that form is accepted too.
+    """
+    if not isinstance(record, dict):
+        raise ValueError(f"{what}[{index}] is not an annotation record (a dict) but a {type(record).__name__}")
+    category = record.get("category")
+    if not isinstance(category, str) or not category.strip():
+        raise ValueError(f"{what}[{index}] has no 'category'")
+    main_attribute = record.get("main_attribute")
+    if main_attribute is not None and not isinstance(main_attribute, str):
+        raise ValueError(f"{what}[{index}]: 'main_attribute' must be a string, got {main_attribute!r}")
+    attributes = record.get("attributes") or []
+    if isinstance(attributes, dict):
+        attributes = [{"name": name, "value": value} for name, value in attributes.items()]
+    pairs = []
+    for attribute in attributes:
+        name = attribute.get("name") if isinstance(attribute, dict) else None
+        value = attribute.get("value") if isinstance(attribute, dict) else None
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ValueError(f"{what}[{index}]: attribute {attribute!r} needs a string 'name' and 'value'")
+        pairs.append({"name": name, "value": value})
+    outfit_id = record.get("outfit_id")
+    return {
+        "category": category,
+        "main_attribute": main_attribute or "",
+        "attributes": pairs,
+        "outfit_id": "" if outfit_id is None else str(outfit_id),
+    }
+
+
+def project_records(records, what="references"):
+    """Project a list of records, or a `Dataset` (only the record columns are read, images are not)."""
+    if isinstance(records, datasets.Dataset):
+        records = records.select_columns([c for c in RECORD_FIELDS if c in records.column_names]).to_list()
+    return [project_record(record, i, what) for i, record in enumerate(records)]
+
+
+def _factorize(values):
+    """(codes, uniques) of a list of hashable values, in order of first appearance."""
+    table = {}
+    codes = np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
+    return codes, list(table)
+
+
+def _arrow_factorize(array):
+    """(codes, uniques) of an arrow string array; nulls get the unique `None`."""
+    encoded = array.dictionary_encode()
+    uniques = encoded.dictionary.to_pylist() + [None]
+    return encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False).astype(np.int64), uniques
+
+
+class _Vocabulary:
+    """Dense ids of normalised strings, shared by queries and gallery so that ids compare across both."""
+
+    def __init__(self):
+        self._ids = {"": 0}  # id 0: empty or missing, never a category and never a matching main attribute
+
+    def ids(self, factorized):
+        codes, uniques = factorized
+        lookup = np.fromiter(
+            (self._ids.setdefault(_normalise(u), len(self._ids)) for u in uniques), dtype=np.int64, count=len(uniques)
+        )
+        return lookup[codes]
+
+
+def _columns_of_records(records):
+    """Factorised columns of projected records: category, main attribute, and the flat attribute list."""
+    rows, names, values = [], [], []
+    for i, record in enumerate(records):
+        for attribute in record["attributes"]:
+            rows.append(i)
+            names.append(attribute["name"])
+            values.append(attribute["value"])
+    return {
+        "size": len(records),
+        "category": _factorize([r["category"] for r in records]),
+        "main_attribute": _factorize([r["main_attribute"] for r in records]),
+        "rows": np.asarray(rows, dtype=np.int64),
+        "name": _factorize(names),
+        "value": _factorize(values),
+    }
+
+
+def _columns_of_dataset(dataset):
+    """The same columns read column-wise from a `Dataset` through arrow: no row dicts, no image decoding."""
+    if "category" not in dataset.column_names:
+        raise ValueError(f"gallery has no 'category' column (columns: {dataset.column_names})")
+    present = [c for c in ("category", "main_attribute", "attributes") if c in dataset.column_names]
+    table = dataset.select_columns(present).with_format("arrow")[:]
+    size = table.num_rows
+    columns = {"size": size, "category": _arrow_factorize(table.column("category").combine_chunks())}
+    if "main_attribute" in present:
+        columns["main_attribute"] = _arrow_factorize(table.column("main_attribute").combine_chunks())
+    else:
+        columns["main_attribute"] = (np.zeros(size, dtype=np.int64), [None])
+    if "attributes" in present:
+        lists = table.column("attributes").combine_chunks()
+        lengths = lists.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
+        rows = np.repeat(np.arange(size, dtype=np.int64), lengths)
+        struct = lists.flatten()
+        fields = struct.flatten()  # child arrays, adjusted for the struct's offset
+        names = fields[struct.type.get_field_index("name")]
+        values = fields[struct.type.get_field_index("value")]
+        missing = np.flatnonzero(
+            names.is_null().to_numpy(zero_copy_only=False) | values.is_null().to_numpy(zero_copy_only=False)
+        )
+        if missing.size:
+            raise ValueError(f"gallery[{rows[missing[0]]}]: an attribute lacks its 'name' or 'value'")
+        columns.update(rows=rows, name=_arrow_factorize(names), value=_arrow_factorize(values))
+    else:
+        empty = (np.zeros(0, dtype=np.int64), [])
+        columns.update(rows=np.zeros(0, dtype=np.int64), name=empty, value=empty)
+    return columns
+
+
+def _encode(columns, vocabulary, what):
+    """Integer ids: category and main attribute per row, and the deduplicated (row, attribute pair) set."""
+    category = vocabulary.ids(columns["category"])
+    blank = np.flatnonzero(category == 0)
+    if blank.size:
+        raise ValueError(f"{what}[{blank[0]}] has no 'category'")
+    rows = columns["rows"]
+    pairs = (vocabulary.ids(columns["name"]) << 32) | vocabulary.ids(columns["value"])
+    # An attribute listed twice on one record is still one attribute of the set A.
+    order = np.lexsort((pairs, rows))
+    rows, pairs = rows[order], pairs[order]
+    first = np.ones(rows.size, dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (pairs[1:] != pairs[:-1])
+    rows, pairs = rows[first], pairs[first]
+    return {
+        "category": category,
+        "main_attribute": vocabulary.ids(columns["main_attribute"]),
+        "rows": rows,
+        "pairs": pairs,
+        "num_attributes": np.bincount(rows, minlength=columns["size"]),
+    }
+
+
+def _check_k(k):
+    ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(k)
+    for value in ks:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"every K must be an integer >= 1, got k={k!r}")
+    if not ks:
+        raise ValueError("k must name at least one cut-off")
+    return sorted({int(value) for value in ks})
+
+
+def _ranking_matrix(predictions, gallery_size):
+    """Rankings as a (queries x length) int64 matrix, -1 = no result; every malformed ranking is rejected."""
+    if isinstance(predictions, np.ndarray):
+        if predictions.ndim != 2:
+            raise ValueError(f"predictions as an array must be 2-D (queries x ranks), got shape {predictions.shape}")
+        if predictions.shape[1] == 0:
+            raise ValueError("query 0 has an empty ranking")
+        if predictions.dtype.kind not in "iu":
+            raise ValueError(f"query 0: rankings must hold integer gallery indices, got {predictions.dtype}")
+        matrix = predictions
+    else:
+        rankings = [np.asarray(p) for p in predictions]
+        for i, ranking in enumerate(rankings):
+            if ranking.ndim != 1 or ranking.size == 0:
+                raise ValueError(f"query {i} has an empty ranking" if ranking.size == 0 else f"query {i}: ranking is not a flat list")
+            if ranking.dtype.kind not in "iu":
+                raise ValueError(f"query {i}: rankings must hold integer gallery indices, got {ranking.tolist()!r}")
+        lengths = np.array([r.size for r in rankings], dtype=np.int64)
+        matrix = np.full((len(rankings), int(lengths.max())), -1, dtype=np.int64)
+        matrix[np.arange(matrix.shape[1]) < lengths[:, None]] = np.concatenate(rankings)
+    matrix = matrix.astype(np.int64, copy=False)
+    outside = (matrix < -1) | (matrix >= gallery_size)
+    if outside.any():
+        q, r = np.argwhere(outside)[0]
+        raise ValueError(
+            f"query {q}: predicted index {matrix[q, r]} at rank {r + 1} is outside the gallery (0..{gallery_size - 1})"
+        )
+    padded = matrix == -1
+    resumed = np.logical_or.accumulate(padded, axis=1) & ~padded
+    if resumed.any():
+        q = np.flatnonzero(resumed.any(axis=1))[0]
+        raise ValueError(f"query {q}: -1 (no result) is followed by a gallery index; -1 may only pad the end")
+    ordered = np.sort(matrix, axis=1)
+    repeated = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
+    if repeated.any():
+        q, r = np.argwhere(repeated)[0]
+        raise ValueError(f"query {q}: gallery index {ordered[q, r]} appears more than once in its ranking")
+    return matrix
+
+
+def _group_starts(keys, values):
+    """For sorted `keys`, the [start, end) slice of every value in `values`."""
+    return np.searchsorted(keys, values, "left"), np.searchsorted(keys, values, "right")
+
+
+def _overlaps(query, gallery, ranking, max_k):
+    """|A_q ∩ A_i| for every retrieved item of the query's category, and the max_k best relevances of each
+    query over the whole gallery (for the ideal DCG).
+
+    Relevance is zero across categories, so the work is done per query category: a dense 0/1 matrix of the
+    category's query attributes times the gallery items of that category, in blocks of bounded size.
+    """
+    num_queries, length = ranking.shape
+    retrieved = np.zeros((num_queries, length), dtype=np.float64)
+    ideal = np.zeros((num_queries, max_k), dtype=np.float64)
+    g_order = np.argsort(gallery["category"], kind="stable")
+    g_sorted = gallery["category"][g_order]
+    position = np.empty(g_order.size, dtype=np.int64)  # row -> column inside its category's block
+    position[g_order] = np.arange(g_order.size) - np.searchsorted(g_sorted, g_sorted, "left")
+    ge_order = np.argsort(gallery["category"][gallery["rows"]], kind="stable")
+    ge_sorted = gallery["category"][gallery["rows"]][ge_order]
+    q_order = np.argsort(query["category"], kind="stable")
+    q_sorted = query["category"][q_order]
+    qe_order = np.argsort(query["category"][query["rows"]], kind="stable")
+    qe_sorted = query["category"][query["rows"]][qe_order]
+    categories = np.unique(query["category"])
+    g_lo, g_hi = _group_starts(g_sorted, categories)
+    ge_lo, ge_hi = _group_starts(ge_sorted, categories)
+    q_lo, q_hi = _group_starts(q_sorted, categories)
+    qe_lo, qe_hi = _group_starts(qe_sorted, categories)
+    valid = ranking >= 0
+    safe = np.where(valid, ranking, 0)
+    for c, category in enumerate(categories):
+        width = g_hi[c] - g_lo[c]
+        if width == 0:
+            continue
+        queries = q_order[q_lo[c]:q_hi[c]]
+        local = np.empty(num_queries, dtype=np.int64)
+        local[queries] = np.arange(queries.size)
+        q_entries = qe_order[qe_lo[c]:qe_hi[c]]
+        vocabulary, q_columns = np.unique(query["pairs"][q_entries], return_inverse=True)
+        q_matrix = np.zeros((queries.size, vocabulary.size), dtype=np.float32)
+        q_matrix[local[query["rows"][q_entries]], q_columns] = 1.0
+        g_entries = ge_order[ge_lo[c]:ge_hi[c]]
+        g_pairs = gallery["pairs"][g_entries]
+        g_columns = np.searchsorted(vocabulary, g_pairs).clip(max=max(vocabulary.size - 1, 0))
+        known = vocabulary[g_columns] == g_pairs if vocabulary.size else np.zeros(g_pairs.size, dtype=bool)
+        g_matrix = np.zeros((vocabulary.size, width), dtype=np.float32)
+        g_matrix[g_columns[known], position[gallery["rows"][g_entries][known]]] = 1.0
+        same = valid & (gallery["category"][safe] == category)
+        block = max(1, _BLOCK_ENTRIES // width)
+        for start in range(0, queries.size, block):
+            chunk = queries[start:start + block]
+            counts = (q_matrix[start:start + block] @ g_matrix).astype(np.float64)  # exact small integers
+            hits = same[chunk]
+            columns = np.where(hits, position[safe[chunk]], 0)
+            retrieved[chunk] = np.where(hits, counts[np.arange(chunk.size)[:, None], columns], 0.0)
+            sizes = query["num_attributes"][chunk][:, None]
+            relevance = np.where(sizes > 0, counts / np.maximum(sizes, 1), 1.0)
+            top = min(max_k, width)
+            best = -np.partition(-relevance, top - 1, axis=1)[:, :top] if top < width else relevance
+            ideal[chunk, :top] = -np.sort(-best, axis=1)[:, :top]
+    return retrieved, ideal
+
+
+def _first_hit(hits):
+    """0-based rank of the first hit per row, or the row length when there is none."""
+    return np.where(hits.any(axis=1), hits.argmax(axis=1), hits.shape[1])
+
+
+def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
+    """Score ranked retrieval results against annotations; the pure function behind `FineRecall.compute`.
+
+    Arguments and returned keys are those of `FineRecall.compute` (see the module's inputs description).
+    """
+    ks = _check_k(k)
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    if gallery is None:
+        raise ValueError("gallery is required: the annotation record of every gallery row")
+    references = project_records(references)
+    if len(predictions) != len(references):
+        shorter = min(len(predictions), len(references))
+        missing = "reference" if len(predictions) > len(references) else "ranking"
+        raise ValueError(
+            f"predictions has {len(predictions)} rankings but references has {len(references)} records: "
+            f"query {shorter} has no {missing}"
+        )
+    if not references:
+        raise ValueError("there are no queries to score")
+    if isinstance(gallery, datasets.Dataset):
+        g_columns = _columns_of_dataset(gallery)
+    else:
+        g_columns = _columns_of_records(project_records(gallery, "gallery"))
+    ranking = _ranking_matrix(predictions, g_columns["size"])
+    vocabulary = _Vocabulary()
+    query = _encode(_columns_of_records(references), vocabulary, "references")
+    items = _encode(g_columns, vocabulary, "gallery")
+
+    num_queries, length = ranking.shape
+    max_k = ks[-1]
+    valid = ranking >= 0
+    safe = np.where(valid, ranking, 0)
+    coarse = valid & (items["category"][safe] == query["category"][:, None])
+    overlap, ideal = _overlaps(query, items, ranking, max_k)
+    sizes = query["num_attributes"][:, None]
+    relevance = np.where(sizes > 0, overlap / np.maximum(sizes, 1), 1.0) * coarse
+    if mode == "strict":
+        fine = coarse & (overlap == sizes)
+    else:
+        q_main = query["main_attribute"][:, None]
+        fine = coarse & (items["main_attribute"][safe] == q_main) & (q_main != 0)
+    first_fine, first_coarse = _first_hit(fine), _first_hit(coarse)
+    discount = 1.0 / np.log2(np.arange(2, max(length, max_k) + 2))
+    dcg = np.cumsum(relevance * discount[:length], axis=1)
+    idcg = np.cumsum(ideal * discount[:max_k], axis=1)
+
+    results = {}
+    for key, first in (("fine_recall", first_fine), ("coarse_recall", first_coarse)):
+        for value in ks:
+            results[f"{key}@{value}"] = 100.0 * float(np.mean(first < value))
+    for value in ks:
+        best = idcg[:, value - 1]
+        # Clip float rounding: DCG sums the same relevances as the ideal, in a worse order.
+        ndcg = np.where(best > 0, np.minimum(dcg[:, min(value, length) - 1] / np.where(best > 0, best, 1), 1.0), 0.0)
+        results[f"ndcg@{value}"] = 100.0 * float(np.mean(ndcg))
+    reciprocal = np.where(first_fine < length, 1.0 / (first_fine + 1.0), 0.0)
+    results["mrr"] = 100.0 * float(np.mean(reciprocal))
+
+    outfit_ids = np.array([r["outfit_id"] for r in references], dtype=object)
+    in_outfit = outfit_ids != ""
+    outfits, outfit_of = np.unique(outfit_ids[in_outfit].astype(str), return_inverse=True)
+    if outfits.size:
+        for value in ks:
+            misses = np.bincount(outfit_of, weights=first_fine[in_outfit] >= value, minlength=outfits.size)
+            results[f"outfit_fine_recall@{value}"] = 100.0 * float(np.mean(misses == 0))
+    results["num_queries"] = int(num_queries)
+    results["num_outfits"] = int(outfits.size)
+
+    names = {}
+    for record, category in zip(references, query["category"]):
+        names.setdefault(int(category), _normalise(record["category"]))
+    per_category = {}
+    for category in sorted(names, key=names.get):
+        members = query["category"] == category
+        per_category[names[category]] = {
+            "fine_recall@1": 100.0 * float(np.mean(first_fine[members] < 1)),
+            "coarse_recall@1": 100.0 * float(np.mean(first_coarse[members] < 1)),
+            "num_queries": int(members.sum()),
+        }
+    results["per_category"] = per_category
+    return results
+
+
+def combine_subsets(results_by_subset):
+    """Overall scores as the leaderboard computes them: the mean over subsets weighted by `num_queries`.
+
+    Every numeric score key common to all subsets is combined; `num_queries` (and `num_outfits`, when all
+    subsets report it) are summed. Nested entries such as `per_category` are left out.
+    """
+    if not results_by_subset:
+        raise ValueError("combine_subsets needs the results of at least one subset")
+    for name, results in results_by_subset.items():
+        if not isinstance(results.get("num_queries"), (int, np.integer)) or results["num_queries"] < 1:
+            raise ValueError(f"subset {name!r} has no positive integer 'num_queries'")
+    subsets = list(results_by_subset.values())
+    counts = {"num_queries", "num_outfits"}
+    common = [
+        key
+        for key in subsets[0]
+        if all(isinstance(r.get(key), (int, float, np.number)) and not isinstance(r.get(key), bool) for r in subsets)
+    ]
+    weights = np.array([r["num_queries"] for r in subsets], dtype=np.float64)
+    combined = {}
+    for key in common:
+        values = np.array([r[key] for r in subsets], dtype=np.float64)
+        combined[key] = int(values.sum()) if key in counts else float(values @ weights / weights.sum())
+    return combined
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class FineRecall(evaluate.Metric):
+    """LookBench Fine Recall@K, Coarse Recall@K, graded nDCG@K, MRR and outfit-level recall."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {
+                    "predictions": datasets.List(datasets.Value("int64")),
+                    "references": {
+                        "category": datasets.Value("string"),
+                        "main_attribute": datasets.Value("string"),
+                        "attributes": datasets.List(
+                            {"name": datasets.Value("string"), "value": datasets.Value("string")}
+                        ),
+                        "outfit_id": datasets.Value("string"),
+                    },
+                }
+            ),
+            reference_urls=["https://huggingface.co/datasets/srpone/look-bench"],
+        )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of rankings and query annotations; records are projected onto the declared fields
+        first and a faiss result array is turned into lists."""
+        if predictions is not None and references is not None and len(predictions) != len(references):
+            shorter = min(len(predictions), len(references))
+            missing = "reference" if len(predictions) > len(references) else "ranking"
+            raise ValueError(
+                f"predictions has {len(predictions)} rankings but references has {len(references)} records: "
+                f"query {shorter} of this batch has no {missing}"
+            )
+        if isinstance(predictions, np.ndarray):
+            predictions = predictions.tolist()
+        if references is not None:
+            references = project_records(references)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one ranking and its query annotation, projected onto the declared fields."""
+        if isinstance(prediction, np.ndarray):
+            prediction = prediction.tolist()
+        if reference is not None:
+            reference = project_record(reference, 0, "reference")
+        return super().add(prediction=prediction, reference=reference, **kwargs)
+
+    def _compute(self, predictions, references, gallery=None, k=DEFAULT_K, mode="strict"):
+        return score_retrieval(predictions, references, gallery, k=k, mode=mode)
