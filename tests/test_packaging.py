@@ -1,0 +1,49 @@
+"""The built wheel installs one namespace, ``lookbench``, into a fresh virtual environment."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHECK = r"""
+import importlib.util, json, sysconfig
+from pathlib import Path
+import lookbench, datasets
+site = Path(sysconfig.get_paths()["purelib"])
+print(json.dumps({
+    "lookbench": lookbench.__file__,
+    "top_level": {name: importlib.util.find_spec(name) is not None for name in ("models", "metric", "space", "dataset_builder", "upload_scripts")},
+    "site_entries": sorted(p.name for p in site.iterdir() if p.name.split(".")[0] in ("models", "metric", "space", "dataset_builder", "upload_scripts")),
+    "datasets_file": datasets.__file__,
+    "datasets_is_hf": hasattr(datasets, "load_dataset") and hasattr(datasets, "GeneratorBasedBuilder"),
+    "card_template": (Path(lookbench.__file__).parent / "dataset_builder" / "dataset_card_template.md").is_file(),
+    "metric_card": (Path(lookbench.__file__).parent / "metric" / "fine_recall" / "README.md").is_file(),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(dist), str(ROOT)], check=True, capture_output=True)
+    wheel = next(dist.glob("lookbench-*.whl"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0", str(wheel)], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.run([str(python), "-c", CHECK], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["lookbench"].startswith(str(venv)) and "site-packages/lookbench/" in out["lookbench"]
+    assert out["top_level"] == {"models": False, "metric": False, "space": False, "dataset_builder": False, "upload_scripts": False}
+    assert out["site_entries"] == []
+    assert out["datasets_file"].endswith("site-packages/datasets/__init__.py") and out["datasets_is_hf"]
+    assert out["card_template"] and out["metric_card"]
+    cli = subprocess.run([str(venv / "bin" / "lookbench"), "--help"], capture_output=True, text=True, env=env)
+    assert cli.returncode == 0 and "build" in cli.stdout
