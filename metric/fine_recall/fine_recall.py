@@ -14,12 +14,11 @@ import evaluate
 
 
 _CITATION = """\
-@misc{lookbench2025,
-  title         = {LookBench: A Live and Holistic Open Benchmark for Fashion Image Retrieval},
-  author        = {{LookBench authors}},
-  year          = {2025},
-  howpublished  = {\\url{https://huggingface.co/datasets/srpone/look-bench}},
-  note          = {Live, contamination-aware fashion image-retrieval benchmark}
+@article{gao2026lookbench,
+  title   = {LookBench: A Live and Holistic Open Benchmark for Fashion Image Retrieval},
+  author  = {Gao, Chao and Xue, Siqiao and Peng, Yimin and Fu, Jiwen and Gu, Tingyi and Li, Shanshan and Zhou, Fan},
+  journal = {arXiv preprint arXiv:2601.14706},
+  year    = {2026}
 }
 """
 
@@ -475,6 +474,9 @@ def combine_subsets(results_by_subset):
 class FineRecall(evaluate.Metric):
     """LookBench Fine Recall@K, Coarse Recall@K, graded nDCG@K, MRR and outfit-level recall."""
 
+    # Reachable from a module loaded with `evaluate.load`, whose file is not importable by name.
+    combine_subsets = staticmethod(combine_subsets)
+
     def _info(self):
         return evaluate.MetricInfo(
             module_type="metric",
@@ -494,7 +496,7 @@ class FineRecall(evaluate.Metric):
                     },
                 }
             ),
-            reference_urls=["https://huggingface.co/datasets/srpone/look-bench"],
+            reference_urls=["https://arxiv.org/abs/2601.14706", "https://huggingface.co/datasets/srpone/look-bench"],
         )
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):

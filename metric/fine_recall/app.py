@@ -1,0 +1,68 @@
+"""Gradio Space of the `lookbench/fine_recall` metric: paste rankings and annotations as JSON, get the scores.
+
+evaluate's stock `launch_gradio_widget` cannot serve this metric (its one-table input has no room for the
+`gallery`, `k` and `mode` arguments, and it targets a Gradio API that no longer exists), so the Space
+builds the same kind of page itself.
+"""
+import json
+import re
+from pathlib import Path
+
+import evaluate
+import gradio as gr
+
+HERE = Path(__file__).resolve().parent
+# The module next to this file, so the Space runs exactly the code it ships.
+metric = evaluate.load(str(HERE))
+
+EXAMPLE_GALLERY = [
+    {"category": "top", "main_attribute": "crew neck",
+     "attributes": [{"name": "neckline", "value": "crew"}, {"name": "sleeve", "value": "long"}]},
+    {"category": "top", "main_attribute": "v-neck",
+     "attributes": [{"name": "neckline", "value": "v"}, {"name": "sleeve", "value": "long"}]},
+    {"category": "dress", "main_attribute": "midi",
+     "attributes": [{"name": "length", "value": "midi"}, {"name": "pattern", "value": "floral"}]},
+    {"category": "dress", "main_attribute": "midi",
+     "attributes": [{"name": "length", "value": "midi"}, {"name": "pattern", "value": "solid"}]},
+]
+EXAMPLE_REFERENCES = [dict(EXAMPLE_GALLERY[0], outfit_id="look-1"), dict(EXAMPLE_GALLERY[2], outfit_id="look-1")]
+EXAMPLE_PREDICTIONS = [[1, 0, 2], [3, 2, 0]]
+
+
+def score(predictions, references, gallery, k, mode):
+    """Parse the JSON inputs and compute the metric; bad input is shown as a message, not a stack trace."""
+    try:
+        cutoffs = [int(value) for value in re.split(r"[\s,]+", k.strip()) if value]
+        return metric.compute(
+            predictions=json.loads(predictions),
+            references=json.loads(references),
+            gallery=json.loads(gallery),
+            k=cutoffs,
+            mode=mode,
+        )
+    except ValueError as error:  # includes json.JSONDecodeError
+        raise gr.Error(str(error)) from error
+
+
+def card():
+    """The metric card without its YAML header."""
+    text = (HERE / "README.md").read_text(encoding="utf-8")
+    return re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
+
+
+with gr.Blocks(title="LookBench Fine Recall") as demo:
+    gr.Markdown(f"# Metric: lookbench/fine_recall\n{metric.info.description}")
+    with gr.Row():
+        predictions_box = gr.Textbox(json.dumps(EXAMPLE_PREDICTIONS), lines=8, label="predictions (ranked gallery rows per query)")
+        references_box = gr.Textbox(json.dumps(EXAMPLE_REFERENCES, indent=1), lines=8, label="references (query annotations)")
+        gallery_box = gr.Textbox(json.dumps(EXAMPLE_GALLERY, indent=1), lines=8, label="gallery (annotation of every gallery row)")
+    with gr.Row():
+        k_box = gr.Textbox("1, 2", label="k (cut-offs)")
+        mode_box = gr.Radio(["strict", "leaderboard"], value="strict", label="mode")
+    button = gr.Button("Compute", variant="primary")
+    output = gr.JSON(label="scores (percent)")
+    button.click(score, [predictions_box, references_box, gallery_box, k_box, mode_box], output)
+    gr.Markdown(card())
+
+if __name__ == "__main__":
+    demo.launch()
