@@ -1,0 +1,220 @@
+"""Scores of the `lookbench/fine_recall` metric: hand-worked cases, bad input, and subset combination."""
+import math
+
+import datasets
+import numpy as np
+import pytest
+
+from lookbench.metric.fine_recall.fine_recall import FineRecall, combine_subsets, score_retrieval
+
+
+def attrs(**pairs):
+    return [{"name": name, "value": value} for name, value in pairs.items()]
+
+
+# Gallery and queries worked by hand below. Spelling varies on purpose (case, spaces): comparisons ignore it.
+GALLERY = [
+    {"category": "top", "main_attribute": "Crew Neck", "attributes": attrs(neckline="crew", sleeve="long", color="white")},
+    {"category": "top", "main_attribute": "v-neck", "attributes": attrs(neckline="v", sleeve="long")},
+    {"category": "dress", "main_attribute": "midi", "attributes": attrs(length="midi", pattern="floral")},
+    {"category": "dress", "main_attribute": "midi", "attributes": attrs(length="midi", pattern="solid")},
+    {"category": "bag", "main_attribute": "tote", "attributes": []},
+    {"category": "top", "main_attribute": "crew neck", "attributes": attrs(neckline="crew")},
+]
+QUERIES = [
+    # extra fields, as dataset rows carry them, must be ignored
+    {"category": "Top", "main_attribute": "crew neck", "attributes": attrs(neckline="crew", sleeve="long"),
+     "outfit_id": "A", "item_id": "p1", "image": None, "timestamp": "2025-07-01"},
+    {"category": "dress ", "main_attribute": "MIDI ", "attributes": attrs(Length=" Midi", pattern="floral"),
+     "outfit_id": "A", "item_id": "p2"},
+    {"category": "bag", "main_attribute": "tote", "attributes": [], "outfit_id": "B"},
+    {"category": "dress", "main_attribute": "maxi", "attributes": attrs(length="maxi"), "outfit_id": "B"},
+]
+PREDICTIONS = [[1, 0, 2], [3, 2], [0, 4], [2, 3, 0]]
+D2, D3 = 1 / math.log2(3), 1 / math.log2(4)  # DCG discounts of ranks 2 and 3
+
+
+def test_hand_worked_strict():
+    r = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 2, 3])
+    # strict first fine hits: q0 rank 2 (item 1 lacks neckline=crew), q1 rank 2 (item 3 is solid),
+    # q2 rank 2 (empty A_q: any bag), q3 never (no maxi dress)
+    assert [r[f"fine_recall@{k}"] for k in (1, 2, 3)] == [0.0, 75.0, 75.0]
+    assert [r[f"coarse_recall@{k}"] for k in (1, 2, 3)] == [75.0, 100.0, 100.0]
+    assert r["mrr"] == pytest.approx(100 * (1 / 2 + 1 / 2 + 1 / 2 + 0) / 4)
+    # outfit A: both items hit at rank 2; outfit B: q3 never hits, so B is missed at every K
+    assert [r[f"outfit_fine_recall@{k}"] for k in (1, 2, 3)] == [0.0, 50.0, 50.0]
+    assert (r["num_queries"], r["num_outfits"]) == (4, 2)
+    # relevances retrieved: q0 [1/2, 1, 0] ideal (top items) [1, 1/2, 1/2]; q1 [1/2, 1] ideal [1, 1/2];
+    # q2 [0, 1] ideal [1]; q3 all 0 and no relevant dress -> 0
+    q0 = [0.5 / 1, (0.5 + D2) / (1 + 0.5 * D2), (0.5 + D2) / (1 + 0.5 * D2 + 0.5 * D3)]
+    q1 = [0.5 / 1, (0.5 + D2) / (1 + 0.5 * D2), (0.5 + D2) / (1 + 0.5 * D2)]
+    q2 = [0.0, D2, D2]
+    for i, k in enumerate((1, 2, 3)):
+        assert r[f"ndcg@{k}"] == pytest.approx(100 * (q0[i] + q1[i] + q2[i]) / 4, abs=1e-12)
+    assert r["per_category"] == {
+        "bag": {"fine_recall@1": 0.0, "coarse_recall@1": 0.0, "num_queries": 1},
+        "dress": {"fine_recall@1": 0.0, "coarse_recall@1": 100.0, "num_queries": 2},
+        "top": {"fine_recall@1": 0.0, "coarse_recall@1": 100.0, "num_queries": 1},
+    }
+    assert list(r) == [
+        "fine_recall@1", "fine_recall@2", "fine_recall@3", "coarse_recall@1", "coarse_recall@2", "coarse_recall@3",
+        "ndcg@1", "ndcg@2", "ndcg@3", "mrr", "outfit_fine_recall@1", "outfit_fine_recall@2", "outfit_fine_recall@3",
+        "num_queries", "num_outfits", "per_category",
+    ]
+    assert all(type(v) is float for key, v in r.items() if "@" in key or key == "mrr")
+
+
+def test_hand_worked_leaderboard():
+    strict = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 2, 3])
+    r = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 2, 3], mode="leaderboard")
+    # leaderboard: q1's first result, a solid midi dress, has main attribute "midi" -> hit at rank 1;
+    # q0's v-neck top and q3's midi dresses are no hits; q2's tote at rank 2
+    assert [r[f"fine_recall@{k}"] for k in (1, 2, 3)] == [25.0, 75.0, 75.0]
+    assert r["mrr"] == pytest.approx(100 * (1 / 2 + 1 + 1 / 2 + 0) / 4)
+    assert [r[f"outfit_fine_recall@{k}"] for k in (1, 2, 3)] == [0.0, 50.0, 50.0]
+    assert r["per_category"]["dress"] == {"fine_recall@1": 50.0, "coarse_recall@1": 100.0, "num_queries": 2}
+    # coarse recall and graded nDCG do not depend on the mode
+    for key in ("coarse_recall@1", "coarse_recall@2", "ndcg@1", "ndcg@2", "ndcg@3"):
+        assert r[key] == strict[key]
+
+
+def test_missing_main_attribute_never_matches_in_leaderboard_mode():
+    gallery = [{"category": "top", "attributes": []}]
+    query = {"category": "top", "main_attribute": "", "attributes": []}
+    r = score_retrieval([[0]], [query], gallery, k=[1], mode="leaderboard")
+    assert (r["fine_recall@1"], r["coarse_recall@1"]) == (0.0, 100.0)
+
+
+def test_attribute_sets_ignore_repeats_and_accept_raw_objects():
+    gallery = [{"category": "top", "main_attribute": "x", "attributes": {"sleeve": "long", "fit": "slim"}}]
+    query = {"category": "top", "main_attribute": "x", "attributes": attrs(sleeve="long") * 2 + attrs(fit="loose")}
+    r = score_retrieval([[0]], [query], gallery, k=[1])
+    # A_q = {sleeve=long, fit=loose}: half of it is on the item -> not a fine hit, relevance 1/2 of an ideal 1/2
+    assert (r["fine_recall@1"], r["ndcg@1"]) == (0.0, 100.0)
+    assert "outfit_fine_recall@1" not in r and r["num_outfits"] == 0
+
+
+def test_query_of_a_category_absent_from_the_gallery_scores_zero():
+    r = score_retrieval([[0]], [{"category": "shoe", "attributes": []}], GALLERY[:1], k=[1])
+    assert (r["coarse_recall@1"], r["ndcg@1"], r["mrr"]) == (0.0, 0.0, 0.0)
+
+
+def test_faiss_array_with_padding_equals_lists():
+    array = np.full((4, 3), -1, dtype=np.int64)
+    for i, ranking in enumerate(PREDICTIONS):
+        array[i, : len(ranking)] = ranking
+    assert score_retrieval(array, QUERIES, GALLERY) == score_retrieval(PREDICTIONS, QUERIES, GALLERY)
+    # a ranking with no result at all (faiss found nothing) is a miss, not an error
+    array[2] = -1
+    r = score_retrieval(array, QUERIES, GALLERY, k=[3])
+    assert r["coarse_recall@3"] == 75.0
+
+
+def gallery_dataset(records):
+    """A gallery with an image column whose bytes are not an image: decoding it would fail the test."""
+    features = datasets.Features(
+        {
+            "image": datasets.Image(),
+            "item_id": datasets.Value("string"),
+            "category": datasets.Value("string"),
+            "main_attribute": datasets.Value("string"),
+            "attributes": datasets.List({"name": datasets.Value("string"), "value": datasets.Value("string")}),
+        }
+    )
+    rows = [
+        {"image": {"bytes": b"not an image", "path": None}, "item_id": f"id{i}", "main_attribute": None, **r}
+        for i, r in enumerate(records)
+    ]
+    return datasets.Dataset.from_list(rows, features=features)
+
+
+def test_dataset_gallery_equals_list_gallery():
+    dataset = gallery_dataset(GALLERY)
+    for mode in ("strict", "leaderboard"):
+        expected = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 2, 3], mode=mode)
+        assert score_retrieval(PREDICTIONS, QUERIES, dataset, k=[1, 2, 3], mode=mode) == expected
+        # rows reordered and taken through an indices mapping: the predictions follow the new row order
+        shuffled = dataset.select([5, 4, 3, 2, 1, 0])
+        remapped = [[5 - i for i in ranking] for ranking in PREDICTIONS]
+        assert score_retrieval(remapped, QUERIES, shuffled, k=[1, 2, 3], mode=mode) == expected
+
+
+def test_metric_compute_equals_pure_function():
+    metric = FineRecall()
+    expected = score_retrieval(PREDICTIONS, QUERIES, GALLERY)
+    assert metric.compute(predictions=PREDICTIONS, references=QUERIES, gallery=GALLERY) == expected
+    metric.add_batch(predictions=PREDICTIONS[:2], references=QUERIES[:2])
+    metric.add(prediction=np.array(PREDICTIONS[2]), reference=QUERIES[2])
+    metric.add_batch(predictions=PREDICTIONS[3:], references=QUERIES[3:])
+    assert metric.compute(gallery=gallery_dataset(GALLERY)) == expected
+
+
+@pytest.mark.parametrize(
+    "predictions, references, gallery, kwargs, message",
+    [
+        (PREDICTIONS[:3], QUERIES, GALLERY, {}, r"3 rankings but references has 4 records: query 3 has no ranking"),
+        (PREDICTIONS, QUERIES[:3], GALLERY, {}, r"query 3 has no reference"),
+        ([[1], [6], [0], [0]], QUERIES, GALLERY, {}, r"query 1: predicted index 6 at rank 1 is outside the gallery"),
+        ([[1], [0], [-2], [0]], QUERIES, GALLERY, {}, r"query 2: predicted index -2"),
+        ([[1], [0], [0, -1, 3], [0]], QUERIES, GALLERY, {}, r"query 2: -1 \(no result\) is followed by a gallery index"),
+        ([[1, 2, 1], [0], [0], [0]], QUERIES, GALLERY, {}, r"query 0: gallery index 1 appears more than once"),
+        ([[1], [], [0], [0]], QUERIES, GALLERY, {}, r"query 1 has an empty ranking"),
+        ([[1], [0.5], [0], [0]], QUERIES, GALLERY, {}, r"query 1: rankings must hold integer gallery indices"),
+        (PREDICTIONS, QUERIES[:1] + [{"attributes": []}] + QUERIES[2:], GALLERY, {}, r"references\[1\] has no 'category'"),
+        (PREDICTIONS, QUERIES, GALLERY[:3] + [{"category": "  "}] + GALLERY[4:], {}, r"gallery\[3\] has no 'category'"),
+        (PREDICTIONS, QUERIES, GALLERY, {"k": [1, 0]}, r"every K must be an integer >= 1"),
+        (PREDICTIONS, QUERIES, GALLERY, {"mode": "loose"}, r"unknown mode 'loose'"),
+        ([], [], GALLERY, {}, r"no queries"),
+    ],
+)
+def test_bad_input_is_named(predictions, references, gallery, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        score_retrieval(predictions, references, gallery, **kwargs)
+
+
+def test_bad_input_through_evaluate_is_a_value_error():
+    metric = FineRecall()
+    broken = [dict(QUERIES[0]), {k: v for k, v in QUERIES[1].items() if k != "category"}]
+    with pytest.raises(ValueError, match=r"references\[1\] has no 'category'"):
+        metric.compute(predictions=PREDICTIONS[:2], references=broken, gallery=GALLERY)
+    with pytest.raises(ValueError, match=r"query 1 of this batch has no ranking"):
+        metric.compute(predictions=PREDICTIONS[:1], references=QUERIES[:2], gallery=GALLERY)
+    with pytest.raises(ValueError, match=r"query 3: gallery index 2 appears more than once"):
+        metric.compute(predictions=PREDICTIONS[:3] + [[2, 2]], references=QUERIES, gallery=GALLERY)
+
+
+def test_dataset_gallery_with_a_null_category_is_named():
+    records = [dict(r) for r in GALLERY]
+    records[2]["category"] = None
+    with pytest.raises(ValueError, match=r"gallery\[2\] has no 'category'"):
+        score_retrieval(PREDICTIONS, QUERIES, gallery_dataset(records))
+
+
+def test_combine_subsets_reproduces_the_published_overall():
+    sizes = {"RealStudioFlat": 1011, "AIGen-Studio": 193, "RealStreetLook": 981, "AIGen-StreetLook": 160}
+    gr_pro = dict(zip(sizes, (69.14, 75.13, 62.39, 77.50)))
+    gr_lite = dict(zip(sizes, (68.74, 70.47, 60.14, 75.00)))
+    for published, overall in ((gr_pro, 67.38), (gr_lite, 65.71)):
+        results = {
+            name: {"fine_recall@1": published[name], "ndcg@5": 50.0, "num_queries": n, "num_outfits": 0,
+                   "per_category": {}}
+            for name, n in sizes.items()
+        }
+        # a street-look-only score is not common to all subsets and is left out
+        results["RealStreetLook"]["outfit_fine_recall@1"] = 40.0
+        combined = combine_subsets(results)
+        assert round(combined["fine_recall@1"], 2) == overall
+        assert combined == {"fine_recall@1": combined["fine_recall@1"], "ndcg@5": pytest.approx(50.0),
+                            "num_queries": 2345, "num_outfits": 0}
+    assert FineRecall.combine_subsets is combine_subsets
+
+
+def test_combine_subsets_of_real_results_weights_by_queries():
+    a = score_retrieval(PREDICTIONS[:1], QUERIES[:1], GALLERY)
+    b = score_retrieval(PREDICTIONS[1:], QUERIES[1:], GALLERY)
+    both = score_retrieval(PREDICTIONS, QUERIES, GALLERY)
+    combined = combine_subsets({"a": a, "b": b})
+    for key in ("fine_recall@5", "coarse_recall@1", "ndcg@10", "mrr"):
+        assert combined[key] == pytest.approx(both[key])
+    with pytest.raises(ValueError, match=r"subset 'a' has no positive integer 'num_queries'"):
+        combine_subsets({"a": {"fine_recall@1": 1.0}, "b": b})
