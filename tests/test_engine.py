@@ -1,0 +1,218 @@
+"""The evaluation engine, CLI and Python API on tiny offline folders (raw pixels / a counting encoder object)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lookbench
+from lookbench.cli import main
+from lookbench.encoders import EncoderError
+from lookbench.engine import EvaluationError, remove_self_matches
+
+sys.path.insert(0, str(Path(__file__).parent))
+from engine_data import CountingEncoder, png, record, tiny_release, write_folder  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+UNIQUE_IMAGES = 19  # 11 + 6 subset images + 4 noise, minus the two byte copies of RealStudioFlat query 0
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return write_folder(tmp_path_factory.mktemp("tiny") / "lookbench")
+
+
+def scores(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "provenance"}
+
+
+def test_cli_end_to_end(data, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["evaluate", "--data", str(data), "--model", "raw-pixels", "--output", str(out),
+                 "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "RealStudioFlat" in printed and "AIGen-Studio" in printed and "overall" in printed
+    assert "2 self-match(es) removed" in printed
+    result = json.loads((out / "results.json").read_text())
+    assert set(result) == {"RealStudioFlat", "AIGen-Studio", "overall", "provenance"}
+    flat = result["RealStudioFlat"]
+    assert flat["fine_recall"] == {"@1": 100.0, "@5": 100.0, "@10": 100.0, "@20": 100.0}
+    assert set(flat["coarse_recall"]) == {"@1", "@5", "@10", "@20"} and "@5" in flat["ndcg"]
+    assert flat["num_queries"] == 4 and flat["self_matches_removed"] == 2 and flat["gallery_size"] == 7 + 4
+    assert result["overall"]["num_queries"] == 7
+    prov = result["provenance"]
+    assert prov["lookbench_version"] == lookbench.__version__
+    assert prov["dataset"]["releases"] == ["v20250101"] and prov["dataset"]["revision"].startswith("local-")
+    assert prov["model"]["name"] == "raw-pixels" and prov["model"]["embedding_dim"] == 3072
+    assert prov["counts"]["unique_images"] == UNIQUE_IMAGES and prov["counts"]["rows"] == 11 + 6 + 4
+    assert prov["search"].startswith("exact") and prov["mode"] == "strict"
+    for name in ("fine_vs_coarse_r1.png", "per_category_fine_r1.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cutoff_keeps_only_later_queries(data, tmp_path):
+    result = lookbench.evaluate("raw-pixels", data=data, cutoff="2025-01-02", cache_dir=tmp_path, quiet=True).to_dict()
+    counts = result["provenance"]["dataset"]["counts"]
+    # RealStudioFlat queries are stamped on Jan 1..4, AIGen-Studio on Jan 5..7: strictly after Jan 2 leaves 2 + 3.
+    assert counts["RealStudioFlat"] == {"queries_total": 4, "queries": 2, "gallery": 7}
+    assert counts["AIGen-Studio"]["queries"] == 3
+    assert result["RealStudioFlat"]["num_queries"] == 2 and result["overall"]["num_queries"] == 5
+    assert result["provenance"]["cutoff"] == "2025-01-02"
+
+
+def test_custom_encoder_cached_rerun_and_distractors_encoded_once(data, tmp_path):
+    seen = []
+
+    class Recording(CountingEncoder):
+        def encode(self, images):
+            seen.extend(im.tobytes() for im in images)
+            return super().encode(images)
+
+    first = Recording()
+    cold = lookbench.evaluate(first, data=data, cache_dir=tmp_path, quiet=True, batch_size=4)
+    assert first.images == UNIQUE_IMAGES == len(set(seen))  # noise shared by both subsets, copies, all once
+    assert cold.to_dict()["overall"]["fine_recall"]["@1"] == 100.0
+    assert cold.provenance["model"]["name"] == "counting-colour"
+
+    second = CountingEncoder()
+    warm = lookbench.evaluate(second, data=data, cache_dir=tmp_path, quiet=True, batch_size=4)
+    assert second.calls == 0 and warm.provenance["counts"]["forward_images"] == 0
+    assert warm.provenance["counts"]["cache_hits"] == UNIQUE_IMAGES
+    assert scores(warm.to_dict()) == scores(cold.to_dict())
+
+
+def test_object_without_revision_is_not_cached(data, tmp_path):
+    class Anonymous(CountingEncoder):
+        revision = None
+
+    for _ in range(2):
+        enc = Anonymous()
+        lookbench.evaluate(enc, data=data, cache_dir=tmp_path, quiet=True)
+        assert enc.images == UNIQUE_IMAGES
+    assert not any(tmp_path.rglob("*.emb"))
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_with_only_missing_images(data, tmp_path):
+    script = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "import lookbench\nfrom engine_data import CountingEncoder\n"
+        "lookbench.evaluate(CountingEncoder(fail_after=2), data=%r, cache_dir=%r, batch_size=4, quiet=True, workers=1)\n"
+    ) % (str(Path(__file__).parent), str(data), str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), capture_output=True, text=True)
+    assert proc.returncode == -9, proc.stderr  # SIGKILLed in the third forward pass
+    resumed = CountingEncoder()
+    result = lookbench.evaluate(resumed, data=data, cache_dir=tmp_path, batch_size=4, quiet=True)
+    assert resumed.images == UNIQUE_IMAGES - 2 * 4
+    assert result.provenance["counts"]["cache_hits"] == 8
+    assert result.to_dict()["overall"]["fine_recall"]["@1"] == 100.0
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_corrupted_cache_is_detected_and_recomputed(data, tmp_path, damage):
+    reference = lookbench.evaluate(CountingEncoder(), data=data, cache_dir=tmp_path, quiet=True).to_dict()
+    (shard,) = list(tmp_path.rglob("*.emb"))  # one file after compaction
+    raw = bytearray(shard.read_bytes())
+    if damage == "truncate":
+        raw = raw[: len(raw) - 10]
+    else:
+        raw[-3] ^= 0xFF
+    shard.write_bytes(bytes(raw))
+    again = CountingEncoder()
+    with pytest.warns(UserWarning, match="corrupted"):
+        result = lookbench.evaluate(again, data=data, cache_dir=tmp_path, quiet=True)
+    assert again.images == UNIQUE_IMAGES
+    assert result.provenance["counts"]["corrupt_cache_files"] == [shard.name]
+    assert scores(result.to_dict()) == scores(reference)
+
+
+class WrongShape(CountingEncoder):
+    name = "wrong-shape"
+
+    def encode(self, images):
+        return super().encode(images)[:-1]
+
+
+class NaNs(CountingEncoder):
+    name = "nan-model"
+
+    def encode(self, images):
+        out = super().encode(images)
+        out[0, 0] = np.nan
+        return out
+
+
+@pytest.mark.parametrize("model, message", [
+    (WrongShape(), r"'wrong-shape' returned shape \(3, 48\) for a batch of 4 images"),
+    (NaNs(), r"'nan-model' returned NaN/inf embeddings for 1 image\(s\): RealStudioFlat/query row 0 \(item p0\)"),
+])
+def test_bad_encoder_output_is_rejected(data, tmp_path, model, message):
+    with pytest.raises(EncoderError, match=message):
+        lookbench.evaluate(model, data=data, cache_dir=tmp_path, quiet=True, batch_size=4)
+
+
+def test_unreadable_image_stops_or_is_skipped(tmp_path):
+    release = tiny_release()
+    release["AIGen-Studio"]["gallery"][1] = dict(release["AIGen-Studio"]["gallery"][1], image={"bytes": b"not an image", "path": None})
+    folder = write_folder(tmp_path / "bad", release)
+    with pytest.raises(EvaluationError, match=r"Unreadable image at AIGen-Studio/gallery row 1 \(item s1\)"):
+        lookbench.evaluate("raw-pixels", data=folder, cache_dir=tmp_path / "c", quiet=True)
+    result = lookbench.evaluate("raw-pixels", data=folder, cache_dir=tmp_path / "c", quiet=True, skip_invalid=True)
+    skipped = result.provenance["counts"]["invalid_images_skipped"]
+    assert len(skipped) == 1 and skipped[0].startswith("AIGen-Studio/gallery row 1 (item s1)")
+    assert result.subsets["AIGen-Studio"]["gallery_size"] == 2 + 4
+    assert result.subsets["AIGen-Studio"]["fine_recall@1"] == pytest.approx(200 / 3)  # query s1 lost its match
+
+
+def test_empty_gallery_is_an_error(tmp_path):
+    release = tiny_release()
+    for row in release["AIGen-Studio"]["gallery"]:
+        row["image"] = {"bytes": b"broken", "path": None}
+    folder = write_folder(tmp_path / "empty", release)
+    with pytest.raises(EvaluationError, match="AIGen-Studio: the gallery is empty"):
+        lookbench.evaluate("raw-pixels", data=folder, distractors=False, skip_invalid=True, cache_dir=tmp_path, quiet=True)
+
+
+def test_hnsw_is_labelled_approximate_and_no_distractors(data, tmp_path):
+    result = lookbench.evaluate("raw-pixels", data=data, distractors=False, index="hnsw", cache_dir=tmp_path, quiet=True)
+    assert result.provenance["search"].startswith("approximate") and "approximate" in result.table()
+    assert result.provenance["distractors"] is False and result.subsets["RealStudioFlat"]["gallery_size"] == 7
+    assert result.subsets["RealStudioFlat"]["self_matches_removed"] == 1  # the noise copy is gone
+
+
+def test_remove_self_matches_keeps_rank_order():
+    ids = np.array([[3, 0, 2, 1, -1], [1, 2, 3, 0, 4]])
+    gallery_uid = np.array([10, 11, 12, 10, 13])
+    kept, removed = remove_self_matches(ids, np.array([10, 99]), gallery_uid, 3)
+    assert kept.tolist() == [[2, 1, -1], [1, 2, 3]] and removed == 2
+
+
+def test_cli_errors_are_one_line(data, tmp_path):
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", "lookbench", "evaluate", "--data", str(data), "--model", "raw-pixel",
+                           "--quiet"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+    assert "Did you mean 'raw-pixels'" in proc.stderr
+
+
+@pytest.mark.slow
+def test_two_accelerate_processes_match_one(data, tmp_path):
+    single = lookbench.evaluate("raw-pixels", data=data, cache_dir=tmp_path / "c1", quiet=True, batch_size=4).to_dict()
+    env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+           "-m", "lookbench", "evaluate", "--data", str(data), "--model", "raw-pixels", "--batch-size", "4",
+           "--cache-dir", str(tmp_path / "c2"), "--output", str(tmp_path / "out"), "--quiet"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("overall") == 1  # only the main process prints
+    multi = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert multi["provenance"]["processes"] == 2
+    # 5 batches of up to 4 images dealt round-robin: batches 0, 2, 4 (4 + 4 + 3 images) to rank 0, 1 and 3 to rank 1
+    assert multi["provenance"]["counts"]["forward_images_per_process"] == [11, 8]
+    assert scores(multi) == scores(single)
