@@ -1,0 +1,137 @@
+"""The encoder registry and its encoders: EfficientNet-Lite0 (ImageNet), raw pixels, transformers models."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from lookbench.cli import main
+from lookbench.encoders import (
+    DEFAULT_MODEL, REGISTRY, EncoderError, ObjectEncoder, RawPixelEncoder, TransformersEncoder, load_encoder, to_rgb,
+)
+
+
+def test_models_command_lists_the_registry(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    for name in REGISTRY:
+        assert name in out
+    assert f"{DEFAULT_MODEL} (default)" in out and "1280" in out
+
+
+@pytest.mark.parametrize("typo, suggestion", [("efficientnet-lite", "efficientnet-lite0"), ("rawpixels", "raw-pixels")])
+def test_typo_suggests_close_names(typo, suggestion):
+    with pytest.raises(EncoderError, match=f"Unknown model '{typo}'. Did you mean '{suggestion}'"):
+        load_encoder(typo)
+
+
+def test_not_a_model_object_is_rejected():
+    with pytest.raises(EncoderError, match="encode\\(list_of_PIL_images\\) and name; got int"):
+        load_encoder(42)
+
+
+def test_missing_hub_model_offline_is_a_clear_error():
+    with pytest.raises(EncoderError, match="'nobody/no-such-model' is not in the local Hugging Face cache"):
+        load_encoder("nobody/no-such-model")
+
+
+@pytest.mark.parametrize("mode", ["P", "RGBA", "LA", "CMYK", "L", "I;16"])
+def test_to_rgb_handles_every_mode(mode):
+    image = Image.new("RGB", (5, 4), (10, 200, 30)).convert(mode)
+    rgb = to_rgb(image)
+    assert rgb.mode == "RGB" and rgb.size == (5, 4)
+
+
+def test_raw_pixels_are_mean_centred_thumbnails():
+    enc = RawPixelEncoder()
+    image = Image.new("RGB", (64, 48), (10, 20, 30))
+    image.putpixel((0, 0), (255, 255, 255))
+    out = enc.encode_batch([enc.preprocess(image)])
+    assert out.shape == (1, 3072) and abs(out.mean()) < 1e-4
+    assert enc.fingerprint == "raw-pixels:v1"
+
+
+def test_efficientnet_lite0_gap_features_with_tf_normalisation():
+    enc = load_encoder("efficientnet-lite0")
+    image = Image.fromarray(np.random.default_rng(0).integers(0, 256, (300, 200, 3), dtype=np.uint8))
+    array = enc.preprocess(image)
+    assert array.shape == (224, 224, 3) and array.dtype == np.uint8
+    features = enc.encode_batch([array])
+    assert features.shape == (1, 1280)
+    # the same image normalised by hand, TF style: these are the pooled head features ...
+    x = (torch.tensor(array).permute(2, 0, 1)[None].float() - 127.0) / 128.0
+    with torch.inference_mode():
+        pooled = enc.module.extract_features(x).mean(dim=(2, 3))
+        # ... on which the ImageNet classifier of the wheel gives the model's own logits
+        np.testing.assert_allclose(enc.module._fc(pooled).numpy(), enc.module(x).numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(features, pooled.numpy(), rtol=1e-5, atol=1e-5)
+    assert len(enc.fingerprint.split(":")[1]) == 64  # weight file sha256
+
+
+def test_efficientnet_bf16_is_close_to_fp32():
+    fp32, bf16 = load_encoder("efficientnet-lite0"), load_encoder("efficientnet-lite0", precision="bf16")
+    array = fp32.preprocess(Image.linear_gradient("L").convert("RGB"))
+    a, b = fp32.encode_batch([array])[0], bf16.encode_batch([array])[0]
+    assert np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)) > 0.99
+
+
+@pytest.fixture(scope="module")
+def tiny_vit(tmp_path_factory):
+    from transformers import ViTConfig, ViTImageProcessor, ViTModel
+
+    folder = tmp_path_factory.mktemp("vit")
+    torch.manual_seed(0)
+    ViTModel(ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                       image_size=32, patch_size=8)).save_pretrained(folder)
+    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    return folder
+
+
+def test_transformers_folder_uses_pooler_output(tiny_vit):
+    from transformers import AutoModel
+
+    enc = load_encoder(str(tiny_vit))
+    assert isinstance(enc, TransformersEncoder) and enc.embed_dim == 32
+    array = enc.preprocess(Image.new("RGB", (50, 40), (200, 10, 10)))
+    assert array.shape == (3, 32, 32)
+    reference = AutoModel.from_pretrained(tiny_vit).eval()
+    with torch.inference_mode():
+        expected = reference(pixel_values=torch.from_numpy(array[None])).pooler_output.numpy()
+    np.testing.assert_allclose(enc.encode_batch([array]), expected, rtol=1e-5, atol=1e-5)
+    assert enc.provenance["model_type"] == "vit" and enc.preprocessing.startswith("hf:")
+
+
+def test_transformers_get_image_features_is_preferred(tmp_path):
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
+
+    torch.manual_seed(0)
+    config = CLIPConfig(
+        text_config={"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32},
+        vision_config={"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32,
+                       "image_size": 32, "patch_size": 8},
+        projection_dim=8,
+    )
+    model = CLIPModel(config).eval()
+    model.save_pretrained(tmp_path)
+    CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}).save_pretrained(tmp_path)
+    enc = load_encoder(str(tmp_path))
+    array = enc.preprocess(Image.new("RGB", (40, 40), (1, 2, 3)))
+    with torch.inference_mode():
+        out = model.get_image_features(pixel_values=torch.from_numpy(array[None]))
+    expected = (out if isinstance(out, torch.Tensor) else out.pooler_output).numpy()
+    got = enc.encode_batch([array])
+    assert got.shape == (1, 8)  # the projected embedding, not the 16-d backbone width
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_object_encoder_cache_identity_needs_a_revision():
+    class Model:
+        name = "mine"
+
+        def encode(self, images):
+            return np.ones((len(images), 2))
+
+    assert ObjectEncoder(Model()).fingerprint is None
+    Model.revision = "2024-05"
+    assert ObjectEncoder(Model()).fingerprint == "object:mine:2024-05"
