@@ -356,8 +356,8 @@ def _bitsets(count, words, rows, columns):
 
 
 def _first_hit(hits):
-    """0-based rank of the first hit per row, or the row length when there is none."""
-    return np.where(hits.any(axis=1), hits.argmax(axis=1), hits.shape[1])
+    """0-based rank of the first hit per row, or infinity when there is none (a miss at every K)."""
+    return np.where(hits.any(axis=1), hits.argmax(axis=1), np.inf)
 
 
 def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
@@ -416,7 +416,7 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
         # Clip float rounding: DCG sums the same relevances as the ideal, in a worse order.
         ndcg = np.where(best > 0, np.minimum(dcg[:, min(value, length) - 1] / np.where(best > 0, best, 1), 1.0), 0.0)
         results[f"ndcg@{value}"] = 100.0 * float(np.mean(ndcg))
-    reciprocal = np.where(first_fine < length, 1.0 / (first_fine + 1.0), 0.0)
+    reciprocal = 1.0 / (first_fine + 1.0)
     results["mrr"] = 100.0 * float(np.mean(reciprocal))
 
     outfit_ids = np.array([r["outfit_id"] for r in references], dtype=object)
