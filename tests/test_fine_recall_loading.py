@@ -56,7 +56,8 @@ def staged(tmp_path):
 
 @pytest.mark.slow
 def test_evaluate_load_in_a_fresh_offline_process(staged):
-    (staged / "data.json").write_text(json.dumps({"predictions": PREDICTIONS, "references": QUERIES, "gallery": GALLERY}))
+    data = {"predictions": PREDICTIONS, "references": QUERIES, "gallery": GALLERY}
+    (staged / "data.json").write_text(json.dumps(data))
     env = dict(os.environ, HF_EVALUATE_OFFLINE="1")
     process = subprocess.run(
         [sys.executable, "-c", LOAD_SCRIPT], cwd=staged, env=env, capture_output=True, text=True, timeout=300
@@ -89,7 +90,8 @@ def test_docstring_example_runs(staged, monkeypatch):
 def test_metric_card_example_runs_and_card_is_a_space_card(staged, monkeypatch):
     monkeypatch.chdir(staged)
     readme = METRIC_DIR / "README.md"
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), flags=re.S) if ">>>" in b]
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), flags=re.S)
+    blocks = [block for block in blocks if ">>>" in block]
     failed, attempted = run_examples("\n".join(blocks), "README.md")
     assert failed == 0 and attempted >= 14
     card = SpaceCard.load(readme)

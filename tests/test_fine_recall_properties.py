@@ -92,14 +92,15 @@ def key(text):
 def brute_force(predictions, queries, gallery, ks, mode):
     """Every score by the definitions, one query and one gallery item at a time (no shared code)."""
     pairs = lambda record: {(key(a["name"]), key(a["value"])) for a in record["attributes"]}  # noqa: E731
+    same = lambda query, item: key(query["category"]) == key(item["category"])  # noqa: E731
 
     def relevance(query, item):
-        if key(query["category"]) != key(item["category"]):
+        if not same(query, item):
             return 0.0
         return len(pairs(query) & pairs(item)) / len(pairs(query)) if pairs(query) else 1.0
 
     def fine(query, item):
-        if key(query["category"]) != key(item["category"]):
+        if not same(query, item):
             return False
         if mode == "strict":
             return pairs(query) <= pairs(item)
@@ -111,7 +112,7 @@ def brute_force(predictions, queries, gallery, ks, mode):
         out[f"fine_recall@{k}"] = 100 * np.mean([any(h[:k]) for h in fine_hits])
     for k in ks:
         out[f"coarse_recall@{k}"] = 100 * np.mean(
-            [any(key(q["category"]) == key(gallery[i]["category"]) for i in r[:k]) for q, r in zip(queries, predictions)]
+            [any(same(q, gallery[i]) for i in r[:k]) for q, r in zip(queries, predictions)]
         )
     for k in ks:
         values = []

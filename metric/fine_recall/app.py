@@ -53,9 +53,15 @@ def card():
 with gr.Blocks(title="LookBench Fine Recall") as demo:
     gr.Markdown(f"# Metric: lookbench/fine_recall\n{metric.info.description}")
     with gr.Row():
-        predictions_box = gr.Textbox(json.dumps(EXAMPLE_PREDICTIONS), lines=8, label="predictions (ranked gallery rows per query)")
-        references_box = gr.Textbox(json.dumps(EXAMPLE_REFERENCES, indent=1), lines=8, label="references (query annotations)")
-        gallery_box = gr.Textbox(json.dumps(EXAMPLE_GALLERY, indent=1), lines=8, label="gallery (annotation of every gallery row)")
+        predictions_box = gr.Textbox(
+            json.dumps(EXAMPLE_PREDICTIONS), lines=8, label="predictions (ranked gallery rows per query)"
+        )
+        references_box = gr.Textbox(
+            json.dumps(EXAMPLE_REFERENCES, indent=1), lines=8, label="references (query annotations)"
+        )
+        gallery_box = gr.Textbox(
+            json.dumps(EXAMPLE_GALLERY, indent=1), lines=8, label="gallery (annotation of every gallery row)"
+        )
     with gr.Row():
         k_box = gr.Textbox("1, 2", label="k (cut-offs)")
         mode_box = gr.Radio(["strict", "leaderboard"], value="strict", label="mode")

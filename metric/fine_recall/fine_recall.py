@@ -231,6 +231,15 @@ def _encode(columns, vocabulary, what):
     }
 
 
+def _check_lengths(predictions, references, scope=""):
+    if len(predictions) != len(references):
+        missing = "reference" if len(predictions) > len(references) else "ranking"
+        raise ValueError(
+            f"predictions has {len(predictions)} rankings but references has {len(references)} records: "
+            f"query {min(len(predictions), len(references))}{scope} has no {missing}"
+        )
+
+
 def _check_k(k):
     ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(k)
     for value in ks:
@@ -254,8 +263,10 @@ def _ranking_matrix(predictions, gallery_size):
     else:
         rankings = [np.asarray(p) for p in predictions]
         for i, ranking in enumerate(rankings):
-            if ranking.ndim != 1 or ranking.size == 0:
-                raise ValueError(f"query {i} has an empty ranking" if ranking.size == 0 else f"query {i}: ranking is not a flat list")
+            if ranking.size == 0:
+                raise ValueError(f"query {i} has an empty ranking")
+            if ranking.ndim != 1:
+                raise ValueError(f"query {i}: a ranking must be a flat list of gallery indices")
             if ranking.dtype.kind not in "iu":
                 raise ValueError(f"query {i}: rankings must hold integer gallery indices, got {ranking.tolist()!r}")
         lengths = np.array([r.size for r in rankings], dtype=np.int64)
@@ -315,6 +326,7 @@ def _overlaps(query, gallery, ranking, max_k):
     qe_lo, qe_hi = _group_starts(qe_sorted, categories)
     valid = ranking >= 0
     safe = np.where(valid, ranking, 0)
+    ranked_category = np.where(valid, gallery["category"][safe], -1)
     for c, category in enumerate(categories):
         width = g_hi[c] - g_lo[c]
         if width == 0:
@@ -323,15 +335,15 @@ def _overlaps(query, gallery, ranking, max_k):
         local = np.empty(num_queries, dtype=np.int64)
         local[queries] = np.arange(queries.size)
         q_entries = qe_order[qe_lo[c]:qe_hi[c]]
-        vocabulary, q_columns = np.unique(query["pairs"][q_entries], return_inverse=True)
-        words = max(1, -(-vocabulary.size // 64))
+        bit_of, q_columns = np.unique(query["pairs"][q_entries], return_inverse=True)  # sorted pair per bit
+        words = max(1, -(-bit_of.size // 64))
         q_bits = _bitsets(queries.size, words, local[query["rows"][q_entries]], q_columns)
         g_entries = ge_order[ge_lo[c]:ge_hi[c]]
         g_pairs = gallery["pairs"][g_entries]
-        g_columns = np.searchsorted(vocabulary, g_pairs).clip(max=max(vocabulary.size - 1, 0))
-        known = vocabulary[g_columns] == g_pairs if vocabulary.size else np.zeros(g_pairs.size, dtype=bool)
+        g_columns = np.searchsorted(bit_of, g_pairs).clip(max=max(bit_of.size - 1, 0))
+        known = bit_of[g_columns] == g_pairs if bit_of.size else np.zeros(g_pairs.size, dtype=bool)
         g_bits = _bitsets(width, words, position[gallery["rows"][g_entries][known]], g_columns[known])
-        same = valid & (gallery["category"][safe] == category)
+        same = ranked_category == category
         block = max(1, _BLOCK_WORDS // (width * words))
         for start in range(0, queries.size, block):
             chunk = queries[start:start + block]
@@ -371,13 +383,7 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     if gallery is None:
         raise ValueError("gallery is required: the annotation record of every gallery row")
     references = project_records(references)
-    if len(predictions) != len(references):
-        shorter = min(len(predictions), len(references))
-        missing = "reference" if len(predictions) > len(references) else "ranking"
-        raise ValueError(
-            f"predictions has {len(predictions)} rankings but references has {len(references)} records: "
-            f"query {shorter} has no {missing}"
-        )
+    _check_lengths(predictions, references)
     if not references:
         raise ValueError("there are no queries to score")
     if isinstance(gallery, datasets.Dataset):
@@ -502,13 +508,8 @@ class FineRecall(evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of rankings and query annotations; records are projected onto the declared fields
         first and a faiss result array is turned into lists."""
-        if predictions is not None and references is not None and len(predictions) != len(references):
-            shorter = min(len(predictions), len(references))
-            missing = "reference" if len(predictions) > len(references) else "ranking"
-            raise ValueError(
-                f"predictions has {len(predictions)} rankings but references has {len(references)} records: "
-                f"query {shorter} of this batch has no {missing}"
-            )
+        if predictions is not None and references is not None:
+            _check_lengths(predictions, references, scope=" of this batch")
         if isinstance(predictions, np.ndarray):
             predictions = predictions.tolist()
         if references is not None:
