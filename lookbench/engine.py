@@ -472,6 +472,58 @@ def rank_subset(q_vecs, q_uid, g_vecs, g_uid, noise_hits, noise_uid, k, depth, k
     return remove_self_matches(ids, q_uid, all_uid, k)
 
 
+@dataclass
+class SubsetTask:
+    """One subset to score: content ids (rows of the embedding matrix) and annotations of its queries and gallery."""
+
+    query_uid: np.ndarray
+    gallery_uid: np.ndarray
+    references: object  # Dataset (or list) of query annotation records
+    gallery: object  # Dataset of gallery annotation records
+
+
+def score_subsets(matrix: np.ndarray, tasks: dict, noise_uid=None, noise_annotations=None, *, mode="strict",
+                  index="flat", quiet=True) -> tuple[dict, dict]:
+    """Search every subset's queries against its gallery + the shared noise gallery and score them with the metric.
+
+    ``matrix`` holds L2-normalised embeddings indexed by content id. The noise gallery is indexed and searched
+    once, for the queries of every subset together. Returns (metric results, per-subset extras).
+    """
+    import datasets
+    from lookbench.metric.fine_recall.fine_recall import FineRecall
+    from tqdm.auto import tqdm
+
+    kmax = max(KS)
+    depths = {}
+    for name, t in tasks.items():
+        if len(t.gallery_uid) + (0 if noise_uid is None else len(noise_uid)) == 0:
+            raise EvaluationError(f"{name}: the gallery is empty; nothing to retrieve")
+        depths[name] = search_depth(t.query_uid, t.gallery_uid, noise_uid, kmax)
+    metric = FineRecall()
+    results, extras = {}, {}
+    with tqdm(total=len(tasks) + 1, desc="search + score", disable=quiet) as bar:
+        noise_hits = {}
+        if noise_uid is not None and len(noise_uid):
+            all_q = np.concatenate([t.query_uid for t in tasks.values()])
+            scores, ids = _search(_build_index(matrix[noise_uid], index), matrix[all_q], max(depths.values()), index)
+            start = 0
+            for name, t in tasks.items():
+                rows = slice(start, start + len(t.query_uid))
+                noise_hits[name] = (scores[rows, :depths[name]], ids[rows, :depths[name]])
+                start += len(t.query_uid)
+        bar.update(1)
+        for name, t in tasks.items():
+            gallery = t.gallery
+            if noise_annotations is not None:
+                gallery = datasets.concatenate_datasets([gallery, noise_annotations])
+            ids, removed = rank_subset(matrix[t.query_uid], t.query_uid, matrix[t.gallery_uid], t.gallery_uid,
+                                       noise_hits.get(name), noise_uid, kmax, depths[name], index)
+            results[name] = metric.compute(predictions=ids, references=t.references, gallery=gallery, k=list(KS), mode=mode)
+            extras[name] = {"self_matches_removed": removed, "gallery_size": len(gallery)}
+            bar.update(1)
+    return results, extras
+
+
 # ----------------------------------------------------------------------------------------------------- results
 
 
@@ -612,10 +664,9 @@ def _evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: boo
              batch_size: int = 32, precision: str = "fp32", device: str | None = None, index: str = "flat",
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
              quiet: bool = False, output_dir=None) -> EvaluationResult | None:
-    from lookbench.metric.fine_recall.fine_recall import FineRecall, combine_subsets
+    from lookbench.metric.fine_recall.fine_recall import combine_subsets
     from tqdm.auto import tqdm
 
-    import datasets
     import lookbench
 
     if mode not in ("strict", "leaderboard"):
@@ -653,49 +704,21 @@ def _evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: boo
     def uids(source):
         return np.fromiter((uid_of[h] for h in source.hashes), dtype=np.int64, count=len(source.hashes))
 
-    kmax = max(KS)
     noise_uid = noise_ds = None
     if bench.noise is not None:
         noise_all = uids(sources[-1])
         keep = np.flatnonzero(valid[noise_all])
         noise_uid, noise_ds = noise_all[keep], bench.noise.select_columns(ANNOTATION_COLUMNS).select(keep)
-    plan = {}  # subset -> (query rows kept, query uids, gallery rows kept, gallery uids, search depth)
-    for i, name in enumerate(bench.subsets):
+    tasks = {}
+    for i, (name, splits) in enumerate(bench.subsets.items()):
         q_all, g_all = uids(sources[2 * i]), uids(sources[2 * i + 1])
         q_keep, g_keep = np.flatnonzero(valid[q_all]), np.flatnonzero(valid[g_all])
         if len(q_keep) == 0:
             raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
-        if len(g_keep) + (0 if noise_uid is None else len(noise_uid)) == 0:
-            raise EvaluationError(f"{name}: the gallery is empty; nothing to retrieve")
-        plan[name] = (q_keep, q_all[q_keep], g_keep, g_all[g_keep], search_depth(q_all[q_keep], g_all[g_keep], noise_uid, kmax))
-
-    metric = FineRecall()
-    results, extras, removed_total = {}, {}, 0
-    with tqdm(total=len(plan) + 1, desc="search + score", disable=quiet) as bar:
-        noise_hits = {}
-        if noise_uid is not None and len(noise_uid):
-            # The shared noise gallery is indexed and searched once, for the queries of every subset together.
-            all_q = np.concatenate([p[1] for p in plan.values()])
-            depth = max(p[4] for p in plan.values())
-            scores, ids = _search(_build_index(matrix[noise_uid], index), matrix[all_q], depth, index)
-            start = 0
-            for name, p in plan.items():
-                noise_hits[name] = (scores[start:start + len(p[1]), :p[4]], ids[start:start + len(p[1]), :p[4]])
-                start += len(p[1])
-        bar.update(1)
-        for name, (q_keep, q_uid, g_keep, g_uid, depth) in plan.items():
-            splits = bench.subsets[name]
-            gallery = splits["gallery"].select_columns(ANNOTATION_COLUMNS).select(g_keep)
-            if noise_ds is not None:
-                gallery = datasets.concatenate_datasets([gallery, noise_ds])
-            ids, removed = rank_subset(matrix[q_uid], q_uid, matrix[g_uid], g_uid, noise_hits.get(name), noise_uid,
-                                       kmax, depth, index)
-            removed_total += removed
-            references = splits["query"].select_columns(ANNOTATION_COLUMNS).select(q_keep)
-            result = metric.compute(predictions=ids, references=list(references), gallery=gallery, k=list(KS), mode=mode)
-            results[name] = result
-            extras[name] = {"self_matches_removed": removed, "gallery_size": len(gallery)}
-            bar.update(1)
+        tasks[name] = SubsetTask(q_all[q_keep], g_all[g_keep], splits["query"].select_columns(ANNOTATION_COLUMNS).select(q_keep),
+                                 splits["gallery"].select_columns(ANNOTATION_COLUMNS).select(g_keep))
+    results, extras = score_subsets(matrix, tasks, noise_uid, noise_ds, mode=mode, index=index, quiet=quiet)
+    removed_total = sum(e["self_matches_removed"] for e in extras.values())
     overall = combine_subsets(results)
     for name, extra in extras.items():
         results[name].update(extra)

@@ -1,0 +1,154 @@
+"""Evaluation-engine benchmarks P1–P5 (issue 5), each a ratio of times measured side by side in this one run.
+
+    python benchmarks/bench_evaluate.py --scale 2 --model efficientnet-lite0
+
+P1 cold evaluate ÷ pure forward time of the same model on the same unique images (already preprocessed)
+P2 forward passes ÷ images in all query+gallery rows of the naive per-subset layout (here, and analytically on
+   the published release's proportions)
+P3 warm re-run ÷ cold run (and the warm run's forward count)
+P4 search + metrics: 2,345 queries × 62,000 gallery × 1024-d random-but-clustered embeddings (seconds)
+P5 cold run ÷ the naive reference harness (benchmarks/naive_harness.py) on the same model and data
+The datasets Arrow cache is prepared before timing in both harnesses; the embedding cache starts cold.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+sys.path.insert(0, str(Path(__file__).parent))
+from naive_harness import naive_evaluate  # noqa: E402
+
+import lookbench  # noqa: E402
+from lookbench.encoders import load_encoder  # noqa: E402
+from lookbench.engine import KS, SubsetTask, load_benchmark, score_subsets  # noqa: E402
+from lookbench.schema import SUBSETS, TEST_SUBSETS  # noqa: E402
+
+
+def build_mini(scale: float) -> Path:
+    from huggingface_hub.constants import HF_HOME
+    from lookbench.dataset_builder import build_release
+
+    out = Path(HF_HOME) / "lookbench" / "bench" / f"mini-scale{scale:g}"
+    if not (out / "README.md").is_file():
+        build_release("mini", out, scale=scale)
+    return out
+
+
+def pure_forward(model: str, data: Path, batch_size: int) -> tuple[float, int]:
+    """Seconds of encode_batch alone over every distinct image (decoded and preprocessed beforehand)."""
+    bench = load_benchmark(data)
+    encoder = load_encoder(model)
+    seen, arrays = set(), []
+    for ds in [s for splits in bench.subsets.values() for s in splits.values()] + [bench.noise]:
+        for blob in ds.cast_column("image", __import__("datasets").Image(decode=False))["image"]:
+            h = hashlib.sha256(blob["bytes"]).digest()
+            if h not in seen:
+                seen.add(h)
+                from io import BytesIO
+
+                from PIL import Image
+
+                arrays.append(encoder.preprocess(Image.open(BytesIO(blob["bytes"]))))
+    start = time.perf_counter()
+    for i in range(0, len(arrays), batch_size):
+        encoder.encode_batch(arrays[i:i + batch_size])
+    return time.perf_counter() - start, len(arrays)
+
+
+def p4_search(seed: int = 0) -> tuple[float, int]:
+    """Search + metrics on published-size random clustered embeddings, through the engine's own code path."""
+    import datasets
+
+    rng = np.random.default_rng(seed)
+    sizes = {n: (SUBSETS[n].published_queries, SUBSETS[n].published_gallery) for n in TEST_SUBSETS}
+    n_noise, d, n_clusters = 58275, 1024, 400
+    centres = rng.standard_normal((n_clusters, d)).astype(np.float32)
+    total = sum(q + g for q, g in sizes.values()) + n_noise
+    cluster = rng.integers(0, n_clusters, total)
+    matrix = centres[cluster] + 0.8 * rng.standard_normal((total, d), dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    cats = [f"cat{i % 20}" for i in range(n_clusters)]
+
+    def annotations(rows):
+        c = cluster[rows]
+        return datasets.Dataset.from_dict({
+            "category": [cats[x] for x in c], "main_attribute": [f"m{x % 7}" for x in c],
+            "attributes": [[{"name": "colour", "value": f"c{x % 5}"}, {"name": "fit", "value": f"f{x % 3}"}] for x in c],
+            "outfit_id": [None] * len(rows),
+        })
+
+    tasks, start = {}, 0
+    for name, (q, g) in sizes.items():
+        q_uid, g_uid = np.arange(start, start + q), np.arange(start + q, start + q + g)
+        tasks[name] = SubsetTask(q_uid, g_uid, annotations(q_uid), annotations(g_uid))
+        start += q + g
+    noise_uid = np.arange(start, total)
+    noise_ann = annotations(noise_uid)
+    import lookbench.metric.fine_recall.fine_recall  # noqa: F401  (library import is not search time)
+
+    t0 = time.perf_counter()
+    results, _ = score_subsets(matrix, tasks, noise_uid, noise_ann)
+    return time.perf_counter() - t0, sum(r["num_queries"] for r in results.values())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=2.0)
+    parser.add_argument("--model", default="efficientnet-lite0")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--skip-naive", action="store_true")
+    args = parser.parse_args()
+
+    data = build_mini(args.scale)
+    bench = load_benchmark(data)  # prepares the datasets Arrow cache for both harnesses
+    rows_naive = sum(len(s["query"]) + len(s["gallery"]) + len(bench.noise) for s in bench.subsets.values())
+
+    with tempfile.TemporaryDirectory() as cache:
+        t0 = time.perf_counter()
+        cold = lookbench.evaluate(args.model, data=data, cache_dir=cache, batch_size=args.batch_size, quiet=True)
+        t_cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        warm = lookbench.evaluate(args.model, data=data, cache_dir=cache, batch_size=args.batch_size, quiet=True)
+        t_warm = time.perf_counter() - t0
+    t_fwd, n_unique = pure_forward(args.model, data, args.batch_size)
+    forwards = cold.provenance["counts"]["forward_images"]
+    published = sum(s.published_queries + s.published_gallery for s in SUBSETS.values() if s.name in TEST_SUBSETS)
+    noise = SUBSETS["noise"].published_gallery
+    p2_published = (published + noise) / (published + len(TEST_SUBSETS) * noise)
+
+    print(f"data: LookBench-Mini --scale {args.scale:g} ({n_unique} unique images, {rows_naive} naive per-subset rows); "
+          f"model {args.model}; batch {args.batch_size}; torch threads {__import__('torch').get_num_threads()}")
+    print(f"P1 cold evaluate / pure forward      = {t_cold:.1f} s / {t_fwd:.1f} s = {t_cold / t_fwd:.3f}   (target <= 1.15)")
+    print(f"P2 forward passes / naive rows        = {forwards} / {rows_naive} = {forwards / rows_naive:.3f}; "
+          f"published proportions {p2_published:.3f}   (target <= 0.30)")
+    print(f"P3 warm / cold                        = {t_warm:.2f} s / {t_cold:.1f} s = {t_warm / t_cold:.4f}; "
+          f"warm forward passes {warm.provenance['counts']['forward_images']}   (target <= 0.03, 0)")
+    t_p4, nq = p4_search()
+    print(f"P4 search + metrics, {nq} q x 62,226..62,275 x 1024-d = {t_p4:.2f} s   (target <= 4 s)")
+    if not args.skip_naive:
+        encoder = load_encoder(args.model)
+        t0 = time.perf_counter()
+        naive = naive_evaluate(encoder, str(data), list(bench.subsets), args.batch_size)
+        t_naive = time.perf_counter() - t0
+        print(f"P5 cold evaluate / naive harness      = {t_cold:.1f} s / {t_naive:.1f} s = {t_cold / t_naive:.3f}   "
+              f"(target <= 0.33; naive forward passes {naive['forward_images']})")
+        for name, by_k in naive["fine_recall"].items():
+            engine = [cold.subsets[name][f"fine_recall@{k}"] for k in KS]
+            print(f"   check {name}: Fine R@1/5/10/20 engine {', '.join(f'{v:.1f}' for v in engine)} | naive "
+                  f"{', '.join(f'{by_k[k]:.1f}' for k in KS)} (self-matches removed: {cold.subsets[name]['self_matches_removed']})")
+
+
+if __name__ == "__main__":
+    main()
