@@ -142,8 +142,8 @@ class _Painter:
         self._md = ImageDraw.Draw(self.mask)
         self._outlines = []
         dark = _lum(self.base) < 70
-        self.line = tuple(min(255, c + 70) for c in self.base) if dark else tuple(int(c * 0.55) for c in self.base)
-        self.inner = tuple(min(255, c + 35) for c in self.base) if dark else tuple(int(c * 0.68) for c in self.base)
+        self.line = tuple(min(255, c + 90) for c in self.base) if dark else tuple(int(c * 0.55) for c in self.base)
+        self.inner = tuple(min(255, c + 60) for c in self.base) if dark else tuple(int(c * 0.65) for c in self.base)
         self.second = (40, 40, 60) if _lum(self.base) > 150 else (245, 245, 240)
 
     def poly(self, pts):
@@ -204,7 +204,7 @@ def _draw_tops(p: _Painter, a):
     p.dline([(0.31, 0.84), (0.69, 0.84)], p.line, 2)
     neck = a["neckline"]
     if neck == "v-neck":
-        p.dpoly([(0.41, 0.13), (0.59, 0.13), (0.5, 0.31)], p.inner)
+        p.dpoly([(0.40, 0.13), (0.60, 0.13), (0.5, 0.34)], p.inner)
     else:
         p.d.pieslice(_ubox(0.41, 0.06, 0.59, 0.21), 0, 180, fill=p.inner + (255,), outline=p.line + (255,), width=2)
     if neck == "collar":
@@ -228,11 +228,11 @@ def _draw_dresses(p: _Painter, a):
     p.dline([(0.38, 0.38), (0.62, 0.38)], p.line, 2)
     neck = a["neckline"]
     if neck == "v-neck":
-        p.dpoly([(0.43, 0.05), (0.57, 0.05), (0.5, 0.21)], p.inner)
+        p.dpoly([(0.42, 0.05), (0.58, 0.05), (0.5, 0.25)], p.inner)
     elif neck == "square":
-        p.drect((0.43, 0.05, 0.57, 0.14), p.inner)
+        p.drect((0.42, 0.05, 0.58, 0.18), p.inner)
     else:
-        p.d.pieslice(_ubox(0.43, -0.02, 0.57, 0.13), 0, 180, fill=p.inner + (255,), outline=p.line + (255,), width=2)
+        p.d.pieslice(_ubox(0.42, -0.01, 0.58, 0.11), 0, 180, fill=p.inner + (255,), outline=p.line + (255,), width=2)
 
 
 def _draw_skirts(p: _Painter, a):
@@ -356,7 +356,7 @@ def _draw_bags(p: _Painter, a):
         p.fill()
         p.dline([(0.27, 0.46), (0.5, 0.04), (0.73, 0.46)], p.inner, 6)
         p.dline([(0.24, 0.60), (0.5, 0.68), (0.76, 0.60)], p.line, 3)
-        p.dellipse((0.46, 0.625, 0.54, 0.705), hw)
+        p.dellipse((0.45, 0.615, 0.55, 0.715), hw)
     else:
         p.rrect((0.10, 0.38, 0.90, 0.72), 0.03)
         p.fill()
