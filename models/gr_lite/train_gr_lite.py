@@ -284,6 +284,9 @@ def main(argv: list[str] | None = None) -> Path:
         train_images.epoch = epoch
         batches = accelerator.skip_first_batches(loader, skip) if skip else loader
         for pixel_values, batch_labels in batches:
+            # the model's own randomness (DINOv3's RoPE coordinate jitter) depends only on (seed, step, rank), so
+            # a resumed run does not depend on how many RNG draws re-creating the data loader took
+            torch.manual_seed(args.seed * 1_000_003 + step * world + accelerator.process_index)
             loss = learner(pixel_values, batch_labels)
             accelerator.backward(loss)
             optimizer.step()

@@ -1,0 +1,366 @@
+"""GR-Lite: config presets, processor vs a reference, bf16, converter, fresh-process registration, training recipe."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from PIL import Image, ImageDraw, ImageFilter
+from safetensors.torch import load_file, save_file
+from transformers import DINOv3ViTModel
+
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for
+from lookbench.models.gr_lite.convert_gr_lite_checkpoint import convert, main as convert_main
+from lookbench.schema import FEATURES
+
+IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])[:, None, None]
+IMAGENET_STD = torch.tensor([0.229, 0.224, 0.225])[:, None, None]
+
+
+def tiny_config(**overrides) -> GrLiteConfig:
+    """gr-lite-mini at 64 px with 2 layers: the real architecture, cheap enough for unit tests."""
+    vision = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2, num_register_tokens=4)
+    return GrLiteConfig.from_preset("gr-lite-mini", vision_config=vision, image_size=64, **overrides)
+
+
+def clean_env() -> dict:
+    """The test's offline environment for subprocesses, without PYTHONPATH (lookbench comes from the install)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def run_python(code: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+# ---------------------------------------------------------------- configuration and model
+
+
+def test_presets_match_design():
+    full = GrLiteConfig.from_preset("gr-lite")
+    with torch.device("meta"):
+        model = GrLiteModel(full)
+    n_params = sum(p.numel() for p in model.parameters())
+    assert 300e6 < n_params < 306e6  # DINOv3 ViT-L/16: 303M
+    assert (full.image_size, full.embedding_dim, full.vision_config.num_register_tokens) == (336, 1024, 4)
+    assert full.vision_config.image_size == 336 and full.normalize
+    mini = GrLiteConfig.from_preset("gr-lite-mini")
+    assert (mini.image_size, mini.embedding_dim) == (128, 192)
+    assert GrLiteConfig.from_preset("gr-lite-mini", embed_dim=64).embedding_dim == 64
+    with pytest.raises(ValueError, match="not a multiple of the patch size 16"):
+        GrLiteConfig.from_preset("gr-lite", image_size=330)
+    with pytest.raises(ValueError, match="Unknown GR-Lite preset 'gr-lite-xl'"):
+        GrLiteConfig.from_preset("gr-lite-xl")
+
+
+def test_embeddings_are_normalised_cls_and_bf16_works():
+    torch.manual_seed(0)
+    model = GrLiteModel(tiny_config(embed_dim=32)).eval()
+    x = torch.randn(3, 3, 64, 64)
+    with torch.no_grad():
+        out = model(pixel_values=x)
+        backbone = model.backbone(pixel_values=x)
+    expected = F.normalize(model.projection(backbone.pooler_output), dim=-1)
+    torch.testing.assert_close(out.image_embeds, expected)
+    torch.testing.assert_close(out.pooler_output, backbone.last_hidden_state[:, 0])
+    torch.testing.assert_close(model.get_image_features(x), out.image_embeds)
+    model_bf16 = model.to(torch.bfloat16)
+    with torch.no_grad():
+        low = model_bf16(pixel_values=x).image_embeds
+    assert low.dtype == torch.bfloat16 and low.shape == (3, 32)
+    assert torch.allclose(low.float().norm(dim=-1), torch.ones(3), atol=1e-2)
+    assert F.cosine_similarity(low.float(), out.image_embeds, dim=-1).min() > 0.99
+
+
+# ---------------------------------------------------------------- processor
+
+
+def reference_preprocess(image: Image.Image, size: int) -> torch.Tensor:
+    """DINOv3's steps done independently: alpha onto white, RGB, /255, antialiased bilinear resize, ImageNet norm."""
+    if "A" in image.getbands() or "transparency" in image.info:
+        image = Image.alpha_composite(Image.new("RGBA", image.size, (255, 255, 255, 255)), image.convert("RGBA"))
+    x = torch.from_numpy(np.asarray(image.convert("RGB"), dtype=np.float32) / 255).permute(2, 0, 1)[None]
+    x = F.interpolate(x, size=(size, size), mode="bilinear", antialias=True, align_corners=False)[0]
+    return (x - IMAGENET_MEAN) / IMAGENET_STD
+
+
+def mode_zoo() -> dict[str, Image.Image]:
+    rng = np.random.default_rng(0)
+    base = Image.fromarray(rng.integers(0, 256, (150, 230, 3), dtype=np.uint8)).filter(ImageFilter.GaussianBlur(2))
+    rgba = base.convert("RGBA")
+    rgba.putalpha(Image.fromarray(rng.integers(0, 256, (150, 230), dtype=np.uint8)))
+    palette_transparent = base.convert("P")
+    palette_transparent.info["transparency"] = int(np.asarray(palette_transparent)[0, 0])
+    return {
+        "RGB": base, "RGBA": rgba, "P": base.convert("P"), "P+transparency": palette_transparent,
+        "CMYK": base.convert("CMYK"), "L": base.convert("L"), "LA": rgba.convert("LA"), "1": base.convert("1"),
+    }
+
+
+@pytest.mark.parametrize("size", [336, 128, 64])
+def test_processor_matches_reference_within_one_uint8_level(size):
+    processor = GrLiteImageProcessor(size={"height": size, "width": size})
+    for mode, image in mode_zoo().items():
+        ours = processor(image, return_tensors="pt").pixel_values[0]
+        ref = reference_preprocess(image, size)
+        assert ours.shape == (3, size, size)
+        levels = ((ours - ref) * IMAGENET_STD * 255).abs().max().item()
+        assert levels <= 1.0, f"{mode} at {size}px differs by {levels:.3f} uint8 levels"
+    # transparency really composites onto white, not black
+    clear = Image.new("RGBA", (40, 40), (0, 0, 0, 0))
+    white = (torch.ones(3, 1, 1) - IMAGENET_MEAN) / IMAGENET_STD
+    torch.testing.assert_close(processor(clear, return_tensors="pt").pixel_values[0, :, :1, :1], white, atol=1e-5, rtol=0)
+
+
+# ---------------------------------------------------------------- converter
+
+
+def published_checkpoint(config: GrLiteConfig) -> tuple[DINOv3ViTModel, dict[str, torch.Tensor]]:
+    """A random DINOv3 backbone and its state dict in the published GR-Lite layout (`layer.N.*`)."""
+    torch.manual_seed(1)
+    backbone = DINOv3ViTModel(config.vision_config).eval()
+    ours = backbone.state_dict()
+    assert "model.layer.0.attention.q_proj.weight" in ours  # what transformers' DINOv3ViTModel expects
+    published = {k.removeprefix("model."): v.clone() for k, v in ours.items()}
+    assert "layer.0.attention.q_proj.weight" in published and "embeddings.register_tokens" in published
+    return backbone, published
+
+
+def test_converter_reproduces_dinov3_embeddings_from_safetensors_and_pt(tmp_path):
+    config = tiny_config()
+    backbone, published = published_checkpoint(config)
+    save_file(published, tmp_path / "gr_lite.safetensors")
+    torch.save({"state_dict": published}, tmp_path / "gr_lite.pt")
+    x = torch.randn(2, 3, 64, 64)
+    with torch.no_grad():
+        expected = F.normalize(backbone(pixel_values=x).pooler_output, dim=-1)
+    config.to_json_file(tmp_path / "tiny.json")
+    for source in ("gr_lite.safetensors", "gr_lite.pt"):
+        out = tmp_path / f"converted-{source}"
+        convert_main(["--checkpoint", str(tmp_path / source), "--output", str(out), "--config", str(tmp_path / "tiny.json")])
+        assert sorted(p.name for p in out.glob("*.safetensors")) == ["model.safetensors"]
+        assert not list(out.glob("*.bin")) and (out / "preprocessor_config.json").exists()
+        model = GrLiteModel.from_pretrained(out).eval()
+        with torch.no_grad():
+            torch.testing.assert_close(model(pixel_values=x).image_embeds, expected, atol=1e-6, rtol=1e-5)
+
+
+def test_converter_refuses_partial_load_and_pickles(tmp_path):
+    config = tiny_config()
+    _, published = published_checkpoint(config)
+    del published["layer.1.mlp.up_proj.weight"]
+    published["head.weight"] = torch.zeros(3)
+    save_file(published, tmp_path / "partial.safetensors")
+    with pytest.raises(ValueError) as err:
+        convert(tmp_path / "partial.safetensors", tmp_path / "out", config)
+    assert "backbone.model.layer.1.mlp.up_proj.weight" in str(err.value) and "--allow-missing" in str(err.value)
+    assert "backbone.head.weight" in str(err.value) and not (tmp_path / "out").exists()
+    model = convert(tmp_path / "partial.safetensors", tmp_path / "out", config, allow_missing=True, allow_unexpected=True)
+    assert torch.equal(model.backbone.model.layer[0].mlp.up_proj.weight, published["layer.0.mlp.up_proj.weight"])
+    # a wrong preset is a shape error naming the key, not a silent partial load
+    with pytest.raises(ValueError, match=r"embeddings.cls_token: checkpoint \(1, 1, 64\) vs model \(1, 1, 192\)"):
+        convert(tmp_path / "partial.safetensors", tmp_path / "out2", GrLiteConfig.from_preset("gr-lite-mini"), allow_missing=True)
+    # arbitrary pickled objects are never unpickled
+    torch.save({"layer.0.x": torch.zeros(1), "evil": dt.timezone.utc}, tmp_path / "pickled.pt")
+    with pytest.raises(ValueError, match="not a weights-only PyTorch state dict"):
+        convert(tmp_path / "pickled.pt", tmp_path / "out3", config)
+
+
+# ---------------------------------------------------------------- registration in fresh processes
+
+EMBED_SNIPPET = """
+import sys, numpy as np, torch
+from PIL import Image
+from transformers import AutoImageProcessor, AutoModel
+model = AutoModel.from_pretrained({folder!r}, {kwargs}).eval()
+processor = AutoImageProcessor.from_pretrained({folder!r}, {kwargs})
+images = [Image.open(p) for p in {images!r}]
+with torch.no_grad():
+    embeds = model(**processor(images, return_tensors="pt")).image_embeds
+np.save({out!r}, embeds.numpy())
+print(type(model).__module__, type(processor).__module__, any(m.split(".")[0] == "lookbench" for m in sys.modules))
+"""
+
+BLOCK_LOOKBENCH = """
+import sys
+class _BlockLookbench:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "lookbench":
+            raise ImportError("lookbench is deliberately unavailable in this process")
+sys.meta_path.insert(0, _BlockLookbench())
+try:
+    import lookbench
+    raise SystemExit("lookbench should not be importable here")
+except ImportError:
+    pass
+"""
+
+
+@pytest.mark.slow
+def test_fresh_process_registration_both_ways(tmp_path):
+    torch.manual_seed(2)
+    config = tiny_config()
+    folder = tmp_path / "gr-lite-tiny"
+    model = GrLiteModel(config).eval()
+    model.save_pretrained(folder)
+    processor_for(config).save_pretrained(folder)
+    saved = json.loads((folder / "config.json").read_text())
+    assert saved["model_type"] == "gr_lite"
+    assert saved["auto_map"] == {"AutoConfig": "configuration_gr_lite.GrLiteConfig", "AutoModel": "modeling_gr_lite.GrLiteModel"}
+    assert json.loads((folder / "preprocessor_config.json").read_text())["auto_map"] == {
+        "AutoImageProcessor": "image_processing_gr_lite.GrLiteImageProcessor"
+    }
+    for code in ("configuration_gr_lite.py", "modeling_gr_lite.py", "image_processing_gr_lite.py"):
+        assert "lookbench" not in (folder / code).read_text().replace("LookBench", "")
+    assert not list(folder.glob("*.bin")) and not list(folder.glob("*.pt"))
+
+    images = []
+    for i, mode in enumerate(["RGB", "RGBA", "L"]):
+        path = tmp_path / f"img{i}.png"
+        Image.fromarray(np.random.default_rng(i).integers(0, 256, (90, 70, 3), dtype=np.uint8)).convert(mode).save(path)
+        images.append(str(path))
+    with torch.no_grad():
+        expected = model(**processor_for(config)([Image.open(p) for p in images], return_tensors="pt")).image_embeds.numpy()
+
+    a = run_python("import lookbench\n" + EMBED_SNIPPET.format(folder=str(folder), kwargs="", images=images, out=str(tmp_path / "a.npy")), tmp_path)
+    assert a.stdout.split() == ["lookbench.models.gr_lite.modeling_gr_lite", "lookbench.models.gr_lite.image_processing_gr_lite", "True"]
+    code_b = BLOCK_LOOKBENCH + EMBED_SNIPPET.format(folder=str(folder), kwargs="trust_remote_code=True", images=images, out=str(tmp_path / "b.npy"))
+    b = run_python(code_b, tmp_path)
+    module_model, module_processor, lookbench_loaded = b.stdout.split()
+    assert module_model.startswith("transformers_modules.") and module_model.endswith(".modeling_gr_lite")
+    assert module_processor.endswith(".image_processing_gr_lite") and lookbench_loaded == "False"
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+    np.testing.assert_allclose(np.load(tmp_path / "a.npy"), expected, atol=1e-6)
+
+
+# ---------------------------------------------------------------- training recipe
+
+COLOURS = {"red": (200, 30, 30), "blue": (30, 60, 200), "green": (30, 160, 60)}
+
+
+def garment(category: str, colour: str, rng: random.Random, size: int = 80) -> Image.Image:
+    """A flat-lay drawing whose class is visible: a T-shirt or a skirt silhouette in one colour."""
+    image = Image.new("RGB", (size, size), (235, 235, 230))
+    draw = ImageDraw.Draw(image)
+    fill = tuple(max(0, min(255, c + rng.randint(-20, 20))) for c in COLOURS[colour])
+    j = lambda: rng.randint(-5, 5)  # noqa: E731
+    if category == "top":
+        draw.rectangle([17 + j(), 20 + j(), 63 + j(), 67 + j()], fill=fill)
+        draw.rectangle([6 + j(), 20 + j(), 18, 42 + j()], fill=fill)
+        draw.rectangle([62, 20 + j(), 74 + j(), 42 + j()], fill=fill)
+    else:
+        draw.polygon([(33 + j(), 12 + j()), (47 + j(), 12 + j()), (71 + j(), 70 + j()), (9 + j(), 70 + j())], fill=fill)
+    return image
+
+
+@pytest.fixture(scope="module")
+def train_folder(tmp_path_factory) -> Path:
+    """A LookBench-schema train split of 6 classes × 16 images, in a folder `load_dataset(DIR, split="train")` reads."""
+    rng = random.Random(0)
+    rows = {name: [] for name in FEATURES}
+    for category in ("top", "skirt"):
+        for colour in COLOURS:
+            for i in range(16):
+                rows["image"].append(garment(category, colour, rng))
+                rows["item_id"].append(f"{category}-{colour}-{i}")
+                rows["category"].append(category)
+                rows["main_attribute"].append(colour)
+                rows["attributes"].append([{"name": "colour", "value": colour}, {"name": "fit", "value": "regular"}])
+                rows["bbox"].append(None)
+                rows["outfit_id"].append(None)
+                rows["timestamp"].append(dt.datetime(2025, 6, 1, tzinfo=dt.timezone.utc))
+                rows["release"].append("test")
+                rows["source"].append("aigen")
+                rows["raw_image"].append(None)
+    folder = tmp_path_factory.mktemp("train-data")
+    datasets.Dataset.from_dict(rows, features=FEATURES).to_parquet(str(folder / "train-00000-of-00001.parquet"))
+    return folder
+
+
+TRAIN_ARGS = ["--image-size", "64", "--batch-size", "16", "--lr", "1e-3", "--warmup-steps", "4", "--log-every", "4"]
+
+
+def train(cwd: Path, data: Path, out: Path, *extra: str, launcher: list[str] | None = None, env: dict | None = None):
+    cmd = (launcher or [sys.executable]) + ["-m", "lookbench.models.gr_lite.train_gr_lite", "--data", str(data),
+                                           "--output", str(out), *TRAIN_ARGS, *extra]
+    env = {**clean_env(), **(env or {})}
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+
+
+def test_class_key_is_category_plus_attribute_set():
+    from lookbench.models.gr_lite.train_gr_lite import class_key
+
+    a = [{"name": "colour", "value": "red"}, {"name": "fit", "value": "slim"}]
+    assert class_key("top", a) == class_key("top", a[::-1]) == "top|colour=red;fit=slim"
+    assert class_key("top", a) != class_key("skirt", a) != class_key("top", a[:1])
+
+
+@pytest.mark.slow
+def test_training_single_process_learns_and_resumes_exactly(tmp_path, train_folder):
+    log = train(tmp_path, train_folder, tmp_path / "run", "--max-steps", "24", "--save-every", "10")
+    assert [r["step"] for r in log] == [4, 8, 12, 16, 20, 24] and {r["world_size"] for r in log} == {1}
+    losses = [r["loss"] for r in log]
+    assert np.mean(losses[-2:]) < 0.8 * np.mean(losses[:2]), losses
+    final = tmp_path / "run" / "model"
+    summary = json.loads((final / "training_summary.json").read_text())
+    assert summary["num_classes"] == 6 and summary["num_images"] == 96 and summary["steps"] == 24
+    card = (final / "README.md").read_text()
+    assert "library_name: transformers" in card and "6 ArcFace classes" in card and "24 steps" in card
+
+    # the trained embedding separates the ArcFace classes far better than the same network at random init
+    from transformers import AutoImageProcessor, AutoModel
+
+    model, processor = AutoModel.from_pretrained(final).eval(), AutoImageProcessor.from_pretrained(final)
+    torch.manual_seed(0)
+    untrained = GrLiteModel(model.config).eval()
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    pixels = processor(list(ds["image"]), return_tensors="pt")
+    labels = np.array([f"{c}/{a[0]['value']}" for c, a in zip(list(ds["category"]), list(ds["attributes"]))])
+    same = torch.from_numpy(labels[:, None] == labels[None, :])
+
+    def class_gap(m) -> float:  # mean cosine within a class minus mean cosine across classes
+        with torch.no_grad():
+            e = m(**pixels).image_embeds
+        sims = e @ e.T
+        return (sims[same].mean() - sims[~same].mean()).item()
+
+    trained_gap, random_gap = class_gap(model), class_gap(untrained)
+    assert trained_gap > 0.5 and trained_gap > 2 * random_gap, (trained_gap, random_gap)
+
+    # interrupt after the mid-epoch checkpoint at step 10 (6 steps/epoch) and resume: identical weights
+    resumed = tmp_path / "resumed"
+    shutil.copytree(tmp_path / "run", resumed, ignore=shutil.ignore_patterns("model", "step-000020", "step-000024"))
+    log2 = train(tmp_path, train_folder, resumed, "--max-steps", "24", "--save-every", "10", "--resume", "latest")
+    assert [r["step"] for r in log2] == [4, 8, 12, 16, 20, 24]
+    a, b = load_file(final / "model.safetensors"), load_file(resumed / "model" / "model.safetensors")
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+@pytest.mark.slow
+def test_training_two_cpu_processes_with_accelerate_launch(tmp_path, train_folder):
+    launcher = [shutil.which("accelerate", path=str(Path(sys.executable).parent)), "launch", "--multi_gpu",
+                "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    log = train(tmp_path, train_folder, tmp_path / "run2", "--max-steps", "24", "--save-every", "100",
+                launcher=launcher, env={"ACCELERATE_USE_CPU": "1"})
+    assert {r["world_size"] for r in log} == {2}
+    losses = [r["loss"] for r in log]
+    assert np.mean(losses[-2:]) < 0.8 * np.mean(losses[:2]), losses
+    summary = json.loads((tmp_path / "run2" / "model" / "training_summary.json").read_text())
+    assert summary["samples_per_rank_this_session"] == [24 * 8, 24 * 8]  # both ranks ran every step on half batches
+    assert (tmp_path / "run2" / "model" / "model.safetensors").exists()
