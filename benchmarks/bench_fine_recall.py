@@ -119,6 +119,8 @@ def main():
         print(f"  {name:<52} {best:7.3f} s (median {median:.3f} s)")
     public, pure = timings["FineRecall().compute, Dataset gallery"], timings["score_retrieval (pure), Dataset gallery"]
     print(f"  evaluate overhead: compute / pure = {public / pure:.2f}x")
+    as_list = timings["score_retrieval (pure), list gallery"]
+    print(f"  gallery as a list of dicts / as a Dataset = {as_list / pure:.2f}x")
     same = results["FineRecall().compute, Dataset gallery"] == results["score_retrieval (pure), list gallery"]
     print(f"  Dataset and list gallery give identical results: {same}")
     strict = results["FineRecall().compute, Dataset gallery"]

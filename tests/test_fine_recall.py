@@ -164,6 +164,8 @@ def test_metric_compute_equals_pure_function():
         ([[1], [0.5], [0], [0]], QUERIES, GALLERY, {}, r"query 1: rankings must hold integer gallery indices"),
         (PREDICTIONS, QUERIES[:1] + [{"attributes": []}] + QUERIES[2:], GALLERY, {}, r"references\[1\] has no 'cat"),
         (PREDICTIONS, QUERIES, GALLERY[:3] + [{"category": "  "}] + GALLERY[4:], {}, r"gallery\[3\] has no 'category'"),
+        (PREDICTIONS, QUERIES, GALLERY[:1] + [{"category": "top", "attributes": [{"name": "fit"}]}] + GALLERY[2:],
+         {}, r"gallery\[1\]: every attribute needs a string 'name' and 'value'"),
         (PREDICTIONS, QUERIES, GALLERY, {"k": [1, 0]}, r"every K must be an integer >= 1"),
         (PREDICTIONS, QUERIES, GALLERY, {"mode": "loose"}, r"unknown mode 'loose'"),
         ([], [], GALLERY, {}, r"no queries"),
@@ -185,10 +187,14 @@ def test_bad_input_through_evaluate_is_a_value_error():
         metric.compute(predictions=PREDICTIONS[:3] + [[2, 2]], references=QUERIES, gallery=GALLERY)
 
 
-def test_dataset_gallery_with_a_null_category_is_named():
+def test_dataset_gallery_with_a_null_category_or_attribute_is_named():
     records = [dict(r) for r in GALLERY]
     records[2]["category"] = None
     with pytest.raises(ValueError, match=r"gallery\[2\] has no 'category'"):
+        score_retrieval(PREDICTIONS, QUERIES, gallery_dataset(records))
+    records = [dict(r) for r in GALLERY]
+    records[3]["attributes"] = [{"name": "length", "value": None}]
+    with pytest.raises(ValueError, match=r"gallery\[3\]: an attribute lacks its 'name' or 'value'"):
         score_retrieval(PREDICTIONS, QUERIES, gallery_dataset(records))
 
 

@@ -89,12 +89,10 @@ def _normalise(text):
     return " ".join(text.split()).casefold() if text is not None else ""
 
 
-def project_record(record, index, what="references"):
-    """Reduce one annotation record to the declared fields, with the types evaluate's feature check wants.
+def _fields(record, index, what):
+    """Validated (category, main_attribute, [(name, value), ...], outfit_id) of one annotation record.
 
-    evaluate rejects undeclared keys (a dataset row's `item_id`, `image` ...) with a bare KeyError and
-    `None` strings with a TypeError, so records are projected before they reach it. Raw-release records
-    carry `attributes` as a `{name: value}` object; that form is accepted too.
+    Raw-release records carry `attributes` as a `{name: value}` object; that form is accepted too.
     """
     if not isinstance(record, dict):
         raise ValueError(f"{what}[{index}] is not an annotation record (a dict) but a {type(record).__name__}")
@@ -104,30 +102,41 @@ def project_record(record, index, what="references"):
     main_attribute = record.get("main_attribute")
     if main_attribute is not None and not isinstance(main_attribute, str):
         raise ValueError(f"{what}[{index}]: 'main_attribute' must be a string, got {main_attribute!r}")
-    attributes = record.get("attributes") or []
-    if isinstance(attributes, dict):
-        attributes = [{"name": name, "value": value} for name, value in attributes.items()]
-    pairs = []
-    for attribute in attributes:
-        name = attribute.get("name") if isinstance(attribute, dict) else None
-        value = attribute.get("value") if isinstance(attribute, dict) else None
-        if not isinstance(name, str) or not isinstance(value, str):
-            raise ValueError(f"{what}[{index}]: attribute {attribute!r} needs a string 'name' and 'value'")
-        pairs.append({"name": name, "value": value})
+    attributes = record.get("attributes") or ()
+    try:
+        if isinstance(attributes, dict):
+            pairs = list(attributes.items())
+        else:
+            pairs = [(attribute["name"], attribute["value"]) for attribute in attributes]
+    except (KeyError, TypeError):
+        pairs = None
+    if pairs is None or not all(isinstance(name, str) and isinstance(value, str) for name, value in pairs):
+        raise ValueError(f"{what}[{index}]: every attribute needs a string 'name' and 'value', got {attributes!r}")
     outfit_id = record.get("outfit_id")
-    return {
-        "category": category,
-        "main_attribute": main_attribute or "",
-        "attributes": pairs,
-        "outfit_id": "" if outfit_id is None else str(outfit_id),
-    }
+    return category, main_attribute or "", pairs, "" if outfit_id is None else str(outfit_id)
+
+
+def _as_rows(records):
+    """Records as a list; of a `Dataset` only the record columns are read (never its images)."""
+    if isinstance(records, datasets.Dataset):
+        return records.select_columns([c for c in RECORD_FIELDS if c in records.column_names]).to_list()
+    return records
 
 
 def project_records(records, what="references"):
-    """Project a list of records, or a `Dataset` (only the record columns are read, images are not)."""
-    if isinstance(records, datasets.Dataset):
-        records = records.select_columns([c for c in RECORD_FIELDS if c in records.column_names]).to_list()
-    return [project_record(record, i, what) for i, record in enumerate(records)]
+    """Reduce annotation records to the declared fields, with the types evaluate's feature check wants.
+
+    evaluate rejects undeclared keys (a dataset row's `item_id`, `image` ...) with a bare KeyError and
+    `None` strings with a TypeError, so records are projected before they reach it.
+    """
+    projected = []
+    for index, record in enumerate(_as_rows(records)):
+        category, main_attribute, pairs, outfit_id = _fields(record, index, what)
+        attributes = [{"name": name, "value": value} for name, value in pairs]
+        projected.append(
+            {"category": category, "main_attribute": main_attribute, "attributes": attributes, "outfit_id": outfit_id}
+        )
+    return projected
 
 
 def _factorize(values):
@@ -148,31 +157,34 @@ class _Vocabulary:
     """Dense ids of normalised strings, shared by queries and gallery so that ids compare across both."""
 
     def __init__(self):
-        self._ids = {"": 0}  # id 0: empty or missing, never a category and never a matching main attribute
+        self.texts = [""]  # id 0: empty or missing, never a category and never a matching main attribute
+        self._ids = {"": 0}
 
     def ids(self, factorized):
         codes, uniques = factorized
-        lookup = np.fromiter(
-            (self._ids.setdefault(_normalise(u), len(self._ids)) for u in uniques), dtype=np.int64, count=len(uniques)
-        )
+        lookup = np.empty(len(uniques), dtype=np.int64)
+        for j, text in enumerate(uniques):
+            key = _normalise(text)
+            if key not in self._ids:
+                self._ids[key] = len(self.texts)
+                self.texts.append(key)
+            lookup[j] = self._ids[key]
         return lookup[codes]
 
 
-def _columns_of_records(records):
-    """Factorised columns of projected records: category, main attribute, and the flat attribute list."""
-    rows, names, values = [], [], []
-    for i, record in enumerate(records):
-        for attribute in record["attributes"]:
-            rows.append(i)
-            names.append(attribute["name"])
-            values.append(attribute["value"])
+def _columns_of_records(records, what):
+    """Factorised columns of annotation records: category, main attribute, the flat attribute list (with
+    the row of every attribute) and the outfit ids."""
+    fields = [_fields(record, index, what) for index, record in enumerate(records)]
+    lengths = np.fromiter((len(f[2]) for f in fields), dtype=np.int64, count=len(fields))
     return {
-        "size": len(records),
-        "category": _factorize([r["category"] for r in records]),
-        "main_attribute": _factorize([r["main_attribute"] for r in records]),
-        "rows": np.asarray(rows, dtype=np.int64),
-        "name": _factorize(names),
-        "value": _factorize(values),
+        "size": len(fields),
+        "category": _factorize([f[0] for f in fields]),
+        "main_attribute": _factorize([f[1] for f in fields]),
+        "rows": np.repeat(np.arange(len(fields), dtype=np.int64), lengths),
+        "name": _factorize([name for f in fields for name, _ in f[2]]),
+        "value": _factorize([value for f in fields for _, value in f[2]]),
+        "outfit_id": [f[3] for f in fields],
     }
 
 
@@ -231,12 +243,12 @@ def _encode(columns, vocabulary, what):
     }
 
 
-def _check_lengths(predictions, references, scope=""):
-    if len(predictions) != len(references):
-        missing = "reference" if len(predictions) > len(references) else "ranking"
+def _check_lengths(num_predictions, num_references, scope=""):
+    if num_predictions != num_references:
+        missing = "reference" if num_predictions > num_references else "ranking"
         raise ValueError(
-            f"predictions has {len(predictions)} rankings but references has {len(references)} records: "
-            f"query {min(len(predictions), len(references))}{scope} has no {missing}"
+            f"predictions has {num_predictions} rankings but references has {num_references} records: "
+            f"query {min(num_predictions, num_references)}{scope} has no {missing}"
         )
 
 
@@ -382,17 +394,17 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
     if gallery is None:
         raise ValueError("gallery is required: the annotation record of every gallery row")
-    references = project_records(references)
-    _check_lengths(predictions, references)
-    if not references:
+    q_columns = _columns_of_records(_as_rows(references), "references")
+    _check_lengths(len(predictions), q_columns["size"])
+    if not q_columns["size"]:
         raise ValueError("there are no queries to score")
     if isinstance(gallery, datasets.Dataset):
         g_columns = _columns_of_dataset(gallery)
     else:
-        g_columns = _columns_of_records(project_records(gallery, "gallery"))
+        g_columns = _columns_of_records(gallery, "gallery")
     ranking = _ranking_matrix(predictions, g_columns["size"])
     vocabulary = _Vocabulary()
-    query = _encode(_columns_of_records(references), vocabulary, "references")
+    query = _encode(q_columns, vocabulary, "references")
     items = _encode(g_columns, vocabulary, "gallery")
 
     num_queries, length = ranking.shape
@@ -425,7 +437,7 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     reciprocal = 1.0 / (first_fine + 1.0)
     results["mrr"] = 100.0 * float(np.mean(reciprocal))
 
-    outfit_ids = np.array([r["outfit_id"] for r in references], dtype=object)
+    outfit_ids = np.array(q_columns["outfit_id"], dtype=object)
     in_outfit = outfit_ids != ""
     outfits, outfit_of = np.unique(outfit_ids[in_outfit].astype(str), return_inverse=True)
     if outfits.size:
@@ -435,13 +447,10 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     results["num_queries"] = int(num_queries)
     results["num_outfits"] = int(outfits.size)
 
-    names = {}
-    for record, category in zip(references, query["category"]):
-        names.setdefault(int(category), _normalise(record["category"]))
     per_category = {}
-    for category in sorted(names, key=names.get):
+    for category in sorted(np.unique(query["category"]), key=lambda c: vocabulary.texts[c]):
         members = query["category"] == category
-        per_category[names[category]] = {
+        per_category[vocabulary.texts[category]] = {
             "fine_recall@1": 100.0 * float(np.mean(first_fine[members] < 1)),
             "coarse_recall@1": 100.0 * float(np.mean(first_coarse[members] < 1)),
             "num_queries": int(members.sum()),
@@ -509,7 +518,7 @@ class FineRecall(evaluate.Metric):
         """Add a batch of rankings and query annotations; records are projected onto the declared fields
         first and a faiss result array is turned into lists."""
         if predictions is not None and references is not None:
-            _check_lengths(predictions, references, scope=" of this batch")
+            _check_lengths(len(predictions), len(references), scope=" of this batch")
         if isinstance(predictions, np.ndarray):
             predictions = predictions.tolist()
         if references is not None:
@@ -521,7 +530,7 @@ class FineRecall(evaluate.Metric):
         if isinstance(prediction, np.ndarray):
             prediction = prediction.tolist()
         if reference is not None:
-            reference = project_record(reference, 0, "reference")
+            reference = project_records([reference], "reference")[0]
         return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _compute(self, predictions, references, gallery=None, k=DEFAULT_K, mode="strict"):
