@@ -417,9 +417,19 @@ def _place(garment: Image.Image, size: int, center, scale, angle=0.0, flip=False
     rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
     fwd = rot @ np.array([[scale * squash * (-1 if flip else 1), 0], [0, scale]]) @ np.array([[1, shear], [0, 1]])
     inv = np.linalg.inv(fwd)
-    off = np.asarray(pivot, float) - inv @ np.asarray(center, float)
+    # Only the region the garment lands on is resampled (then pasted): same pixels, a fraction of the work.
+    x0, y0, x1, y1 = garment.getbbox()
+    corners = fwd @ (np.array([[x0, x0, x1, x1], [y0, y1, y0, y1]], float) - np.asarray(pivot, float)[:, None])
+    corners += np.asarray(center, float)[:, None]
+    ox, oy = (max(0, int(math.floor(v)) - 2) for v in corners.min(axis=1))
+    ex, ey = (min(size, int(math.ceil(v)) + 2) for v in corners.max(axis=1))
+    canvas = Image.new(garment.mode, (size, size), 0)
+    if ex <= ox or ey <= oy:
+        return canvas
+    off = np.asarray(pivot, float) - inv @ (np.asarray(center, float) - (ox, oy))
     data = (inv[0, 0], inv[0, 1], off[0], inv[1, 0], inv[1, 1], off[1])
-    return garment.transform((size, size), Image.Transform.AFFINE, data, resample=Image.Resampling.BILINEAR)
+    canvas.paste(garment.transform((ex - ox, ey - oy), Image.Transform.AFFINE, data, resample=Image.Resampling.BILINEAR), (ox, oy))
+    return canvas
 
 
 def _light(img: Image.Image, brightness: float, warmth: float) -> Image.Image:
