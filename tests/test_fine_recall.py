@@ -139,6 +139,9 @@ def test_dataset_gallery_equals_list_gallery():
         shuffled = dataset.select([5, 4, 3, 2, 1, 0])
         remapped = [[5 - i for i in ranking] for ranking in PREDICTIONS]
         assert score_retrieval(remapped, QUERIES, shuffled, k=[1, 2, 3], mode=mode) == expected
+        # a subset gallery with the noise gallery appended: several Arrow chunks
+        appended = datasets.concatenate_datasets([dataset.select(range(4)), dataset.select(range(4, 6))])
+        assert score_retrieval(PREDICTIONS, QUERIES, appended, k=[1, 2, 3], mode=mode) == expected
 
 
 def test_metric_compute_equals_pure_function():
