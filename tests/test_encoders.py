@@ -92,13 +92,15 @@ def test_transformers_folder_uses_pooler_output(tiny_vit):
     from transformers import AutoModel
 
     enc = load_encoder(str(tiny_vit))
-    assert isinstance(enc, TransformersEncoder) and enc.embed_dim == 32
+    assert isinstance(enc, TransformersEncoder) and enc._module is None  # weights are read only when needed
     array = enc.preprocess(Image.new("RGB", (50, 40), (200, 10, 10)))
     assert array.shape == (3, 32, 32)
     reference = AutoModel.from_pretrained(tiny_vit).eval()
     with torch.inference_mode():
         expected = reference(pixel_values=torch.from_numpy(array[None])).pooler_output.numpy()
-    np.testing.assert_allclose(enc.encode_batch([array]), expected, rtol=1e-5, atol=1e-5)
+    got = enc.encode_batch([array])
+    assert got.shape == (1, 32)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert enc.provenance["model_type"] == "vit" and enc.preprocessing.startswith("hf:")
 
 
