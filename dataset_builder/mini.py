@@ -15,10 +15,15 @@ Ground-truth rules (documented once, here):
   as a *different view* (scale, rotation, flip, background, lighting), never the identical image, plus
   same-category hard negatives that differ in one or two attributes. The query, its true matches and its
   hard negatives share one release.
-- ``noise`` holds soft negatives: any category, attribute sets that no test query carries.
+- ``noise`` holds soft negatives: any category, attribute sets from a fixed quarter of the attribute space
+  that no test query may draw from (``_is_noise_combo``), so they never match a query, at any scale.
 - the training set (``split="train"``) uses the item-id prefix ``trn-`` (test prefixes: ``rsf-``, ``ags-``,
-  ``rsl-``, ``asl-``, ``noi-``) and its own seed stream; its rows are time-stamped in release
+  ``rsl-``, ``asl-``, ``noi-``), so no item id is shared, and its own seed stream: every image is drawn
+  from its own continuous view parameters (offset, scale, angle, background, light), so no image repeats
+  across the two streams (the tests check content hashes). Its rows are time-stamped in release
   ``v20240101``, before every test release, so a model trained on it is evaluated only on later data.
+- sizes at ``scale=1``: about 70 queries and 250 gallery rows per test subset, 500 noise rows, ~1900 training
+  images; ``scale`` multiplies every count (a subset's corpus, gallery + noise, is about 750·scale rows).
 """
 from __future__ import annotations
 

@@ -56,6 +56,10 @@ def test_taxonomy_is_rich_and_written_as_json(tmp_path):
         assert category == category.lower()
         assert len(attrs) >= 3, category
         assert "color" in attrs and all(len(values) >= 2 for values in attrs.values()), category
+    for category, attrs in mini.TAXONOMY.items():  # both sides of the query/noise partition exist everywhere
+        sides = {mini._is_noise_combo(category, combo)
+                 for combo in itertools.product(*[[(n, v) for v in values] for n, values in attrs.items()])}
+        assert sides == {True, False}, category
     path = mini.write_taxonomy(tmp_path / "sub" / "taxonomy.json")
     assert json.loads(path.read_text()) == mini.TAXONOMY
 
