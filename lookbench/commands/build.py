@@ -14,7 +14,7 @@ def register(sub) -> None:
     build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream)")
     build.add_argument("--out", type=Path, required=True, help="dataset folder to write (load it with datasets.load_dataset)")
     build.add_argument("--release", help="snapshot name for rows that carry none, e.g. v20251201")
-    build.add_argument("--scale", type=float, default=1.0, help="LookBench-Mini size multiplier (about 240 = published size)")
+    build.add_argument("--scale", type=float, default=1.0, help="LookBench-Mini size multiplier (about 80 = the published ≈60k corpus per subset)")
     build.add_argument("--seed", type=int, default=0, help="LookBench-Mini seed")
     build.add_argument("--subsets", nargs="+", help="only these subsets (paper names or aliases)")
     build.add_argument("--taxonomy", type=Path, help="JSON taxonomy (category -> attribute -> values) to validate against")

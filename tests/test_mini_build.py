@@ -1,0 +1,59 @@
+"""LookBench-Mini through the real builder: the embedded default, its releases and its disjoint training set."""
+import hashlib
+import json
+
+import datasets
+import pytest
+
+from lookbench.dataset_builder import build_release, default_mini_dir, ensure_default_mini
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mini")
+    summary = build_release("mini", root / "lookbench", scale=0.25, seed=3, train_out=root / "train")
+    return root, summary
+
+
+def _digests(folder, config, split):
+    ds = datasets.load_dataset(str(folder), config, split=split).cast_column("image", datasets.Image(decode=False))
+    return ds["item_id"], {hashlib.sha256(r["bytes"]).hexdigest() for r in ds["image"]}
+
+
+def test_mini_builds_all_configs_with_three_releases(mini):
+    root, summary = mini
+    assert list(summary.rows) == ["RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise"]
+    assert all(splits.get("query", 1) > 0 and splits["gallery"] > 0 for splits in summary.rows.values())
+    assert summary.releases == ["v20240601", "v20250101", "v20251201"]
+    assert summary.report.problems == [] and summary.report.warnings == []
+    street = datasets.load_dataset(str(root / "lookbench"), "RealStreetLook", split="query")
+    assert all(o for o in street["outfit_id"]) and all(len(b) == 4 for b in street["bbox"])
+    sizes = {}
+    for outfit in street["outfit_id"]:
+        sizes[outfit] = sizes.get(outfit, 0) + 1
+    assert set(sizes.values()) <= {1, 2, 3, 4} and max(sizes.values()) >= 2
+    card = (root / "lookbench" / "README.md").read_text()
+    assert "pretty_name: LookBench-Mini" in card and "lookbench build --source mini --scale 0.25 --seed 3" in card
+
+
+def test_training_set_is_disjoint_from_every_test_config(mini):
+    root, summary = mini
+    train = datasets.load_dataset(str(root / "train"), split="train")
+    assert len(train) == summary.train_rows > 100
+    train_ids, train_hashes = _digests(root / "train", "default", "train")
+    for config, splits in summary.rows.items():
+        for split in splits:
+            ids, hashes = _digests(root / "lookbench", config, split)
+            assert not set(ids) & set(train_ids), (config, split)
+            assert not hashes & train_hashes, (config, split)
+    assert json.loads((root / "train" / "validation_report.json").read_text())["num_skipped"] == 0
+
+
+def test_ensure_default_mini_builds_once_under_hf_home(tmp_path, monkeypatch):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HOME", str(tmp_path / "hf"))
+    target = default_mini_dir()
+    assert target == tmp_path / "hf" / "lookbench" / f"mini-{__import__('lookbench').__version__}" / "lookbench"
+    assert ensure_default_mini() == target and (target / "RealStreetLook").is_dir()
+    stamp = (target / "README.md").stat().st_mtime_ns
+    assert ensure_default_mini() == target and (target / "README.md").stat().st_mtime_ns == stamp
+    assert [p.name for p in target.parent.iterdir()] == ["lookbench"]  # no staging folder left behind
