@@ -2,14 +2,17 @@
 __version__ = "0.1.0"
 
 from .filtering import filter_after
+from .models.gr_lite import register_auto_classes
 from .schema import DEFAULT_CONFIG, FEATURES, NOISE, SUBSETS, TEST_SUBSETS, resolve_subset
 
-__all__ = ["__version__", "FEATURES", "SUBSETS", "TEST_SUBSETS", "NOISE", "DEFAULT_CONFIG", "resolve_subset", "filter_after"]
-from .models.gr_lite import register_auto_classes as _register; _register()
+# GR-Lite loads with AutoConfig / AutoModel / AutoImageProcessor as soon as lookbench is imported.
+register_auto_classes()
+
+__all__ = ["__version__", "FEATURES", "SUBSETS", "TEST_SUBSETS", "NOISE", "DEFAULT_CONFIG", "resolve_subset", "filter_after", "evaluate"]
 
 
 def __getattr__(name):
-    """``lookbench.evaluate`` is imported on first use, so ``import lookbench`` stays light."""
+    """``lookbench.evaluate`` imports the engine (faiss, the metric) only when first used."""
     if name == "evaluate":
         from .engine import evaluate
 

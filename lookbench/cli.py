@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .commands import build
+from .commands import build, evaluate
 
 
 class CommandError(Exception):
@@ -15,13 +15,7 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="lookbench", description="LookBench: attribute-supervised fashion image retrieval.")
     sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build.register(sub)
-    try:
-        from .commands import evaluate
-    except ImportError as err:  # the evaluation engine is optional while it is being built
-        if "lookbench.commands.evaluate" not in str(err) and "commands" not in str(err):
-            raise
-    else:
-        evaluate.register(sub)
+    evaluate.register(sub)
     return root
 
 
