@@ -12,3 +12,13 @@ OFFLINE_ENV = {
     "HF_HOME": str(Path(__file__).resolve().parent.parent / ".hf_home" / "tests"),
 }
 os.environ.update(OFFLINE_ENV)
+
+
+import datasets  # noqa: E402  (after the environment above is set)
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_datasets_cache(tmp_path_factory, monkeypatch):
+    """Offline, datasets serves a cached copy of any earlier folder with the same name (DESIGN §6): give every test its own cache."""
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path_factory.mktemp("datasets-cache")))
