@@ -1,9 +1,12 @@
-"""Writes small raw LookBench release folders (DESIGN §4) for builder tests."""
+"""Writes small LookBench releases for tests: raw folders (DESIGN §4) and the published srpone/look-bench layout."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from PIL import Image, ImageDraw
 
 COLOURS = {"red": (200, 30, 30), "blue": (30, 60, 200), "green": (30, 160, 60), "black": (20, 20, 20)}
@@ -91,4 +94,41 @@ def write_release(root: Path) -> Path:
         write_split(root, subset, "query", queries)
         write_split(root, subset, "gallery", gallery)
     write_split(root, "noise", "gallery", [item(f"noise{i}", colours[i % 4], stamps[i % 3], variant=9 + i) for i in range(5)])
+    return root
+
+
+def _png(colour, size=(48, 48)) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def write_upstream(root: Path) -> Path:
+    """Two releases in the published srpone/look-bench column layout (no timestamp column)."""
+    image_type = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    schema = pa.schema([
+        ("image", image_type), ("raw_image", image_type), ("category", pa.string()), ("main_attribute", pa.string()),
+        ("other_attributes", pa.string()), ("bbox", pa.list_(pa.float64())), ("item_ID", pa.int64()),
+        ("task", pa.string()), ("difficulty", pa.string()),
+    ])
+    look_a, look_b = _png("gray", (96, 64)), _png("olive", (96, 64))
+    for release, offset in (("v20250101", 0), ("v20251201", 100)):
+        folder = root / release / "real_streetlook"
+        folder.mkdir(parents=True)
+        query = {
+            "image": [{"bytes": _png(c), "path": None} for c in ("red", "blue", "green")],
+            "raw_image": [{"bytes": look_a, "path": None}, {"bytes": look_a, "path": None}, {"bytes": look_b, "path": None}],
+            "category": ["Tops", "trousers", "tops"], "main_attribute": ["red", "blue", "green"],
+            "other_attributes": ['{"colour": "red", "fit": "loose"}', "colour: blue; length: full", '[["colour", "green"]]'],
+            "bbox": [[0, 0, 48, 48], [48, 0, 96, 48], [10, 10, 40, 40]],
+            "item_ID": [offset + 1, offset + 2, offset + 3], "task": ["real_streetlook"] * 3, "difficulty": ["hard"] * 3,
+        }
+        gallery = {
+            "image": [{"bytes": _png(c, (40, 40)), "path": None} for c in ("red", "blue")],
+            "raw_image": [None, None], "category": ["tops", "trousers"], "main_attribute": ["red", "blue"],
+            "other_attributes": ['{"colour": "red", "fit": "loose"}', "colour: blue; length: full"],
+            "bbox": [None, None], "item_ID": [offset + 1, offset + 2], "task": ["real_streetlook"] * 2, "difficulty": ["hard"] * 2,
+        }
+        pq.write_table(pa.table(query, schema=schema), folder / "query.parquet")
+        pq.write_table(pa.table(gallery, schema=schema), folder / "gallery.parquet")
     return root

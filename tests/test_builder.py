@@ -1,6 +1,5 @@
 """The LookBench builder: raw and upstream sources, export, offline loading, validation reports."""
 import datetime as dt
-import io
 import json
 import os
 import subprocess
@@ -8,15 +7,12 @@ import sys
 from pathlib import Path
 
 import datasets
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-from PIL import Image
 
 import lookbench
 from lookbench.dataset_builder import SourceError, ValidationError, build_release
 from lookbench.dataset_builder.sources import parse_attributes
-from raw_release import item, write_outfit, write_release, write_split
+from raw_release import write_release, write_upstream
 
 OFFLINE = {k: os.environ[k] for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_HOME")}
 
@@ -189,43 +185,6 @@ def test_query_image_in_gallery_is_reported_as_a_leak(release, tmp_path):
 def test_missing_release_name_is_a_row_problem(release, tmp_path):
     with pytest.raises(ValidationError, match=r"noise/gallery row 0 \(item_id='noise0'\): missing required field\(s\): release"):
         build_release("raw", tmp_path / "out", input_path=release, subsets=["noise"])
-
-
-def _png(colour, size=(48, 48)) -> bytes:
-    buffer = io.BytesIO()
-    Image.new("RGB", size, colour).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-def write_upstream(root: Path) -> Path:
-    """Two releases in the published srpone/look-bench column layout (no timestamp column)."""
-    image_type = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    schema = pa.schema([
-        ("image", image_type), ("raw_image", image_type), ("category", pa.string()), ("main_attribute", pa.string()),
-        ("other_attributes", pa.string()), ("bbox", pa.list_(pa.float64())), ("item_ID", pa.int64()),
-        ("task", pa.string()), ("difficulty", pa.string()),
-    ])
-    look_a, look_b = _png("gray", (96, 64)), _png("olive", (96, 64))
-    for release, offset in (("v20250101", 0), ("v20251201", 100)):
-        folder = root / release / "real_streetlook"
-        folder.mkdir(parents=True)
-        query = {
-            "image": [{"bytes": _png(c), "path": None} for c in ("red", "blue", "green")],
-            "raw_image": [{"bytes": look_a, "path": None}, {"bytes": look_a, "path": None}, {"bytes": look_b, "path": None}],
-            "category": ["Tops", "trousers", "tops"], "main_attribute": ["red", "blue", "green"],
-            "other_attributes": ['{"colour": "red", "fit": "loose"}', "colour: blue; length: full", '[["colour", "green"]]'],
-            "bbox": [[0, 0, 48, 48], [48, 0, 96, 48], [10, 10, 40, 40]],
-            "item_ID": [offset + 1, offset + 2, offset + 3], "task": ["real_streetlook"] * 3, "difficulty": ["hard"] * 3,
-        }
-        gallery = {
-            "image": [{"bytes": _png(c, (40, 40)), "path": None} for c in ("red", "blue")],
-            "raw_image": [None, None], "category": ["tops", "trousers"], "main_attribute": ["red", "blue"],
-            "other_attributes": ['{"colour": "red", "fit": "loose"}', "colour: blue; length: full"],
-            "bbox": [None, None], "item_ID": [offset + 1, offset + 2], "task": ["real_streetlook"] * 2, "difficulty": ["hard"] * 2,
-        }
-        pq.write_table(pa.table(query, schema=schema), folder / "query.parquet")
-        pq.write_table(pa.table(gallery, schema=schema), folder / "gallery.parquet")
-    return root
 
 
 def test_upstream_layout_maps_onto_the_schema(tmp_path):

@@ -1,0 +1,20 @@
+"""`lookbench evaluate --data` on a snapshot in the published srpone/look-bench layout (converted once by the builder)."""
+import pytest
+
+import lookbench
+from raw_release import write_upstream
+
+
+def test_evaluate_reads_the_published_layout(tmp_path):
+    snapshot = write_upstream(tmp_path / "look-bench")
+    result = lookbench.evaluate("raw-pixels", data=snapshot, distractors=False, cache_dir=tmp_path / "cache", quiet=True).to_dict()
+    street = result["RealStreetLook"]
+    assert street["num_queries"] == 6 and street["gallery_size"] == 4
+    # red (tops, loose) and blue (trousers, full) queries have two true matches each; green tops has none
+    assert street["fine_recall"]["@20"] == pytest.approx(100 * 4 / 6)
+    assert street["coarse_recall"]["@20"] == pytest.approx(100.0)
+    dataset = result["provenance"]["dataset"]
+    assert dataset["releases"] == ["v20250101", "v20251201"] and "(published layout)" in str(dataset)
+    again = lookbench.evaluate("raw-pixels", data=snapshot, distractors=False, cache_dir=tmp_path / "cache", quiet=True).to_dict()
+    assert again["provenance"]["dataset"]["revision"] == dataset["revision"]  # converted once, same folder reused
+    assert again["provenance"]["counts"]["forward_images"] == 0
