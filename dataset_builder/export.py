@@ -117,6 +117,7 @@ def build_release(
     input_path=None,
     release: str | None = None,
     scale: float = 1.0,
+    noise_scale: float = 1.0,
     seed: int = 0,
     skip_invalid: bool = False,
     taxonomy=None,
@@ -132,7 +133,7 @@ def build_release(
             from .mini import generate_raw_release, write_taxonomy
 
             input_path = tmp / "raw"
-            generate_raw_release(input_path, scale=scale, seed=seed, split="test")
+            generate_raw_release(input_path, scale=scale, seed=seed, split="test", noise_scale=noise_scale)
             if train_out is not None:
                 generate_raw_release(input_path, scale=scale, seed=seed, split="train")
             taxonomy = taxonomy or write_taxonomy(tmp / "taxonomy.json")
@@ -180,7 +181,7 @@ def build_release(
                 "releases": summary.releases,
                 "first_timestamp": min(s.as_py() for s in stamps).isoformat() if stamps else "-",
                 "last_timestamp": max(s.as_py() for s in stamps).isoformat() if stamps else "-",
-                "build_command": _command(source, input_path if source != "mini" else None, release, scale, seed),
+                "build_command": _command(source, input_path if source != "mini" else None, release, scale, noise_scale, seed),
                 "lookbench_version": lookbench.__version__,
                 "data_source": SOURCES[source],
                 "dataset_path": out.name,
@@ -217,14 +218,14 @@ def _build_train(input_path: Path, train_out: Path, cache: Path, config_kwargs: 
     return len(dataset)
 
 
-def _command(source, input_path, release, scale, seed) -> str:
+def _command(source, input_path, release, scale, noise_scale, seed) -> str:
     parts = ["lookbench build", f"--source {source}"]
     if input_path:
         parts.append(f"--input {input_path}")
     if release:
         parts.append(f"--release {release}")
     if source == "mini":
-        parts += [f"--scale {scale:g}", f"--seed {seed}"]
+        parts += [f"--scale {scale:g}"] + ([f"--noise-scale {noise_scale:g}"] if noise_scale != 1 else []) + [f"--seed {seed}"]
     return " ".join(parts + ["--out <DIR>"])
 
 

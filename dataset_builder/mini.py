@@ -692,8 +692,11 @@ def _pick_release(rng) -> tuple[str, dt.datetime]:
     return name, RELEASES[name]
 
 
-def _plan_test(seed: int, scale: float) -> dict[str, dict[str, list]]:
-    """Every task of the five test configs, in file order: {subset: {split: [task, ...]}}."""
+def _plan_test(seed: int, scale: float, noise_scale: float = 1.0) -> dict[str, dict[str, list]]:
+    """Every task of the five test configs, in file order: {subset: {split: [task, ...]}}.
+
+    Noise draws from its own seed stream, so ``noise_scale`` grows the distractors without changing a subset.
+    """
     plan = {}
     categories = list(TAXONOMY)
     for si, name in enumerate(TEST_SUBSETS):
@@ -724,7 +727,7 @@ def _plan_test(seed: int, scale: float) -> dict[str, dict[str, list]]:
         plan[name] = {"query": queries, "gallery": [gallery[i] for i in rng.permutation(len(gallery))]}
     rng = np.random.default_rng([seed, _STREAM["test"], len(TEST_SUBSETS)])
     ids, noise = _Ids(PREFIX[NOISE]), []
-    for _ in range(_count(NOISE_ROWS, scale)):
+    for _ in range(_count(NOISE_ROWS, scale * noise_scale)):
         release, snapshot = _pick_release(rng)
         item = _new_item(rng, ids, categories[int(rng.integers(len(categories)))], pool="noise")
         style = "studio" if rng.uniform() < 0.4 else "flat"
@@ -787,21 +790,26 @@ def _execute(jobs: list, workers: int) -> list[list[dict]]:
         return list(pool.map(_run, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
 
 
-def generate_raw_release(out_dir, *, scale: float = 1.0, seed: int = 0, split: str = "test", workers: int | None = None) -> dict:
+def generate_raw_release(
+    out_dir, *, scale: float = 1.0, seed: int = 0, split: str = "test", workers: int | None = None, noise_scale: float = 1.0
+) -> dict:
     """Write LookBench-Mini as a raw release folder (DESIGN §4) and return {config: {split: rows}}.
 
     ``split="test"`` writes the four test subsets (query + gallery) and ``noise`` (gallery);
     ``split="train"`` writes ``train/train.jsonl`` + images, disjoint from the test configs (other id prefix,
     other seed stream). Same arguments → byte-identical files; ``workers`` only changes the speed.
+    ``noise_scale`` multiplies the noise gallery on top of ``scale`` (about 13 gives the published release's
+    noise : subset proportions, 58,275 distractors to 11,124 query + gallery rows).
     """
     if split not in _STREAM:
         raise ValueError(f"split must be 'test' or 'train', got {split!r}")
-    if not (isinstance(scale, (int, float)) and scale > 0 and math.isfinite(scale)):
-        raise ValueError(f"scale must be a positive number, got {scale!r}")
+    for name, value in (("scale", scale), ("noise_scale", noise_scale)):
+        if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     out = Path(out_dir)
-    plan = _plan_test(int(seed), float(scale)) if split == "test" else _plan_train(int(seed), float(scale))
+    plan = _plan_test(int(seed), float(scale), float(noise_scale)) if split == "test" else _plan_train(int(seed), float(scale))
     for config in plan:
         folder = out / config
         if folder.exists() and any(folder.iterdir()):

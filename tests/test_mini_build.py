@@ -57,3 +57,16 @@ def test_ensure_default_mini_builds_once_under_hf_home(tmp_path, monkeypatch):
     stamp = (target / "README.md").stat().st_mtime_ns
     assert ensure_default_mini() == target and (target / "README.md").stat().st_mtime_ns == stamp
     assert [p.name for p in target.parent.iterdir()] == ["lookbench"]  # no staging folder left behind
+
+
+def test_noise_scale_grows_only_the_distractors(tmp_path):
+    from lookbench.dataset_builder.mini import generate_raw_release
+
+    base = generate_raw_release(tmp_path / "a", scale=0.05, seed=1, workers=1)
+    grown = generate_raw_release(tmp_path / "b", scale=0.05, seed=1, workers=1, noise_scale=4)
+    assert grown["noise"]["gallery"] == 4 * base["noise"]["gallery"]
+    for config in ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook"):
+        for split in ("query", "gallery"):
+            assert (tmp_path / "a" / config / f"{split}.jsonl").read_bytes() == (tmp_path / "b" / config / f"{split}.jsonl").read_bytes()
+    with pytest.raises(ValueError, match="noise_scale must be a positive number, got 0"):
+        generate_raw_release(tmp_path / "c", scale=0.05, noise_scale=0)

@@ -15,6 +15,8 @@ def register(sub) -> None:
     build.add_argument("--out", type=Path, required=True, help="dataset folder to write (load it with datasets.load_dataset)")
     build.add_argument("--release", help="snapshot name for rows that carry none, e.g. v20251201")
     build.add_argument("--scale", type=float, default=1.0, help="LookBench-Mini size multiplier (about 80 = the published ≈60k corpus per subset)")
+    build.add_argument("--noise-scale", type=float, default=1.0,
+                       help="LookBench-Mini: multiply the noise gallery on top of --scale (about 13 = the published noise proportion)")
     build.add_argument("--seed", type=int, default=0, help="LookBench-Mini seed")
     build.add_argument("--subsets", nargs="+", help="only these subsets (paper names or aliases)")
     build.add_argument("--taxonomy", type=Path, help="JSON taxonomy (category -> attribute -> values) to validate against")
@@ -31,7 +33,7 @@ def run_build(args) -> int:
     from lookbench.dataset_builder import build_release
 
     summary = build_release(
-        args.source, args.out, input_path=args.input, release=args.release, scale=args.scale, seed=args.seed,
+        args.source, args.out, input_path=args.input, release=args.release, scale=args.scale, noise_scale=args.noise_scale, seed=args.seed,
         skip_invalid=args.skip_invalid, taxonomy=args.taxonomy, subsets=args.subsets, train_out=args.train_out,
     )
     print("\n".join(summary.lines()))
