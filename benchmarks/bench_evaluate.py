@@ -1,6 +1,6 @@
 """Evaluation-engine benchmarks P1–P5 (issue 5), each a ratio of times measured side by side in this one run.
 
-    python benchmarks/bench_evaluate.py --scale 2 --model efficientnet-lite0
+    python benchmarks/bench_evaluate.py --scale 0.25 --noise-scale 13 --model efficientnet-lite0
 
 P1 cold evaluate ÷ pure forward time of the same model on the same unique images (already preprocessed)
 P2 forward passes ÷ images in all query+gallery rows of the naive per-subset layout (here, and analytically on
@@ -36,13 +36,13 @@ from lookbench.engine import KS, SubsetTask, load_benchmark, score_subsets  # no
 from lookbench.schema import SUBSETS, TEST_SUBSETS  # noqa: E402
 
 
-def build_mini(scale: float) -> Path:
+def build_mini(scale: float, noise_scale: float) -> Path:
     from huggingface_hub.constants import HF_HOME
     from lookbench.dataset_builder import build_release
 
-    out = Path(HF_HOME) / "lookbench" / "bench" / f"mini-scale{scale:g}"
+    out = Path(HF_HOME) / "lookbench" / "bench" / f"mini-scale{scale:g}-noise{noise_scale:g}"
     if not (out / "README.md").is_file():
-        build_release("mini", out, scale=scale)
+        build_release("mini", out, scale=scale, noise_scale=noise_scale)
     return out
 
 
@@ -106,12 +106,14 @@ def p4_search(seed: int = 0) -> tuple[float, int]:
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=2.0)
+    parser.add_argument("--noise-scale", type=float, default=1.0,
+                        help="grow the noise gallery alone; about 13 gives the published noise : subset proportions")
     parser.add_argument("--model", default="efficientnet-lite0")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--skip-naive", action="store_true")
     args = parser.parse_args()
 
-    data = build_mini(args.scale)
+    data = build_mini(args.scale, args.noise_scale)
     bench = load_benchmark(data)  # prepares the datasets Arrow cache for both harnesses
     rows_naive = sum(len(s["query"]) + len(s["gallery"]) + len(bench.noise) for s in bench.subsets.values())
 
@@ -128,7 +130,7 @@ def main():
     noise = SUBSETS["noise"].published_gallery
     p2_published = (published + noise) / (published + len(TEST_SUBSETS) * noise)
 
-    print(f"data: LookBench-Mini --scale {args.scale:g} ({n_unique} unique images, {rows_naive} naive per-subset rows); "
+    print(f"data: LookBench-Mini --scale {args.scale:g} --noise-scale {args.noise_scale:g} ({n_unique} unique images, {rows_naive} naive per-subset rows); "
           f"model {args.model}; batch {args.batch_size}; torch threads {__import__('torch').get_num_threads()}")
     print(f"P1 cold evaluate / pure forward      = {t_cold:.1f} s / {t_fwd:.1f} s = {t_cold / t_fwd:.3f}   (target <= 1.15)")
     print(f"P2 forward passes / naive rows        = {forwards} / {rows_naive} = {forwards / rows_naive:.3f}; "
