@@ -153,6 +153,8 @@ def test_converter_reproduces_dinov3_embeddings_from_safetensors_and_pt(tmp_path
         convert_main(["--checkpoint", str(tmp_path / source), "--output", str(out), "--config", str(tmp_path / "tiny.json")])
         assert sorted(p.name for p in out.glob("*.safetensors")) == ["model.safetensors"]
         assert not list(out.glob("*.bin")) and (out / "preprocessor_config.json").exists()
+        card = (out / "README.md").read_text()
+        assert "license: other" in card and "license_name: dinov3-license" in card and f"Converted from `{source}`" in card
         model = GrLiteModel.from_pretrained(out).eval()
         with torch.no_grad():
             torch.testing.assert_close(model(pixel_values=x).image_embeds, expected, atol=1e-6, rtol=1e-5)

@@ -103,7 +103,31 @@ def convert(
     output = Path(output)
     model.save_pretrained(output)
     processor_for(config).save_pretrained(output)
+    write_converted_card(output, Path(checkpoint).name)
     return model
+
+
+DINOV3_LICENSE = "https://ai.meta.com/resources/models-and-libraries/dinov3-license/"
+
+
+def write_converted_card(output: Path, checkpoint_name: str) -> None:
+    """GR-Lite weights derive from DINOv3: the converted folder carries the DINOv3 licence, not Apache-2.0."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    data = ModelCardData(
+        library_name="transformers", pipeline_tag="image-feature-extraction", license="other",
+        license_name="dinov3-license", license_link=DINOV3_LICENSE, base_model="facebook/dinov3-vitl16-pretrain-lvd1689m",
+        tags=["fashion", "image-retrieval", "dinov3", "lookbench"],
+    )
+    body = (
+        "# GR-Lite (converted)\n\nGR-Lite, the open fashion-retrieval encoder of LookBench (Gao et al., 2026, "
+        "arXiv:2601.14706): DINOv3 ViT-L/16 fine-tuned with an attribute-supervised ArcFace loss; embedding = "
+        f"L2-normalised CLS token. Converted from `{checkpoint_name}` by `convert_gr_lite_checkpoint.py` "
+        "(published `layer.N.*` keys renamed to `DINOv3ViTModel`'s `model.layer.N.*`).\n\n## Licence\n\n"
+        "The weights are a derivative of Meta's DINOv3 and are distributed under the "
+        f"[DINOv3 License]({DINOV3_LICENSE}); the code that loads them is Apache-2.0.\n"
+    )
+    ModelCard(f"---\n{data.to_yaml()}\n---\n\n{body}").save(output / "README.md")
 
 
 def main(argv: list[str] | None = None) -> None:
