@@ -366,3 +366,21 @@ def test_training_two_cpu_processes_with_accelerate_launch(tmp_path, train_folde
     summary = json.loads((tmp_path / "run2" / "model" / "training_summary.json").read_text())
     assert summary["samples_per_rank_this_session"] == [24 * 8, 24 * 8]  # both ranks ran every step on half batches
     assert (tmp_path / "run2" / "model" / "model.safetensors").exists()
+
+
+def test_build_labels_gives_arcface_classes_and_per_attribute_targets():
+    from lookbench.models.gr_lite.train_gr_lite import build_labels
+
+    rows = {
+        "image": [None] * 3,
+        "category": ["tops", "shoes", "tops"],
+        "attributes": [
+            [{"name": "color", "value": "red"}, {"name": "sleeve", "value": "long"}],
+            [{"name": "color", "value": "blue"}],
+            [{"name": "sleeve", "value": "long"}, {"name": "color", "value": "red"}],
+        ],
+    }
+    labels, classes, facets, vocab = build_labels(datasets.Dataset.from_dict(rows))
+    assert classes == ["shoes|color=blue", "tops|color=red;sleeve=long"] and labels == [1, 0, 1]
+    assert vocab == {"category": ["shoes", "tops"], "color": ["blue", "red"], "sleeve": ["long"]}
+    assert facets.tolist() == [[1, 1, 0], [0, 0, -100], [1, 1, 0]]

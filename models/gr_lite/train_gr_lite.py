@@ -48,20 +48,30 @@ def class_key(category: str, attributes: list[dict]) -> str:
     return category + "|" + ";".join(pairs)
 
 
-def build_labels(ds: datasets.Dataset) -> tuple[list[int], list[str]]:
-    """Integer label per row and the sorted class names, reading only the annotation columns."""
+def build_labels(ds: datasets.Dataset) -> tuple[list[int], list[str], np.ndarray, dict[str, list[str]]]:
+    """Labels read from the annotation columns only.
+
+    Returns the ArcFace class per row and the sorted class names, plus the attribute supervision: a
+    (rows × heads) matrix holding, for the category and for every attribute name, the row's value index
+    (-100 where the row's category has no such attribute) and each head's sorted values.
+    """
     missing = {"category", "attributes", "image"} - set(ds.column_names)
     if missing:
         raise ValueError(f"Train data lacks the LookBench column(s) {sorted(missing)}; it has {ds.column_names}.")
     annotations = ds.select_columns(["category", "attributes"])
-    keys = []
+    keys, facets = [], []
     for i, row in enumerate(annotations):
         if not row["category"]:
             raise ValueError(f"Train row {i} has an empty category.")
-        keys.append(class_key(row["category"], row["attributes"] or []))
+        attributes = row["attributes"] or []
+        keys.append(class_key(row["category"], attributes))
+        facets.append({"category": row["category"], **{a["name"]: a["value"] for a in attributes}})
     classes = sorted(set(keys))
     index = {k: i for i, k in enumerate(classes)}
-    return [index[k] for k in keys], classes
+    vocab = {name: sorted({f[name] for f in facets if name in f}) for name in sorted({n for f in facets for n in f})}
+    lookup = {name: {v: j for j, v in enumerate(values)} for name, values in vocab.items()}
+    facet_labels = np.array([[lookup[n].get(f.get(n), -100) for n in vocab] for f in facets], dtype=np.int64)
+    return [index[k] for k in keys], classes, facet_labels, vocab
 
 
 class Augment:
@@ -94,8 +104,10 @@ class TrainImages(torch.utils.data.Dataset):
     how far a data loader prefetched, so a resumed run sees exactly the images the uninterrupted run would.
     """
 
-    def __init__(self, ds: datasets.Dataset, labels: list[int], processor: GrLiteImageProcessor, augment: Augment, seed: int):
+    def __init__(self, ds: datasets.Dataset, labels: list[int], facet_labels: np.ndarray, processor: GrLiteImageProcessor,
+                 augment: Augment, seed: int):
         self.ds, self.labels, self.processor, self.augment = ds.select_columns(["image"]), labels, processor, augment
+        self.facet_labels = torch.from_numpy(facet_labels)
         self.seed, self.epoch = seed, 0
 
     def __len__(self) -> int:
@@ -104,7 +116,7 @@ class TrainImages(torch.utils.data.Dataset):
     def __getitem__(self, i: int):
         image = self.augment(self.ds[i]["image"], random.Random(f"{self.seed}/{self.epoch}/{i}"))
         pixels = self.processor(image, return_tensors="pt")["pixel_values"][0]
-        return pixels, self.labels[i]
+        return pixels, self.labels[i], self.facet_labels[i]
 
 
 class ArcFaceHead(nn.Module):
@@ -126,15 +138,41 @@ class ArcFaceHead(nn.Module):
         return F.cross_entropy(logits, labels)
 
 
-class MetricLearner(nn.Module):
-    """Model + ArcFace head as one module, so DDP synchronises both."""
+class AttributeHeads(nn.Module):
+    """One cosine classifier per facet (category, colour, pattern, sleeve …) on the embedding.
 
-    def __init__(self, model: GrLiteModel, head: ArcFaceHead):
+    Each attribute is supervised on its own, so the embedding separates every attribute the strict Fine Recall
+    checks, even for (category, attribute set) classes with few images.
+    """
+
+    def __init__(self, dim: int, sizes: list[int], scale: float):
         super().__init__()
-        self.model, self.head = model, head
+        self.heads = nn.ModuleList(nn.Linear(dim, n, bias=False) for n in sizes)
+        self.scale = scale
 
-    def forward(self, pixel_values: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        return self.head(self.model(pixel_values=pixel_values).image_embeds, labels)
+    def forward(self, embeds: torch.Tensor, facet_labels: torch.Tensor) -> torch.Tensor:
+        unit = F.normalize(embeds.float(), dim=-1)
+        losses = []
+        for j, head in enumerate(self.heads):  # every head stays in the graph (DDP), even with no labelled row here
+            target = facet_labels[:, j]
+            logits = self.scale * F.linear(unit, F.normalize(head.weight.float(), dim=-1))
+            losses.append(F.cross_entropy(logits, target, ignore_index=-100, reduction="sum") / (target >= 0).sum().clamp(min=1))
+        return torch.stack(losses).mean()
+
+
+class MetricLearner(nn.Module):
+    """Model + ArcFace head (+ attribute heads) as one module, so DDP synchronises all of them."""
+
+    def __init__(self, model: GrLiteModel, head: ArcFaceHead, attribute_heads: AttributeHeads | None, attribute_weight: float):
+        super().__init__()
+        self.model, self.head, self.attribute_heads, self.attribute_weight = model, head, attribute_heads, attribute_weight
+
+    def forward(self, pixel_values: torch.Tensor, labels: torch.Tensor, facet_labels: torch.Tensor) -> torch.Tensor:
+        embeds = self.model(pixel_values=pixel_values).image_embeds
+        loss = self.head(embeds, labels)
+        if self.attribute_heads is not None:
+            loss = loss + self.attribute_weight * self.attribute_heads(embeds, facet_labels)
+        return loss
 
 
 def load_train_split(data: str, config_name: str | None, split: str) -> datasets.Dataset:
@@ -165,6 +203,8 @@ def write_card(folder: Path, facts: dict) -> None:
         f"{facts['num_classes']} ArcFace classes (category × full attribute set)",
         f"- Init: {facts['init']}; {facts['steps']} steps of global batch {facts['batch_size']} "
         f"({facts['epochs']:.1f} epochs), AdamW lr {facts['lr']}, ArcFace s={facts['arcface_scale']} m={facts['arcface_margin']}",
+        f"- Attribute heads (weight {facts['attribute_weight']}): "
+        + ", ".join(f"{n} ({k} values)" for n, k in facts["attribute_heads"].items()),
         f"- Wall time: {facts['train_seconds'] / 60:.1f} min on {facts['device']}; final loss {facts['final_loss']:.4f} "
         f"(first logged {facts['first_loss']:.4f})",
         "<!-- training:end -->",
@@ -192,6 +232,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup-steps", type=int, default=50)
     p.add_argument("--arcface-scale", type=float, default=30.0)
     p.add_argument("--arcface-margin", type=float, default=0.2)
+    p.add_argument("--attribute-weight", type=float, default=1.0,
+                   help="weight of the per-attribute (and category) cosine-softmax heads beside ArcFace; 0 = ArcFace only")
     p.add_argument("--save-every", type=int, default=200, help="checkpoint every N steps (and at the end)")
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--resume", help="checkpoint folder, or 'latest' for the newest in OUT/checkpoints")
@@ -213,7 +255,7 @@ def main(argv: list[str] | None = None) -> Path:
     checkpoint_dir = out / "checkpoints"
 
     ds = load_train_split(args.data, args.data_config, args.split)
-    labels, classes = build_labels(ds)
+    labels, classes, facet_labels, vocab = build_labels(ds)
     if args.init:
         model = GrLiteModel.from_pretrained(args.init)
         if args.image_size:
@@ -224,9 +266,16 @@ def main(argv: list[str] | None = None) -> Path:
     # the mask token only serves masked-image pre-training; freezing it keeps DDP from waiting for its gradient
     model.backbone.embeddings.mask_token.requires_grad_(False)
     processor = processor_for(model.config)
-    learner = MetricLearner(model, ArcFaceHead(model.config.embedding_dim, len(classes), args.arcface_scale, args.arcface_margin))
+    attribute_heads = (
+        AttributeHeads(model.config.embedding_dim, [len(v) for v in vocab.values()], args.arcface_scale)
+        if args.attribute_weight > 0 else None
+    )
+    learner = MetricLearner(
+        model, ArcFaceHead(model.config.embedding_dim, len(classes), args.arcface_scale, args.arcface_margin),
+        attribute_heads, args.attribute_weight,
+    )
 
-    train_images = TrainImages(ds, labels, processor, Augment(), args.seed)
+    train_images = TrainImages(ds, labels, facet_labels, processor, Augment(), args.seed)
     loader = torch.utils.data.DataLoader(train_images, batch_size=args.batch_size // world, shuffle=True, drop_last=True)
     if len(loader) == 0:
         raise ValueError(f"{len(ds)} training images are fewer than one batch of {args.batch_size}.")
@@ -283,11 +332,11 @@ def main(argv: list[str] | None = None) -> Path:
         loader.set_epoch(epoch)
         train_images.epoch = epoch
         batches = accelerator.skip_first_batches(loader, skip) if skip else loader
-        for pixel_values, batch_labels in batches:
+        for pixel_values, batch_labels, batch_facets in batches:
             # the model's own randomness (DINOv3's RoPE coordinate jitter) depends only on (seed, step, rank), so
             # a resumed run does not depend on how many RNG draws re-creating the data loader took
             torch.manual_seed(args.seed * 1_000_003 + step * world + accelerator.process_index)
-            loss = learner(pixel_values, batch_labels)
+            loss = learner(pixel_values, batch_labels, batch_facets)
             accelerator.backward(loss)
             optimizer.step()
             scheduler.step()
@@ -330,6 +379,7 @@ def main(argv: list[str] | None = None) -> Path:
             "num_classes": len(classes), "init": args.init or f"random {args.preset}", "steps": step,
             "batch_size": args.batch_size, "epochs": step / steps_per_epoch, "lr": args.lr,
             "arcface_scale": args.arcface_scale, "arcface_margin": args.arcface_margin,
+            "attribute_weight": args.attribute_weight, "attribute_heads": {n: len(v) for n, v in vocab.items()},
             "train_seconds": train_seconds, "device": f"{accelerator.device} ({torch.get_num_threads()} threads/process)",
             "final_loss": last_loss, "first_loss": first_loss if first_loss is not None else float("nan"),
             "samples_per_rank_this_session": per_rank,
