@@ -21,17 +21,7 @@ _GR_LITE_BACKBONE = dict(
 
 # gr-lite-mini: the same architecture at ViT-Tiny width, 6 layers (2.8M parameters, 64 patches at 128 px), sized so
 # the attribute-supervised recipe trains it in ~20 minutes on a 2-core CPU.
-_GR_LITE_MINI_BACKBONE = dict(
-    patch_size=16,
-    hidden_size=192,
-    intermediate_size=768,
-    num_hidden_layers=6,
-    num_attention_heads=3,
-    num_register_tokens=4,
-    layerscale_value=1.0,
-    rope_theta=100.0,
-    key_bias=False,
-)
+_GR_LITE_MINI_BACKBONE = dict(_GR_LITE_BACKBONE, hidden_size=192, intermediate_size=768, num_hidden_layers=6, num_attention_heads=3)
 
 PRESETS: dict[str, dict] = {
     "gr-lite": {"vision_config": _GR_LITE_BACKBONE, "image_size": 336},
