@@ -19,8 +19,8 @@ from typing import Callable
 import numpy as np
 from PIL import Image
 
-# The model `lookbench evaluate` uses when none is given. Flip to "gr-lite-mini" once its weights are committed.
-DEFAULT_MODEL = "efficientnet-lite0"
+# The model `lookbench evaluate` uses when none is given: GR-Lite-mini, trained and committed under models/gr_lite.
+DEFAULT_MODEL = "gr-lite-mini"
 
 PRECISIONS = ("fp32", "bf16")
 
@@ -332,7 +332,8 @@ REGISTRY: dict[str, EncoderSpec] = {
         EncoderSpec(
             "gr-lite-mini",
             "GR-Lite-mini: small DINOv3 ViT trained on LookBench-Mini train with the attribute-supervised ArcFace recipe",
-            0, 0, "DINOv3 (GrLiteImageProcessor)", "models/gr_lite/gr-lite-mini (committed)", "Apache-2.0",
+            192, 128, "RGB, resize 128x128 bilinear, ImageNet mean/std (GrLiteImageProcessor)",
+            "models/gr_lite/gr-lite-mini (committed)", "Apache-2.0",
             "models/gr_lite/gr-lite-mini/README.md",
             loader=lambda: TransformersEncoder(str(_gr_lite_mini_folder())),
             available=lambda: (_gr_lite_mini_folder() / "config.json").exists(),

@@ -1,0 +1,1 @@
+../configuration_gr_lite.py

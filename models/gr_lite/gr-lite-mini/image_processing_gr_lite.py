@@ -1,0 +1,1 @@
+../image_processing_gr_lite.py

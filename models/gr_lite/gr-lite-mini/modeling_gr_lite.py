@@ -1,0 +1,1 @@
+../modeling_gr_lite.py
