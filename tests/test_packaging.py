@@ -22,6 +22,8 @@ print(json.dumps({
     "datasets_is_hf": hasattr(datasets, "load_dataset") and hasattr(datasets, "GeneratorBasedBuilder"),
     "card_template": (Path(lookbench.__file__).parent / "dataset_builder" / "dataset_card_template.md").is_file(),
     "metric_card": (Path(lookbench.__file__).parent / "metric" / "fine_recall" / "README.md").is_file(),
+    "taxonomy": (Path(lookbench.__file__).parent / "dataset_builder" / "mini_taxonomy.json").is_file(),
+    "gr_lite_mini": sorted(p.name for p in (Path(lookbench.__file__).parent / "models" / "gr_lite" / "gr-lite-mini").iterdir()),
 }))
 """
 
@@ -44,6 +46,17 @@ def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path):
     assert out["top_level"] == {"models": False, "metric": False, "space": False, "dataset_builder": False, "upload_scripts": False}
     assert out["site_entries"] == []
     assert out["datasets_file"].endswith("site-packages/datasets/__init__.py") and out["datasets_is_hf"]
-    assert out["card_template"] and out["metric_card"]
-    cli = subprocess.run([str(venv / "bin" / "lookbench"), "--help"], capture_output=True, text=True, env=env)
-    assert cli.returncode == 0 and "build" in cli.stdout
+    assert out["card_template"] and out["metric_card"] and out["taxonomy"]
+    assert out["gr_lite_mini"] == [
+        "README.md", "config.json", "configuration_gr_lite.py", "image_processing_gr_lite.py", "model.safetensors",
+        "modeling_gr_lite.py", "preprocessor_config.json", "training_summary.json"]
+    # the README's main job, from the installed wheel: build LookBench-Mini, evaluate the default model
+    env.update({"HF_HOME": str(tmp_path / "hf_home"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"})
+    cli = subprocess.run([str(venv / "bin" / "lookbench"), "evaluate", "--quiet", "--output", str(tmp_path / "results")],
+                         cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    assert "LookBench — model gr-lite-mini, strict mode" in cli.stdout
+    overall = next(line for line in cli.stdout.splitlines() if line.startswith("overall")).split()
+    assert overall[-1] == "282"  # LookBench-Mini's test queries
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert results["provenance"]["model"]["name"] == "gr-lite-mini"
