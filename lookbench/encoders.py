@@ -185,7 +185,7 @@ class EfficientNetLite0Encoder(TorchEncoder):
 class TransformersEncoder(TorchEncoder):
     """Any transformers image model: get_image_features, else pooler_output, else the CLS token."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, name: str | None = None):
         from transformers import AutoConfig, AutoImageProcessor
 
         import lookbench  # noqa: F401  registers GR-Lite with the Auto classes
@@ -197,7 +197,7 @@ class TransformersEncoder(TorchEncoder):
             config = AutoConfig.from_pretrained(folder)
         except (OSError, ValueError, KeyError) as err:
             raise EncoderError(f"Cannot load transformers image model {source!r}: {err}") from err
-        self.name = source if revision is None else f"{source}@{revision[:12]}"
+        self.name = name or (source if revision is None else f"{source}@{revision[:12]}")
         weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
         if not weights:
             raise EncoderError(f"Model {source!r} has no *.safetensors or *.bin weights in {folder}")
@@ -335,7 +335,7 @@ REGISTRY: dict[str, EncoderSpec] = {
             192, 128, "RGB, resize 128x128 bilinear, ImageNet mean/std (GrLiteImageProcessor)",
             "models/gr_lite/gr-lite-mini (committed)", "Apache-2.0",
             "models/gr_lite/gr-lite-mini/README.md",
-            loader=lambda: TransformersEncoder(str(_gr_lite_mini_folder())),
+            loader=lambda: TransformersEncoder(str(_gr_lite_mini_folder()), name="gr-lite-mini"),
             available=lambda: (_gr_lite_mini_folder() / "config.json").exists(),
         ),
         EncoderSpec(

@@ -23,7 +23,7 @@ print(json.dumps({
     "card_template": (Path(lookbench.__file__).parent / "dataset_builder" / "dataset_card_template.md").is_file(),
     "metric_card": (Path(lookbench.__file__).parent / "metric" / "fine_recall" / "README.md").is_file(),
     "taxonomy": (Path(lookbench.__file__).parent / "dataset_builder" / "mini_taxonomy.json").is_file(),
-    "gr_lite_mini": sorted(p.name for p in (Path(lookbench.__file__).parent / "models" / "gr_lite" / "gr-lite-mini").iterdir()),
+    "gr_lite_mini": sorted(p.name for p in (Path(lookbench.__file__).parent / "models" / "gr_lite" / "gr-lite-mini").iterdir() if p.name != "__pycache__"),
 }))
 """
 
