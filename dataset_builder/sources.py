@@ -15,6 +15,7 @@ from typing import Iterator
 
 import pyarrow.parquet as pq
 
+from lookbench.filtering import to_utc
 from lookbench.schema import SUBSETS
 
 TRAIN = "train"
@@ -23,17 +24,6 @@ RELEASE_PATTERN = re.compile(r"^v(\d{8})$")
 
 class SourceError(ValueError):
     """A release folder that cannot be read at all (as opposed to individual bad rows)."""
-
-
-def parse_timestamp(value) -> dt.datetime:
-    """ISO 8601 text or a datetime; naive means UTC (DESIGN §4)."""
-    if isinstance(value, dt.datetime):
-        stamp = value
-    else:
-        stamp = dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-    if stamp.tzinfo is None:
-        return stamp.replace(tzinfo=dt.timezone.utc)
-    return stamp.astimezone(dt.timezone.utc)
 
 
 def _split_pair(text: str) -> tuple[str, str]:
@@ -120,7 +110,7 @@ class RawSource:
             row["attributes"] = None
             row["_errors"].append(f"unparseable attributes: {err}")
         try:
-            row["timestamp"] = None if record.get("timestamp") in (None, "") else parse_timestamp(record["timestamp"])
+            row["timestamp"] = None if record.get("timestamp") in (None, "") else to_utc(str(record["timestamp"]))
         except ValueError:
             row["timestamp"] = None
             row["_errors"].append(f"bad timestamp {record['timestamp']!r} (expected ISO 8601)")

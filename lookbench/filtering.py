@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 
 def to_utc(cutoff) -> dt.datetime:
-    """Parse a date/datetime/ISO string; naive values are taken as UTC."""
+    """Parse a date/datetime/ISO string (a cutoff, a raw release's timestamp); naive values are taken as UTC."""
     if isinstance(cutoff, str):
         try:
             cutoff = dt.datetime.fromisoformat(cutoff.strip().replace("Z", "+00:00"))
