@@ -1,7 +1,6 @@
 """``lookbench evaluate`` and ``lookbench models``."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 
@@ -32,37 +31,22 @@ def register(sub) -> None:
     models.set_defaults(run=run_models)
 
 
-def _one_line(err: BaseException) -> str:
-    return " ".join(str(err).split()) or type(err).__name__
-
-
 def run_evaluate(args) -> int:
-    """Run the engine; every failure becomes one clear line (set LOOKBENCH_DEBUG=1 for the traceback)."""
+    """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
     from lookbench.engine import evaluate
 
-    try:
-        result = evaluate(
-            args.model, data=args.data, subsets=args.subsets, cutoff=args.cutoff, distractors=args.distractors,
-            mode=args.mode, batch_size=args.batch_size, precision=args.precision, device=args.device, index=args.index,
-            cache_dir=args.cache_dir, use_cache=args.use_cache, skip_invalid=args.skip_invalid, workers=args.workers,
-            quiet=args.quiet, output_dir=args.output,
-        )
-    except (ValueError, OSError, KeyboardInterrupt):
-        raise  # the CLI prints these as one line
-    except Exception as err:  # torch/transformers/faiss failures: still one line for the user
-        if os.environ.get("LOOKBENCH_DEBUG") == "1":
-            raise
-        raise RuntimeErrorAsValue(f"{type(err).__name__}: {_one_line(err)}") from err
+    result = evaluate(
+        args.model, data=args.data, subsets=args.subsets, cutoff=args.cutoff, distractors=args.distractors,
+        mode=args.mode, batch_size=args.batch_size, precision=args.precision, device=args.device, index=args.index,
+        cache_dir=args.cache_dir, use_cache=args.use_cache, skip_invalid=args.skip_invalid, workers=args.workers,
+        quiet=args.quiet, output_dir=args.output,
+    )
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
     print(result.table())
     if args.output:
         print(f"results: {args.output / 'results.json'}; plots: {args.output}")
     return 0
-
-
-class RuntimeErrorAsValue(ValueError):
-    """An unexpected failure inside a library, shown to the user as one line like any input error."""
 
 
 def run_models(args) -> int:
