@@ -86,10 +86,11 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _write_card(out: Path, infos: dict, layout: dict, default: str, card_vars: dict, total_rows: int, license_id: str):
+def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, default: str | None = None) -> DatasetCardData:
+    """The card's YAML through datasets' own writers: ``configs:`` (data files per split) and ``dataset_info``."""
     card_data = DatasetCardData(
-        license=license_id,
-        pretty_name=card_vars["pretty_name"],
+        license="apache-2.0",
+        pretty_name=pretty_name,
         task_categories=["image-feature-extraction"],
         tags=["fashion", "image-retrieval", "benchmark", "lookbench"],
         size_categories=[_size_category(total_rows)],
@@ -99,15 +100,13 @@ def _write_card(out: Path, infos: dict, layout: dict, default: str, card_vars: d
          for name, files in layout.items()}
     ).to_dataset_card_data(card_data)
     DatasetInfosDict(infos).to_dataset_card_data(card_data)
-    card = DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars)
-    card.save(out / "README.md")
+    return card_data
 
 
 def _validation_summary(report: ValidationReport) -> str:
     if not report.problems and not report.warnings:
         return "Every row passed validation (images decode fully, required fields, bounding boxes, duplicates, timestamps, taxonomy)."
-    text = f"{len(report.problems)} invalid row(s) were left out and {len(report.warnings)} warning(s) raised; see `{REPORT_NAME}`."
-    return text
+    return f"{len(report.problems)} invalid row(s) were left out and {len(report.warnings)} warning(s) raised; see `{REPORT_NAME}`."
 
 
 def build_release(
@@ -169,27 +168,25 @@ def build_release(
             infos[config] = builder.info
         summary.releases = sorted(releases)
         total = sum(n for splits in summary.rows.values() for n in splits.values())
-        _write_card(
-            out, infos, layout, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0],
-            {
-                "pretty_name": "LookBench-Mini" if source == "mini" else "LookBench",
-                "summary": SOURCES[source],
-                "subsets": [
-                    {**vars(SUBSETS[c]), "query": summary.rows[c].get("query", "—"), "gallery": summary.rows[c]["gallery"]}
-                    for c in configs
-                ],
-                "releases": summary.releases,
-                "first_timestamp": min(s.as_py() for s in stamps).isoformat() if stamps else "-",
-                "last_timestamp": max(s.as_py() for s in stamps).isoformat() if stamps else "-",
-                "build_command": _command(source, input_path if source != "mini" else None, release, scale, noise_scale, seed),
-                "lookbench_version": lookbench.__version__,
-                "data_source": SOURCES[source],
-                "dataset_path": out.name,
-                "validation_summary": _validation_summary(summary.report),
-                "license_text": LICENCES[source],
-            },
-            total, "apache-2.0",
-        )
+        card_vars = {
+            "pretty_name": "LookBench-Mini" if source == "mini" else "LookBench",
+            "summary": SOURCES[source],
+            "subsets": [
+                {**vars(SUBSETS[c]), "query": summary.rows[c].get("query", "—"), "gallery": summary.rows[c]["gallery"]}
+                for c in configs
+            ],
+            "releases": summary.releases,
+            "first_timestamp": min(s.as_py() for s in stamps).isoformat() if stamps else "-",
+            "last_timestamp": max(s.as_py() for s in stamps).isoformat() if stamps else "-",
+            "build_command": _command(source, input_path if source != "mini" else None, release, scale, noise_scale, seed),
+            "lookbench_version": lookbench.__version__,
+            "data_source": SOURCES[source],
+            "dataset_path": out.name,
+            "validation_summary": _validation_summary(summary.report),
+            "license_text": LICENCES[source],
+        }
+        card_data = _card_data(card_vars["pretty_name"], total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0])
+        DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars).save(out / "README.md")
         summary.report.write(out / REPORT_NAME)
         if train_out is not None:
             summary.train_out = Path(train_out)
@@ -204,12 +201,10 @@ def _build_train(input_path: Path, train_out: Path, cache: Path, config_kwargs: 
     if target.exists():
         shutil.rmtree(target)
     write_parquet_shards(dataset, target, TRAIN)
-    card_data = DatasetCardData(license="apache-2.0", pretty_name="LookBench-Mini train", task_categories=["image-feature-extraction"],
-                                tags=["fashion", "lookbench"], size_categories=[_size_category(len(dataset))])
-    MetadataConfigs({"default": {"data_files": [{"split": TRAIN, "path": "data/train-*"}]}}).to_dataset_card_data(card_data)
-    DatasetInfosDict({"default": builder.info}).to_dataset_card_data(card_data)
+    pretty_name = "LookBench-Mini train" if source == "mini" else "LookBench train"
+    card_data = _card_data(pretty_name, len(dataset), {"default": {TRAIN: "data/train-*"}}, {"default": builder.info})
     body = (
-        f"# LookBench-Mini training set\n\n{TRAIN_DESCRIPTION} {len(dataset)} rows in the LookBench record schema, "
+        f"# {pretty_name}\n\n{TRAIN_DESCRIPTION} {len(dataset)} rows in the LookBench record schema, "
         f"from {SOURCES[source]}\n\nNo item id and no image content is shared with the test subsets; use it to train "
         "attribute-supervised encoders (e.g. `python -m lookbench.models.gr_lite.train_gr_lite`).\n"
     )
