@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lookbench.metric.fine_recall.fine_recall import FineRecall, combine_subsets, score_retrieval
+from lookbench.schema import FEATURES
 
 
 def attrs(**pairs):
@@ -114,15 +115,7 @@ def test_faiss_array_with_padding_equals_lists():
 
 def gallery_dataset(records):
     """A gallery with an image column whose bytes are not an image: decoding it would fail the test."""
-    features = datasets.Features(
-        {
-            "image": datasets.Image(),
-            "item_id": datasets.Value("string"),
-            "category": datasets.Value("string"),
-            "main_attribute": datasets.Value("string"),
-            "attributes": datasets.List({"name": datasets.Value("string"), "value": datasets.Value("string")}),
-        }
-    )
+    features = datasets.Features({k: FEATURES[k] for k in ("image", "item_id", "category", "main_attribute", "attributes")})
     rows = [
         {"image": {"bytes": b"not an image", "path": None}, "item_id": f"id{i}", "main_attribute": None, **r}
         for i, r in enumerate(records)
