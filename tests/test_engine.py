@@ -13,7 +13,7 @@ import pytest
 import lookbench
 from lookbench.cli import main
 from lookbench.encoders import EncoderError
-from lookbench.engine import EvaluationError, remove_self_matches
+from lookbench.engine import EvaluationError, remove_self_matches, reuse_freed_memory
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_engine_data import CountingEncoder, png, record, tiny_release, write_folder  # noqa: E402
@@ -183,6 +183,29 @@ def test_hnsw_is_labelled_approximate_and_no_distractors(data, tmp_path):
     assert result.provenance["search"].startswith("approximate") and "approximate" in result.table()
     assert result.provenance["distractors"] is False and result.subsets["RealStudioFlat"]["gallery_size"] == 7
     assert result.subsets["RealStudioFlat"]["self_matches_removed"] == 1  # the noise copy is gone
+
+
+BUFFER_BYTES = 3 * 2**19  # 1.5 MB: above glibc's mmap threshold, below a transparent huge page
+
+
+def _page_faults_of_big_buffers(n=20) -> int:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(n):
+        buffer = np.ones(BUFFER_BYTES // 8)  # every page written, like an activation tensor
+        del buffer
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+@pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="mallopt tuning is glibc-only")
+def test_encoding_reuses_freed_memory_and_restores_the_allocator():
+    pages = BUFFER_BYTES // os.sysconf("SC_PAGE_SIZE")
+    with reuse_freed_memory():
+        inside = _page_faults_of_big_buffers()
+    after = _page_faults_of_big_buffers()
+    assert inside <= 2 * pages  # the first buffer grows the heap once; the other 19 reuse it
+    assert after >= 10 * pages  # glibc's fixed defaults are back: each buffer is mapped and faulted in anew
 
 
 def test_remove_self_matches_keeps_rank_order():
