@@ -17,7 +17,7 @@ import os
 import platform
 import time
 from collections import Counter, deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -328,8 +328,14 @@ def _check_output(encoder: Encoder, out, n: int, labels: list, dim: int | None) 
 
 
 def encode_images(encoder: Encoder, sources: list[_Source], *, batch_size=32, workers=None, cache_dir=None,
-                  use_cache=True, skip_invalid=False, quiet=False, dist: _Dist | None = None):
-    """Embeddings (n_unique × d, raw model output) of every distinct image across ``sources``, by content hash."""
+                  use_cache=True, skip_invalid=False, quiet=False, dist: _Dist | None = None, overlap=None):
+    """Embeddings (n_unique × d, raw model output) of every distinct image across ``sources``, by content hash.
+
+    ``overlap`` (default: when the model runs on an accelerator) decodes the next batches while the forward pass
+    runs. On a CPU both compete for the same cores, and a decode thread that pre-empts one of torch's threads
+    stalls every other one at the next barrier, so there decoding alternates with the forward passes instead: a
+    window of batches decoded on every core, then their forward passes alone.
+    """
     from tqdm.auto import tqdm
 
     dist = dist or _Dist()
@@ -379,19 +385,27 @@ def encode_images(encoder: Encoder, sources: list[_Source], *, batch_size=32, wo
     dim = encoder.embed_dim if isinstance(encoder.embed_dim, int) and encoder.embed_dim > 0 else None
     bar = tqdm(total=len(missing), desc=f"encode {encoder.name}", unit="img", disable=quiet)
     workers = workers or max(1, (os.cpu_count() or 1) // dist.world)
+    if overlap is None:
+        overlap = not str(getattr(encoder, "device", "cpu")).startswith("cpu")
     try:
         with reuse_freed_memory(), ThreadPoolExecutor(workers, thread_name_prefix="lookbench-decode") as pool:
-            queue = deque()
+            queue: deque = deque()
             todo = iter(mine)
-            for b in todo:  # keep a bounded window of decoded batches in flight
-                queue.append((b, pool.submit(decode_batch, b)))
-                if len(queue) >= 2 * workers:
-                    break
-            while queue:
-                b, future = queue.popleft()
-                nxt = next(todo, None)
-                if nxt is not None:
+
+            def refill():  # a bounded window of batches being decoded
+                while len(queue) < 2 * workers and (nxt := next(todo, None)) is not None:
                     queue.append((nxt, pool.submit(decode_batch, nxt)))
+
+            while True:
+                if not queue:
+                    refill()
+                    if not queue:
+                        break
+                    if not overlap:  # decode the window on every core, then run its forward passes alone
+                        wait([f for _, f in queue])
+                b, future = queue.popleft()
+                if overlap:
+                    refill()
                 arrays, errors = future.result()
                 batch = batches[b]
                 bad = [(u, e) for u, e in zip(batch, errors) if e is not None]

@@ -1,5 +1,7 @@
 """Test-wide offline rules (DESIGN §6): no test may ever reach a hub, and caches stay inside the project."""
 import os
+import socket
+import sys
 from pathlib import Path
 
 OFFLINE_ENV = {
@@ -22,3 +24,14 @@ import pytest  # noqa: E402
 def fresh_datasets_cache(tmp_path_factory, monkeypatch):
     """Offline, datasets serves a cached copy of any earlier folder with the same name (DESIGN §6): give every test its own cache."""
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path_factory.mktemp("datasets-cache")))
+
+
+@pytest.fixture
+def accelerate_two_cpu_processes():
+    """The `accelerate launch` line for 2 CPU processes (gloo; run it with ACCELERATE_USE_CPU=1), on a port free
+    right now so a socket left by an earlier launch never collides with this one."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(port)]

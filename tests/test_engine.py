@@ -208,6 +208,24 @@ def test_encoding_reuses_freed_memory_and_restores_the_allocator():
     assert after >= 10 * pages  # glibc's fixed defaults are back: each buffer is mapped and faulted in anew
 
 
+def test_overlapped_and_alternating_decoding_give_the_same_embeddings(data):
+    from tqdm.auto import tqdm
+
+    from lookbench.encoders import load_encoder
+    from lookbench.engine import _hash_source, _image_source, encode_images, load_benchmark
+
+    bench = load_benchmark(data)
+    sources = [_image_source(f"{name}/{split}", ds) for name, splits in bench.subsets.items() for split, ds in splits.items()]
+    sources.append(_image_source("noise/gallery", bench.noise))
+    for source in sources:
+        _hash_source(source, tqdm(disable=True))
+    runs = {overlap: encode_images(load_encoder("raw-pixels"), sources, batch_size=3, workers=2, use_cache=False,
+                                   quiet=True, overlap=overlap) for overlap in (True, False)}
+    (uids_a, matrix_a, _, stats_a), (uids_b, matrix_b, _, stats_b) = runs[True], runs[False]
+    assert uids_a == uids_b and stats_a.forward_images == stats_b.forward_images == UNIQUE_IMAGES
+    np.testing.assert_array_equal(matrix_a, matrix_b)
+
+
 def test_remove_self_matches_keeps_rank_order():
     ids = np.array([[3, 0, 2, 1, -1], [1, 2, 3, 0, 4]])
     gallery_uid = np.array([10, 11, 12, 10, 13])
@@ -225,11 +243,10 @@ def test_cli_errors_are_one_line(data, tmp_path):
 
 
 @pytest.mark.slow
-def test_two_accelerate_processes_match_one(data, tmp_path):
+def test_two_accelerate_processes_match_one(data, tmp_path, accelerate_two_cpu_processes):
     single = lookbench.evaluate("raw-pixels", data=data, cache_dir=tmp_path / "c1", quiet=True, batch_size=4).to_dict()
     env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-           "-m", "lookbench", "evaluate", "--data", str(data), "--model", "raw-pixels", "--batch-size", "4",
+    cmd = accelerate_two_cpu_processes + ["-m", "lookbench", "evaluate", "--data", str(data), "--model", "raw-pixels", "--batch-size", "4",
            "--cache-dir", str(tmp_path / "c2"), "--output", str(tmp_path / "out"), "--quiet"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

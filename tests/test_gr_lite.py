@@ -355,11 +355,9 @@ def test_training_single_process_learns_and_resumes_exactly(tmp_path, train_fold
 
 
 @pytest.mark.slow
-def test_training_two_cpu_processes_with_accelerate_launch(tmp_path, train_folder):
-    launcher = [shutil.which("accelerate", path=str(Path(sys.executable).parent)), "launch", "--multi_gpu",
-                "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+def test_training_two_cpu_processes_with_accelerate_launch(tmp_path, train_folder, accelerate_two_cpu_processes):
     log = train(tmp_path, train_folder, tmp_path / "run2", "--max-steps", "24", "--save-every", "100",
-                launcher=launcher, env={"ACCELERATE_USE_CPU": "1"})
+                launcher=accelerate_two_cpu_processes, env={"ACCELERATE_USE_CPU": "1"})
     assert {r["world_size"] for r in log} == {2}
     losses = [r["loss"] for r in log]
     assert np.mean(losses[-2:]) < 0.8 * np.mean(losses[:2]), losses
