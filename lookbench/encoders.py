@@ -1,8 +1,8 @@
 """Image encoders behind one interface, and the registry of named baselines (declared as data, MTEB style).
 
-An encoder splits its work in two so the engine can overlap them: ``preprocess(PIL) -> np.ndarray`` runs in
-worker threads (PIL and numpy release the GIL), ``encode_batch(list of arrays) -> (n, d) float32`` runs the
-forward pass. ``fingerprint`` + ``preprocessing`` key the persistent embedding cache, so they must change
+An encoder splits its work in two so the engine can schedule them: ``preprocess(PIL) -> np.ndarray`` runs in
+worker threads (PIL and numpy release the GIL), ``encode_batch(inputs) -> (n, d) float32`` runs the forward pass
+on a list of preprocessed inputs or, when they are equal-shaped arrays, on them already stacked (``as_batch``). ``fingerprint`` + ``preprocessing`` key the persistent embedding cache, so they must change
 whenever the weights or the preprocessing change.
 """
 from __future__ import annotations
@@ -42,6 +42,11 @@ def to_rgb(image: Image.Image) -> Image.Image:
     return image.convert("RGB")
 
 
+def as_batch(inputs) -> np.ndarray:
+    """Preprocessed arrays as one (n, ...) array; already-stacked input is used as it is."""
+    return inputs if isinstance(inputs, np.ndarray) else np.stack(inputs)
+
+
 class Encoder:
     """Base class: the engine only talks to this interface."""
 
@@ -55,7 +60,7 @@ class Encoder:
     def preprocess(self, image: Image.Image) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def encode_batch(self, arrays: list) -> np.ndarray:  # pragma: no cover - interface
+    def encode_batch(self, arrays) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
     def to(self, device: str | None = None, precision: str = "fp32") -> "Encoder":
@@ -138,7 +143,7 @@ class TorchEncoder(Encoder):
     def encode_batch(self, arrays):
         import torch
 
-        batch = torch.from_numpy(np.stack(arrays)).to(self.device)
+        batch = torch.from_numpy(as_batch(arrays)).to(self.device)
         with torch.inference_mode(), torch.autocast(
             device_type=torch.device(self.device).type, dtype=torch.bfloat16, enabled=self.precision == "bf16"
         ):
@@ -271,7 +276,7 @@ class RawPixelEncoder(Encoder):
         return np.asarray(to_rgb(image).resize((self.size, self.size), Image.BILINEAR), dtype=np.uint8)
 
     def encode_batch(self, arrays):
-        x = np.stack(arrays).reshape(len(arrays), -1).astype(np.float32)
+        x = as_batch(arrays).reshape(len(arrays), -1).astype(np.float32)
         return x - x.mean(axis=1, keepdims=True)
 
 

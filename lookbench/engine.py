@@ -223,19 +223,24 @@ def _hash_source(source: _Source, progress) -> None:
         progress.update(len(chunk))
 
 
-def _decode(encoder: Encoder, blobs: list) -> tuple[list, list]:
-    """Decode + preprocess one batch (runs in a worker thread); returns (arrays, per-image error or None)."""
-    arrays, errors = [], []
+def _decode(encoder: Encoder, blobs: list) -> tuple[list | np.ndarray, list]:
+    """Decode + preprocess one batch (runs in a worker thread).
+
+    Returns the readable images' model inputs — stacked into one array when they are equal-shaped arrays, so the
+    copy is made here and not on the thread that runs the forward pass — and per image an error or None.
+    """
+    inputs, errors = [], []
     for blob in blobs:
         try:
             with Image.open(io.BytesIO(blob)) as image:
                 image.load()
-                arrays.append(encoder.preprocess(image))
+                inputs.append(encoder.preprocess(image))
             errors.append(None)
         except Exception as err:  # PIL raises many types for a bad file; all mean "unreadable image"
-            arrays.append(None)
             errors.append(f"{type(err).__name__}: {err}")
-    return arrays, errors
+    if inputs and all(isinstance(x, np.ndarray) and x.shape == inputs[0].shape for x in inputs):
+        return np.stack(inputs), errors
+    return inputs, errors
 
 
 # ---------------------------------------------------------------------------------------------------- encoding
@@ -406,7 +411,7 @@ def encode_images(encoder: Encoder, sources: list[_Source], *, batch_size=32, wo
                 b, future = queue.popleft()
                 if overlap:
                     refill()
-                arrays, errors = future.result()
+                inputs, errors = future.result()
                 batch = batches[b]
                 bad = [(u, e) for u, e in zip(batch, errors) if e is not None]
                 if bad and not skip_invalid:
@@ -417,7 +422,7 @@ def encode_images(encoder: Encoder, sources: list[_Source], *, batch_size=32, wo
                 uids = [batch[i] for i in keep]
                 vectors = None
                 if keep:
-                    out = encoder.encode_batch([arrays[i] for i in keep])
+                    out = encoder.encode_batch(inputs)
                     vectors = _check_output(encoder, out, len(keep), [label(u) for u in uids], dim)
                     dim = vectors.shape[1]
                     stats.forward_images += len(keep)
