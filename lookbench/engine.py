@@ -1,8 +1,9 @@
 """The evaluation engine behind ``lookbench evaluate`` and ``lookbench.evaluate``.
 
 Pipeline: load the subsets (+ the shared noise gallery once) → hash every image's bytes → encode each distinct
-image once (cache hits skipped; decode + preprocess in worker threads overlapping the forward pass; batches
-split across ``accelerate`` processes and gathered) → exact cosine search with faiss ``IndexFlatIP`` on
+image once (cache hits skipped; decode + preprocess in worker threads, overlapping the forward pass on an
+accelerator and alternating with it on a CPU; freed memory kept for the next batch; batches split across
+``accelerate`` processes and gathered) → exact cosine search with faiss ``IndexFlatIP`` on
 L2-normalised float32 → drop self-matches (gallery rows byte-identical to the query) → score with the
 ``fine_recall`` metric module → results with provenance, table and plots.
 """
