@@ -1,6 +1,6 @@
 """Evaluation-engine benchmarks P1–P5 (issue 5), each a ratio of times measured side by side in this one run.
 
-    python benchmarks/bench_evaluate.py --scale 0.2 --noise-scale 13 --model efficientnet-lite0
+    python benchmarks/bench_evaluate.py --scale 0.4 --noise-scale 13 --model efficientnet-lite0 --repeat 5
 
 P1 cold evaluate ÷ pure forward time of the same model on the same unique images (already preprocessed); best of
    --repeat interleaved runs of each
@@ -50,12 +50,11 @@ def build_mini(scale: float, noise_scale: float) -> Path:
     return out
 
 
-def unique_arrays(model: str, data: Path):
+def unique_arrays(model: str, bench):
     """The encoder and every distinct image of the benchmark, decoded and preprocessed beforehand."""
     import datasets
     from PIL import Image
 
-    bench = load_benchmark(data)
     encoder = load_encoder(model)
     seen, arrays = set(), []
     for ds in [s for splits in bench.subsets.values() for s in splits.values()] + [bench.noise]:
@@ -130,7 +129,7 @@ def main():
     import faiss  # noqa: F401
     import lookbench.metric.fine_recall.fine_recall  # noqa: F401
 
-    encoder, arrays = unique_arrays(args.model, data)
+    encoder, arrays = unique_arrays(args.model, bench)
     n_unique = len(arrays)
     batches = [as_batch(arrays[i:i + args.batch_size]) for i in range(0, n_unique, args.batch_size)]
     encoder.encode_batch(batches[0])  # load the weights outside the timed forward loops

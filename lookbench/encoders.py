@@ -2,8 +2,9 @@
 
 An encoder splits its work in two so the engine can schedule them: ``preprocess(PIL) -> np.ndarray`` runs in
 worker threads (PIL and numpy release the GIL), ``encode_batch(inputs) -> (n, d) float32`` runs the forward pass
-on a list of preprocessed inputs or, when they are equal-shaped arrays, on them already stacked (``as_batch``). ``fingerprint`` + ``preprocessing`` key the persistent embedding cache, so they must change
-whenever the weights or the preprocessing change.
+on a list of preprocessed inputs or, when they are equal-shaped arrays, on them already stacked (``as_batch``).
+``fingerprint`` + ``preprocessing`` key the persistent embedding cache, so they must change whenever the weights
+or the preprocessing change.
 """
 from __future__ import annotations
 

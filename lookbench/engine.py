@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from PIL import Image
 
 from .embedding_cache import HASH_BYTES, EmbeddingCache, default_cache_dir
-from .encoders import Encoder, EncoderError, hash_files, load_encoder
+from .encoders import Encoder, EncoderError, as_batch, hash_files, load_encoder
 from .schema import NOISE, SUBSETS, TEST_SUBSETS, resolve_subset
 
 KS = (1, 5, 10, 20)
@@ -240,7 +240,7 @@ def _decode(encoder: Encoder, blobs: list) -> tuple[list | np.ndarray, list]:
         except Exception as err:  # PIL raises many types for a bad file; all mean "unreadable image"
             errors.append(f"{type(err).__name__}: {err}")
     if inputs and all(isinstance(x, np.ndarray) and x.shape == inputs[0].shape for x in inputs):
-        return np.stack(inputs), errors
+        return as_batch(inputs), errors
     return inputs, errors
 
 
@@ -268,14 +268,13 @@ def reuse_freed_memory():
         yield
         return
     mallopt = ctypes.CDLL(None).mallopt
-    mallopt(_M_MMAP_MAX, 0)
-    mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)
+    mallopt(_M_MMAP_MAX, 0)  # no mmap: large blocks come from the heap
+    mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)  # the largest int mallopt takes: never shrink the heap meanwhile
     try:
         yield
     finally:
         mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
         mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM_THRESHOLD)
-
 
 
 class _Dist:
