@@ -4,7 +4,7 @@ Why: the benchmark, its metric, the trained GR-Lite-mini and the Space need real
 full attribute set are known exactly, with no third-party photo and no network. This module draws garment
 silhouettes with PIL (a T-shirt whose sleeves follow ``sleeve_length``, trousers whose legs follow
 ``leg_length`` and ``fit`` ...), fills them with the annotated colour and pattern, and writes a raw release
-folder in the format of DESIGN §4 that the LookBench builder reads like any crawl.
+folder in the format of docs/architecture.md §4 that the LookBench builder reads like any crawl.
 
 Ground-truth rules (documented once, here):
 - an *item* (one ``item_id``) is one product: a category plus a full attribute set from ``TAXONOMY``, plus a
@@ -678,7 +678,7 @@ def _timestamp(rng, snapshot: dt.datetime) -> str:
 
 
 def _row(item: Item, rng, release: str, snapshot: dt.datetime, source: str) -> dict:
-    """A DESIGN §4 record without its image path (filled in when the file name is known)."""
+    """A docs/architecture.md §4 record without its image path (filled in when the file name is known)."""
     return {
         "item_id": item.item_id, "image": None, "category": item.category, "main_attribute": item.a[MAIN_ATTRIBUTE],
         "attributes": dict(item.attrs), "timestamp": _timestamp(rng, snapshot), "release": release, "source": source,
@@ -795,7 +795,7 @@ def _execute(jobs: list, workers: int) -> list[list[dict]]:
 def generate_raw_release(
     out_dir, *, scale: float = 1.0, seed: int = 0, split: str = "test", workers: int | None = None, noise_scale: float = 1.0
 ) -> dict:
-    """Write LookBench-Mini as a raw release folder (DESIGN §4) and return {config: {split: rows}}.
+    """Write LookBench-Mini as a raw release folder (docs/architecture.md §4) and return {config: {split: rows}}.
 
     ``split="test"`` writes the four test subsets (query + gallery) and ``noise`` (gallery);
     ``split="train"`` writes ``train/train.jsonl`` + images, disjoint from the test configs (other id prefix,

@@ -1,4 +1,4 @@
-"""Readers that turn a release on disk into LookBench rows (DESIGN §3), one row at a time.
+"""Readers that turn a release on disk into LookBench rows (docs/architecture.md §3), one row at a time.
 
 Every reader streams rows in a fixed order, so the builder can validate in one pass and generate in a
 second pass that picks the same rows by index. A row is a dict with the schema's fields; images are
@@ -69,7 +69,7 @@ def release_date(name: str) -> dt.datetime:
 
 
 class RawSource:
-    """A raw release folder (DESIGN §4): ``<root>/<Subset>/{query,gallery}.jsonl`` + image files."""
+    """A raw release folder (docs/architecture.md §4): ``<root>/<Subset>/{query,gallery}.jsonl`` + image files."""
 
     def __init__(self, root, release: str | None = None):
         self.root = Path(root)

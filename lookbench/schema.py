@@ -1,4 +1,4 @@
-"""The one LookBench record schema and the subset registry (DESIGN §3), declared as data."""
+"""The one LookBench record schema and the subset registry (docs/architecture.md §3), declared as data."""
 from __future__ import annotations
 
 import difflib

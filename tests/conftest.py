@@ -1,4 +1,4 @@
-"""Test-wide offline rules (DESIGN §6): no test may ever reach a hub, and caches stay inside the project."""
+"""Test-wide offline rules (docs/architecture.md §6): no test may ever reach a hub, and caches stay inside the project."""
 import os
 import socket
 import sys
@@ -22,7 +22,7 @@ import pytest  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def fresh_datasets_cache(tmp_path_factory, monkeypatch):
-    """Offline, datasets serves a cached copy of any earlier folder with the same name (DESIGN §6): give every test its own cache."""
+    """Offline, datasets serves a cached copy of any earlier folder with the same name (docs/architecture.md §6): give every test its own cache."""
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path_factory.mktemp("datasets-cache")))
 
 

@@ -12,7 +12,7 @@ import pytest
 import lookbench
 from lookbench.dataset_builder import SourceError, ValidationError, build_release
 from lookbench.dataset_builder.sources import parse_attributes
-from raw_release import write_release, write_upstream
+from helpers.raw_release import write_release, write_upstream
 
 OFFLINE = {k: os.environ[k] for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_HOME")}
 

@@ -1,4 +1,4 @@
-"""GR-Lite configuration: a DINOv3 ViT backbone plus the embedding head settings (DESIGN §1).
+"""GR-Lite configuration: a DINOv3 ViT backbone plus the embedding head settings (docs/architecture.md §1).
 
 This file is copied next to saved weights for `trust_remote_code` loading, so it imports only `transformers`.
 """

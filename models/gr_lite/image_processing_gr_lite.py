@@ -1,4 +1,4 @@
-"""GR-Lite image processor on transformers' PIL/NumPy backend, so it needs no torchvision (DESIGN §6).
+"""GR-Lite image processor on transformers' PIL/NumPy backend, so it needs no torchvision (docs/architecture.md §6).
 
 Steps, as DINOv3 preprocesses: any PIL mode → RGB (transparency composited onto white; palette, CMYK,
 greyscale converted by PIL), bilinear resize to `size`, rescale by 1/255, ImageNet mean/std. Copied next to

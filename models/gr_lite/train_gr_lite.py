@@ -1,4 +1,4 @@
-"""Attribute-supervised GR-Lite training (the paper's recipe, DESIGN §1) on `accelerate`.
+"""Attribute-supervised GR-Lite training (the paper's recipe, docs/architecture.md §1) on `accelerate`.
 
 Every (category, full attribute set) combination in the train split is one ArcFace class, so images that a
 strict Fine Recall query would accept as matches are pulled together and everything else is pushed apart by

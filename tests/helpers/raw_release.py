@@ -1,4 +1,4 @@
-"""Writes small LookBench releases for tests: raw folders (DESIGN §4) and the published srpone/look-bench layout."""
+"""Writes small LookBench releases for tests: raw folders (docs/architecture.md §4) and the published srpone/look-bench layout."""
 from __future__ import annotations
 
 import io
