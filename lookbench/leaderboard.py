@@ -1,0 +1,242 @@
+"""Leaderboards: the published LookBench figures as data, and stored local results ranked beside them.
+
+Scores are only ranked against each other when they were measured on the same thing: the same data (release
+and content revision), mode, distractor setting and cutoff. A LookBench-Mini result therefore never appears
+inside the published table; it gets a section of its own whose label says what it was measured on.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from .schema import TEST_SUBSETS, resolve_subset
+
+METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
+FORMATS = ("table", "markdown", "csv", "json")
+# Names of the published benchmark.json for the metrics above.
+_PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
+
+
+def references() -> list[str]:
+    """Names of the published leaderboards shipped with the package (e.g. ``release_v2601``)."""
+    folder = resources.files("lookbench") / "leaderboards"
+    return sorted(p.name[: -len(".json")] for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+@dataclass(frozen=True)
+class Group:
+    """What a score was measured on; only rows of one group are comparable."""
+
+    data: str  # human label of the data, e.g. "srpone/look-bench v20251201" or "LookBench-Mini (...)"
+    key: str  # identity of the data: a content revision, or the published release
+    mode: str
+    distractors: bool
+    cutoff: str | None
+
+    @property
+    def label(self) -> str:
+        cut = f", queries after {self.cutoff}" if self.cutoff else ""
+        noise = "with" if self.distractors else "without"
+        return f"{self.data} — {self.mode} mode, {noise} distractors{cut}"
+
+
+@dataclass
+class Entry:
+    """One model's scores in one group: subset -> metric -> "@K" -> percent (+ num_queries per subset)."""
+
+    model: str
+    group: Group
+    subsets: dict
+    origin: str  # the reference name or the result file
+    extra: dict = field(default_factory=dict)
+
+    def score(self, metric: str, k: int, subset: str | None = None) -> float | None:
+        """One subset's score, or the query-weighted overall over the four subsets (the metric's combine_subsets)."""
+        if subset is not None:
+            return self.subsets.get(subset, {}).get(metric, {}).get(f"@{k}")
+        from lookbench.metric.fine_recall.fine_recall import combine_subsets
+
+        flat = {}
+        for name, scores in self.subsets.items():
+            value = scores.get(metric, {}).get(f"@{k}")
+            if value is None or not scores.get("num_queries"):
+                return None
+            flat[name] = {f"{metric}@{k}": value, "num_queries": int(scores["num_queries"])}
+        return combine_subsets(flat)[f"{metric}@{k}"] if flat else None
+
+
+def load_reference(name: str = "release_v2601") -> tuple[list[Entry], str]:
+    """The published leaderboard ``name`` as entries, with its source line."""
+    path = resources.files("lookbench") / "leaderboards" / f"{name}.json"
+    if not path.is_file():
+        raise ValueError(f"Unknown published leaderboard {name!r}; shipped: {', '.join(references())}")
+    raw = json.loads(path.read_text())
+    group = Group(raw["dataset"]["label"], raw["dataset"]["key"], raw["dataset"]["mode"], raw["dataset"]["distractors"], None)
+    models: dict[str, dict] = {}
+    for published, per_model in raw["results"].items():
+        subset = raw["subset_names"][published]
+        for model, metrics in per_model.items():
+            scores = {_PUBLISHED_METRICS[m]: dict(v) for m, v in metrics.items()}
+            scores["num_queries"] = raw["query_counts"][subset]
+            models.setdefault(model, {})[subset] = scores
+    return [Entry(model, group, subsets, f"published {name}") for model, subsets in models.items()], raw["source"]
+
+
+def entry_from_result(result: dict, origin: str) -> Entry:
+    """An entry from a results JSON written by ``lookbench evaluate`` (leaderboard shape plus provenance)."""
+    p = result["provenance"]
+    data = p["dataset"]
+    releases = data.get("releases") or []
+    name = data.get("name") or ("LookBench-Mini" if "Mini" in str(data.get("data")) else str(data.get("data")))
+    label = f"{name} {releases[-1] if releases else '(no release)'}"
+    if data.get("revision"):
+        label += f", revision {str(data['revision'])[:22]}"
+    key = data.get("key") or str(data.get("revision"))
+    group = Group(label, key, p["mode"], bool(p["distractors"]), p.get("cutoff"))
+    subsets = {s: r for s, r in result.items() if s not in ("overall", "provenance") and isinstance(r, dict)}
+    model = p["model"]
+    label_model = model["name"] + (f"@{str(model['revision'])[:12]}" if model.get("revision") and "@" not in model["name"] else "")
+    return Entry(label_model, group, subsets, origin)
+
+
+def load_store(root) -> tuple[list[Entry], list[str]]:
+    """Every result JSON under a results store, and one line per file that is not a LookBench result."""
+    entries, skipped = [], []
+    root = Path(root)
+    for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
+        try:
+            entries.append(entry_from_result(json.loads(path.read_text()), str(path)))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+            reason = "not valid JSON" if isinstance(err, json.JSONDecodeError) else f"not a LookBench result ({type(err).__name__}: {err})"
+            skipped.append(f"{path}: {reason}")
+    return entries, skipped
+
+
+@dataclass
+class Section:
+    """One ranked table: a comparable group, its rows best first, and where its figures come from."""
+
+    title: str
+    source: str
+    columns: list[str]
+    rows: list[dict]
+
+    def frame(self):
+        """The rows as a pandas DataFrame (what the Space shows)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+
+@dataclass
+class Leaderboard:
+    sections: list[Section]
+    skipped: list[str]
+    metric: str
+    k: int
+
+    def render(self, fmt: str = "table") -> str:
+        if fmt not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        if fmt == "json":
+            return json.dumps([{"title": s.title, "source": s.source, "rows": s.rows} for s in self.sections]
+                              + ([{"skipped": self.skipped}] if self.skipped else []), indent=2)
+        parts = [_render_section(s, fmt) for s in self.sections]
+        if not self.sections:
+            parts.append("No results to show.")
+        if self.skipped and fmt != "csv":
+            parts.append("Skipped (not LookBench results):\n" + "\n".join(f"  {line}" for line in self.skipped))
+        return "\n\n".join(parts)
+
+    def plot(self, path) -> Path:
+        """Bar chart of the ranked score, one panel per section."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        score = self.sections[0].columns[2] if self.sections else "score"
+        fig, axes = plt.subplots(len(self.sections) or 1, 1, squeeze=False,
+                                 figsize=(9, 0.35 * sum(len(s.rows) for s in self.sections) + 1.5 * max(1, len(self.sections))))
+        for ax, section in zip(axes[:, 0], self.sections):
+            names = [r["model"] for r in section.rows][::-1]
+            values = [r[score] if r[score] is not None else 0.0 for r in section.rows][::-1]
+            ax.barh(names, values, color="#4c72b0")
+            ax.set_xlim(0, 100)
+            ax.set_title(section.title, fontsize=9)
+            ax.set_xlabel(f"{score} (%)")
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path
+
+
+def _render_section(section: Section, fmt: str) -> str:
+    def cell(v):
+        return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["section", *section.columns])
+        writer.writerows([section.title, *(r[c] for c in section.columns)] for r in section.rows)
+        return buffer.getvalue().rstrip("\n")
+    cells = [[cell(r[c]) for c in section.columns] for r in section.rows]
+    if fmt == "markdown":
+        lines = [f"### {section.title}", "", "| " + " | ".join(section.columns) + " |",
+                 "|" + "|".join("---:" if i != 1 else "---" for i in range(len(section.columns))) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in cells]
+        return "\n".join(lines + ["", f"Source: {section.source}"])
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(section.columns)]
+    lines = [section.title, "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(section.columns, widths)))]
+    lines += ["  ".join(v.ljust(w) if i == 1 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))) for row in cells]
+    return "\n".join(lines + [f"source: {section.source}"])
+
+
+def leaderboard(results=None, reference: str | None = "release_v2601", metric: str = "fine", k: int = 1,
+                subset: str | None = None) -> Leaderboard:
+    """Ranked tables of the published leaderboard and of a results store, one per comparable group."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    subset = resolve_subset(subset) if subset else None
+    key = METRICS[metric]
+    entries, skipped, sources = [], [], {}
+    if reference and reference != "none":
+        published, source = load_reference(reference)
+        entries += published
+        sources[published[0].group] = source
+    if results is not None:
+        local, skipped = load_store(results)
+        entries += local
+    groups: dict[Group, list[Entry]] = {}
+    for entry in entries:
+        groups.setdefault(entry.group, []).append(entry)
+    score_name = f"{subset or 'overall'} {metric} R@{k}" if metric != "ndcg" else f"{subset or 'overall'} nDCG@{k}"
+    sections = []
+    for group, members in groups.items():
+        names = [s for s in TEST_SUBSETS if any(s in e.subsets for e in members)] if subset is None else [subset]
+        columns = ["rank", "model", score_name] + ([f"{s}" for s in names] if subset is None else []) + ["queries"]
+        rows = []
+        for entry in members:
+            value = entry.score(key, k, subset)
+            row = {"rank": 0, "model": entry.model, score_name: value}
+            if subset is None:
+                row.update({s: entry.score(key, k, s) for s in names})
+            row["queries"] = sum(int(entry.subsets.get(s, {}).get("num_queries") or 0) for s in names)
+            rows.append(row)
+        rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
+        for rank, row in enumerate(rows, 1):
+            row["rank"] = rank
+        origin = sources.get(group, "local results store")
+        sections.append(Section(group.label, origin, columns, rows))
+    # The published table first, then local groups in a stable order.
+    sections.sort(key=lambda s: (s.source == "local results store", s.title))
+    return Leaderboard(sections, skipped, metric, k)
