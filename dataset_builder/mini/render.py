@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import colorsys
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -500,7 +501,7 @@ def _street_background(rng, aigen: bool) -> Image.Image:
     return img
 
 
-def render_outfit(items: list[Item], rng: np.random.Generator, *, aigen: bool, judged: int | None = None):
+def render_outfit(items: Sequence[Item], rng: np.random.Generator, *, aigen: bool, judged: int | None = None):
     """A street-look photo of a figure wearing ``items`` (``RAW_PX``² RGB) and each item's bbox in its pixels.
 
     Items overlap in their natural layering (a bag over the top, the top over the waistband); a layout is
