@@ -1,71 +1,20 @@
-"""LookBench-Mini: a deterministic procedural generator of fashion images with known ground truth.
+"""Pure drawing for LookBench-Mini: canonical garments, product views, backdrops and street looks.
 
-Why: the benchmark, its metric, the trained GR-Lite-mini and the Space need real images whose category and
-full attribute set are known exactly, with no third-party photo and no network. This module draws garment
-silhouettes with PIL (a T-shirt whose sleeves follow ``sleeve_length``, trousers whose legs follow
-``leg_length`` and ``fit`` ...), fills them with the annotated colour and pattern, and writes a raw release
-folder in the format of docs/architecture.md §4 that the LookBench builder reads like any crawl.
-
-Ground-truth rules (documented once, here):
-- an *item* (one ``item_id``) is one product: a category plus a full attribute set from ``TAXONOMY``, plus a
-  small per-product shade offset. Every attribute changes the pixels of the canonical render.
-- ``main_attribute`` is always the item's ``color`` value: colour is the one attribute every category
-  carries and the most salient one at thumbnail size (leaderboard mode = same category and colour).
-- every query has at least one gallery row of the same item (same category and full attribute set) drawn
-  as a *different view* (scale, rotation, flip, background, lighting), never the identical image, plus
-  same-category hard negatives that differ in one or two attributes. The query, its true matches and its
-  hard negatives share one release.
-- ``noise`` holds soft negatives: any category, attribute sets from a fixed quarter of the attribute space
-  that no test query may draw from (``_is_noise_combo``), so they never match a query, at any scale.
-- the training set (``split="train"``) uses the item-id prefix ``trn-`` (test prefixes: ``rsf-``, ``ags-``,
-  ``rsl-``, ``asl-``, ``noi-``), so no item id is shared, and its own seed stream: every image is drawn
-  from its own continuous view parameters (offset, scale, angle, background, light), so no image repeats
-  across the two streams (the tests check content hashes). Its rows are time-stamped in release
-  ``v20240101``, before every test release, so a model trained on it is evaluated only on later data.
-- sizes at ``scale=1``: about 70 queries and 250 gallery rows per test subset, 500 noise rows, ~1900 training
-  images; ``scale`` multiplies every count (a subset's corpus, gallery + noise, is about 750·scale rows).
+Why apart from the plan and the writer: every function here maps an ``Item`` (and a seeded generator) to
+pixels and nothing else, so the same plan renders the same bytes in any process and any order, and the
+drawing can be read or changed without touching the ground truth. Everything is drawn with PIL and numpy.
 """
 from __future__ import annotations
 
-import concurrent.futures
-import datetime as dt
-import json
+import colorsys
 import math
-import multiprocessing
-import os
-import zlib
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw
 
-from lookbench.schema import NOISE, SUBSETS, TEST_SUBSETS
-
-TAXONOMY_PATH = Path(__file__).with_name("mini_taxonomy.json")
-TAXONOMY: dict[str, dict[str, list[str]]] = json.loads(TAXONOMY_PATH.read_text(encoding="utf-8"))
-MAIN_ATTRIBUTE = "color"
-
-# Test releases (name -> snapshot date); rows are time-stamped up to 120 days before their snapshot.
-RELEASES: dict[str, dt.datetime] = {
-    "v20240601": dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc),
-    "v20250101": dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc),
-    "v20251201": dt.datetime(2025, 12, 1, tzinfo=dt.timezone.utc),
-}
-RELEASE_WEIGHTS = (0.3, 0.3, 0.4)
-TRAIN_RELEASE = ("v20240101", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
-CRAWL_WINDOW_S = 120 * 86400
-
-# Default sizes at scale=1; ``scale`` multiplies every count.
-STUDIO_QUERIES = 70
-STREET_OUTFITS = 24
-NOISE_ROWS = 500
-TRAIN_ITEMS = 650
-
-PREFIX = {"RealStudioFlat": "rsf", "AIGen-Studio": "ags", "RealStreetLook": "rsl", "AIGen-StreetLook": "asl", NOISE: "noi"}
-TRAIN_PREFIX = "trn"
-_STREAM = {"test": 0x7E57, "train": 0x7EA1}  # distinct seed streams for the test release and the training set
+from .plan import Item
 
 ITEM_PX = 128  # item images
 RAW_PX = 256  # outfit photos
@@ -79,28 +28,6 @@ COLORS = {
 }
 SOLES = {"white": (240, 240, 235), "black": (30, 30, 30), "gum": (176, 128, 70)}
 HARDWARE = {"gold": (214, 172, 48), "silver": (190, 192, 202)}
-
-
-@dataclass(frozen=True)
-class Item:
-    """One product: what the ground truth says, plus the product's own slight shade."""
-
-    item_id: str
-    category: str
-    attrs: tuple[tuple[str, str], ...]
-    shade: tuple[int, int, int]
-
-    @property
-    def a(self) -> dict[str, str]:
-        return dict(self.attrs)
-
-
-def write_taxonomy(path) -> Path:
-    """Write the taxonomy (category -> attribute name -> allowed values) as JSON, for the builder's validation."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(TAXONOMY, indent=2) + "\n", encoding="utf-8")
-    return path
 
 
 # --------------------------------------------------------------------------------------------- garments
@@ -313,39 +240,39 @@ def _draw_outerwear(p: _Painter, a):
         p.d.rectangle(_ubox(0.46, y - 0.01, 0.54, y + 0.07), outline=HARDWARE["silver"] + (255,), width=4)
 
 
+# Per shoe style: the upper's outline, then the sole pieces (drawn in the ``sole`` colour over the body).
+_SHOE_SHAPES = {
+    "sneaker": ([(0.12, 0.72), (0.12, 0.52), (0.20, 0.45), (0.34, 0.45), (0.44, 0.52), (0.62, 0.56), (0.80, 0.60),
+                 (0.90, 0.66), (0.92, 0.72)],
+                [[(0.10, 0.70), (0.94, 0.70), (0.94, 0.76), (0.90, 0.80), (0.12, 0.80), (0.10, 0.76)]]),
+    "boot": ([(0.18, 0.14), (0.42, 0.14), (0.44, 0.54), (0.62, 0.58), (0.82, 0.62), (0.92, 0.68), (0.92, 0.74),
+              (0.14, 0.74), (0.16, 0.40)],
+             [[(0.12, 0.74), (0.94, 0.74), (0.94, 0.80), (0.30, 0.80), (0.30, 0.86), (0.12, 0.86)]]),
+    "pump": ([(0.13, 0.44), (0.22, 0.50), (0.50, 0.66), (0.70, 0.68), (0.88, 0.72), (0.92, 0.78), (0.55, 0.78),
+              (0.30, 0.68), (0.14, 0.62)],
+             [[(0.14, 0.62), (0.30, 0.68), (0.55, 0.78), (0.92, 0.78), (0.92, 0.82), (0.55, 0.82), (0.30, 0.72), (0.16, 0.66)],
+              [(0.14, 0.62), (0.23, 0.66), (0.21, 0.92), (0.17, 0.92)]]),
+}
+
+
 def _draw_shoes(p: _Painter, a):
-    style, sole = a["style"], SOLES[a["sole"]]
+    style = a["style"]
+    upper, soles = _SHOE_SHAPES[style]
+    for shape in [upper] + soles:
+        p.poly(shape)
+    p.fill()
+    for shape in soles:
+        p.dpoly(shape, SOLES[a["sole"]])
     if style == "sneaker":
-        p.poly([(0.12, 0.72), (0.12, 0.52), (0.20, 0.45), (0.34, 0.45), (0.44, 0.52), (0.62, 0.56), (0.80, 0.60),
-                (0.90, 0.66), (0.92, 0.72)])
-        outsole = [(0.10, 0.70), (0.94, 0.70), (0.94, 0.76), (0.90, 0.80), (0.12, 0.80), (0.10, 0.76)]
-        p.poly(outsole)
-        p.fill()
-        p.dpoly(outsole, sole)
         p.dpoly([(0.16, 0.48), (0.33, 0.48), (0.36, 0.52), (0.15, 0.53)], p.inner)
         for i in range(4):
             x = 0.42 + i * 0.06
             p.dline([(x, 0.51 + i * 0.012), (x + 0.05, 0.58 + i * 0.012)], p.second, 3)
         p.dline([(0.72, 0.60), (0.76, 0.70)], p.line, 2)
     elif style == "boot":
-        p.poly([(0.18, 0.14), (0.42, 0.14), (0.44, 0.54), (0.62, 0.58), (0.82, 0.62), (0.92, 0.68), (0.92, 0.74),
-                (0.14, 0.74), (0.16, 0.40)])
-        outsole = [(0.12, 0.74), (0.94, 0.74), (0.94, 0.80), (0.30, 0.80), (0.30, 0.86), (0.12, 0.86)]
-        p.poly(outsole)
-        p.fill()
-        p.dpoly(outsole, sole)
         p.drect((0.18, 0.14, 0.42, 0.19), p.inner)
         p.dline([(0.40, 0.20), (0.41, 0.50)], p.line, 2)
     else:
-        p.poly([(0.13, 0.44), (0.22, 0.50), (0.50, 0.66), (0.70, 0.68), (0.88, 0.72), (0.92, 0.78), (0.55, 0.78),
-                (0.30, 0.68), (0.14, 0.62)])
-        outsole = [(0.14, 0.62), (0.30, 0.68), (0.55, 0.78), (0.92, 0.78), (0.92, 0.82), (0.55, 0.82), (0.30, 0.72), (0.16, 0.66)]
-        heel = [(0.14, 0.62), (0.23, 0.66), (0.21, 0.92), (0.17, 0.92)]
-        p.poly(outsole)
-        p.poly(heel)
-        p.fill()
-        p.dpoly(outsole, sole)
-        p.dpoly(heel, sole)
         p.dline([(0.13, 0.44), (0.22, 0.50), (0.50, 0.66)], p.inner, 5)
 
 
@@ -447,8 +374,6 @@ def _light(img: Image.Image, brightness: float, warmth: float) -> Image.Image:
 
 
 def _muted(rng, s=(0.12, 0.35), v=(0.72, 0.95)):
-    import colorsys
-
     r, g, b = colorsys.hsv_to_rgb(rng.uniform(), rng.uniform(*s), rng.uniform(*v))
     return np.array([r, g, b]) * 255
 
@@ -534,22 +459,7 @@ _LAYOUT = {
     "trousers": (0, 165, 125), "skirts": (0, 155, 120), "shoes": (12, 218, 80), "bags": (75, 145, 90),
 }
 _DRAW_ORDER = ("shoes", "trousers", "skirts", "dresses", "tops", "outerwear", "bags", "hats")
-_TEMPLATES = (("tops", "trousers"), ("tops", "skirts"), ("dresses",), ("outerwear", "trousers"))
-_EXTRAS = ("shoes", "bags", "hats")
 MIN_VISIBLE = 0.45  # fraction of an item's pixels that must stay unoccluded in a street look
-
-
-def outfit_categories(rng: np.random.Generator, n: int, must: str | None = None) -> list[str]:
-    """2–4 categories that dress one figure (one template plus accessories), optionally containing ``must``."""
-    templates = [t for t in _TEMPLATES if must is None or must in t or must in _EXTRAS]
-    base = list(templates[rng.integers(len(templates))])
-    extras = [c for c in _EXTRAS if c not in base]
-    if must in _EXTRAS:
-        base.append(must)
-        extras.remove(must)
-    k = max(0, min(n - len(base), len(extras)))
-    base += [extras[i] for i in sorted(rng.choice(len(extras), size=k, replace=False))]
-    return base
 
 
 def _street_background(rng, aigen: bool) -> Image.Image:
@@ -591,7 +501,7 @@ def _street_background(rng, aigen: bool) -> Image.Image:
     return img
 
 
-def render_outfit(items: list[Item], rng: np.random.Generator, *, aigen: bool, judged: int | None = None):
+def render_outfit(items: Sequence[Item], rng: np.random.Generator, *, aigen: bool, judged: int | None = None):
     """A street-look photo of a figure wearing ``items`` (``RAW_PX``² RGB) and each item's bbox in its pixels.
 
     Items overlap in their natural layering (a bag over the top, the top over the waistband); a layout is
@@ -631,209 +541,3 @@ def render_outfit(items: list[Item], rng: np.random.Generator, *, aigen: bool, j
     boxes = [list(layers[i].getchannel("A").point(lambda v: 255 if v > 64 else 0).getbbox()) for i in range(len(items))]
     return img, boxes
 
-
-# --------------------------------------------------------------------------------------------- planning
-def _is_noise_combo(category: str, attrs) -> bool:
-    """A fixed quarter of all attribute sets is reserved for ``noise``, so soft negatives never match a query."""
-    key = category + "|" + "|".join(f"{n}={v}" for n, v in attrs)
-    return zlib.crc32(key.encode()) % 4 == 0
-
-
-class _Ids:
-    """Product ids of one stream: ``<prefix>-<serial>``; distinct prefixes keep streams disjoint."""
-
-    def __init__(self, prefix: str):
-        self.prefix, self.n = prefix, 0
-
-    def __call__(self) -> str:
-        self.n += 1
-        return f"{self.prefix}-{self.n:06d}"
-
-
-def _random_attrs(rng, category: str):
-    return tuple((name, values[int(rng.integers(len(values)))]) for name, values in TAXONOMY[category].items())
-
-
-def _new_item(rng, ids, category: str, attrs=None, *, pool: str | None = None) -> Item:
-    """A new product; ``pool`` = "query" or "noise" restricts its attribute set to that side of the partition."""
-    while attrs is None:
-        attrs = _random_attrs(rng, category)
-        if pool is not None and _is_noise_combo(category, attrs) != (pool == "noise"):
-            attrs = None
-    return Item(ids() if ids else "", category, attrs, tuple(int(v) for v in rng.integers(-8, 9, 3)))
-
-
-def _hard_negative(rng, ids, item: Item) -> Item:
-    """Same category, one or two attributes changed: looks close, is not a match."""
-    attrs = dict(item.attrs)
-    names = list(attrs)
-    for i in rng.choice(len(names), size=1 if rng.uniform() < 0.6 else 2, replace=False):
-        values = [v for v in TAXONOMY[item.category][names[i]] if v != attrs[names[i]]]
-        attrs[names[i]] = values[int(rng.integers(len(values)))]
-    return _new_item(rng, ids, item.category, tuple(attrs.items()))
-
-
-def _timestamp(rng, snapshot: dt.datetime) -> str:
-    return (snapshot - dt.timedelta(seconds=int(rng.integers(3600, CRAWL_WINDOW_S)))).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _row(item: Item, rng, release: str, snapshot: dt.datetime, source: str) -> dict:
-    """A docs/architecture.md §4 record without its image path (filled in when the file name is known)."""
-    return {
-        "item_id": item.item_id, "image": None, "category": item.category, "main_attribute": item.a[MAIN_ATTRIBUTE],
-        "attributes": dict(item.attrs), "timestamp": _timestamp(rng, snapshot), "release": release, "source": source,
-    }
-
-
-def _count(base: int, scale: float) -> int:
-    return max(1, round(base * scale))
-
-
-def _pick_release(rng) -> tuple[str, dt.datetime]:
-    name = list(RELEASES)[int(rng.choice(len(RELEASES), p=RELEASE_WEIGHTS))]
-    return name, RELEASES[name]
-
-
-def _plan_test(seed: int, scale: float, noise_scale: float = 1.0) -> dict[str, dict[str, list]]:
-    """Every task of the five test configs, in file order: {subset: {split: [task, ...]}}.
-
-    Noise draws from its own seed stream, so ``noise_scale`` grows the distractors without changing a subset.
-    """
-    plan = {}
-    categories = list(TAXONOMY)
-    for si, name in enumerate(TEST_SUBSETS):
-        rng = np.random.default_rng([seed, _STREAM["test"], si])
-        ids, source, multi = _Ids(PREFIX[name]), SUBSETS[name].source, SUBSETS[name].multi_item
-        queries, gallery, groups = [], [], []
-        if multi:
-            for o in range(_count(STREET_OUTFITS, scale)):
-                release, snapshot = _pick_release(rng)
-                cats = outfit_categories(rng, int(rng.choice([2, 3, 4], p=[0.3, 0.4, 0.3])))
-                items = [_new_item(rng, ids, c, pool="query") for c in cats]
-                rows = [_row(it, rng, release, snapshot, source) | {"outfit_id": f"{PREFIX[name]}-o{o + 1:05d}"} for it in items]
-                queries.append(("outfit", items, source == "aigen", int(rng.integers(2**63)), rows))
-                groups += [(it, release, snapshot) for it in items]
-        else:
-            for _ in range(_count(STUDIO_QUERIES, scale)):
-                release, snapshot = _pick_release(rng)
-                item = _new_item(rng, ids, categories[int(rng.integers(len(categories)))], pool="query")
-                style = "flat" if name == "RealStudioFlat" else "studio"
-                queries.append(("view", item, style, int(rng.integers(2**63)), _row(item, rng, release, snapshot, source)))
-                groups.append((item, release, snapshot))
-        p_studio = {"RealStudioFlat": 0.0, "AIGen-Studio": 0.5, "RealStreetLook": 0.4, "AIGen-StreetLook": 0.6}[name]
-        for item, release, snapshot in groups:
-            views = [item] * int(rng.integers(1, 3)) + [_hard_negative(rng, ids, item) for _ in range(int(rng.integers(1, 4)))]
-            for it in views:
-                style = "studio" if rng.uniform() < p_studio else "flat"
-                gallery.append(("view", it, style, int(rng.integers(2**63)), _row(it, rng, release, snapshot, source)))
-        plan[name] = {"query": queries, "gallery": [gallery[i] for i in rng.permutation(len(gallery))]}
-    rng = np.random.default_rng([seed, _STREAM["test"], len(TEST_SUBSETS)])
-    ids, noise = _Ids(PREFIX[NOISE]), []
-    for _ in range(_count(NOISE_ROWS, scale * noise_scale)):
-        release, snapshot = _pick_release(rng)
-        item = _new_item(rng, ids, categories[int(rng.integers(len(categories)))], pool="noise")
-        style = "studio" if rng.uniform() < 0.4 else "flat"
-        noise.append(("view", item, style, int(rng.integers(2**63)), _row(item, rng, release, snapshot, SUBSETS[NOISE].source)))
-    plan[NOISE] = {"gallery": noise}
-    return plan
-
-
-def _plan_train(seed: int, scale: float) -> dict[str, dict[str, list]]:
-    """Training products (prefix ``trn-``, own seed stream), each shown in 2–4 views: flat, studio or street crop."""
-    rng = np.random.default_rng([seed, _STREAM["train"], 0])
-    ids, categories, tasks = _Ids(TRAIN_PREFIX), list(TAXONOMY), []
-    release, snapshot = TRAIN_RELEASE
-    for _ in range(_count(TRAIN_ITEMS, scale)):
-        item = _new_item(rng, ids, categories[int(rng.integers(len(categories)))])
-        for _ in range(int(rng.integers(2, 5))):
-            style = ("flat", "studio", "street")[int(rng.choice(3, p=[0.35, 0.35, 0.3]))]
-            row = _row(item, rng, release, snapshot, "aigen" if style == "studio" else "real")
-            if style == "street":
-                cats = outfit_categories(rng, int(rng.integers(2, 4)), must=item.category)
-                others = [_new_item(rng, None, c) for c in cats if c != item.category]
-                tasks.append(("crop", [item] + others, rng.uniform() < 0.5, int(rng.integers(2**63)), row))
-            else:
-                tasks.append(("view", item, style, int(rng.integers(2**63)), row))
-    return {"train": {"train": tasks}}
-
-
-# --------------------------------------------------------------------------------------------- writing
-def _save(img: Image.Image, path: Path):
-    img.save(path, format="PNG", compress_level=3)
-
-
-def _run(job) -> list[dict]:
-    """Render one planned task into ``folder`` and return its finished rows (runs in a worker process)."""
-    folder, stem, (kind, what, style, task_seed, rows) = job
-    rng = np.random.default_rng(task_seed)
-    if kind == "view":
-        rows["image"] = f"images/{stem}.png"
-        _save(render_view(what, style, rng), folder / rows["image"])
-        return [rows]
-    raw, boxes = render_outfit(what, rng, aigen=style, judged=1 if kind == "crop" else None)
-    if kind == "crop":  # a training street crop: only the first item is annotated
-        rows["image"] = f"images/{stem}.png"
-        _save(raw.crop(boxes[0]), folder / rows["image"])
-        return [rows]
-    raw_path = f"images/raw/{rows[0]['outfit_id']}.png"
-    _save(raw, folder / raw_path)
-    for k, (row, box) in enumerate(zip(rows, boxes)):
-        row |= {"image": f"images/{stem}-{k}.png", "bbox": box, "raw_image": raw_path}
-        _save(raw.crop(box), folder / row["image"])
-    return rows
-
-
-def _execute(jobs: list, workers: int) -> list[list[dict]]:
-    """Run jobs in order; a fork pool over ``workers`` processes when it pays off (results stay in job order)."""
-    if workers <= 1 or len(jobs) < 64:
-        return [_run(j) for j in jobs]
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        return list(pool.map(_run, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
-
-
-def generate_raw_release(
-    out_dir, *, scale: float = 1.0, seed: int = 0, split: str = "test", workers: int | None = None, noise_scale: float = 1.0
-) -> dict:
-    """Write LookBench-Mini as a raw release folder (docs/architecture.md §4) and return {config: {split: rows}}.
-
-    ``split="test"`` writes the four test subsets (query + gallery) and ``noise`` (gallery);
-    ``split="train"`` writes ``train/train.jsonl`` + images, disjoint from the test configs (other id prefix,
-    other seed stream). Same arguments → byte-identical files; ``workers`` only changes the speed.
-    ``noise_scale`` multiplies the noise gallery on top of ``scale`` (about 13 gives the published release's
-    noise : subset proportions, 58,275 distractors to 11,124 query + gallery rows).
-    """
-    if split not in _STREAM:
-        raise ValueError(f"split must be 'test' or 'train', got {split!r}")
-    for name, value in (("scale", scale), ("noise_scale", noise_scale)):
-        if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    out = Path(out_dir)
-    plan = _plan_test(int(seed), float(scale), float(noise_scale)) if split == "test" else _plan_train(int(seed), float(scale))
-    for config in plan:
-        folder = out / config
-        if folder.exists() and any(folder.iterdir()):
-            raise FileExistsError(f"{folder} already exists and is not empty; LookBench-Mini writes into a fresh folder")
-    jobs, where = [], []
-    for config, splits in plan.items():
-        for split_name, tasks in splits.items():
-            folder = out / config
-            (folder / "images" / split_name).mkdir(parents=True, exist_ok=True)
-            if config in SUBSETS and SUBSETS[config].multi_item and split_name == "query":
-                (folder / "images" / "raw").mkdir(exist_ok=True)
-            for i, task in enumerate(tasks):
-                jobs.append((folder, f"{split_name}/{i:05d}", task))
-                where.append((config, split_name))
-    results = _execute(jobs, min(2, os.cpu_count() or 1) if workers is None else workers)
-    files: dict[tuple[str, str], list[dict]] = {}
-    for key, rows in zip(where, results):
-        files.setdefault(key, []).extend(rows)
-    summary: dict[str, dict[str, int]] = {}
-    for (config, split_name), rows in files.items():
-        with open(out / config / f"{split_name}.jsonl", "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        summary.setdefault(config, {})[split_name] = len(rows)
-    return summary
