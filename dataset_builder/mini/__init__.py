@@ -30,7 +30,8 @@ from .plan import (
     MAIN_ATTRIBUTE, RELEASES, TAXONOMY, TAXONOMY_PATH, TRAIN_RELEASE, Item, Task, _is_noise_combo, outfit_categories,
     plan_test, plan_train,
 )
-from .render import ITEM_PX, RAW_PX, render_garment, render_outfit, render_view
+from .garments import ITEM_PX, RAW_PX, render_garment
+from .render import render_outfit, render_view
 from .write import generate_raw_release, write_taxonomy
 
 __all__ = [
