@@ -7,9 +7,8 @@ import torch
 from PIL import Image
 
 from lookbench.cli import main
-from lookbench.encoders import (
-    DEFAULT_MODEL, REGISTRY, EncoderError, ObjectEncoder, RawPixelEncoder, TransformersEncoder, load_encoder, to_rgb,
-)
+from lookbench.encoders import EncoderError, ObjectEncoder, TransformersEncoder, load_encoder, to_rgb
+from lookbench.registry import DEFAULT_MODEL, REGISTRY
 
 
 def test_models_command_lists_the_registry(capsys):
@@ -44,7 +43,7 @@ def test_to_rgb_handles_every_mode(mode):
 
 
 def test_raw_pixels_are_mean_centred_thumbnails():
-    enc = RawPixelEncoder()
+    enc = REGISTRY["raw-pixels"].build(REGISTRY["raw-pixels"])
     image = Image.new("RGB", (64, 48), (10, 20, 30))
     image.putpixel((0, 0), (255, 255, 255))
     out = enc.encode_batch([enc.preprocess(image)])
