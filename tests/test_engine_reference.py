@@ -70,3 +70,22 @@ def test_search_depth_covers_every_copy_of_the_query_image():
     assert search_depth(query, gallery, None, 20) == 22
     assert search_depth(query, gallery, np.array([5, 8]), 20) == 23  # copies in the noise count too
     assert search_depth(np.array([9]), gallery, np.array([8]), 20) == 20
+
+
+def test_galleries_factorised_once_and_joined_score_as_the_concatenated_dataset():
+    import datasets
+
+    from lookbench.metric.fine_recall.fine_recall import GalleryColumns
+
+    release = graded_release()
+    _, rankings = brute_force(release, "RealStudioFlat", "strict")
+    def project(rows):
+        return datasets.Dataset.from_list([{f: r[f] for f in RECORD_FIELDS} for r in rows])
+
+    subset, noise = project(release["RealStudioFlat"]["gallery"]), project(release["noise"]["gallery"])
+    queries = project(release["RealStudioFlat"]["query"])
+    expected = score_retrieval(rankings, queries, datasets.concatenate_datasets([subset, noise]))
+    joined = GalleryColumns(subset) + GalleryColumns(noise)
+    assert len(joined) == len(subset) + len(noise)
+    assert score_retrieval(rankings, queries, joined) == expected
+    assert score_retrieval(rankings, queries, GalleryColumns(subset.to_list()) + noise) == expected  # records + Dataset
