@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..encoders import hash_files
+from ..files import hash_files
 from ..paths import lookbench_home, looks_like_hub_id
 from ..schema import NOISE, TEST_SUBSETS, resolve_subset
 from ..metric.fine_recall.fine_recall import RECORD_FIELDS
