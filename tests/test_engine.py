@@ -146,9 +146,29 @@ class NaNs(CountingEncoder):
         return out
 
 
+class ZeroRows(CountingEncoder):
+    name = "zero-model"
+
+    def encode(self, images):
+        out = super().encode(images)
+        out[1] = 0.0
+        return out
+
+
+class NeedsGrad(CountingEncoder):
+    name = "grad-model"
+
+    def encode(self, images):
+        import torch
+
+        return torch.tensor(super().encode(images), requires_grad=True)
+
+
 @pytest.mark.parametrize("model, message", [
     (WrongShape(), r"'wrong-shape' returned shape \(3, 48\) for a batch of 4 images"),
     (NaNs(), r"'nan-model' returned NaN/inf embeddings for 1 image\(s\): RealStudioFlat/query row 1 \(item p0\)"),
+    (ZeroRows(), r"'zero-model' returned all-zero embeddings for 1 image\(s\): RealStudioFlat/query row 2 \(item p1\)"),
+    (NeedsGrad(), r"'grad-model' returned a tensor that requires grad"),
 ])
 def test_bad_encoder_output_is_rejected(data, tmp_path, model, message):
     with pytest.raises(EncoderError, match=message):
