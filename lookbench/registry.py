@@ -86,6 +86,9 @@ def _registry() -> dict[str, ModelMeta]:
             "models/gr_lite/gr-lite-mini/README.md", "models/gr_lite/gr-lite-mini (committed)",
             build=lambda meta: encoders.TransformersEncoder(str(_gr_lite_mini_folder()), meta),
             weights=lambda: _gr_lite_mini_folder() / "model.safetensors",
+            # The newest timestamp of its 5,879 training rows (LookBench-Mini train, --scale 3, seed 0, release
+            # v20240101; training_summary.json) is 2023-12-31T21:13:08Z. Retrained weights must restate it.
+            training_cutoff="2023-12-31",
             available=lambda: (_gr_lite_mini_folder() / "config.json").exists(),
         ),
         ModelMeta(
