@@ -4,7 +4,8 @@ docs/architecture.md §8: ``data`` loads a ``Benchmark`` → ``images`` turns it
 and hashes their bytes → ``encode`` makes one ``Embeddings`` matrix of every distinct image (cache, processes,
 decode schedule from ``runtime``) → ``scoring`` searches each ``SubsetTask`` (``search``: faiss, noise merge,
 self-match removal) and scores it with the metric's ``score_retrieval`` → ``results`` holds the
-``EvaluationResult``. The Space, the benchmarks and the tests use these stages directly.
+``EvaluationResult``. ``check_options`` runs first, so a bad option fails before anything is loaded. The
+Space, the benchmarks and the tests use these stages directly.
 """
 from __future__ import annotations
 
@@ -21,14 +22,14 @@ from ..progress import quiet_libraries, stage_bar
 from .data import Benchmark, DataSource, load_benchmark, resolve_data
 from .encode import Embeddings, EncodeStats, check_output, encode_images
 from .errors import EvaluationError
-from .images import BenchmarkImages, ImageSource, SubsetImages, decode
+from .images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
 from .results import EvaluationResult
 from .runtime import Processes, reuse_freed_memory
 from .scoring import Split, SubsetScore, SubsetTask, score_subsets
 from .search import Hits, Ranking, merge_noise, remove_self_matches, search, search_depth
 
 __all__ = [
-    "Benchmark", "BenchmarkImages", "DataSource", "Embeddings", "EncodeStats", "EvaluationError", "EvaluationResult",
+    "Benchmark", "BenchmarkImages", "DataSource", "Decoded", "Embeddings", "EncodeStats", "EvaluationError", "EvaluationResult",
     "Hits", "ImageSource", "Processes", "Ranking", "Split", "SubsetImages", "SubsetScore", "SubsetTask",
     "check_options", "check_output", "decode", "encode_images", "evaluate", "load_benchmark", "merge_noise",
     "remove_self_matches", "resolve_data", "reuse_freed_memory", "score_subsets", "search", "search_depth",

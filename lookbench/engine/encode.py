@@ -154,16 +154,16 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=32
                 b, future = queue.popleft()
                 if overlap:
                     refill()
-                inputs, errors = future.result()
+                decoded = future.result()
                 batch = batches[b]
-                bad = [(u, e) for u, e in zip(batch, errors) if e is not None]
+                bad = [(u, e) for u, e in zip(batch, decoded.errors) if e is not None]
                 if bad and not skip_invalid:
                     u, e = bad[0]
                     raise EvaluationError(f"Unreadable image at {where(u)}: {e} (pass --skip-invalid to skip such images)")
                 stats.invalid.extend((where(u), e) for u, e in bad)
-                uids = [u for u, e in zip(batch, errors) if e is None]
+                uids = [u for u, e in zip(batch, decoded.errors) if e is None]
                 if uids:
-                    vectors = check_output(encoder, encoder.encode_batch(inputs), [where(u) for u in uids], dim)
+                    vectors = check_output(encoder, encoder.encode_batch(decoded.inputs), [where(u) for u in uids], dim)
                     dim = vectors.shape[1]
                     stats.forward_images += len(uids)
                     if cache is not None:

@@ -109,9 +109,16 @@ class BenchmarkImages:
             source.hash(progress)
 
 
-def decode(encoder: Encoder, blobs: list) -> tuple[list | np.ndarray, list]:
-    """Decode + preprocess one batch (runs in a worker thread): (model inputs of the readable images, per image
-    an error message or None).
+@dataclass
+class Decoded:
+    """One decoded batch: the model inputs of its readable images, and per image an error message or None."""
+
+    inputs: list | np.ndarray
+    errors: list
+
+
+def decode(encoder: Encoder, blobs: list) -> Decoded:
+    """Decode + preprocess one batch (runs in a worker thread).
 
     Equal-shaped array inputs are stacked here (``as_batch``), so the copy is not made on the forward thread.
     """
@@ -127,5 +134,5 @@ def decode(encoder: Encoder, blobs: list) -> tuple[list | np.ndarray, list]:
             # PIL names the file it was given, here an in-memory buffer: "<_io.BytesIO object at 0x…>" says nothing.
             errors.append(f"{type(err).__name__}: {str(err).replace(repr(buffer), f'the image ({len(blob)} bytes)')}")
     if inputs and all(isinstance(x, np.ndarray) and x.shape == inputs[0].shape for x in inputs):
-        return as_batch(inputs), errors
-    return inputs, errors
+        return Decoded(as_batch(inputs), errors)
+    return Decoded(inputs, errors)
