@@ -118,9 +118,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     overall = combine_subsets({name: s.scores for name, s in scored.items()})
     results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
                for name, s in scored.items()}
-    provenance = _provenance(encoder, bench, images, embeddings, scored, processes,
-                             mode=mode, index=index, precision=precision, cutoff=cutoff)
-    provenance["wall_time_s"] = round(time.perf_counter() - started, 3)
+    provenance = _provenance(encoder, bench, images, embeddings, scored, processes, mode=mode, index=index,
+                             precision=precision, cutoff=cutoff, wall_time_s=round(time.perf_counter() - started, 3))
     result = EvaluationResult(results, overall, provenance)
     if output_dir is not None:
         result.save(output_dir)
@@ -128,7 +127,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
 
 
 def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings, scored: dict,
-                processes: Processes, *, mode, index, precision, cutoff) -> dict:
+                processes: Processes, *, mode, index, precision, cutoff, wall_time_s) -> dict:
     """What makes the scores reproducible: versions, data revision, model fingerprint, settings and counts."""
     import lookbench
 
@@ -157,5 +156,6 @@ def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: 
         "distractors": bench.noise is not None,
         "search": "exact (faiss IndexFlatIP, cosine)" if index == "flat" else "approximate (faiss HNSW32, cosine)",
         "counts": counts,
+        "wall_time_s": wall_time_s,
         "evaluated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
