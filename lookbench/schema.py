@@ -4,23 +4,36 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-import datasets
 
-FEATURES = datasets.Features(
-    {
-        "image": datasets.Image(),
-        "item_id": datasets.Value("string"),
-        "category": datasets.Value("string"),
-        "main_attribute": datasets.Value("string"),
-        "attributes": datasets.List({"name": datasets.Value("string"), "value": datasets.Value("string")}),
-        "bbox": datasets.List(datasets.Value("float32"), length=4),
-        "outfit_id": datasets.Value("string"),
-        "timestamp": datasets.Value("timestamp[s, tz=UTC]"),
-        "release": datasets.Value("string"),
-        "source": datasets.Value("string"),
-        "raw_image": datasets.Image(),
-    }
-)
+def _features():
+    """The datasets ``Features`` of a record, built on first use so that the CLI's help and the subset registry
+    do not import datasets."""
+    import datasets
+
+    return datasets.Features(
+        {
+            "image": datasets.Image(),
+            "item_id": datasets.Value("string"),
+            "category": datasets.Value("string"),
+            "main_attribute": datasets.Value("string"),
+            "attributes": datasets.List({"name": datasets.Value("string"), "value": datasets.Value("string")}),
+            "bbox": datasets.List(datasets.Value("float32"), length=4),
+            "outfit_id": datasets.Value("string"),
+            "timestamp": datasets.Value("timestamp[s, tz=UTC]"),
+            "release": datasets.Value("string"),
+            "source": datasets.Value("string"),
+            "raw_image": datasets.Image(),
+        }
+    )
+
+
+def __getattr__(name):
+    """``FEATURES`` is computed once, when first read (PEP 562)."""
+    if name == "FEATURES":
+        globals()["FEATURES"] = features = _features()
+        return features
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Fields every row must carry; the rest are nullable.
 REQUIRED_FIELDS = ("image", "item_id", "category", "main_attribute", "attributes", "timestamp")

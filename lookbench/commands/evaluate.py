@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench.options import INDEXES, MODES, PRECISIONS
+
 
 def register(sub) -> None:
     ev = sub.add_parser("evaluate", help="evaluate an image encoder on LookBench (default: the embedded LookBench-Mini)")
@@ -13,18 +15,19 @@ def register(sub) -> None:
     ev.add_argument("--subsets", nargs="+", help="paper names or aliases (default: every test subset in --data)")
     ev.add_argument("--cutoff", help="contamination-aware: only queries time-stamped after this ISO date, e.g. 2025-06-01")
     ev.add_argument("--no-distractors", dest="distractors", action="store_false", help="leave the shared noise gallery out")
-    ev.add_argument("--mode", choices=["strict", "leaderboard"], default="strict",
+    ev.add_argument("--mode", choices=MODES, default="strict",
                     help="strict: category + every query attribute (paper); leaderboard: category + main attribute")
     ev.add_argument("--batch-size", type=int, default=32)
-    ev.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    ev.add_argument("--precision", choices=PRECISIONS, default="fp32")
     ev.add_argument("--device", help="torch device (default: the accelerate process's device, else cuda if available, else cpu)")
-    ev.add_argument("--index", choices=["flat", "hnsw"], default="flat", help="flat: exact search; hnsw: approximate (labelled)")
+    ev.add_argument("--index", choices=INDEXES, default="flat", help="flat: exact search; hnsw: approximate (labelled)")
     ev.add_argument("--workers", type=int, help="decode/preprocess threads (default: CPU cores per process)")
     ev.add_argument("--cache-dir", type=Path, help="embedding cache folder (default: $HF_HOME/lookbench/embeddings)")
     ev.add_argument("--no-cache", dest="use_cache", action="store_false", help="neither read nor write the embedding cache")
     ev.add_argument("--skip-invalid", action="store_true", help="skip unreadable images and report them instead of stopping")
     ev.add_argument("--output", type=Path, help="write results.json and PNG plots into this folder")
     ev.add_argument("--quiet", action="store_true", help="no progress bars")
+    ev.add_argument("--verbose", action="store_true", help="also show the libraries' own progress bars and logging")
     ev.set_defaults(run=run_evaluate)
 
     models = sub.add_parser("models", help="list the registered image encoders")
@@ -39,7 +42,7 @@ def run_evaluate(args) -> int:
         args.model, data=args.data, subsets=args.subsets, cutoff=args.cutoff, distractors=args.distractors,
         mode=args.mode, batch_size=args.batch_size, precision=args.precision, device=args.device, index=args.index,
         cache_dir=args.cache_dir, use_cache=args.use_cache, skip_invalid=args.skip_invalid, workers=args.workers,
-        quiet=args.quiet, output_dir=args.output,
+        quiet=args.quiet, verbose=args.verbose, output_dir=args.output,
     )
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
@@ -50,13 +53,15 @@ def run_evaluate(args) -> int:
 
 
 def run_models(args) -> int:
-    from lookbench.encoders import describe_models
+    from lookbench.registry import describe_models
 
     rows = describe_models()
-    widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in ("name", "dim", "input", "available")}
-    print("  ".join(k.ljust(w) for k, w in widths.items()) + "  description")
+    columns = [k for k in rows[0] if k != "description"]
+    widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in columns}
+    print("  ".join(k.ljust(widths[k]) for k in columns) + "  description")
     for r in rows:
-        print("  ".join(str(r[k]).ljust(w) for k, w in widths.items()) + "  " + r["description"])
-    print("Also accepted by --model: a local transformers model folder, a Hub id (owner/name), or in Python any object "
-          "with encode(list_of_PIL_images) and name.")
+        print("  ".join(str(r[k]).ljust(widths[k]) for k in columns) + "  " + r["description"])
+    print("training_cutoff: the date the model's training data ends (evaluate with --cutoff after it). Also accepted "
+          "by --model: a local transformers model folder, a Hub id (owner/name), or in Python any object with "
+          "encode(list_of_PIL_images) and name.")
     return 0

@@ -220,6 +220,44 @@ def _columns_of_dataset(dataset):
     return columns
 
 
+class GalleryColumns:
+    """A gallery's annotations, read and factorised once; `score_retrieval` accepts it as `gallery`.
+
+    LookBench appends one noise gallery to every subset's gallery: `subset_columns + noise_columns` joins the
+    factorised columns without reading or factorising either gallery again.
+    """
+
+    def __init__(self, gallery):
+        if isinstance(gallery, GalleryColumns):
+            self.columns = gallery.columns
+        elif isinstance(gallery, datasets.Dataset):
+            self.columns = _columns_of_dataset(gallery)
+        else:
+            self.columns = _columns_of_records(gallery, "gallery")
+
+    def __len__(self):
+        return self.columns["size"]
+
+    def __add__(self, other):
+        """The gallery of this one's rows followed by `other`'s."""
+        a, b = self.columns, GalleryColumns(other).columns
+
+        def joined(key):
+            (codes_a, uniques_a), (codes_b, uniques_b) = a[key], b[key]
+            return np.concatenate([codes_a, codes_b + len(uniques_a)]), list(uniques_a) + list(uniques_b)
+
+        out = object.__new__(GalleryColumns)
+        out.columns = {
+            "size": a["size"] + b["size"],
+            "category": joined("category"),
+            "main_attribute": joined("main_attribute"),
+            "rows": np.concatenate([a["rows"], b["rows"] + a["size"]]),
+            "name": joined("name"),
+            "value": joined("value"),
+        }
+        return out
+
+
 def _encode(columns, vocabulary, what):
     """Integer ids: category and main attribute per row, and the deduplicated (row, attribute pair) set."""
     category = vocabulary.ids(columns["category"])
@@ -387,7 +425,8 @@ def _first_hit(hits):
 def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
     """Score ranked retrieval results against annotations; the pure function behind `FineRecall.compute`.
 
-    Arguments and returned keys are those of `FineRecall.compute` (see the module's inputs description).
+    Arguments and returned keys are those of `FineRecall.compute` (see the module's inputs description);
+    `gallery` may also be a `GalleryColumns`, factorised once for many calls.
     """
     ks = _check_k(k)
     if mode not in MODES:
@@ -398,10 +437,7 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     _check_lengths(len(predictions), q_columns["size"])
     if not q_columns["size"]:
         raise ValueError("there are no queries to score")
-    if isinstance(gallery, datasets.Dataset):
-        g_columns = _columns_of_dataset(gallery)
-    else:
-        g_columns = _columns_of_records(gallery, "gallery")
+    g_columns = GalleryColumns(gallery).columns
     ranking = _ranking_matrix(predictions, g_columns["size"])
     vocabulary = _Vocabulary()
     query = _encode(q_columns, vocabulary, "references")

@@ -110,3 +110,35 @@ class CountingEncoder:
             os.kill(os.getpid(), signal.SIGKILL)  # a real kill: nothing gets to clean up
         self.images += len(images)
         return np.stack([np.asarray(im.resize((4, 4)), dtype=np.float32).ravel() for im in images])
+
+
+def graded_release() -> dict:
+    """A release the colour encoders do *not* saturate: scores well inside (0, 100).
+
+    Two subsets of 9 products each (6 queried); for half the queries the gallery holds a near-duplicate of the
+    query image (same texture, shifted colour) with a different colour attribute, which outranks the true match;
+    the noise gallery holds near-duplicates of other queries (some of another category) that interleave with the
+    subset galleries, and one byte copy of a query (a self-match across configs).
+    """
+    rng = np.random.default_rng(7)
+    categories, colours, sleeves = ("top", "dress", "skirt"), ("red", "green", "blue", "black"), ("long", "short")
+    base = rng.integers(40, 215, (18, 3))
+
+    def product(i: int, seed: int, shift: int = 0, colour: str | None = None, category: str | None = None, day=1):
+        attrs = {"colour": colour or colours[i % 4], "sleeve": sleeves[(i // 3) % 2]}
+        cat = category or categories[i % 3]
+        return record(png(base[i] + shift, seed), f"p{i}", cat, attrs["colour"], attrs, day=day)
+
+    release = {}
+    for s, name in enumerate(("RealStudioFlat", "AIGen-Studio")):
+        ids = range(9 * s, 9 * s + 9)
+        queries = [product(i, 1000 + i, day=2) for i in ids][:6]
+        gallery = [product(i, 2000 + i) for i in ids]
+        for i in list(ids)[:6:2]:  # near-duplicates of queries 0, 2, 4: same texture, another colour attribute
+            gallery.append(dict(product(i, 1000 + i, shift=6, colour=colours[(i + 1) % 4]), item_id=f"dup{i}"))
+        release[name] = {"query": queries, "gallery": gallery}
+    noise = [dict(product(i, 1000 + i, shift=-9, category=categories[(i + 1) % 3]), item_id=f"n{i}") for i in (1, 10, 12)]
+    noise += [dict(product(i, 3000 + i, shift=20), item_id=f"n-far{i}") for i in range(0, 18, 4)]
+    noise.append(dict(release["AIGen-Studio"]["query"][1], item_id="n-copy"))
+    release["noise"] = {"gallery": noise}
+    return release

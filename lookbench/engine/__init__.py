@@ -1,0 +1,161 @@
+"""The evaluation engine behind ``lookbench evaluate`` and ``lookbench.evaluate``, as stages with named hand-offs.
+
+docs/architecture.md §8: ``data`` loads a ``Benchmark`` → ``images`` turns its splits into ``BenchmarkImages``
+and hashes their bytes → ``encode`` makes one ``Embeddings`` matrix of every distinct image (cache, processes,
+decode schedule from ``runtime``) → ``scoring`` searches each ``SubsetTask`` (``search``: faiss, noise merge,
+self-match removal) and scores it with the metric's ``score_retrieval`` → ``results`` holds the
+``EvaluationResult``. ``check_options`` runs first, so a bad option fails before anything is loaded. The
+Space, the benchmarks and the tests use these stages directly.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from pathlib import Path
+
+from ..encoders import load_encoder
+from ..filtering import to_utc
+from ..metric.fine_recall.fine_recall import MODES, combine_subsets
+from ..options import INDEXES, PRECISIONS
+from ..progress import quiet_libraries, stage_bar
+from .data import Benchmark, DataSource, load_benchmark, resolve_data
+from .encode import Embeddings, EncodeStats, check_output, encode_images
+from .errors import EvaluationError
+from .images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
+from .results import EvaluationResult
+from .runtime import Processes, reuse_freed_memory
+from .scoring import Split, SubsetScore, SubsetTask, score_subsets
+from .search import Hits, Ranking, merge_noise, remove_self_matches, search, search_depth
+
+__all__ = [
+    "Benchmark", "BenchmarkImages", "DataSource", "Decoded", "Embeddings", "EncodeStats", "EvaluationError", "EvaluationResult",
+    "Hits", "ImageSource", "Processes", "Ranking", "Split", "SubsetImages", "SubsetScore", "SubsetTask",
+    "check_options", "check_output", "decode", "encode_images", "evaluate", "load_benchmark", "merge_noise",
+    "remove_self_matches", "resolve_data", "reuse_freed_memory", "score_subsets", "search", "search_depth",
+]
+
+
+def _check_folder(path, what: str) -> None:
+    """A folder that exists or can be made: not a file, and its nearest existing ancestor a writable folder."""
+    path = Path(path).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise EvaluationError(f"{what} {path} exists and is not a folder")
+        return
+    parent = next(p for p in path.parents if p.exists())
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise EvaluationError(f"{what} {path} cannot be created: {parent} is not a writable folder")
+
+
+def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=32, workers=None, cutoff=None,
+                  cache_dir=None, output_dir=None) -> None:
+    """Every option checked before anything is loaded, so a typo fails in a second, not after encoding."""
+    for name, value, choices in (("mode", mode, MODES), ("index", index, INDEXES), ("precision", precision, PRECISIONS)):
+        if value not in choices:
+            raise EvaluationError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    for name, value in (("batch_size", batch_size), ("workers", workers)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise EvaluationError(f"{name} must be an integer of at least 1, got {value!r}")
+    if cutoff is not None:
+        try:
+            to_utc(cutoff)
+        except TypeError as err:
+            raise EvaluationError(str(err)) from err
+    if cache_dir is not None:
+        _check_folder(cache_dir, "cache folder")
+    if output_dir is not None:
+        _check_folder(output_dir, "output folder")
+
+
+def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool = True, *, mode: str = "strict",
+             batch_size: int = 32, precision: str = "fp32", device: str | None = None, index: str = "flat",
+             cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
+             quiet: bool = False, verbose: bool = False, output_dir=None) -> EvaluationResult | None:
+    """Evaluate an image encoder on LookBench; returns an ``EvaluationResult`` (``None`` on non-main processes).
+
+    ``model``: a registered name (see ``lookbench models``), a local transformers folder or Hub id, or any object
+    with ``encode(list_of_PIL_images) -> (n, d) array`` and ``name``. ``data``: a folder from ``lookbench build``,
+    a Hub dataset id, a published ``srpone/look-bench`` snapshot, or ``None`` for the embedded LookBench-Mini.
+    ``cutoff`` keeps only queries time-stamped after it (contamination-aware evaluation). ``quiet`` shows no
+    progress bar; ``verbose`` also shows the libraries' own bars and logging.
+    """
+    check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
+                  cache_dir=cache_dir, output_dir=output_dir)
+    started = time.perf_counter()
+    processes = Processes()
+    quiet = quiet or not processes.is_main
+    with quiet_libraries(verbose):
+        with stage_bar("load", quiet=quiet, unit="config") as bar:
+            if processes.is_main:
+                bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar)
+            processes.barrier()  # the main process fills the datasets cache first; the others then read it
+            if not processes.is_main:
+                bench = load_benchmark(data, subsets, cutoff, distractors)
+        for name, splits in bench.subsets.items():
+            if len(splits["query"]) == 0:
+                raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
+        encoder = load_encoder(model, device=device or processes.device, precision=precision)
+        images = BenchmarkImages.of(bench)
+        with stage_bar("hash", quiet=quiet, unit="img") as bar:
+            images.hash(bar)
+        with stage_bar(f"encode {encoder.name}", quiet=quiet, unit="img") as bar:
+            embeddings = encode_images(encoder, images.sources(), batch_size=batch_size, workers=workers,
+                                       cache_dir=cache_dir, use_cache=use_cache, skip_invalid=skip_invalid,
+                                       progress=bar, processes=processes)
+        if not processes.is_main:
+            return None
+        embeddings = embeddings.normalised()
+        tasks = {}
+        for name, splits in bench.subsets.items():
+            queries = Split.of(images.subsets[name].query, splits["query"], embeddings)
+            if len(queries.rows) == 0:
+                raise EvaluationError(f"{name}: no query left to evaluate: every query image was skipped")
+            tasks[name] = SubsetTask(queries, Split.of(images.subsets[name].gallery, splits["gallery"], embeddings))
+        noise = None if bench.noise is None else Split.of(images.noise, bench.noise, embeddings)
+        with stage_bar("search + score", quiet=quiet, unit="step") as bar:
+            scored = score_subsets(embeddings.matrix, tasks, noise, mode=mode, index=index, progress=bar)
+    overall = combine_subsets({name: s.scores for name, s in scored.items()})
+    results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
+               for name, s in scored.items()}
+    provenance = _provenance(encoder, bench, images, embeddings, scored, processes, mode=mode, index=index,
+                             precision=precision, cutoff=cutoff, wall_time_s=round(time.perf_counter() - started, 3))
+    result = EvaluationResult(results, overall, provenance)
+    if output_dir is not None:
+        result.save(output_dir)
+    return result
+
+
+def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings, scored: dict,
+                processes: Processes, *, mode, index, precision, cutoff, wall_time_s) -> dict:
+    """What makes the scores reproducible: versions, data revision, model fingerprint, settings and counts."""
+    import lookbench
+
+    stats = embeddings.stats
+    counts = {
+        "unique_images": stats.unique_images,
+        "rows": sum(len(s) for s in images.sources()),
+        "forward_images": stats.forward_images,
+        "forward_images_per_process": stats.forward_per_process,
+        "cache_hits": stats.cache_hits,
+        "corrupt_cache_files": stats.corrupt_cache_files,
+        "invalid_images_skipped": [f"{where}: {err}" for where, err in stats.invalid],
+        "self_matches_removed": sum(s.self_matches_removed for s in scored.values()),
+        "queries": {name: s.scores.get("num_queries") for name, s in scored.items()},
+    }
+    return {
+        "lookbench_version": lookbench.__version__,
+        "dataset": bench.provenance,
+        "model": {"name": encoder.name, **encoder.provenance, "fingerprint": encoder.fingerprint,
+                  "preprocessing": encoder.preprocessing, "embedding_dim": int(embeddings.matrix.shape[1])},
+        "precision": precision,
+        "device": getattr(encoder, "device", "cpu"),
+        "processes": processes.world,
+        "mode": mode,
+        "cutoff": None if cutoff is None else str(cutoff),
+        "distractors": bench.noise is not None,
+        "search": "exact (faiss IndexFlatIP, cosine)" if index == "flat" else "approximate (faiss HNSW32, cosine)",
+        "counts": counts,
+        "wall_time_s": wall_time_s,
+        "evaluated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }

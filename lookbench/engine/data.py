@@ -1,0 +1,172 @@
+"""Stage 1 of an evaluation: find the data (a built folder, a published snapshot, a Hub id) and load its splits.
+
+docs/architecture.md §8. A local folder gets a datasets cache of its own, named by its content, because offline
+datasets keys its cache by folder *name* and would serve a stale copy of another folder called the same.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..files import hash_files
+from ..paths import lookbench_home, looks_like_hub_id
+from ..schema import NOISE, TEST_SUBSETS, resolve_subset
+from ..metric.fine_recall.fine_recall import RECORD_FIELDS
+from .errors import EvaluationError
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """What ``load_dataset`` gets, its revision (content hash of a local folder, commit of a Hub repo) and a label."""
+
+    path: str
+    revision: str | None
+    label: str
+
+
+@dataclass
+class Benchmark:
+    """The splits to evaluate: per subset its ``{"query": Dataset, "gallery": Dataset}``, plus the shared noise."""
+
+    subsets: dict
+    noise: object | None
+    provenance: dict
+
+
+def folder_revision(folder: Path) -> str:
+    """Identify a local dataset folder by the content of its card and data files (hashes memoised by mtime)."""
+    return "local-" + hash_files([folder / "README.md", *folder.rglob("*.parquet")])[:16]
+
+
+def convert_upstream(path: Path) -> Path:
+    """A published ``srpone/look-bench`` snapshot (v<date>/<snake_config>/*.parquet) converted once, by the builder."""
+    from lookbench.dataset_builder import build_release
+
+    stamp = hashlib.sha256(str(path.resolve()).encode())
+    for p in sorted(path.rglob("*.parquet")):
+        stamp.update(f"{p.relative_to(path)}:{p.stat().st_size}:{p.stat().st_mtime_ns}".encode())
+    out = lookbench_home() / "converted" / stamp.hexdigest()[:16]
+    if not (out / "README.md").is_file():
+        build_release("upstream", out, input_path=path)
+    return out
+
+
+def _local(folder: Path, label: str) -> DataSource:
+    return DataSource(str(folder), folder_revision(folder), label)
+
+
+def resolve_data(data) -> DataSource:
+    """A folder from ``lookbench build``, a published snapshot, a Hub dataset id, or ``None`` for LookBench-Mini."""
+    if data is None:
+        from lookbench.dataset_builder import ensure_default_mini
+
+        return _local(ensure_default_mini(), "LookBench-Mini (embedded)")
+    path = Path(os.fspath(data)).expanduser()
+    if path.is_dir():
+        if (path / "README.md").is_file() and any(path.glob("*/*.parquet")):
+            return _local(path, str(path))
+        if any(path.glob("v*/*/*.parquet")):
+            return _local(convert_upstream(path), f"{path} (published layout)")
+        raise EvaluationError(
+            f"{path} is neither a folder written by `lookbench build` (README.md + <Config>/*.parquet) "
+            "nor a published srpone/look-bench snapshot (v<YYYYMMDD>/<config>/*.parquet)"
+        )
+    repo = os.fspath(data)
+    if not looks_like_hub_id(repo):
+        raise EvaluationError(f"--data {repo!r}: no such folder, and not a Hub dataset id (owner/name)")
+    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        if repo == "srpone/look-bench":  # the published layout has different columns: convert it first
+            return _local(convert_upstream(Path(snapshot_download(repo, repo_type="dataset"))), repo)
+        revision = None if os.environ.get("HF_HUB_OFFLINE") == "1" else HfApi().dataset_info(repo).sha
+    except LocalEntryNotFoundError as err:
+        raise EvaluationError(f"Dataset {repo!r} is not in the local cache and the Hub is offline") from err
+    except (HfHubHTTPError, OSError) as err:
+        raise EvaluationError(f"Cannot reach dataset {repo!r} on the Hub: {err}") from err
+    return DataSource(repo, revision, repo)
+
+
+class _Loader:
+    """Loads configs of one ``DataSource`` by subset name, checking the LookBench columns."""
+
+    def __init__(self, source: DataSource):
+        import datasets
+
+        self.source = source
+        try:
+            self.available = datasets.get_dataset_config_names(source.path)
+        except Exception as err:  # datasets raises many types for an unusable folder or id
+            raise EvaluationError(f"Cannot read the dataset configs of {source.label}: {err}") from err
+        self.config_of = {}
+        for config in self.available:
+            try:
+                self.config_of[resolve_subset(config)] = config
+            except ValueError:
+                continue
+        local = source.revision is not None and source.revision.startswith("local-")
+        self.cache_dir = str(lookbench_home() / "datasets" / source.revision) if local else None
+
+    def splits(self, subset: str, names) -> dict:
+        import datasets
+
+        label = self.source.label
+        try:
+            loaded = datasets.load_dataset(self.source.path, self.config_of[subset], cache_dir=self.cache_dir)
+        except Exception as err:
+            raise EvaluationError(f"Cannot load {subset} from {label}: {err}") from err
+        out = {}
+        for split in names:
+            if split not in loaded:
+                raise EvaluationError(f"{subset} of {label} has no {split} split; it has: {', '.join(loaded)}")
+            ds = loaded[split]
+            absent = [c for c in ("image", "item_id", "timestamp", *RECORD_FIELDS) if c not in ds.column_names]
+            if absent:
+                raise EvaluationError(f"{subset}/{split} of {label} lacks column(s) {', '.join(absent)} of the LookBench schema")
+            out[split] = ds
+        return out
+
+
+def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = True, progress=None) -> Benchmark:
+    """Load the requested subsets' query/gallery splits and (unless disabled) the noise gallery.
+
+    ``progress`` (a tqdm bar) advances once per loaded config.
+    """
+    from ..filtering import filter_after
+
+    loader = _Loader(resolve_data(data))
+    label = loader.source.label
+    wanted = [resolve_subset(s) for s in subsets] if subsets else [s for s in TEST_SUBSETS if s in loader.config_of]
+    missing = [s for s in wanted if s not in loader.config_of]
+    if missing or not wanted:
+        raise EvaluationError(f"{label} has no subset {', '.join(missing) or 'at all'}; it has: {', '.join(loader.available)}")
+    if distractors and NOISE not in loader.config_of:
+        raise EvaluationError(f"{label} has no noise config; pass --no-distractors to evaluate without distractors")
+    if progress is not None:
+        progress.reset(total=len(wanted) + bool(distractors))
+
+    loaded, counts = {}, {}
+    for subset in wanted:
+        splits = loader.splits(subset, ("query", "gallery"))
+        total = len(splits["query"])
+        if cutoff is not None:
+            splits["query"] = filter_after(splits["query"], cutoff)
+        loaded[subset] = splits
+        counts[subset] = {"queries_total": total, "queries": len(splits["query"]), "gallery": len(splits["gallery"])}
+        if progress is not None:
+            progress.update(1)
+    noise = loader.splits(NOISE, ("gallery",))["gallery"] if distractors else None
+    if progress is not None and distractors:
+        progress.update(1)
+    releases = {r for splits in loaded.values() for ds in splits.values() for r in ds.unique("release") if r}
+    provenance = {
+        "data": label,
+        "revision": loader.source.revision,
+        "releases": sorted(releases),
+        "counts": counts,
+        "noise_gallery": len(noise) if noise is not None else 0,
+    }
+    return Benchmark(loaded, noise, provenance)

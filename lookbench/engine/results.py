@@ -1,0 +1,122 @@
+"""Stage 6: the result of an evaluation — leaderboard-shaped JSON, a fixed-width table and two plots.
+
+docs/architecture.md §5 (the results JSON shape) and §8.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..metric.fine_recall.fine_recall import DEFAULT_K
+
+
+def _leaderboard(result: dict) -> dict:
+    """Metric output {"fine_recall@1": x, ...} as {"fine_recall": {"@1": x}, ...}; other keys kept as they are."""
+    out: dict = {}
+    for key, value in result.items():
+        if "@" in key:
+            metric, k = key.split("@", 1)
+            out.setdefault(metric, {})[f"@{k}"] = value
+        else:
+            out[key] = value
+    return out
+
+
+@dataclass
+class EvaluationResult:
+    """Scores per subset and overall (percent), and the provenance that makes them reproducible."""
+
+    subsets: dict
+    overall: dict
+    provenance: dict
+
+    def to_dict(self) -> dict:
+        """Leaderboard shape: subset → metric → "@K" → percent, plus "overall" and "provenance"."""
+        out = {name: _leaderboard(r) for name, r in self.subsets.items()}
+        out["overall"] = _leaderboard(self.overall)
+        out["provenance"] = self.provenance
+        return out
+
+    def table(self) -> str:
+        """A fixed-width table: subsets × Fine/Coarse R@K, nDCG@5, MRR, outfit R@1, with the overall row."""
+        cols = [f"Fine@{k}" for k in DEFAULT_K] + [f"Coarse@{k}" for k in DEFAULT_K] + ["nDCG@5", "MRR", "Outfit@1", "queries"]
+        keys = [f"fine_recall@{k}" for k in DEFAULT_K] + [f"coarse_recall@{k}" for k in DEFAULT_K] + [
+            "ndcg@5", "mrr", "outfit_fine_recall@1", "num_queries"]
+        rows = list(self.subsets.items()) + [("overall", self.overall)]
+        width = max(len(n) for n, _ in rows)
+
+        def cell(r, key):
+            v = r.get(key)
+            if v is None:
+                return "-"
+            return str(int(v)) if key == "num_queries" else f"{v:.2f}"
+
+        p = self.provenance
+        title = (f"LookBench — model {p['model']['name']}, {p['mode']} mode, "
+                 f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}")
+        lines = [title, " ".join([f"{'subset':<{width}}"] + [f"{c:>9}" for c in cols])]
+        lines += [" ".join([f"{n:<{width}}"] + [f"{cell(r, k):>9}" for k in keys]) for n, r in rows]
+        counts = p["counts"]
+        skipped = len(counts["invalid_images_skipped"])
+        lines.append(f"{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
+                     f"encoded, {counts['cache_hits']} from cache; "
+                     + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
+                     + f"{p['wall_time_s']:.1f} s")
+        return "\n".join(lines)
+
+    def save(self, output_dir) -> dict[str, Path]:
+        """Write results.json and the two PNG plots; returns their paths."""
+        import json
+
+        out = Path(output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"json": out / "results.json"}
+        paths["json"].write_text(json.dumps(self.to_dict(), indent=2, default=str))
+        paths.update(self.plot(out))
+        return paths
+
+    def plot(self, out: Path) -> dict[str, Path]:
+        """Fine vs Coarse Recall@1 per subset, and Fine Recall@1 per category; returns their paths."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        names = list(self.subsets)
+        fine = [self.subsets[n].get("fine_recall@1", 0.0) for n in names]
+        coarse = [self.subsets[n].get("coarse_recall@1", 0.0) for n in names]
+        x = np.arange(len(names))
+        fig, ax = plt.subplots(figsize=(max(5, 1.8 * len(names)), 4))
+        ax.bar(x - 0.2, fine, 0.4, label="Fine R@1")
+        ax.bar(x + 0.2, coarse, 0.4, label="Coarse R@1")
+        ax.set_xticks(x, names, rotation=15)
+        ax.set_ylabel("%")
+        ax.set_ylim(0, 100)
+        ax.set_title(f"{self.provenance['model']['name']}: Fine vs Coarse Recall@1")
+        ax.legend()
+        fig.tight_layout()
+        paths = {"fine_vs_coarse": out / "fine_vs_coarse_r1.png"}
+        fig.savefig(paths["fine_vs_coarse"], dpi=100)
+        plt.close(fig)
+
+        per_cat: dict[str, dict[str, float]] = {}
+        for n in names:
+            for cat, r in (self.subsets[n].get("per_category") or {}).items():
+                per_cat.setdefault(cat, {})[n] = r.get("fine_recall@1", 0.0)
+        cats = sorted(per_cat)
+        fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(cats) * max(1, len(names)) ** 0.5), 4))
+        width = 0.8 / max(1, len(names))
+        for i, n in enumerate(names):
+            ax.bar(np.arange(len(cats)) + (i - (len(names) - 1) / 2) * width, [per_cat[c].get(n, 0.0) for c in cats], width, label=n)
+        ax.set_xticks(np.arange(len(cats)), cats, rotation=45, ha="right")
+        ax.set_ylabel("Fine R@1 (%)")
+        ax.set_ylim(0, 100)
+        ax.set_title("Fine Recall@1 per category")
+        ax.legend(fontsize="small")
+        fig.tight_layout()
+        paths["per_category"] = out / "per_category_fine_r1.png"
+        fig.savefig(paths["per_category"], dpi=100)
+        plt.close(fig)
+        return paths

@@ -1,0 +1,92 @@
+"""Stage 5: rank every subset's gallery (+ the shared noise) and score it with the metric's ``score_retrieval``.
+
+docs/architecture.md §8. The metric's pure function is called directly (the ``evaluate`` module is the
+user-facing wrapper of the same function; its Arrow round trip buys the engine nothing), and the noise
+annotations are read and factorised once for all subsets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metric.fine_recall.fine_recall import DEFAULT_K, RECORD_FIELDS, GalleryColumns, score_retrieval
+from .encode import Embeddings
+from .errors import EvaluationError
+from .images import ImageSource
+from .search import merge_noise, remove_self_matches, search, search_depth
+
+
+@dataclass
+class Split:
+    """Images of one split to search with or in: their rows of the embedding matrix and their annotation records."""
+
+    rows: np.ndarray
+    annotations: object  # a Dataset (or list) of annotation records, one per row
+
+    @classmethod
+    def of(cls, source: ImageSource, dataset, embeddings: Embeddings) -> "Split":
+        """The encoded rows of one split (images skipped as unreadable are left out, with their annotations)."""
+        keep = embeddings.encoded(source)
+        return cls(embeddings.rows(source)[keep], dataset.select_columns(list(RECORD_FIELDS)).select(keep))
+
+
+@dataclass
+class SubsetTask:
+    """One subset to score: its queries (rows + annotation records) and its own gallery."""
+
+    queries: Split
+    gallery: Split
+
+
+@dataclass
+class SubsetScore:
+    """The metric's results for one subset, and what the search did for it."""
+
+    scores: dict
+    self_matches_removed: int
+    gallery_size: int
+
+
+def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, mode="strict", index="flat",
+                  progress=None) -> dict:
+    """``{subset: SubsetScore}``: every subset's queries searched against its gallery + the shared noise gallery.
+
+    ``matrix`` holds L2-normalised embeddings indexed by content id. ``progress`` (a tqdm bar) advances once
+    for the noise search and once per subset.
+    """
+    kmax = max(DEFAULT_K)
+    noise_rows = None if noise is None else noise.rows
+    depths = {}
+    for name, task in tasks.items():
+        if len(task.gallery.rows) + (0 if noise is None else len(noise.rows)) == 0:
+            raise EvaluationError(f"{name}: the gallery is empty; nothing to retrieve")
+        depths[name] = search_depth(task.queries.rows, task.gallery.rows, noise_rows, kmax)
+    if progress is not None:
+        progress.reset(total=len(tasks) + 1)
+    noise_hits, noise_columns = {}, None
+    if noise is not None and len(noise.rows):
+        queries = np.concatenate([t.queries.rows for t in tasks.values()])
+        hits = search(matrix[noise.rows], matrix[queries], max(depths.values()), index)
+        start = 0
+        for name, task in tasks.items():
+            noise_hits[name] = hits.take(slice(start, start + len(task.queries.rows)), depths[name])
+            start += len(task.queries.rows)
+        noise_columns = GalleryColumns(noise.annotations)
+    if progress is not None:
+        progress.update(1)
+    out = {}
+    for name, task in tasks.items():
+        q, g = task.queries.rows, task.gallery.rows
+        hits = search(matrix[g], matrix[q], depths[name], index)
+        ids, all_rows, columns = hits.ids, g, GalleryColumns(task.gallery.annotations)
+        if name in noise_hits:
+            ids = merge_noise(hits, noise_hits[name], len(g), depths[name])
+            all_rows, columns = np.concatenate([g, noise.rows]), columns + noise_columns
+        ranking = remove_self_matches(ids, q, all_rows, kmax)
+        scores = score_retrieval(ranking.ids, task.queries.annotations, columns, k=list(DEFAULT_K), mode=mode)
+        out[name] = SubsetScore(scores, ranking.self_matches_removed, len(columns))
+        if progress is not None:
+            progress.update(1)
+    return out
+
