@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 import datasets
@@ -22,8 +23,12 @@ FEATURES = datasets.Features(
     }
 )
 
-# Fields every row must carry; the rest are nullable.
-REQUIRED_FIELDS = ("image", "item_id", "category", "main_attribute", "attributes", "timestamp")
+# Fields every built row carries (a raw row without `release` or `source` gets the release's default); the rest are nullable.
+REQUIRED_FIELDS = ("image", "item_id", "category", "main_attribute", "attributes", "timestamp", "release")
+# Fields whose values must be strings (no number, bool or list turned into one).
+STRING_FIELDS = tuple(name for name, feature in FEATURES.items() if feature == datasets.Value("string"))
+# A snapshot name: v<YYYYMMDD> (docs/architecture.md §1).
+RELEASE_PATTERN = re.compile(r"^v(\d{8})$")
 
 
 @dataclass(frozen=True)
