@@ -22,7 +22,7 @@ from lookbench.schema import DEFAULT_CONFIG, SUBSETS, resolve_subset
 
 from .builder import CITATION, TRAIN_DESCRIPTION, LookBench
 from .sources import TRAIN, SourceError, open_source, release_date
-from .validation import ValidationError, ValidationReport, invalid_rows
+from .validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
 
 CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
 REPORT_NAME = "validation_report.json"
@@ -201,6 +201,8 @@ def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release,
     elif train_out is not None and source != "raw":
         raise SourceError("--train-out needs a release with a train/ folder (sources raw or mini)")
     input_path = Path(input_path)
+    if taxonomy:
+        load_taxonomy(taxonomy)  # a malformed taxonomy stops the build before any row is read
     reader = open_source(kind, input_path, release)
     configs = [resolve_subset(s) for s in subsets] if subsets else [c for c in SUBSETS if reader.has(c, SUBSETS[c].splits[-1])]
     if not configs:

@@ -3,7 +3,7 @@
 Every reader streams rows in a fixed order, so the builder can validate in one pass and generate in a
 second pass that picks the same rows by index. A row is a dict with the schema's fields as the release
 wrote them (no value is converted to a string: validation rejects a wrong type), plus ``_file``/``_line``
-(where it came from, 1-based) and ``_errors``; images are ``{"bytes": ..., "path": ...}`` and a missing
+(where it came from, 1-based) and ``_errors`` (field -> what is wrong with it); images are ``{"bytes": ..., "path": ...}`` and a missing
 field is ``None`` (validation reports it, nothing guesses). Nothing outside the release is ever read
 (docs/architecture.md §4).
 """
@@ -120,6 +120,11 @@ def read_contained(base: Path, relative: str) -> bytes:
     return data
 
 
+def _blank(raw: bytes) -> bool:
+    """A line with nothing but whitespace (NUL included: the second byte of a UTF-16 newline)."""
+    return not raw.strip(b" \t\r\n\x00")
+
+
 class RawSource:
     """A raw release folder (docs/architecture.md §4): ``<root>/<Subset>/{query,gallery}.jsonl`` + image files.
 
@@ -176,7 +181,7 @@ class RawSource:
             for line_no, raw in enumerate(lines, start=1):
                 if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]  # a UTF-8 byte-order mark is still UTF-8
-                if not raw.strip():
+                if _blank(raw):
                     continue
                 if b"\x00" in raw or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
                     yield line_no, "not UTF-8 text (it looks like UTF-16; save the file as UTF-8)"
@@ -195,7 +200,7 @@ class RawSource:
 
     def num_rows(self, config: str, split: str) -> int:
         with contained_file(self.root, self.location(config, split)).open("rb") as lines:
-            return sum(1 for line in lines if line.strip())
+            return sum(1 for line in lines if not _blank(line))
 
     @functools.cached_property
     def default_release(self) -> str | None:
@@ -223,23 +228,23 @@ class RawSource:
             yield {"_file": where, "_line": line_no, **self._row(record, folder, config)}
 
     def _row(self, record: dict, folder: Path, config: str) -> dict:
-        row = {"_errors": []}
+        row = {"_errors": {}}
         for key in ("item_id", "category", "main_attribute", "outfit_id"):
             row[key] = record.get(key)
         try:
             row["attributes"] = None if "attributes" not in record else parse_attributes(record["attributes"])
         except (ValueError, KeyError, TypeError) as err:
             row["attributes"] = None
-            row["_errors"].append(f"unparseable attributes: {err}")
+            row["_errors"]["attributes"] = f"unparseable attributes: {err}"
         stamp = record.get("timestamp")
         row["timestamp"] = None
         if isinstance(stamp, str) and stamp.strip():
             try:
                 row["timestamp"] = to_utc(stamp)
             except ValueError:
-                row["_errors"].append(f"bad timestamp {stamp!r} (expected ISO 8601)")
+                row["_errors"]["timestamp"] = f"bad timestamp {stamp!r} (expected ISO 8601)"
         elif stamp not in (None, ""):
-            row["_errors"].append(f"bad timestamp {stamp!r}: expected an ISO 8601 string")
+            row["_errors"]["timestamp"] = f"bad timestamp {stamp!r}: expected an ISO 8601 string"
         row["bbox"] = record.get("bbox")
         row["release"] = record.get("release")
         if row["release"] is None:  # the release's default is computed only when some row needs it
@@ -311,7 +316,7 @@ class UpstreamSource:
                     yield {"_file": relative, "_line": line, **self._row(record, config, release, stamp)}
 
     def _row(self, record: dict, config: str, release: str, stamp: dt.datetime) -> dict:
-        row = {"_errors": []}
+        row = {"_errors": {}}
         row["item_id"] = None if record.get("item_ID") is None else str(record["item_ID"])  # published ids are int64
         row["category"] = record.get("category")
         row["main_attribute"] = record.get("main_attribute")
@@ -319,7 +324,7 @@ class UpstreamSource:
             row["attributes"] = parse_attributes(record.get("other_attributes"))
         except (ValueError, KeyError, TypeError) as err:
             row["attributes"] = None
-            row["_errors"].append(f"unparseable other_attributes: {err}")
+            row["_errors"]["attributes"] = f"unparseable other_attributes: {err}"
         bbox = record.get("bbox")
         try:
             row["bbox"] = json.loads(bbox) if isinstance(bbox, str) and bbox.strip() else (bbox or None)

@@ -90,11 +90,11 @@ class ValidationError(ValueError):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         lines = "\n".join(f"  - {line}" for line in grouped(problems))
-        rows = invalid_rows(problems)
-        super().__init__(
-            f"{rows} invalid row(s) ({len(problems)} problem(s)); fix them or rebuild with --skip-invalid to leave "
-            f"the rows out (a report of what was skipped is then written):\n{lines}"
-        )
+        rows, empty = invalid_rows(problems), sum(p.line is None for p in problems)
+        head = ([f"{rows} invalid row(s) ({len(problems) - empty} problem(s))"] if rows else []) + (
+            [f"{empty} split(s) with nothing to build"] if empty else [])
+        advice = " or rebuild with --skip-invalid to leave the rows out (a report of what was skipped is then written)" if rows else ""
+        super().__init__(f"{'; '.join(head)}; fix them{advice}:\n{lines}")
 
 
 def load_taxonomy(path) -> dict[str, dict[str, set[str]]]:
@@ -181,10 +181,11 @@ class SplitChecker:
     def _messages(self, row: dict) -> list[str]:
         if "_error" in row:
             return [row["_error"]]
-        messages = list(row.get("_errors", []))
+        errors = row.get("_errors", {})
+        messages = list(errors.values())
         wrong = [name for name in STRING_FIELDS if row.get(name) is not None and not isinstance(row[name], str)]
         messages.extend(f"{name} must be a string, got {row[name]!r}" for name in wrong)
-        missing = [name for name in REQUIRED_FIELDS if row.get(name) in (None, "")]
+        missing = [name for name in REQUIRED_FIELDS if row.get(name) in (None, "") and name not in errors]
         if missing:
             messages.append(f"missing required field(s): {', '.join(missing)}")
         release = row.get("release")
