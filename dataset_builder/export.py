@@ -204,9 +204,13 @@ def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release,
     if taxonomy:
         load_taxonomy(taxonomy)  # a malformed taxonomy stops the build before any row is read
     reader = open_source(kind, input_path, release)
-    configs = [resolve_subset(s) for s in subsets] if subsets else [c for c in SUBSETS if reader.has(c, SUBSETS[c].splits[-1])]
+    present = [c for c in SUBSETS if reader.has(c, SUBSETS[c].splits[-1])]
+    configs = [resolve_subset(s) for s in subsets] if subsets else present
     if not configs:
         raise SourceError(f"No LookBench subset found in {input_path}")
+    absent = [c for c in configs if c not in present]
+    if absent:
+        raise SourceError(f"{input_path} has no {', '.join(absent)} subset (it has {', '.join(present) or 'none'})")
     summary = BuildSummary(out=out)
     if kind == "raw" and release is None:
         release = summary.default_release = reader.default_release

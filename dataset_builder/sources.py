@@ -161,22 +161,23 @@ class RawSource:
             raise SourceError(f"Raw release {self.root}: " + "; ".join(problems))
         return folders
 
-    def path(self, config: str, split: str) -> Path:
-        folder = self.folders.get(config, self.root / config)
-        return folder / f"{split}.jsonl"
-
     def location(self, config: str, split: str) -> str:
-        return self.path(config, split).relative_to(self.root).as_posix()
+        """The split's JSONL file relative to the release root, e.g. ``real_streetlook/query.jsonl``."""
+        folder = self.folders[config].name if config in self.folders else config
+        return f"{folder}/{split}.jsonl"
 
     def has(self, config: str, split: str) -> bool:
         return config in self.folders
 
+    def _jsonl(self, config: str, split: str) -> Path:
+        if config not in self.folders:
+            alias = f" (nor {SUBSETS[config].alias}/)" if config in SUBSETS else ""
+            raise SourceError(f"Raw release {self.root} has no {config}/ folder{alias}")
+        return contained_file(self.root, self.location(config, split))
+
     def _lines(self, config: str, split: str) -> Iterator[tuple[int, object]]:
         """(1-based line number, the JSON value or an error message) of every non-blank line."""
-        if config not in self.folders:
-            raise SourceError(f"{self.root} has no {config}/ folder (nor its alias {SUBSETS[config].alias}/)"
-                              if config in SUBSETS else f"{self.root} has no {config}/ folder")
-        path = contained_file(self.root, self.location(config, split))
+        path = self._jsonl(config, split)
         with path.open("rb") as lines:
             for line_no, raw in enumerate(lines, start=1):
                 if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -199,7 +200,7 @@ class RawSource:
                 yield line_no, record if isinstance(record, dict) else f"not a JSON object but a JSON {type(record).__name__}"
 
     def num_rows(self, config: str, split: str) -> int:
-        with contained_file(self.root, self.location(config, split)).open("rb") as lines:
+        with self._jsonl(config, split).open("rb") as lines:
             return sum(1 for line in lines if not _blank(line))
 
     @functools.cached_property
@@ -220,7 +221,7 @@ class RawSource:
         return f"v{newest:%Y%m%d}" if needed and newest is not None else None
 
     def iter_rows(self, config: str, split: str) -> Iterator[dict]:
-        folder, where = self.path(config, split).parent, self.location(config, split)
+        folder, where = self.folders[config], self.location(config, split)
         for line_no, record in self._lines(config, split):
             if not isinstance(record, dict):
                 yield {"_file": where, "_line": line_no, "_error": record}
