@@ -173,7 +173,7 @@ def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
 
 def _swap_in(staged: Path, target: Path) -> None:
     """Replace ``target`` by ``staged`` (same parent folder, so both moves are renames)."""
-    old = staged.parent / "previous"
+    old = staged.parent / f"{target.name}.previous"
     if target.exists():
         os.replace(target, old)
     try:

@@ -205,8 +205,9 @@ class RawSource:
 
     @functools.cached_property
     def default_release(self) -> str | None:
-        """``v<YYYYMMDD>`` of the newest timestamp in the release, when some row carries no ``release``."""
-        newest, needed = None, False
+        """``v<YYYYMMDD>`` of the newest timestamp in the release (a future one is an invalid row and does not
+        count), when some row carries no ``release``."""
+        newest, needed, now = None, False, dt.datetime.now(dt.timezone.utc)
         for config in self.folders:
             for split in (TRAIN,) if config == TRAIN else SUBSETS[config].splits:
                 for _, record in self._lines(config, split):
@@ -217,7 +218,8 @@ class RawSource:
                         stamp = to_utc(record["timestamp"])
                     except (KeyError, TypeError, ValueError):
                         continue
-                    newest = stamp if newest is None or stamp > newest else newest
+                    if stamp <= now and (newest is None or stamp > newest):
+                        newest = stamp
         return f"v{newest:%Y%m%d}" if needed and newest is not None else None
 
     def iter_rows(self, config: str, split: str) -> Iterator[dict]:

@@ -189,7 +189,10 @@ def test_rows_without_a_release_get_the_newest_timestamps_snapshot(release, tmp_
     rows = _rows(path)
     rows[0]["release"] = "v20240601"
     _rewrite(path, rows)
-    assert cli.main(["build", "--source", "raw", "--input", str(release), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    flat = release / "RealStudioFlat" / "query.jsonl"
+    _rewrite(flat, _rows(flat) + [dict(_rows(flat)[0], timestamp="2999-01-01T00:00:00Z", item_id="future")])
+    build = ["build", "--source", "raw", "--input", str(release), "--out", str(tmp_path / "o"), "--quiet", "--skip-invalid"]
+    assert cli.main(build) == 0  # the future row is skipped and does not name the release
     out = capsys.readouterr().out
     assert out.count("v20251201 (the newest timestamp; --release NAME sets it)") == 1  # one line, not one per row
     assert "releases: v20240601, v20251201" in out
