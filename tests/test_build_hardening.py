@@ -150,6 +150,10 @@ def test_out_that_is_not_an_earlier_build_is_refused(release, tmp_path, capsys):
     assert build(release, out) == 2
     assert "holds notes, which no build wrote; a build replaces the whole folder" in capsys.readouterr().err
     assert (out / "notes").is_dir()
+    (tmp_path / "file").write_text("mine")
+    assert build(release, tmp_path / "file") == 2
+    assert f"--out {tmp_path / 'file'} is a file, not a dataset folder" in capsys.readouterr().err
+    assert (tmp_path / "file").read_text() == "mine"
 
 
 def test_strict_types_and_bboxes(release, tmp_path, capsys):
