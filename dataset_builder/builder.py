@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import datasets
 
-from lookbench.schema import FEATURES, NOISE, SUBSETS, resolve_subset
+from lookbench.progress import StageBars
+from lookbench.schema import DEFAULT_CONFIG, FEATURES, NOISE, SUBSETS, resolve_subset
 
 from .sources import TRAIN, open_source
 from .validation import SplitChecker, ValidationError, ValidationReport, leak_warnings, load_taxonomy
@@ -44,13 +45,15 @@ class LookBench(datasets.GeneratorBasedBuilder):
     BUILDER_CONFIGS = [LookBenchConfig(name=s.name, description=s.description) for s in SUBSETS.values()] + [
         LookBenchConfig(name=TRAIN, description=TRAIN_DESCRIPTION)
     ]
-    DEFAULT_CONFIG_NAME = "RealStreetLook"
+    DEFAULT_CONFIG_NAME = DEFAULT_CONFIG
 
-    def __init__(self, *args, config_name: str | None = None, **kwargs):
+    def __init__(self, *args, config_name: str | None = None, progress: StageBars | None = None, **kwargs):
+        """``progress``: the build's ``validate`` and ``write`` bars (none when the builder is used on its own)."""
         if config_name is not None and config_name != TRAIN:
             config_name = resolve_subset(config_name)
         super().__init__(*args, config_name=config_name, **kwargs)
         self.validation_report = ValidationReport()
+        self.progress = progress or StageBars(("validate", "write"), enabled=False)
 
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(
@@ -71,15 +74,20 @@ class LookBench(datasets.GeneratorBasedBuilder):
         taxonomy = load_taxonomy(self.config.taxonomy) if self.config.taxonomy else None
         now = dt.datetime.now(dt.timezone.utc)
         checkers = {}
+        validate = self.progress["validate"]
         for split in self.config.splits:
-            checker = SplitChecker(self.config.name, split, now=now, taxonomy=taxonomy)
+            checker = SplitChecker(self.config.name, split, source.location(self.config.name, split), now=now, taxonomy=taxonomy)
+            self.progress.add_total("validate", source.num_rows(self.config.name, split))
             for index, row in enumerate(source.iter_rows(self.config.name, split)):
                 checker.check(index, row)
+                validate.update()
             checkers[split] = checker
         problems = [p for c in checkers.values() for p in c.problems]
-        if problems and not self.config.skip_invalid:
-            raise ValidationError(problems)
+        fatal = [p for c in checkers.values() for p in c.split_problems(self.config.skip_invalid)]
+        if fatal or (problems and not self.config.skip_invalid):
+            raise ValidationError(problems + fatal)
         self.validation_report.problems.extend(problems)
+        self.progress.add_total("write", sum(len(c.valid) for c in checkers.values()))
         if "query" in checkers:
             self.validation_report.warnings.extend(leak_warnings(self.config.name, checkers["query"], checkers["gallery"]))
         return [
@@ -88,14 +96,17 @@ class LookBench(datasets.GeneratorBasedBuilder):
         ]
 
     def _generate_examples(self, split: str, keep: frozenset):
+        write = self.progress["write"]
         for index, row in enumerate(self._source().iter_rows(self.config.name, split)):
             if index in keep:
                 yield index, {name: _example_value(name, row.get(name)) for name in FEATURES}
+                write.update()
 
 
 def _example_value(name: str, value):
     if name in ("image", "raw_image") and value is not None:
-        return {"bytes": value["bytes"], "path": value.get("path")}
+        # No path: datasets would store only a path that happens to exist relative to the working directory.
+        return {"bytes": value["bytes"], "path": None}
     if name == "category" and value is not None:
         return value.strip().lower()
     if name == "bbox" and value is not None:

@@ -1,6 +1,7 @@
 """Build a LookBench release and export it as a script-less Hub dataset folder (Parquet shards + card)."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
@@ -16,11 +17,13 @@ from datasets.utils.py_utils import convert_file_size_to_int
 from huggingface_hub import DatasetCard, DatasetCardData
 
 import lookbench
+from lookbench.paths import lookbench_home
+from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, resolve_subset
 
 from .builder import CITATION, TRAIN_DESCRIPTION, LookBench
-from .sources import TRAIN, SourceError, open_source
-from .validation import ValidationReport
+from .sources import TRAIN, SourceError, open_source, release_date
+from .validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
 
 CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
 REPORT_NAME = "validation_report.json"
@@ -45,15 +48,19 @@ class BuildSummary:
     report: ValidationReport = field(default_factory=ValidationReport)
     train_out: Path | None = None
     train_rows: int = 0
+    default_release: str | None = None
 
     def lines(self) -> list[str]:
         out = [f"Wrote {self.out}"]
         for config, splits in self.rows.items():
             out.append(f"  {config:<18} " + "  ".join(f"{split}={n}" for split, n in splits.items()))
         out.append(f"  releases: {', '.join(self.releases) or '-'}")
+        if self.default_release:
+            out.append(f"  rows without a release: {self.default_release} (the newest timestamp; --release NAME sets it)")
         if self.train_out:
             out.append(f"Wrote training set {self.train_out} (train={self.train_rows})")
-        out.append(f"  skipped rows: {len(self.report.problems)}; warnings: {len(self.report.warnings)}")
+        rows, problems = invalid_rows(self.report.problems), len(self.report.problems)
+        out.append(f"  skipped rows: {rows} ({problems} problem(s)); warnings: {len(self.report.warnings)}")
         out.extend(f"  warning: {w}" for w in self.report.warnings)
         if self.report.problems or self.report.warnings:
             out.append(f"  report: {self.out / REPORT_NAME}")
@@ -73,8 +80,8 @@ def write_parquet_shards(dataset: datasets.Dataset, folder: Path, split: str) ->
     return paths
 
 
-def _prepare(config: str, input_path: Path, cache_dir: Path, **config_kwargs) -> LookBench:
-    builder = LookBench(config_name=config, data_dir=str(input_path), cache_dir=str(cache_dir), **config_kwargs)
+def _prepare(config: str, input_path: Path, cache_dir: Path, progress: StageBars, **config_kwargs) -> LookBench:
+    builder = LookBench(config_name=config, data_dir=str(input_path), cache_dir=str(cache_dir), progress=progress, **config_kwargs)
     builder.download_and_prepare(verification_mode="no_checks")
     return builder
 
@@ -105,8 +112,8 @@ def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, def
 
 def _validation_summary(report: ValidationReport) -> str:
     if not report.problems and not report.warnings:
-        return "Every row passed validation (images decode fully, required fields, bounding boxes, duplicates, timestamps, taxonomy)."
-    return f"{len(report.problems)} invalid row(s) were left out and {len(report.warnings)} warning(s) raised; see `{REPORT_NAME}`."
+        return "Every row passed validation (files inside the release, images decode fully, required fields and types, bounding boxes, duplicates, timestamps, taxonomy)."
+    return f"{invalid_rows(report.problems)} invalid row(s) were left out and {len(report.warnings)} warning(s) raised; see `{REPORT_NAME}`."
 
 
 def build_release(
@@ -122,85 +129,149 @@ def build_release(
     taxonomy=None,
     subsets=None,
     train_out=None,
+    progress: bool = False,
 ) -> BuildSummary:
-    """Build LookBench from ``source`` into the dataset folder ``out`` (and the training set into ``train_out``)."""
-    out = Path(out)
-    with tempfile.TemporaryDirectory(prefix="lookbench-build-") as tmp:
+    """Build LookBench from ``source`` into the dataset folder ``out`` (and the training set into ``train_out``).
+
+    Atomic: everything is written to temporary sibling folders that replace ``out`` (and ``train_out``) only
+    once the whole build succeeded, so a failed rebuild leaves the previous folders as they were. Every
+    subset is validated before a failure is raised, with all problems listed.
+    """
+    if release is not None:
+        release_date(release)
+    targets = {"out": Path(out)} | ({"train_out": Path(train_out)} if train_out is not None else {})
+    for flag, target in targets.items():
+        _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS))
+    with tempfile.TemporaryDirectory(prefix="lookbench-build-") as tmp, contextlib.ExitStack() as staged:
         tmp = Path(tmp)
-        kind = source
-        if source == "mini":
-            from .mini import generate_raw_release, write_taxonomy
-
-            input_path = tmp / "raw"
-            generate_raw_release(input_path, scale=scale, seed=seed, split="test", noise_scale=noise_scale)
-            if train_out is not None:
-                generate_raw_release(input_path, scale=scale, seed=seed, split="train")
-            taxonomy = taxonomy or write_taxonomy(tmp / "taxonomy.json")
-            kind = "raw"
-        elif input_path is None:
-            raise SourceError(f"--source {source} needs --input PATH")
-        elif train_out is not None and source != "raw":
-            raise SourceError("--train-out needs a release with a train/ folder (sources raw or mini)")
-        input_path = Path(input_path)
-        reader = open_source(kind, input_path, release)
-        configs = [resolve_subset(s) for s in subsets] if subsets else [c for c in SUBSETS if reader.has(c, SUBSETS[c].splits[-1])]
-        if not configs:
-            raise SourceError(f"No LookBench subset found in {input_path}")
-        config_kwargs = {"source": kind, "release": release, "skip_invalid": skip_invalid, "taxonomy": str(taxonomy) if taxonomy else None}
-
-        summary = BuildSummary(out=out)
-        infos, layout, releases, stamps = {}, {}, set(), []
-        for config in configs:
-            builder = _prepare(config, input_path, tmp / "cache", **config_kwargs)
-            summary.report.problems.extend(builder.validation_report.problems)
-            summary.report.warnings.extend(builder.validation_report.warnings)
-            target = out / config
-            if target.exists():
-                shutil.rmtree(target)
-            layout[config], summary.rows[config] = {}, {}
-            for split in SUBSETS[config].splits:
-                dataset = builder.as_dataset(split=split)
-                write_parquet_shards(dataset, target, split)
-                layout[config][split] = f"{config}/{split}-*"
-                summary.rows[config][split] = len(dataset)
-                releases.update(r for r in dataset.unique("release") if r)
-                stamps.extend(v for v in pc.min_max(dataset.data.column("timestamp")).values() if v.is_valid)
-            infos[config] = builder.info
-        summary.releases = sorted(releases)
-        total = sum(n for splits in summary.rows.values() for n in splits.values())
-        card_vars = {
-            "pretty_name": "LookBench-Mini" if source == "mini" else "LookBench",
-            "summary": SOURCES[source],
-            "subsets": [
-                {**vars(SUBSETS[c]), "query": summary.rows[c].get("query", "—"), "gallery": summary.rows[c]["gallery"]}
-                for c in configs
-            ],
-            "releases": summary.releases,
-            "first_timestamp": min(s.as_py() for s in stamps).isoformat() if stamps else "-",
-            "last_timestamp": max(s.as_py() for s in stamps).isoformat() if stamps else "-",
-            "build_command": _command(source, input_path if source != "mini" else None, release, scale, noise_scale, seed),
-            "lookbench_version": lookbench.__version__,
-            "data_source": SOURCES[source],
-            "dataset_path": out.name,
-            "validation_summary": _validation_summary(summary.report),
-            "license_text": LICENCES[source],
-        }
-        card_data = _card_data(card_vars["pretty_name"], total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0])
-        DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars).save(out / "README.md")
-        summary.report.write(out / REPORT_NAME)
-        if train_out is not None:
-            summary.train_out = Path(train_out)
-            summary.train_rows = _build_train(input_path, summary.train_out, tmp / "cache", config_kwargs, source)
+        staging = {}
+        for flag, target in targets.items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
+            staged.callback(shutil.rmtree, folder, ignore_errors=True)
+            staging[flag] = folder / target.name
+        summary = _build(source, staging["out"], tmp, progress, input_path=input_path, release=release, scale=scale,
+                         noise_scale=noise_scale, seed=seed, skip_invalid=skip_invalid, taxonomy=taxonomy,
+                         subsets=subsets, train_out=staging.get("train_out"))
+        for flag, target in targets.items():
+            _swap_in(staging[flag], target)
+    summary.out, summary.train_out = targets["out"], targets.get("train_out")
     return summary
 
 
-def _build_train(input_path: Path, train_out: Path, cache: Path, config_kwargs: dict, source: str) -> int:
-    builder = _prepare(TRAIN, input_path, cache, **config_kwargs)
-    dataset = builder.as_dataset(split=TRAIN)
-    target = train_out / "data"
+def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
+    """A build replaces its target folder whole, so it must be new, empty or an earlier build's output."""
+    if target.exists() and not target.is_dir():
+        raise SourceError(f"--{flag.replace('_', '-')} {target} is a file, not a dataset folder")
+    if target.is_dir():
+        foreign = sorted(p.name for p in target.iterdir() if p.name not in folders | {"README.md", REPORT_NAME})
+        if foreign:
+            raise SourceError(
+                f"--{flag.replace('_', '-')} {target} holds {', '.join(foreign[:5])}, which no build wrote; a build replaces "
+                "the whole folder, so choose a new or empty one"
+            )
+
+
+def _swap_in(staged: Path, target: Path) -> None:
+    """Replace ``target`` by ``staged`` (same parent folder, so both moves are renames)."""
+    old = staged.parent / f"{target.name}.previous"
     if target.exists():
-        shutil.rmtree(target)
-    write_parquet_shards(dataset, target, TRAIN)
+        os.replace(target, old)
+    try:
+        os.replace(staged, target)
+    except OSError:
+        if old.exists():
+            os.replace(old, target)
+        raise
+
+
+def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release, scale, noise_scale, seed,
+           skip_invalid, taxonomy, subsets, train_out) -> BuildSummary:
+    kind = source
+    if source == "mini":
+        from .mini import generate_raw_release, write_taxonomy
+
+        input_path = tmp / "raw"
+        generate_raw_release(input_path, scale=scale, seed=seed, split="test", noise_scale=noise_scale)
+        if train_out is not None:
+            generate_raw_release(input_path, scale=scale, seed=seed, split="train")
+        taxonomy = taxonomy or write_taxonomy(tmp / "taxonomy.json")
+        kind = "raw"
+    elif input_path is None:
+        raise SourceError(f"--source {source} needs --input PATH")
+    elif train_out is not None and source != "raw":
+        raise SourceError("--train-out needs a release with a train/ folder (sources raw or mini)")
+    input_path = Path(input_path)
+    if taxonomy:
+        load_taxonomy(taxonomy)  # a malformed taxonomy stops the build before any row is read
+    reader = open_source(kind, input_path, release)
+    present = [c for c in SUBSETS if reader.has(c, SUBSETS[c].splits[-1])]
+    configs = [resolve_subset(s) for s in subsets] if subsets else present
+    if not configs:
+        raise SourceError(f"No LookBench subset found in {input_path}")
+    absent = [c for c in configs if c not in present]
+    if absent:
+        raise SourceError(f"{input_path} has no {', '.join(absent)} subset (it has {', '.join(present) or 'none'})")
+    summary = BuildSummary(out=out)
+    if kind == "raw" and release is None:
+        release = summary.default_release = reader.default_release
+    config_kwargs = {"source": kind, "release": release, "skip_invalid": skip_invalid, "taxonomy": str(taxonomy) if taxonomy else None}
+
+    with StageBars(("validate", "write"), enabled=progress) as bars:
+        builders, failures = {}, []
+        for config in configs + ([TRAIN] if train_out is not None else []):
+            try:
+                builders[config] = _prepare(config, input_path, tmp / "cache", bars, **config_kwargs)
+            except ValidationError as err:
+                failures.extend(err.problems)
+        if failures:
+            raise ValidationError(failures)
+
+    infos, layout, releases, stamps = {}, {}, set(), []
+    for config in configs:
+        builder = builders[config]
+        summary.report.problems.extend(builder.validation_report.problems)
+        summary.report.warnings.extend(builder.validation_report.warnings)
+        layout[config], summary.rows[config] = {}, {}
+        for split in SUBSETS[config].splits:
+            dataset = builder.as_dataset(split=split)
+            write_parquet_shards(dataset, out / config, split)
+            layout[config][split] = f"{config}/{split}-*"
+            summary.rows[config][split] = len(dataset)
+            releases.update(r for r in dataset.unique("release") if r)
+            stamps.extend(v for v in pc.min_max(dataset.data.column("timestamp")).values() if v.is_valid)
+        infos[config] = builder.info
+    summary.releases = sorted(releases)
+    total = sum(n for splits in summary.rows.values() for n in splits.values())
+    card_vars = {
+        "pretty_name": "LookBench-Mini" if source == "mini" else "LookBench",
+        "summary": SOURCES[source],
+        "subsets": [
+            {**vars(SUBSETS[c]), "query": summary.rows[c].get("query", "—"), "gallery": summary.rows[c]["gallery"]}
+            for c in configs
+        ],
+        "releases": summary.releases,
+        "first_timestamp": min(s.as_py() for s in stamps).isoformat() if stamps else "-",
+        "last_timestamp": max(s.as_py() for s in stamps).isoformat() if stamps else "-",
+        "build_command": _command(source, input_path if source != "mini" else None, release, scale, noise_scale, seed),
+        "lookbench_version": lookbench.__version__,
+        "data_source": SOURCES[source],
+        "dataset_path": out.name,
+        "validation_summary": _validation_summary(summary.report),
+        "license_text": LICENCES[source],
+    }
+    card_data = _card_data(card_vars["pretty_name"], total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0])
+    DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars).save(out / "README.md")
+    summary.report.write(out / REPORT_NAME)
+    if train_out is not None:
+        summary.train_out = train_out
+        summary.train_rows = _write_train(builders[TRAIN], train_out, source)
+    return summary
+
+
+def _write_train(builder: LookBench, train_out: Path, source: str) -> int:
+    dataset = builder.as_dataset(split=TRAIN)
+    write_parquet_shards(dataset, train_out / "data", TRAIN)
     pretty_name = "LookBench-Mini train" if source == "mini" else "LookBench train"
     card_data = _card_data(pretty_name, len(dataset), {"default": {TRAIN: "data/train-*"}}, {"default": builder.info})
     body = (
@@ -225,10 +296,8 @@ def _command(source, input_path, release, scale, noise_scale, seed) -> str:
 
 
 def default_mini_dir() -> Path:
-    """Where the embedded LookBench-Mini lives: inside ``HF_HOME``, one folder per package version."""
-    from huggingface_hub import constants
-
-    return Path(constants.HF_HOME) / "lookbench" / f"mini-{lookbench.__version__}" / "lookbench"
+    """Where the embedded LookBench-Mini lives: under ``lookbench_home()``, one folder per package version."""
+    return lookbench_home() / f"mini-{lookbench.__version__}" / "lookbench"
 
 
 def ensure_default_mini() -> Path:

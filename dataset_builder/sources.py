@@ -1,25 +1,34 @@
 """Readers that turn a release on disk into LookBench rows (docs/architecture.md §3), one row at a time.
 
 Every reader streams rows in a fixed order, so the builder can validate in one pass and generate in a
-second pass that picks the same rows by index. A row is a dict with the schema's fields; images are
-``{"bytes": ..., "path": ...}`` and a missing field is ``None`` (validation reports it, nothing guesses).
+second pass that picks the same rows by index. A row is a dict with the schema's fields as the release
+wrote them (no value is converted to a string: validation rejects a wrong type), plus ``_file``/``_line``
+(where it came from, 1-based) and ``_errors`` (field -> what is wrong with it); images are ``{"bytes": ..., "path": ...}`` and a missing
+field is ``None`` (validation reports it, nothing guesses). Nothing outside the release is ever read
+(docs/architecture.md §4).
 """
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Iterator
 
 import pyarrow.parquet as pq
 
 from lookbench.filtering import to_utc
-from lookbench.schema import SUBSETS
+from lookbench.schema import RELEASE_PATTERN, SUBSETS, resolve_subset
 
 TRAIN = "train"
-RELEASE_PATTERN = re.compile(r"^v(\d{8})$")
+# The largest file (image, raw_image) the builder reads; a bigger one is an invalid row. Tests lower it.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+          (stat.S_ISSOCK, "a socket"))
 
 
 class SourceError(ValueError):
@@ -56,7 +65,10 @@ def parse_attributes(value) -> list[dict]:
             else:
                 name, val = entry
                 items.append((name, val))
-    pairs = {(str(n).strip(), str(v).strip()) for n, v in items}
+    for name, val in items:
+        if not isinstance(name, str) or not isinstance(val, str):
+            raise ValueError(f"attribute {name!r}: {val!r} needs a string name and a string value")
+    pairs = {(n.strip(), v.strip()) for n, v in items}
     return [{"name": n, "value": v} for n, v in sorted(pairs)]
 
 
@@ -64,73 +76,197 @@ def release_date(name: str) -> dt.datetime:
     """The snapshot date a release folder such as ``v20251201`` stands for, midnight UTC."""
     match = RELEASE_PATTERN.match(name)
     if not match:
-        raise SourceError(f"Release folder {name!r} is not named v<YYYYMMDD>")
-    return dt.datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=dt.timezone.utc)
+        raise SourceError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>, e.g. v20251201")
+    try:
+        return dt.datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise SourceError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>: {match.group(1)} is no date") from None
+
+
+def contained_file(base: Path, relative: str) -> Path:
+    """``base/relative`` resolved (symlinks followed), if it is a regular file inside ``base``.
+
+    Checked with ``stat`` before anything is opened, so a FIFO or a device never blocks or floods a build.
+    """
+    if os.path.isabs(relative):
+        raise ValueError(f"{relative} is an absolute path; paths are relative to the {base.name}/ folder")
+    root = base.resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root):
+        raise ValueError(f"{relative} lies outside the {base.name}/ folder (it resolves to {path})")
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        raise ValueError(f"cannot read {relative}: {err.strerror}") from None
+    kind = next((name for test, name in _KINDS if test(mode)), None)
+    if kind:
+        raise ValueError(f"{relative} is {kind}, not a regular file")
+    return path
+
+
+def read_contained(base: Path, relative: str) -> bytes:
+    """The bytes of a contained regular file of at most ``MAX_FILE_BYTES`` (read with that limit)."""
+    path = contained_file(base, relative)
+    try:
+        # O_NONBLOCK: a file swapped for a FIFO after the check still cannot block the build.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise ValueError(f"{relative} is not a regular file")
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        raise ValueError(f"cannot read {relative}: {err.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"{relative} is larger than the {MAX_FILE_BYTES}-byte limit of one file")
+    return data
+
+
+def _blank(raw: bytes) -> bool:
+    """A line with nothing but whitespace (NUL included: the second byte of a UTF-16 newline)."""
+    return not raw.strip(b" \t\r\n\x00")
 
 
 class RawSource:
-    """A raw release folder (docs/architecture.md §4): ``<root>/<Subset>/{query,gallery}.jsonl`` + image files."""
+    """A raw release folder (docs/architecture.md §4): ``<root>/<Subset>/{query,gallery}.jsonl`` + image files.
+
+    Subset folders are matched through the one alias table; an unknown, duplicated or incomplete folder
+    stops the build before any row is read, so no subset is left out silently.
+    """
 
     def __init__(self, root, release: str | None = None):
         self.root = Path(root)
         if not self.root.is_dir():
             raise SourceError(f"Raw release folder {self.root} does not exist")
-        self.release = release or (self.root.name if RELEASE_PATTERN.match(self.root.name) else None)
+        if release is not None:
+            release_date(release)
+        self.release = release
+        self.folders = self._subset_folders()
 
-    def path(self, config: str, split: str) -> Path:
-        return self.root / config / f"{split}.jsonl"
+    def _subset_folders(self) -> dict[str, Path]:
+        folders, problems = {}, []
+        for child in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            try:
+                config = TRAIN if child.name == TRAIN else resolve_subset(child.name)
+            except ValueError as err:
+                problems.append(f"folder {child.name}/: {err}")
+                continue
+            if config in folders:
+                problems.append(f"folders {folders[config].name}/ and {child.name}/ are both {config}")
+                continue
+            splits = (TRAIN,) if config == TRAIN else SUBSETS[config].splits
+            missing = [f"{split}.jsonl" for split in splits if not (child / f"{split}.jsonl").is_file()]
+            if missing:
+                problems.append(f"folder {child.name}/ has no {' or '.join(missing)}")
+            folders[config] = child
+        if problems:
+            raise SourceError(f"Raw release {self.root}: " + "; ".join(problems))
+        return folders
+
+    def location(self, config: str, split: str) -> str:
+        """The split's JSONL file relative to the release root, e.g. ``real_streetlook/query.jsonl``."""
+        folder = self.folders[config].name if config in self.folders else config
+        return f"{folder}/{split}.jsonl"
 
     def has(self, config: str, split: str) -> bool:
-        return self.path(config, split).is_file()
+        return config in self.folders
 
-    def iter_rows(self, config: str, split: str) -> Iterator[dict]:
-        path = self.path(config, split)
-        if not path.is_file():
-            raise SourceError(f"{path} is missing: a raw release needs {config}/{split}.jsonl")
-        folder = path.parent
-        with path.open(encoding="utf-8") as lines:
-            for line_no, line in enumerate(lines, start=1):
-                if not line.strip():
+    def _jsonl(self, config: str, split: str) -> Path:
+        if config not in self.folders:
+            alias = f" (nor {SUBSETS[config].alias}/)" if config in SUBSETS else ""
+            raise SourceError(f"Raw release {self.root} has no {config}/ folder{alias}")
+        return contained_file(self.root, self.location(config, split))
+
+    def _lines(self, config: str, split: str) -> Iterator[tuple[int, object]]:
+        """(1-based line number, the JSON value or an error message) of every non-blank line."""
+        path = self._jsonl(config, split)
+        with path.open("rb") as lines:
+            for line_no, raw in enumerate(lines, start=1):
+                if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]  # a UTF-8 byte-order mark is still UTF-8
+                if _blank(raw):
+                    continue
+                if b"\x00" in raw or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    yield line_no, "not UTF-8 text (it looks like UTF-16; save the file as UTF-8)"
                     continue
                 try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    yield {"_error": f"line {line_no} of {path.name} is not valid JSON ({err.msg})"}
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    yield line_no, f"not UTF-8 text (byte 0x{raw[err.start]:02x} at column {err.start + 1})"
                     continue
-                yield self._row(record, folder, config)
+                try:
+                    record = json.loads(text)
+                except json.JSONDecodeError as err:
+                    yield line_no, f"not valid JSON ({err.msg} at column {err.colno})"
+                    continue
+                yield line_no, record if isinstance(record, dict) else f"not a JSON object but a JSON {type(record).__name__}"
+
+    def num_rows(self, config: str, split: str) -> int:
+        with self._jsonl(config, split).open("rb") as lines:
+            return sum(1 for line in lines if not _blank(line))
+
+    @functools.cached_property
+    def default_release(self) -> str | None:
+        """``v<YYYYMMDD>`` of the newest timestamp in the release (a future one is an invalid row and does not
+        count), when some row carries no ``release``."""
+        newest, needed, now = None, False, dt.datetime.now(dt.timezone.utc)
+        for config in self.folders:
+            for split in (TRAIN,) if config == TRAIN else SUBSETS[config].splits:
+                for _, record in self._lines(config, split):
+                    if not isinstance(record, dict):
+                        continue
+                    needed = needed or record.get("release") is None
+                    try:
+                        stamp = to_utc(record["timestamp"])
+                    except (KeyError, TypeError, ValueError):
+                        continue
+                    if stamp <= now and (newest is None or stamp > newest):
+                        newest = stamp
+        return f"v{newest:%Y%m%d}" if needed and newest is not None else None
+
+    def iter_rows(self, config: str, split: str) -> Iterator[dict]:
+        folder, where = self.folders[config], self.location(config, split)
+        for line_no, record in self._lines(config, split):
+            if not isinstance(record, dict):
+                yield {"_file": where, "_line": line_no, "_error": record}
+                continue
+            yield {"_file": where, "_line": line_no, **self._row(record, folder, config)}
 
     def _row(self, record: dict, folder: Path, config: str) -> dict:
-        row = {"_errors": []}
+        row = {"_errors": {}}
         for key in ("item_id", "category", "main_attribute", "outfit_id"):
-            value = record.get(key)
-            row[key] = None if value is None else str(value)
+            row[key] = record.get(key)
         try:
             row["attributes"] = None if "attributes" not in record else parse_attributes(record["attributes"])
         except (ValueError, KeyError, TypeError) as err:
             row["attributes"] = None
-            row["_errors"].append(f"unparseable attributes: {err}")
-        try:
-            row["timestamp"] = None if record.get("timestamp") in (None, "") else to_utc(str(record["timestamp"]))
-        except ValueError:
-            row["timestamp"] = None
-            row["_errors"].append(f"bad timestamp {record['timestamp']!r} (expected ISO 8601)")
+            row["_errors"]["attributes"] = f"unparseable attributes: {err}"
+        stamp = record.get("timestamp")
+        row["timestamp"] = None
+        if isinstance(stamp, str) and stamp.strip():
+            try:
+                row["timestamp"] = to_utc(stamp)
+            except ValueError:
+                row["_errors"]["timestamp"] = f"bad timestamp {stamp!r} (expected ISO 8601)"
+        elif stamp not in (None, ""):
+            row["_errors"]["timestamp"] = f"bad timestamp {stamp!r}: expected an ISO 8601 string"
         row["bbox"] = record.get("bbox")
-        row["release"] = record.get("release") or self.release
-        row["source"] = record.get("source") or (SUBSETS[config].source if config in SUBSETS else None)
-        row["image"] = _file_ref(folder, record.get("image"))
-        row["raw_image"] = _file_ref(folder, record.get("raw_image"))
+        row["release"] = record.get("release")
+        if row["release"] is None:  # the release's default is computed only when some row needs it
+            row["release"] = self.release if self.release is not None else self.default_release
+        row["source"] = record["source"] if record.get("source") is not None else (SUBSETS[config].source if config in SUBSETS else None)
+        for key in ("image", "raw_image"):
+            row[key] = _file_ref(folder, key, record.get(key))
         return row
 
 
-def _file_ref(folder: Path, relative) -> dict | None:
-    if not relative:
+def _file_ref(folder: Path, key: str, relative) -> dict | None:
+    if relative is None or relative == "":
         return None
-    path = folder / relative
+    if not isinstance(relative, str):
+        return {"bytes": None, "path": None, "error": f"{key} must be a path string, got {relative!r}"}
     try:
-        data = path.read_bytes()
-    except OSError as err:
-        return {"bytes": None, "path": str(relative), "error": f"cannot read {relative}: {err.strerror}"}
-    return {"bytes": data, "path": str(relative)}
+        return {"bytes": read_contained(folder, relative), "path": relative}
+    except ValueError as err:
+        return {"bytes": None, "path": relative, "error": str(err)}
 
 
 class UpstreamSource:
@@ -149,57 +285,78 @@ class UpstreamSource:
         if not self.releases:
             raise SourceError(f"No release folder v<YYYYMMDD> under {self.root} (published srpone/look-bench layout)")
 
-    def files(self, config: str, split: str) -> list[tuple[str, Path]]:
+    def files(self, config: str, split: str) -> list[tuple[str, str]]:
+        """(release, path relative to the root) of every published file of a config's split."""
         alias = SUBSETS[config].alias
-        return [(r, self.root / r / alias / f"{split}.parquet") for r in self.releases if (self.root / r / alias / f"{split}.parquet").is_file()]
+        return [(r, f"{r}/{alias}/{split}.parquet") for r in self.releases if (self.root / r / alias / f"{split}.parquet").exists()]
 
     def has(self, config: str, split: str) -> bool:
         return bool(self.files(config, split))
+
+    def location(self, config: str, split: str) -> str:
+        return f"v*/{SUBSETS[config].alias}/{split}.parquet"
+
+    def num_rows(self, config: str, split: str) -> int:
+        return sum(pq.ParquetFile(contained_file(self.root, rel)).metadata.num_rows for _, rel in self.files(config, split))
 
     def iter_rows(self, config: str, split: str) -> Iterator[dict]:
         files = self.files(config, split)
         if not files:
             raise SourceError(f"No {SUBSETS[config].alias}/{split}.parquet under any release folder of {self.root}")
-        for release, path in files:
+        for release, relative in files:
             stamp = release_date(release)
-            parquet = pq.ParquetFile(path)
+            try:
+                parquet = pq.ParquetFile(contained_file(self.root, relative))
+            except ValueError as err:
+                raise SourceError(f"{self.root}: {err}") from None
             missing = [c for c in ("image", "category", "main_attribute", "item_ID") if c not in parquet.schema_arrow.names]
             if missing:
-                raise SourceError(f"{path} lacks the published column(s) {', '.join(missing)}")
+                raise SourceError(f"{self.root / relative} lacks the published column(s) {', '.join(missing)}")
+            line = 0
             for batch in parquet.iter_batches(batch_size=256):
                 for record in batch.to_pylist():
-                    yield self._row(record, config, release, stamp)
+                    line += 1
+                    yield {"_file": relative, "_line": line, **self._row(record, config, release, stamp)}
 
     def _row(self, record: dict, config: str, release: str, stamp: dt.datetime) -> dict:
-        row = {"_errors": []}
-        row["item_id"] = None if record.get("item_ID") is None else str(record["item_ID"])
+        row = {"_errors": {}}
+        row["item_id"] = None if record.get("item_ID") is None else str(record["item_ID"])  # published ids are int64
         row["category"] = record.get("category")
         row["main_attribute"] = record.get("main_attribute")
         try:
             row["attributes"] = parse_attributes(record.get("other_attributes"))
         except (ValueError, KeyError, TypeError) as err:
             row["attributes"] = None
-            row["_errors"].append(f"unparseable other_attributes: {err}")
+            row["_errors"]["attributes"] = f"unparseable other_attributes: {err}"
         bbox = record.get("bbox")
-        row["bbox"] = json.loads(bbox) if isinstance(bbox, str) and bbox.strip() else (bbox or None)
+        try:
+            row["bbox"] = json.loads(bbox) if isinstance(bbox, str) and bbox.strip() else (bbox or None)
+        except json.JSONDecodeError:
+            row["bbox"] = bbox
         row["timestamp"] = stamp
         row["release"] = release
         row["source"] = SUBSETS[config].source
-        row["image"] = _image_struct(record.get("image"))
-        row["raw_image"] = _image_struct(record.get("raw_image"))
+        row["image"] = _image_struct("image", record.get("image"))
+        row["raw_image"] = _image_struct("raw_image", record.get("raw_image"))
         raw_bytes = (row["raw_image"] or {}).get("bytes")
         row["outfit_id"] = f"outfit-{hashlib.sha256(raw_bytes).hexdigest()[:16]}" if raw_bytes and SUBSETS[config].multi_item else None
         return row
 
 
-def _image_struct(value) -> dict | None:
+def _image_struct(key: str, value) -> dict | None:
+    """A published image cell; only embedded bytes are used, a path is never opened."""
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray)):
-        return {"bytes": bytes(value), "path": None}
-    if value.get("bytes") is None and value.get("path") is None:
+        value = {"bytes": bytes(value), "path": None}
+    data, path = value.get("bytes"), value.get("path")
+    if data is None and path is None:
         return None
-    return {"bytes": value.get("bytes"), "path": value.get("path")}
+    if data is None:
+        return {"bytes": None, "path": path, "error": f"{key} {path} has no embedded bytes (a path is never opened)"}
+    if len(data) > MAX_FILE_BYTES:
+        return {"bytes": None, "path": path, "error": f"{key} is larger than the {MAX_FILE_BYTES}-byte limit of one file"}
+    return {"bytes": data, "path": path}
 
 
 def open_source(source: str, input_path, release: str | None = None):

@@ -1,28 +1,68 @@
-"""Row checks for a LookBench build: every problem is found, located and reported; nothing is dropped silently."""
+"""Row checks for a LookBench build: every problem is found, located and reported; nothing is dropped silently.
+
+Problems name the file and its 1-based line (a row of a published Parquet file); a row with two problems
+is one invalid row with two problems, and the same problem on many rows is listed once with a count.
+"""
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import io
 import json
+import math
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-REQUIRED = ("item_id", "image", "category", "main_attribute", "attributes", "timestamp", "release")
+from lookbench.schema import RELEASE_PATTERN, REQUIRED_FIELDS, STRING_FIELDS
+
+# How many problem lines an error message lists, and how many rows it names per grouped line.
+SHOWN_GROUPS = 40
+SHOWN_ROWS = 3
 
 
 @dataclass(frozen=True)
 class Problem:
     config: str
     split: str
-    row: int
+    file: str
+    line: int | None  # None: the problem is the file's (no rows, every row invalid)
     item_id: str | None
     message: str
 
+    @property
+    def where(self) -> str:
+        unit = "line" if self.file.endswith(".jsonl") else "row"
+        return f"{self.file} {unit} {self.line}" if self.line is not None else self.file
+
     def __str__(self) -> str:
-        return f"{self.config}/{self.split} row {self.row} (item_id={self.item_id!r}): {self.message}"
+        item = f" (item_id={self.item_id!r})" if self.line is not None else ""
+        return f"{self.where}{item}: {self.message}"
+
+
+def invalid_rows(problems: list[Problem]) -> int:
+    return len({(p.file, p.line) for p in problems if p.line is not None})
+
+
+def grouped(problems: list[Problem]) -> list[str]:
+    """One line per distinct (file, message); a message shared by several rows gets a count and the first rows."""
+    groups: dict[tuple[str, str], list[Problem]] = {}
+    for problem in problems:
+        groups.setdefault((problem.file, problem.message), []).append(problem)
+    lines = []
+    for (file, message), members in groups.items():
+        if len(members) == 1:
+            lines.append(str(members[0]))
+            continue
+        first = ", ".join(f"{p.line} ({p.item_id!r})" for p in members[:SHOWN_ROWS])
+        more = f" and {len(members) - SHOWN_ROWS} more" if len(members) > SHOWN_ROWS else ""
+        unit = "lines" if file.endswith(".jsonl") else "rows"
+        lines.append(f"{file}: {message} — {len(members)} rows: {unit} {first}{more}")
+    if len(lines) > SHOWN_GROUPS:
+        lines[SHOWN_GROUPS:] = [f"… and {len(lines) - SHOWN_GROUPS} more (rebuild with --skip-invalid for the full report)"]
+    return lines
 
 
 @dataclass
@@ -35,7 +75,8 @@ class ValidationReport:
     def to_dict(self) -> dict:
         return {
             "skipped": [asdict(p) for p in self.problems],
-            "num_skipped": len(self.problems),
+            "num_skipped": invalid_rows(self.problems),
+            "num_problems": len(self.problems),
             "warnings": list(self.warnings),
         }
 
@@ -44,64 +85,112 @@ class ValidationReport:
 
 
 class ValidationError(ValueError):
-    """Raised when rows are invalid and the user did not ask to skip them."""
+    """Raised when rows are invalid and the user did not ask to skip them, or a split has nothing to build."""
 
     def __init__(self, problems: list[Problem]):
         self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(
-            f"{len(problems)} invalid row(s); fix them or rebuild with --skip-invalid to leave them out "
-            f"(a report of what was skipped is then written):\n{lines}"
-        )
+        lines = "\n".join(f"  - {line}" for line in grouped(problems))
+        rows, empty = invalid_rows(problems), sum(p.line is None for p in problems)
+        head = ([f"{rows} invalid row(s) ({len(problems) - empty} problem(s))"] if rows else []) + (
+            [f"{empty} split(s) with nothing to build"] if empty else [])
+        advice = " or rebuild with --skip-invalid to leave the rows out (a report of what was skipped is then written)" if rows else ""
+        super().__init__(f"{'; '.join(head)}; fix them{advice}:\n{lines}")
 
 
 def load_taxonomy(path) -> dict[str, dict[str, set[str]]]:
-    """A taxonomy file maps category -> attribute name -> allowed values (JSON)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    return {cat.lower(): {name: {str(v) for v in values} for name, values in attrs.items()} for cat, attrs in data.items()}
+    """A taxonomy file maps category -> attribute name -> allowed values (JSON); a malformed one is named."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"taxonomy {path}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"taxonomy {path}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    expected = "an object category -> {attribute: [allowed values, ...]}"
+    if not isinstance(data, dict):
+        raise ValueError(f"taxonomy {path}: expected {expected}, got a JSON {type(data).__name__}")
+    taxonomy = {}
+    for category, attributes in data.items():
+        if not isinstance(attributes, dict):
+            raise ValueError(f"taxonomy {path}: category {category!r} maps to {attributes!r}; expected {expected}")
+        for name, values in attributes.items():
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise ValueError(f"taxonomy {path}: {category!r} -> {name!r} must be a list of strings, got {values!r}")
+        taxonomy[category.lower()] = {name: set(values) for name, values in attributes.items()}
+    return taxonomy
 
 
-def image_fingerprint(ref: dict) -> tuple[str, tuple[int, int]]:
-    """Content hash and size of an image after a full decode (a truncated file fails here, not later)."""
+def image_fingerprint(ref: dict, what: str = "image") -> tuple[str, tuple[int, int]]:
+    """Content hash and size of an image after a full decode (a truncated file fails here, not later).
+
+    PIL's decompression-bomb limit (``Image.MAX_IMAGE_PIXELS``) stays on, its warning is an error too.
+    """
     if ref.get("error"):
         raise ValueError(ref["error"])
+    name = ref.get("path") or what
     data = ref.get("bytes")
     if not data:
-        raise ValueError(f"no image bytes for {ref.get('path')!r}")
+        raise ValueError(f"{name}: no image bytes")
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            size = image.size
-    except (UnidentifiedImageError, OSError, SyntaxError) as err:
-        raise ValueError(f"unreadable or truncated image {ref.get('path') or ''}: {err}".replace("  ", " ")) from err
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                image.load()
+                size = image.size
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as err:
+        raise ValueError(f"{name}: refused as a decompression bomb ({err})") from None
+    except UnidentifiedImageError:
+        raise ValueError(f"{name} is not an image format PIL can read") from None
+    except (OSError, SyntaxError, ValueError) as err:
+        raise ValueError(f"unreadable or truncated image {name} ({err})") from None
     return hashlib.sha256(data).hexdigest(), size
 
 
 class SplitChecker:
     """Checks the rows of one config/split in order and remembers what it needs for cross-row checks."""
 
-    def __init__(self, config: str, split: str, *, now: dt.datetime, taxonomy=None):
-        self.config, self.split, self.now, self.taxonomy = config, split, now, taxonomy
+    def __init__(self, config: str, split: str, file: str, *, now: dt.datetime, taxonomy=None):
+        self.config, self.split, self.file, self.now, self.taxonomy = config, split, file, now, taxonomy
         self.seen: dict[tuple[str, str], int] = {}
         self.hashes: dict[str, list[int]] = {}
         self.raw_sizes: dict[str, tuple[int, int]] = {}
         self.problems: list[Problem] = []
         self.valid: list[int] = []
+        self.rows = 0
 
     def check(self, index: int, row: dict) -> None:
-        messages = self._messages(index, row)
+        self.rows += 1
+        messages = self._messages(row)
+        item_id = row.get("item_id") if isinstance(row.get("item_id"), str) else None
         if messages:
-            self.problems.extend(Problem(self.config, self.split, index, row.get("item_id"), m) for m in messages)
+            self.problems.extend(
+                Problem(self.config, self.split, row.get("_file", self.file), row.get("_line"), item_id, m) for m in messages
+            )
         else:
             self.valid.append(index)
 
-    def _messages(self, index: int, row: dict) -> list[str]:
+    def split_problems(self, skip_invalid: bool) -> list[Problem]:
+        """A split with no row, or (when skipping) with no valid row, leaves nothing to build: a clear error."""
+        if not self.rows:
+            return [Problem(self.config, self.split, self.file, None, None, "has no rows")]
+        if skip_invalid and not self.valid:
+            return [Problem(self.config, self.split, self.file, None, None,
+                            f"every one of its {self.rows} row(s) is invalid; nothing is left to build")]
+        return []
+
+    def _messages(self, row: dict) -> list[str]:
         if "_error" in row:
             return [row["_error"]]
-        messages = list(row.get("_errors", []))
-        missing = [name for name in REQUIRED if row.get(name) in (None, "")]
+        errors = row.get("_errors", {})
+        messages = list(errors.values())
+        wrong = [name for name in STRING_FIELDS if row.get(name) is not None and not isinstance(row[name], str)]
+        messages.extend(f"{name} must be a string, got {row[name]!r}" for name in wrong)
+        missing = [name for name in REQUIRED_FIELDS if row.get(name) in (None, "") and name not in errors]
         if missing:
             messages.append(f"missing required field(s): {', '.join(missing)}")
+        release = row.get("release")
+        if isinstance(release, str) and release and not RELEASE_PATTERN.match(release):
+            messages.append(f"release {release!r} is not a snapshot name v<YYYYMMDD>")
         digest = None
         if row.get("image") is not None:
             try:
@@ -119,36 +208,44 @@ class SplitChecker:
         stamp = row.get("timestamp")
         if stamp is not None and stamp > self.now:
             messages.append(f"timestamp {stamp.isoformat()} is in the future")
-        if self.taxonomy is not None and row.get("category"):
+        if self.taxonomy is not None and isinstance(row.get("category"), str) and row["category"]:
             messages.extend(_taxonomy_messages(row, self.taxonomy))
-        if digest is not None and row.get("item_id"):
+        line = row.get("_line")
+        if digest is not None and isinstance(row.get("item_id"), str) and row["item_id"]:
             key = (row["item_id"], digest)
             if key in self.seen:
-                messages.append(f"exact duplicate of row {self.seen[key]} (same item_id and image content)")
+                messages.append(f"exact duplicate of line {self.seen[key]} (same item_id and image content)")
             else:
-                self.seen[key] = index
+                self.seen[key] = line
         if digest is not None and not messages:
-            self.hashes.setdefault(digest, []).append(index)
+            self.hashes.setdefault(digest, []).append(line)
         return messages
 
     def _raw_size(self, ref: dict) -> tuple[int, int]:
         key = ref.get("path") or hashlib.sha256(ref.get("bytes") or b"").hexdigest()
         if key not in self.raw_sizes:
-            self.raw_sizes[key] = image_fingerprint(ref)[1]
+            self.raw_sizes[key] = image_fingerprint(ref, "raw_image")[1]
         return self.raw_sizes[key]
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _bbox_messages(bbox, raw_size) -> list[str]:
-    try:
-        x0, y0, x1, y1 = (float(v) for v in bbox)
-    except (TypeError, ValueError):
-        return [f"bad bbox {bbox!r}: expected four numbers x0, y0, x1, y1"]
+    if not isinstance(bbox, (list, tuple)) or len(bbox) != 4 or not all(_is_number(v) for v in bbox):
+        return [f"bad bbox {bbox!r}: expected a list of four numbers x0, y0, x1, y1"]
+    if not all(math.isfinite(v) for v in bbox):
+        return [f"bad bbox {list(bbox)}: every coordinate must be finite"]
+    x0, y0, x1, y1 = bbox
     messages = []
+    if min(bbox) < 0:
+        messages.append(f"bad bbox {list(bbox)}: coordinates must be non-negative")
     if x1 <= x0 or y1 <= y0:
         messages.append(f"bad bbox {list(bbox)}: needs x1 > x0 and y1 > y0")
     if raw_size is not None:
         width, height = raw_size
-        if x0 < 0 or y0 < 0 or x1 > width or y1 > height:
+        if x1 > width or y1 > height:
             messages.append(f"bad bbox {list(bbox)}: outside the {width}x{height} raw image")
     return messages
 
@@ -171,10 +268,10 @@ def _taxonomy_messages(row: dict, taxonomy) -> list[str]:
 def leak_warnings(config: str, query: SplitChecker, gallery: SplitChecker) -> list[str]:
     """The same image content in a subset's query and gallery would let a model score by copying."""
     warnings = []
-    for digest, query_rows in query.hashes.items():
+    for digest, query_lines in query.hashes.items():
         if digest in gallery.hashes:
             warnings.append(
-                f"{config}: identical image in query row(s) {query_rows} and gallery row(s) {gallery.hashes[digest]} "
-                f"(sha256 {digest[:12]}…): a query leaked into the gallery"
+                f"{config}: identical image in {query.file} line(s) {query_lines} and {gallery.file} line(s) "
+                f"{gallery.hashes[digest]} (sha256 {digest[:12]}…): a query leaked into the gallery"
             )
     return warnings

@@ -74,3 +74,26 @@ def stage_bar(desc: str, *, quiet: bool, unit: str = "it"):
     from tqdm.auto import tqdm
 
     return tqdm(total=0, desc=desc, unit=unit, disable=quiet)
+
+
+class StageBars:
+    """Several named stage bars open at once (the builder validates and writes split by split); a stage's total
+    grows as its work becomes known."""
+
+    def __init__(self, stages, *, enabled: bool):
+        self.bars = {name: stage_bar(f"{name:<8}", quiet=not enabled, unit=" rows") for name in stages}
+
+    def __getitem__(self, stage: str):
+        return self.bars[stage]
+
+    def add_total(self, stage: str, count: int) -> None:
+        bar = self.bars[stage]
+        bar.total += count
+        bar.refresh()
+
+    def __enter__(self) -> "StageBars":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for bar in self.bars.values():
+            bar.close()

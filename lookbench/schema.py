@@ -2,7 +2,25 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
+
+
+# The record, field by field, as data: the kind of each field decides its datasets feature (``FEATURES``) and how
+# the builder checks it, without importing datasets here.
+FIELD_KINDS = {
+    "image": "image",
+    "item_id": "string",
+    "category": "string",
+    "main_attribute": "string",
+    "attributes": "attributes",
+    "bbox": "bbox",
+    "outfit_id": "string",
+    "timestamp": "timestamp",
+    "release": "string",
+    "source": "string",
+    "raw_image": "image",
+}
 
 
 def _features():
@@ -10,21 +28,14 @@ def _features():
     do not import datasets."""
     import datasets
 
-    return datasets.Features(
-        {
-            "image": datasets.Image(),
-            "item_id": datasets.Value("string"),
-            "category": datasets.Value("string"),
-            "main_attribute": datasets.Value("string"),
-            "attributes": datasets.List({"name": datasets.Value("string"), "value": datasets.Value("string")}),
-            "bbox": datasets.List(datasets.Value("float32"), length=4),
-            "outfit_id": datasets.Value("string"),
-            "timestamp": datasets.Value("timestamp[s, tz=UTC]"),
-            "release": datasets.Value("string"),
-            "source": datasets.Value("string"),
-            "raw_image": datasets.Image(),
-        }
-    )
+    kinds = {
+        "image": datasets.Image(),
+        "string": datasets.Value("string"),
+        "attributes": datasets.List({"name": datasets.Value("string"), "value": datasets.Value("string")}),
+        "bbox": datasets.List(datasets.Value("float32"), length=4),
+        "timestamp": datasets.Value("timestamp[s, tz=UTC]"),
+    }
+    return datasets.Features({name: kinds[kind] for name, kind in FIELD_KINDS.items()})
 
 
 def __getattr__(name):
@@ -35,8 +46,12 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Fields every row must carry; the rest are nullable.
-REQUIRED_FIELDS = ("image", "item_id", "category", "main_attribute", "attributes", "timestamp")
+# Fields every built row carries (a raw row without `release` or `source` gets the release's default); the rest are nullable.
+REQUIRED_FIELDS = ("image", "item_id", "category", "main_attribute", "attributes", "timestamp", "release")
+# Fields whose values must be strings (no number, bool or list turned into one).
+STRING_FIELDS = tuple(name for name, kind in FIELD_KINDS.items() if kind == "string")
+# A snapshot name: v<YYYYMMDD> (docs/architecture.md §1).
+RELEASE_PATTERN = re.compile(r"^v(\d{8})$")
 
 
 @dataclass(frozen=True)

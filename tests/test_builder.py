@@ -10,6 +10,7 @@ import datasets
 import pytest
 
 import lookbench
+from lookbench import cli
 from lookbench.dataset_builder import SourceError, ValidationError, build_release
 from lookbench.dataset_builder.sources import parse_attributes
 from helpers.raw_release import write_release, write_upstream
@@ -82,11 +83,11 @@ def test_export_layout_card_and_counts(release, tmp_path):
     assert "2024-06-01T00:00:00+00:00 → 2025-12-01T00:00:00+00:00" in text
     query = load_split(out, "AIGen-StreetLook", "query")
     assert query.unique("outfit_id") and len(set(query["outfit_id"])) == 3
-    assert json.loads((out / "validation_report.json").read_text()) == {"skipped": [], "num_skipped": 0, "warnings": []}
+    assert json.loads((out / "validation_report.json").read_text()) == {"skipped": [], "num_skipped": 0, "num_problems": 0, "warnings": []}
 
 
 def test_aliases_select_subsets(release, tmp_path):
-    summary = build_release("raw", tmp_path / "o", input_path=release, release="v1", subsets=["real_streetlook", "noise"])
+    summary = build_release("raw", tmp_path / "o", input_path=release, release="v20251201", subsets=["real_streetlook", "noise"])
     assert list(summary.rows) == ["RealStreetLook", "noise"]
     with pytest.raises(ValueError, match=r"Unknown LookBench subset 'real_streelook'\. Did you mean 'real_streetlook'"):
         lookbench.resolve_subset("real_streelook")
@@ -120,14 +121,14 @@ def _break_release(root: Path) -> list[str]:
     squery[1]["bbox"] = [60, 4, 60, 60]
     _rewrite(street / "query.jsonl", squery)
     return [
-        "RealStudioFlat/query row 0 (item_id='Real0'): unreadable or truncated image images/truncated.png",
-        "RealStudioFlat/query row 1 (item_id='Real1'): missing required field(s): category",
-        "RealStudioFlat/query row 2 (item_id='Real2'): timestamp 2999-01-01T00:00:00+00:00 is in the future",
-        "RealStudioFlat/query row 3 (item_id='Real3'): value 'sideways' of attribute 'sleeve' is not in the taxonomy of 'tops'",
-        "RealStudioFlat/query row 6 (item_id='Real4'): exact duplicate of row 4 (same item_id and image content)",
-        "RealStudioFlat/gallery row 10 (item_id=None): line 11 of gallery.jsonl is not valid JSON",
-        "RealStreetLook/query row 0 (item_id='Real-look0-0'): bad bbox [2, 4, 500, 60]: outside the 128x64 raw image",
-        "RealStreetLook/query row 1 (item_id='Real-look0-1'): bad bbox [60, 4, 60, 60]: needs x1 > x0 and y1 > y0",
+        "RealStudioFlat/query.jsonl line 1 (item_id='Real0'): unreadable or truncated image images/truncated.png",
+        "RealStudioFlat/query.jsonl line 2 (item_id='Real1'): missing required field(s): category",
+        "RealStudioFlat/query.jsonl line 3 (item_id='Real2'): timestamp 2999-01-01T00:00:00+00:00 is in the future",
+        "RealStudioFlat/query.jsonl line 4 (item_id='Real3'): value 'sideways' of attribute 'sleeve' is not in the taxonomy of 'tops'",
+        "RealStudioFlat/query.jsonl line 7 (item_id='Real4'): exact duplicate of line 5 (same item_id and image content)",
+        "RealStudioFlat/gallery.jsonl line 11 (item_id=None): not valid JSON",
+        "RealStreetLook/query.jsonl line 1 (item_id='Real-look0-0'): bad bbox [2, 4, 500, 60]: outside the 128x64 raw image",
+        "RealStreetLook/query.jsonl line 2 (item_id='Real-look0-1'): bad bbox [60, 4, 60, 60]: needs x1 > x0 and y1 > y0",
     ]
 
 
@@ -141,25 +142,25 @@ def taxonomy(tmp_path):
 def test_invalid_rows_stop_the_build_with_every_problem_listed(release, tmp_path, taxonomy):
     expected = _break_release(release)
     with pytest.raises(ValidationError) as info:
-        build_release("raw", tmp_path / "out", input_path=release, release="v1", taxonomy=taxonomy)
+        build_release("raw", tmp_path / "out", input_path=release, release="v20251201", taxonomy=taxonomy)
     message = str(info.value)
     found = [p for p in expected if p in message]
-    assert found == expected[:6], message  # the first invalid subset stops the build, all its problems listed
-    assert message.startswith("6 invalid row(s); fix them or rebuild with --skip-invalid")
+    assert found == expected, message  # every subset is validated before the build stops
+    assert message.startswith("8 invalid row(s) (8 problem(s)); fix them or rebuild with --skip-invalid")
 
 
 def test_skip_invalid_reports_exactly_what_was_skipped(release, tmp_path, taxonomy):
     expected = _break_release(release)
     out = tmp_path / "out"
-    summary = build_release("raw", out, input_path=release, release="v1", taxonomy=taxonomy, skip_invalid=True)
+    summary = build_release("raw", out, input_path=release, release="v20251201", taxonomy=taxonomy, skip_invalid=True)
     report = json.loads((out / "validation_report.json").read_text())
     assert report["num_skipped"] == 8
-    rendered = [f"{p['config']}/{p['split']} row {p['row']} (item_id={p['item_id']!r}): {p['message']}" for p in report["skipped"]]
+    rendered = [f"{p['file']} line {p['line']} (item_id={p['item_id']!r}): {p['message']}" for p in report["skipped"]]
     assert [any(r.startswith(e) for r in rendered) for e in expected] == [True] * 8
     assert summary.rows["RealStudioFlat"] == {"query": 2, "gallery": 10}
     assert summary.rows["RealStreetLook"] == {"query": 4, "gallery": 6}
     assert sorted(load_split(out, "RealStudioFlat", "query")["item_id"]) == ["Real4", "Real5"]
-    assert "skipped rows: 8" in "\n".join(summary.lines())
+    assert "skipped rows: 8 (8 problem(s))" in "\n".join(summary.lines())
 
 
 def test_category_outside_taxonomy(release, tmp_path, taxonomy):
@@ -167,8 +168,8 @@ def test_category_outside_taxonomy(release, tmp_path, taxonomy):
     rows = _rows(path)
     rows[2]["category"] = "Spacesuits"
     _rewrite(path, rows)
-    with pytest.raises(ValidationError, match=r"noise/gallery row 2 \(item_id='noise2'\): category 'Spacesuits' is not in the taxonomy"):
-        build_release("raw", tmp_path / "out", input_path=release, release="v1", taxonomy=taxonomy, subsets=["noise"])
+    with pytest.raises(ValidationError, match=r"noise/gallery.jsonl line 3 \(item_id='noise2'\): category 'Spacesuits' is not in the taxonomy"):
+        build_release("raw", tmp_path / "out", input_path=release, release="v20251201", taxonomy=taxonomy, subsets=["noise"])
 
 
 def test_query_image_in_gallery_is_reported_as_a_leak(release, tmp_path):
@@ -176,15 +177,27 @@ def test_query_image_in_gallery_is_reported_as_a_leak(release, tmp_path):
     gallery = _rows(flat / "gallery.jsonl")
     gallery[7]["image"] = _rows(flat / "query.jsonl")[3]["image"]
     _rewrite(flat / "gallery.jsonl", gallery)
-    summary = build_release("raw", tmp_path / "out", input_path=release, release="v1", subsets=["AIGen-Studio"])
+    summary = build_release("raw", tmp_path / "out", input_path=release, release="v20251201", subsets=["AIGen-Studio"])
     assert len(summary.report.warnings) == 1
-    assert summary.report.warnings[0].startswith("AIGen-Studio: identical image in query row(s) [3] and gallery row(s) [7]")
+    assert summary.report.warnings[0].startswith(
+        "AIGen-Studio: identical image in AIGen-Studio/query.jsonl line(s) [4] and AIGen-Studio/gallery.jsonl line(s) [8]")
     assert summary.rows["AIGen-Studio"] == {"query": 6, "gallery": 10}  # a warning, not a drop
 
 
-def test_missing_release_name_is_a_row_problem(release, tmp_path):
-    with pytest.raises(ValidationError, match=r"noise/gallery row 0 \(item_id='noise0'\): missing required field\(s\): release"):
-        build_release("raw", tmp_path / "out", input_path=release, subsets=["noise"])
+def test_rows_without_a_release_get_the_newest_timestamps_snapshot(release, tmp_path, capsys):
+    path = release / "noise" / "gallery.jsonl"
+    rows = _rows(path)
+    rows[0]["release"] = "v20240601"
+    _rewrite(path, rows)
+    flat = release / "RealStudioFlat" / "query.jsonl"
+    _rewrite(flat, _rows(flat) + [dict(_rows(flat)[0], timestamp="2999-01-01T00:00:00Z", item_id="future")])
+    build = ["build", "--source", "raw", "--input", str(release), "--out", str(tmp_path / "o"), "--quiet", "--skip-invalid"]
+    assert cli.main(build) == 0  # the future row is skipped and does not name the release
+    out = capsys.readouterr().out
+    assert out.count("v20251201 (the newest timestamp; --release NAME sets it)") == 1  # one line, not one per row
+    assert "releases: v20240601, v20251201" in out
+    noise = load_split(tmp_path / "o", "noise", "gallery")
+    assert noise["release"] == ["v20240601"] + ["v20251201"] * 4
 
 
 def test_upstream_layout_maps_onto_the_schema(tmp_path):
@@ -225,7 +238,7 @@ def test_upstream_without_releases_is_a_clear_error(tmp_path):
 
 def test_filter_after_naive_and_aware(release, tmp_path):
     out = tmp_path / "lookbench"
-    build_release("raw", out, input_path=release, release="v1", subsets=["RealStudioFlat"])
+    build_release("raw", out, input_path=release, release="v20251201", subsets=["RealStudioFlat"])
     ds = datasets.load_dataset(str(out), "RealStudioFlat")
     stamps = [t.date().isoformat() for t in ds["query"]["timestamp"]]
     assert stamps == ["2024-06-01", "2025-01-01", "2025-12-01"] * 2

@@ -222,3 +222,52 @@ def test_combine_subsets_of_real_results_weights_by_queries():
         assert combined[key] == pytest.approx(both[key])
     with pytest.raises(ValueError, match=r"subset 'a' has no positive integer 'num_queries'"):
         combine_subsets({"a": {"fine_recall@1": 1.0}, "b": b})
+
+
+@pytest.mark.parametrize(
+    "predictions, message",
+    [
+        ([[1], [1.9], [0], [0]], r"query 1: rankings must hold integer gallery indices, got 1\.9 \(float\) at rank 1"),
+        ([[1], [0], [0, 1.0], [0]], r"query 2: .* got 1\.0 \(float\) at rank 2"),
+        ([[1], [0], [0], ["2"]], r"query 3: .* got '2' \(str\) at rank 1"),
+        ([[1, True], [0], [0], [0]], r"query 0: .* got True \(bool\) at rank 2"),
+        ([[1], np.array([0.0]), [0], [0]], r"query 1: .* got 0\.0 \(float\) at rank 1"),
+        (np.array([[1.0], [0.0], [0.0], [0.0]]), r"query 0: rankings must hold integer gallery indices, got float64"),
+    ],
+)
+def test_non_integer_indices_are_rejected_by_compute_and_score_retrieval_alike(predictions, message):
+    with pytest.raises(ValueError, match=message):
+        score_retrieval(predictions, QUERIES, GALLERY)
+    with pytest.raises(ValueError, match=message):  # before evaluate's Arrow cast could truncate 1.9 to 1
+        FineRecall().compute(predictions=predictions, references=QUERIES, gallery=GALLERY)
+
+
+def test_numpy_and_python_integers_are_accepted_alike():
+    expected = score_retrieval(PREDICTIONS, QUERIES, GALLERY)
+    mixed = [[np.int32(i) if n % 2 else i for n, i in enumerate(p)] for p in PREDICTIONS]
+    assert score_retrieval(mixed, QUERIES, GALLERY) == expected
+    assert FineRecall().compute(predictions=mixed, references=QUERIES, gallery=GALLERY) == expected
+
+
+@pytest.mark.parametrize(
+    "references, gallery, kwargs, message",
+    [
+        (QUERIES, GALLERY, {"k": None}, r"k must be an integer >= 1 or a list of them, got k=None"),
+        (QUERIES, GALLERY, {"k": 2.5}, r"k must be an integer >= 1 or a list of them, got k=2\.5"),
+        (QUERIES, [], {}, r"gallery is empty"),
+        ([dict(QUERIES[0], category=["top"])] + QUERIES[1:], GALLERY, {}, r"references\[0\]: 'category' must be a string, got \['top'\]"),
+        (QUERIES, GALLERY[:2] + [dict(GALLERY[2], category=7)] + GALLERY[3:], {}, r"gallery\[2\]: 'category' must be a string, got 7"),
+    ],
+)
+def test_bad_k_empty_gallery_and_non_string_category_are_named_in_both_paths(references, gallery, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        score_retrieval(PREDICTIONS, references, gallery, **kwargs)
+    with pytest.raises(ValueError, match=message):
+        FineRecall().compute(predictions=PREDICTIONS, references=references, gallery=gallery, **kwargs)
+
+
+def test_dataset_gallery_with_a_non_string_category_column_is_named():
+    records = [dict(r, category=n) for n, r in enumerate(GALLERY)]
+    gallery = datasets.Dataset.from_list(records)
+    with pytest.raises(ValueError, match=r"gallery's 'category' column must hold strings, got Value\('int64'\)"):
+        score_retrieval(PREDICTIONS, QUERIES, gallery)

@@ -6,6 +6,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from lookbench.progress import quiet_libraries
+
+
+def _output_flags(parser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quiet", action="store_true", help="no progress bars")
+    group.add_argument("--verbose", action="store_true", help="also show the libraries' own progress bars and logging")
+
 
 def register(sub) -> None:
     build = sub.add_parser("build", help="build a LookBench release into a script-less Hub dataset folder")
@@ -13,7 +21,7 @@ def register(sub) -> None:
                        help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini")
     build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream)")
     build.add_argument("--out", type=Path, required=True, help="dataset folder to write (load it with datasets.load_dataset)")
-    build.add_argument("--release", help="snapshot name for rows that carry none, e.g. v20251201")
+    build.add_argument("--release", help="snapshot name v<YYYYMMDD> for rows that carry none (default: v<date of the newest timestamp>)")
     build.add_argument("--scale", type=float, default=1.0, help="LookBench-Mini size multiplier (about 80 = the published ≈60k corpus per subset)")
     build.add_argument("--noise-scale", type=float, default=1.0,
                        help="LookBench-Mini: multiply the noise gallery on top of --scale (about 13 = the published noise proportion)")
@@ -22,20 +30,24 @@ def register(sub) -> None:
     build.add_argument("--taxonomy", type=Path, help="JSON taxonomy (category -> attribute -> values) to validate against")
     build.add_argument("--skip-invalid", action="store_true", help="leave invalid rows out and report them instead of stopping")
     build.add_argument("--train-out", type=Path, help="also write the training set (train split) to this dataset folder")
+    _output_flags(build)
     build.set_defaults(run=run_build)
 
     subsets = sub.add_parser("subsets", help="list the LookBench subsets, with sizes of a built dataset folder")
     subsets.add_argument("--data", type=Path, help="a folder written by `lookbench build` (default: the embedded LookBench-Mini if built)")
+    _output_flags(subsets)
     subsets.set_defaults(run=run_subsets)
 
 
 def run_build(args) -> int:
     from lookbench.dataset_builder import build_release
 
-    summary = build_release(
-        args.source, args.out, input_path=args.input, release=args.release, scale=args.scale, noise_scale=args.noise_scale, seed=args.seed,
-        skip_invalid=args.skip_invalid, taxonomy=args.taxonomy, subsets=args.subsets, train_out=args.train_out,
-    )
+    with quiet_libraries(args.verbose):
+        summary = build_release(
+            args.source, args.out, input_path=args.input, release=args.release, scale=args.scale, noise_scale=args.noise_scale,
+            seed=args.seed, skip_invalid=args.skip_invalid, taxonomy=args.taxonomy, subsets=args.subsets, train_out=args.train_out,
+            progress=not args.quiet,
+        )
     print("\n".join(summary.lines()))
     return 0
 
@@ -57,7 +69,8 @@ def run_subsets(args) -> int:
     folder = args.data or default_mini_dir()
     if args.data and not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a dataset folder built by `lookbench build`")
-    sizes = split_sizes(folder) if folder.is_dir() else {}
+    with quiet_libraries(args.verbose):
+        sizes = split_sizes(folder) if folder.is_dir() else {}
     print(f"{'subset':<18} {'alias':<18} {'kind':<24} {'query':>7} {'gallery':>8}   published query/gallery")
     for s in SUBSETS.values():
         kind = f"{s.source}, {'multi' if s.multi_item else 'single'}-item, {s.difficulty}"

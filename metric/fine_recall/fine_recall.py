@@ -97,7 +97,9 @@ def _fields(record, index, what):
     if not isinstance(record, dict):
         raise ValueError(f"{what}[{index}] is not an annotation record (a dict) but a {type(record).__name__}")
     category = record.get("category")
-    if not isinstance(category, str) or not category.strip():
+    if category is not None and not isinstance(category, str):
+        raise ValueError(f"{what}[{index}]: 'category' must be a string, got {category!r}")
+    if category is None or not category.strip():
         raise ValueError(f"{what}[{index}] has no 'category'")
     main_attribute = record.get("main_attribute")
     if main_attribute is not None and not isinstance(main_attribute, str):
@@ -193,6 +195,10 @@ def _columns_of_dataset(dataset):
     if "category" not in dataset.column_names:
         raise ValueError(f"gallery has no 'category' column (columns: {dataset.column_names})")
     present = [c for c in ("category", "main_attribute", "attributes") if c in dataset.column_names]
+    for name in present[:2]:
+        feature = dataset.features[name]
+        if getattr(feature, "dtype", None) not in ("string", "large_string"):
+            raise ValueError(f"gallery's '{name}' column must hold strings, got {feature}")
     table = dataset.select_columns(present).with_format("arrow")[:]
     size = table.num_rows
     columns = {"size": size, "category": _arrow_factorize(table.column("category").combine_chunks())}
@@ -291,7 +297,12 @@ def _check_lengths(num_predictions, num_references, scope=""):
 
 
 def _check_k(k):
-    ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(k)
+    if k is None:
+        raise ValueError("k must be an integer >= 1 or a list of them, got k=None")
+    try:
+        ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(k)
+    except TypeError:
+        raise ValueError(f"k must be an integer >= 1 or a list of them, got k={k!r}") from None
     for value in ks:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"every K must be an integer >= 1, got k={k!r}")
@@ -300,25 +311,52 @@ def _check_k(k):
     return sorted({int(value) for value in ks})
 
 
-def _ranking_matrix(predictions, gallery_size):
-    """Rankings as a (queries x length) int64 matrix, -1 = no result; every malformed ranking is rejected."""
+def _is_index(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_rankings(predictions):
+    """Reject every ranking that is not a flat, non-empty sequence of integer indices.
+
+    Run on the caller's own values, before evaluate's Arrow cast would truncate a float index (1.9 -> 1)
+    or turn a bool into 0/1, so `compute` and `score_retrieval` refuse exactly the same input.
+    """
+    if predictions is None:
+        raise ValueError("predictions is required: one ranking of gallery indices per query")
     if isinstance(predictions, np.ndarray):
         if predictions.ndim != 2:
             raise ValueError(f"predictions as an array must be 2-D (queries x ranks), got shape {predictions.shape}")
-        if predictions.shape[1] == 0:
+        if predictions.shape[1] == 0 and predictions.shape[0]:
             raise ValueError("query 0 has an empty ranking")
         if predictions.dtype.kind not in "iu":
             raise ValueError(f"query 0: rankings must hold integer gallery indices, got {predictions.dtype}")
-        matrix = predictions
-    else:
-        rankings = [np.asarray(p) for p in predictions]
-        for i, ranking in enumerate(rankings):
-            if ranking.size == 0:
-                raise ValueError(f"query {i} has an empty ranking")
+        return
+    for i, ranking in enumerate(predictions):
+        if isinstance(ranking, (str, bytes, dict)) or not hasattr(ranking, "__len__"):
+            raise ValueError(f"query {i}: a ranking must be a list of gallery indices, got {ranking!r}")
+        if isinstance(ranking, np.ndarray):
             if ranking.ndim != 1:
                 raise ValueError(f"query {i}: a ranking must be a flat list of gallery indices")
-            if ranking.dtype.kind not in "iu":
-                raise ValueError(f"query {i}: rankings must hold integer gallery indices, got {ranking.tolist()!r}")
+            bad = None if ranking.dtype.kind in "iu" or not ranking.size else (0, ranking[0].item())
+        else:
+            bad = next(((r, value) for r, value in enumerate(ranking) if not _is_index(value)), None)
+        if len(ranking) == 0:
+            raise ValueError(f"query {i} has an empty ranking")
+        if bad is not None:
+            rank, value = bad
+            raise ValueError(
+                f"query {i}: rankings must hold integer gallery indices, got {value!r} "
+                f"({type(value).__name__}) at rank {rank + 1}"
+            )
+
+
+def _ranking_matrix(predictions, gallery_size):
+    """Rankings (already through `check_rankings`) as a (queries x length) int64 matrix, -1 = no result;
+    indices outside the gallery, a -1 before an index and repeated indices are rejected."""
+    if isinstance(predictions, np.ndarray):
+        matrix = predictions
+    else:
+        rankings = [np.asarray(p, dtype=np.int64) for p in predictions]
         lengths = np.array([r.size for r in rankings], dtype=np.int64)
         matrix = np.full((len(rankings), int(lengths.max())), -1, dtype=np.int64)
         matrix[np.arange(matrix.shape[1]) < lengths[:, None]] = np.concatenate(rankings)
@@ -434,10 +472,13 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     if gallery is None:
         raise ValueError("gallery is required: the annotation record of every gallery row")
     q_columns = _columns_of_records(_as_rows(references), "references")
+    check_rankings(predictions)
     _check_lengths(len(predictions), q_columns["size"])
     if not q_columns["size"]:
         raise ValueError("there are no queries to score")
     g_columns = GalleryColumns(gallery).columns
+    if not g_columns["size"]:
+        raise ValueError("gallery is empty: it needs the annotation record of every gallery row")
     ranking = _ranking_matrix(predictions, g_columns["size"])
     vocabulary = _Vocabulary()
     query = _encode(q_columns, vocabulary, "references")
@@ -553,6 +594,8 @@ class FineRecall(evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of rankings and query annotations; records are projected onto the declared fields
         first and a faiss result array is turned into lists."""
+        if predictions is not None:
+            check_rankings(predictions)
         if predictions is not None and references is not None:
             _check_lengths(len(predictions), len(references), scope=" of this batch")
         if isinstance(predictions, np.ndarray):
@@ -563,6 +606,8 @@ class FineRecall(evaluate.Metric):
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one ranking and its query annotation, projected onto the declared fields."""
+        if prediction is not None:
+            check_rankings([prediction])
         if isinstance(prediction, np.ndarray):
             prediction = prediction.tolist()
         if reference is not None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import io
 import json
+import struct
+import zlib
 from pathlib import Path
 
 import pyarrow as pa
@@ -132,3 +134,32 @@ def write_upstream(root: Path) -> Path:
         pq.write_table(pa.table(query, schema=schema), folder / "query.parquet")
         pq.write_table(pa.table(gallery, schema=schema), folder / "gallery.parquet")
     return root
+
+
+def read_split(root: Path, subset: str, split: str) -> list[dict]:
+    return [json.loads(line) for line in (root / subset / f"{split}.jsonl").read_text().splitlines() if line.strip()]
+
+
+def edit_rows(root: Path, subset: str, split: str, changes: dict[int, dict]) -> None:
+    """Rewrite some rows of a split, keyed by 1-based line number; a value of ``DELETE`` removes the field."""
+    rows = read_split(root, subset, split)
+    for line, fields in changes.items():
+        for key, value in fields.items():
+            if value is DELETE:
+                rows[line - 1].pop(key, None)
+            else:
+                rows[line - 1][key] = value
+    (root / subset / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+DELETE = object()
+
+
+def bomb_png(path: Path, width: int = 30000, height: int = 30000) -> None:
+    """A PNG whose header claims ``width`` x ``height`` pixels (no pixel data): a decompression-bomb header."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b""))
