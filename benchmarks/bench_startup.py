@@ -16,11 +16,14 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+# The console script pip installed next to this interpreter: what a user types.
+LOOKBENCH = str(Path(sys.executable).with_name("lookbench"))
 COMMANDS = {
-    "lookbench --help": [sys.executable, "-m", "lookbench", "--help"],
-    "lookbench evaluate --help": [sys.executable, "-m", "lookbench", "evaluate", "--help"],
-    "lookbench models": [sys.executable, "-m", "lookbench", "models"],
+    "lookbench --help": [LOOKBENCH, "--help"],
+    "lookbench evaluate --help": [LOOKBENCH, "evaluate", "--help"],
+    "lookbench models": [LOOKBENCH, "models"],
     "import lookbench": [sys.executable, "-c", "import lookbench"],
     "import torch, transformers": [sys.executable, "-c", "import torch, transformers"],
     "from transformers import AutoModel": [sys.executable, "-c", "from transformers import AutoModel"],

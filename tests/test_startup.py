@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 GR_LITE_MINI = Path(__file__).resolve().parent.parent / "models" / "gr_lite" / "gr-lite-mini"
-HEAVY = ("torch", "transformers", "datasets", "faiss")
+HEAVY = ("torch", "transformers", "datasets", "faiss", "pyarrow")
 
 PROBE = """
 import json, sys

@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from lookbench.progress import quiet_libraries
 
 
@@ -54,6 +52,8 @@ def run_build(args) -> int:
 
 def split_sizes(folder: Path) -> dict[str, dict[str, int]]:
     """Rows per config and split of a built folder, read from Parquet footers (no image is decoded)."""
+    import pyarrow.parquet as pq
+
     sizes: dict[str, dict[str, int]] = {}
     for shard in sorted(folder.glob("*/*-*-of-*.parquet")):
         split = shard.name.split("-", 1)[0]
