@@ -1,8 +1,13 @@
 """Persistent embedding cache keyed by (model fingerprint, preprocessing, precision, image content hash).
 
-One folder per model key; inside, append-only shard files written atomically after every encoded batch, so a
-run killed midway keeps everything it finished. Each shard carries the sha256 of its payload: a truncated or
-corrupted shard is detected on load, deleted, and its images are encoded again — never trusted.
+One folder per model key. A file is a sequence of records, each ``MAGIC`` + a JSON header (rows, width, sha256
+of the payload) + the payload (16-byte image hashes, then float32 vectors), so every record is checked on its own:
+a truncated or damaged record costs only its own images, which are encoded again — never trusted — while the
+records around it still load (the reader resynchronises on the next ``MAGIC``).
+
+While encoding, each process appends one record per batch to a log file of its own and flushes it (no fsync
+per batch: a killed process loses nothing the kernel already has, and a torn last record is detected); at the end
+the main process compacts everything into one file of ``RECORD_ROWS``-row records, written atomically.
 """
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ import numpy as np
 
 MAGIC = b"LOOKBENCH-EMB-1\n"
 HASH_BYTES = 16
+RECORD_ROWS = 4096  # rows per record of a compacted file: what one damaged spot can cost
+_MAX_HEADER = 256
 
 
 class EmbeddingCache:
@@ -30,72 +37,108 @@ class EmbeddingCache:
         if not meta.exists():
             meta.write_text(json.dumps({"fingerprint": fingerprint, "preprocessing": preprocessing, "precision": precision}))
         self.corrupt_files: list[str] = []
-        self._loaded: list[Path] = []
+        self._seen: list[Path] = []  # files whose entries are in memory: replaced by compact()
+        self._log = None
 
     def load(self) -> dict[bytes, np.ndarray]:
-        """Every valid cached embedding; corrupted shards are reported, removed and left to be recomputed."""
+        """Every valid cached embedding; damaged records are reported and their images left to be recomputed."""
         found: dict[bytes, np.ndarray] = {}
         for path in sorted(self.folder.glob("*.emb")):
             try:
-                hashes, vectors = read_shard(path)
-            except (ValueError, OSError) as err:
+                hashes, vectors, damaged = read_records(path.read_bytes())
+            except OSError as err:
+                hashes, vectors, damaged = [], np.empty((0, 0), np.float32), f"unreadable ({err})"
+            if damaged:
                 self.corrupt_files.append(path.name)
-                warnings.warn(f"Embedding cache file {path} is corrupted ({err}); its images will be encoded again")
-                path.unlink(missing_ok=True)
-                continue
-            self._loaded.append(path)
-            for h, v in zip(hashes, vectors):
-                found[h] = v
+                warnings.warn(f"Embedding cache file {path} is corrupted: {damaged}; "
+                              f"{len(hashes)} embedding(s) around it still load, the others will be encoded again")
+            self._seen.append(path)
+            found.update(zip(hashes, vectors))
         return found
 
-    def write(self, hashes: list[bytes], vectors: np.ndarray) -> Path:
-        """Persist one batch atomically (write to a temporary name, then rename)."""
-        path = self.folder / f"{uuid.uuid4().hex}.emb"
-        write_shard(path, hashes, vectors)
-        self._loaded.append(path)
-        return path
+    def write(self, hashes: list[bytes], vectors: np.ndarray) -> None:
+        """Append one batch to this process's log file and hand it to the kernel (survives a killed process)."""
+        if self._log is None:
+            path = self.folder / f"{uuid.uuid4().hex}.emb"
+            self._log = open(path, "ab")
+            self._seen.append(path)
+        self._log.write(encode_records(hashes, vectors))
+        self._log.flush()
+
+    def close(self) -> None:
+        """Make this process's log durable (one fsync for the whole run)."""
+        if self._log is not None:
+            os.fsync(self._log.fileno())
+            self._log.close()
+            self._log = None
 
     def compact(self, everything: dict[bytes, np.ndarray]) -> None:
-        """Merge the many per-batch shards this cache has seen into one file, so the next load reads one file."""
-        if len(self._loaded) <= 1 or not everything:
+        """Replace every file this cache has read or written by one file holding ``everything``."""
+        self.close()
+        if not everything or (len(self._seen) <= 1 and not self.corrupt_files):
             return
         hashes = list(everything)
         merged = self.folder / f"{uuid.uuid4().hex}.emb"
-        write_shard(merged, hashes, np.stack([everything[h] for h in hashes]))
-        for path in self._loaded:
+        tmp = merged.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            f.write(encode_records(hashes, np.stack([everything[h] for h in hashes])))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, merged)
+        for path in self._seen:
             path.unlink(missing_ok=True)
-        self._loaded = [merged]
+        self._seen = [merged]
 
 
-def write_shard(path: Path, hashes: list[bytes], vectors: np.ndarray) -> None:
+def encode_records(hashes: list[bytes], vectors: np.ndarray) -> bytes:
+    """``hashes`` and their vectors as records of at most ``RECORD_ROWS`` rows."""
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     if vectors.ndim != 2 or len(hashes) != len(vectors) or any(len(h) != HASH_BYTES for h in hashes):
-        raise ValueError("write_shard needs one 16-byte hash per embedding row")
-    payload = b"".join(hashes) + vectors.tobytes()
-    header = json.dumps({"n": len(hashes), "dim": vectors.shape[1], "sha256": hashlib.sha256(payload).hexdigest()}).encode()
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        f.write(MAGIC + header + b"\n" + payload)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+        raise ValueError("an embedding record needs one 16-byte hash per embedding row")
+    out = []
+    for start in range(0, len(hashes), RECORD_ROWS):
+        rows = slice(start, start + RECORD_ROWS)
+        payload = b"".join(hashes[rows]) + vectors[rows].tobytes()
+        header = {"n": len(hashes[rows]), "dim": vectors.shape[1], "sha256": hashlib.sha256(payload).hexdigest()}
+        out += [MAGIC, json.dumps(header).encode(), b"\n", payload]
+    return b"".join(out)
 
 
-def read_shard(path: Path) -> tuple[list[bytes], np.ndarray]:
-    data = Path(path).read_bytes()
-    if not data.startswith(MAGIC):
-        raise ValueError("not a LookBench embedding file (bad magic)")
-    end = data.find(b"\n", len(MAGIC))
-    try:
-        header = json.loads(data[len(MAGIC):end])
-        n, dim, checksum = int(header["n"]), int(header["dim"]), header["sha256"]
-    except (ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"unreadable header: {err}") from err
-    payload = data[end + 1:]
-    if len(payload) != n * HASH_BYTES + n * dim * 4:
-        raise ValueError(f"truncated: {len(payload)} payload bytes, expected {n * HASH_BYTES + n * dim * 4}")
-    if hashlib.sha256(payload).hexdigest() != checksum:
-        raise ValueError("checksum mismatch")
-    hashes = [payload[i * HASH_BYTES:(i + 1) * HASH_BYTES] for i in range(n)]
-    vectors = np.frombuffer(payload, dtype=np.float32, offset=n * HASH_BYTES).reshape(n, dim)
-    return hashes, vectors
+def read_records(data: bytes) -> tuple[list[bytes], np.ndarray, str]:
+    """The hashes and vectors of every intact record, and what was damaged ("" when nothing was)."""
+    hashes, blocks, damage = [], [], []
+    pos = 0
+    while pos < len(data):
+        if not data.startswith(MAGIC, pos):  # bytes that belong to no record: skip to the next one
+            found = data.find(MAGIC, pos)
+            damage.append(f"{(found if found >= 0 else len(data)) - pos} unreadable byte(s) at offset {pos}")
+            if found < 0:
+                break
+            pos = found
+        start = pos + len(MAGIC)
+        end = data.find(b"\n", start, start + _MAX_HEADER)
+        try:
+            header = json.loads(data[start:end]) if end >= 0 else None
+            n, dim, checksum = int(header["n"]), int(header["dim"]), str(header["sha256"])
+            size = n * (HASH_BYTES + dim * 4)
+            payload = data[end + 1:end + 1 + size]
+            if len(payload) != size:
+                raise ValueError("truncated")
+            if hashlib.sha256(payload).hexdigest() != checksum:
+                raise ValueError("damaged (checksum mismatch)")
+        except (ValueError, KeyError, TypeError) as err:
+            what = str(err) if str(err) in ("truncated", "damaged (checksum mismatch)") else f"unreadable header ({type(err).__name__})"
+            damage.append(f"record at offset {pos} is {what}")
+            found = data.find(MAGIC, start)
+            if found < 0:
+                break
+            pos = found
+            continue
+        hashes += [payload[i * HASH_BYTES:(i + 1) * HASH_BYTES] for i in range(n)]
+        blocks.append(np.frombuffer(payload, dtype=np.float32, offset=n * HASH_BYTES).reshape(n, dim))
+        pos = end + 1 + size
+    dims = {b.shape[1] for b in blocks}
+    if len(dims) > 1:
+        return [], np.empty((0, 0), np.float32), f"records of different widths {sorted(dims)}"
+    vectors = np.concatenate(blocks) if blocks else np.empty((0, 0), np.float32)
+    return hashes, vectors, "; ".join(damage)

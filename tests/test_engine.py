@@ -130,6 +130,36 @@ def test_corrupted_cache_is_detected_and_recomputed(data, tmp_path, damage):
     assert scores(result.to_dict()) == scores(reference)
 
 
+@pytest.mark.parametrize("damage", ["truncate", "flip-middle", "garbage-between"])
+def test_a_damaged_cache_record_costs_only_its_own_images(data, tmp_path, monkeypatch, damage):
+    from lookbench import embedding_cache
+
+    monkeypatch.setattr(embedding_cache, "RECORD_ROWS", 4)  # 19 entries -> records of 4, 4, 4, 4, 3
+    reference = lookbench.evaluate(CountingEncoder(), data=data, cache_dir=tmp_path, quiet=True).to_dict()
+    (shard,) = list(tmp_path.rglob("*.emb"))
+    raw = bytearray(shard.read_bytes())
+    starts = [i for i in range(len(raw)) if raw.startswith(embedding_cache.MAGIC, i)]
+    assert len(starts) == 5
+    if damage == "truncate":  # a torn last record: its 3 images
+        raw, lost = raw[: len(raw) - 10], 3
+    elif damage == "flip-middle":  # one flipped byte in the payload of the second record: its 4 images
+        raw[starts[2] - 5] ^= 0xFF
+        lost = 4
+    else:  # bytes that belong to no record, between the second and third: nothing lost
+        raw[starts[2]:starts[2]] = b"stray bytes"
+        lost = 0
+    shard.write_bytes(bytes(raw))
+    again = CountingEncoder()
+    with pytest.warns(UserWarning, match="corrupted"):
+        result = lookbench.evaluate(again, data=data, cache_dir=tmp_path, quiet=True)
+    assert again.images == lost
+    assert result.provenance["counts"]["cache_hits"] == UNIQUE_IMAGES - lost
+    assert scores(result.to_dict()) == scores(reference)
+    third = CountingEncoder()  # the damaged file was replaced by a whole one
+    lookbench.evaluate(third, data=data, cache_dir=tmp_path, quiet=True)
+    assert third.images == 0 and len(list(tmp_path.rglob("*.emb"))) == 1
+
+
 class WrongShape(CountingEncoder):
     name = "wrong-shape"
 

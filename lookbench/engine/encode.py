@@ -175,6 +175,9 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=32
         if processes.world == 1:
             raise
         error = str(err)
+    finally:
+        if cache is not None:
+            cache.close()
 
     gathered = processes.gather([{"produced": produced, "error": error, "forward": stats.forward_images, "invalid": stats.invalid}])
     errors = [g["error"] for g in gathered if g["error"]]
