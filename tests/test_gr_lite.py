@@ -323,6 +323,7 @@ def test_training_single_process_learns_and_resumes_exactly(tmp_path, train_fold
     assert summary["num_classes"] == 6 and summary["num_images"] == 96 and summary["steps"] == 24
     card = (final / "README.md").read_text()
     assert "library_name: transformers" in card and "6 ArcFace classes" in card and "24 steps" in card
+    assert "{{" not in card and "{%" not in card  # the template is filled completely
 
     # the trained embedding separates the ArcFace classes far better than the same network at random init
     from transformers import AutoImageProcessor, AutoModel

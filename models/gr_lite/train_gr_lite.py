@@ -18,10 +18,10 @@ import argparse
 import json
 import math
 import random
-import re
 import shlex
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import datasets
@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from accelerate import Accelerator
 from accelerate.utils import DataLoaderConfiguration, set_seed
+from huggingface_hub import ModelCard, ModelCardData
 from PIL import Image, ImageEnhance, ImageOps
 from torch import nn
 from tqdm.auto import tqdm
@@ -38,8 +39,7 @@ from transformers.image_transforms import convert_to_rgb
 from . import GrLiteConfig, GrLiteModel, GrLiteImageProcessor, processor_for
 from .configuration_gr_lite import PRESETS
 
-CARD_TEMPLATE = Path(__file__).with_name("README.md")
-_TRAINING_BLOCK = re.compile(r"<!-- training:begin -->.*?<!-- training:end -->", re.S)
+CARD_TEMPLATE = Path(__file__).with_name("model_card_template.md")
 
 
 def class_key(category: str, attributes: list[dict]) -> str:
@@ -193,26 +193,12 @@ def latest_checkpoint(checkpoint_dir: Path) -> Path:
 
 
 def write_card(folder: Path, facts: dict) -> None:
-    """Fill the training block of the model-card template with what this run actually did."""
-    lines = [
-        "<!-- training:begin -->",
-        "## Training run",
-        "",
-        f"- Command: `{facts['command']}` ({facts['world_size']} process(es))",
-        f"- Data: `{facts['data']}` split `{facts['split']}`: {facts['num_images']} images, "
-        f"{facts['num_classes']} ArcFace classes (category × full attribute set)",
-        f"- Init: {facts['init']}; {facts['steps']} steps of global batch {facts['batch_size']} "
-        f"({facts['epochs']:.1f} epochs), AdamW lr {facts['lr']}, ArcFace s={facts['arcface_scale']} m={facts['arcface_margin']}",
-        f"- Attribute heads (weight {facts['attribute_weight']}): "
-        + ", ".join(f"{n} ({k} values)" for n, k in facts["attribute_heads"].items()),
-        f"- Wall time: {facts['train_seconds'] / 60:.1f} min on {facts['device']}; final loss {facts['final_loss']:.4f} "
-        f"(first logged {facts['first_loss']:.4f})",
-        "<!-- training:end -->",
-    ]
-    template = CARD_TEMPLATE.read_text(encoding="utf-8")
-    if not _TRAINING_BLOCK.search(template):
-        raise ValueError(f"{CARD_TEMPLATE} lacks the <!-- training:begin/end --> block.")
-    (folder / "README.md").write_text(_TRAINING_BLOCK.sub(lambda _: "\n".join(lines), template), encoding="utf-8")
+    """The model card of a trained folder: the template, with the training facts of this run filled in."""
+    data = ModelCardData(
+        library_name="transformers", pipeline_tag="image-feature-extraction", license="apache-2.0",
+        tags=["fashion", "image-retrieval", "dinov3", "lookbench"], metrics=["lookbench/fine_recall"],
+    )
+    ModelCard.from_template(data, template_path=str(CARD_TEMPLATE), **facts).save(folder / "README.md")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -242,20 +228,66 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> Path:
-    args = parse_args(argv)
-    accelerator = Accelerator(
-        mixed_precision=args.mixed_precision, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True)
-    )
-    world = accelerator.num_processes
-    if args.batch_size % world:
-        raise ValueError(f"--batch-size {args.batch_size} is not divisible by the {world} processes.")
-    set_seed(args.seed, device_specific=True)
-    out = Path(args.output)
-    checkpoint_dir = out / "checkpoints"
+@dataclass
+class TrainData:
+    """The train split and its supervision (`build_labels`), read once per session."""
 
-    ds = load_train_split(args.data, args.data_config, args.split)
-    labels, classes, facet_labels, vocab = build_labels(ds)
+    ds: datasets.Dataset
+    labels: list[int]
+    classes: list[str]
+    facet_labels: np.ndarray
+    vocab: dict[str, list[str]]
+
+    @classmethod
+    def load(cls, args: argparse.Namespace) -> "TrainData":
+        ds = load_train_split(args.data, args.data_config, args.split)
+        return cls(ds, *build_labels(ds))
+
+
+@dataclass
+class Session:
+    """One training session: what `start_session` builds, and the progress the steps below advance."""
+
+    args: argparse.Namespace
+    accelerator: Accelerator
+    data: TrainData
+    processor: GrLiteImageProcessor
+    train_images: TrainImages
+    learner: nn.Module  # prepared (DDP-wrapped when there are several processes)
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    loader: torch.utils.data.DataLoader
+    max_steps: int
+    step: int = 0
+    elapsed_before: float = 0.0  # training seconds of the earlier sessions this one resumes
+    started: float = field(default_factory=time.time)
+    samples_seen: int = 0
+    running: list[float] = field(default_factory=list)
+    first_loss: float | None = None
+    last_loss: float = float("nan")
+
+    @property
+    def out(self) -> Path:
+        return Path(self.args.output)
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.out / "checkpoints"
+
+    @property
+    def log_path(self) -> Path:
+        return self.out / "train_log.jsonl"
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return len(self.loader)
+
+    def train_seconds(self) -> float:
+        return self.elapsed_before + time.time() - self.started
+
+
+def build_learner(args: argparse.Namespace, data: TrainData) -> MetricLearner:
+    """The model (random `--preset` or `--init` folder) with its ArcFace and attribute heads."""
     if args.init:
         model = GrLiteModel.from_pretrained(args.init)
         if args.image_size:
@@ -265,129 +297,179 @@ def main(argv: list[str] | None = None) -> Path:
         model = GrLiteModel(GrLiteConfig.from_preset(args.preset, **overrides))
     # the mask token only serves masked-image pre-training; freezing it keeps DDP from waiting for its gradient
     model.backbone.embeddings.mask_token.requires_grad_(False)
-    processor = processor_for(model.config)
+    dim = model.config.embedding_dim
     attribute_heads = (
-        AttributeHeads(model.config.embedding_dim, [len(v) for v in vocab.values()], args.arcface_scale)
-        if args.attribute_weight > 0 else None
+        AttributeHeads(dim, [len(v) for v in data.vocab.values()], args.arcface_scale) if args.attribute_weight > 0 else None
     )
-    learner = MetricLearner(
-        model, ArcFaceHead(model.config.embedding_dim, len(classes), args.arcface_scale, args.arcface_margin),
-        attribute_heads, args.attribute_weight,
-    )
+    head = ArcFaceHead(dim, len(data.classes), args.arcface_scale, args.arcface_margin)
+    return MetricLearner(model, head, attribute_heads, args.attribute_weight)
 
-    train_images = TrainImages(ds, labels, facet_labels, processor, Augment(), args.seed)
+
+def build_optimizer(learner: nn.Module, args: argparse.Namespace) -> torch.optim.Optimizer:
+    """AdamW with weight decay on matrices only (not on norms, biases, tokens)."""
+    params = [p for p in learner.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.ndim >= 2], "weight_decay": args.weight_decay},
+        {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=args.lr)
+
+
+def warmup_cosine(warmup_steps: int, max_steps: int):
+    """Learning-rate factor: linear warm-up, then cosine decay to 0 at `max_steps`."""
+
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup_steps) / max(1, max_steps - warmup_steps)))
+
+    return factor
+
+
+def start_session(args: argparse.Namespace) -> Session:
+    """Build the learner, its data loader, optimizer and schedule, prepared by `accelerate` (no resume yet)."""
+    accelerator = Accelerator(
+        mixed_precision=args.mixed_precision, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True)
+    )
+    world = accelerator.num_processes
+    if args.batch_size % world:
+        raise ValueError(f"--batch-size {args.batch_size} is not divisible by the {world} processes.")
+    set_seed(args.seed, device_specific=True)
+    data = TrainData.load(args)
+    learner = build_learner(args, data)
+    processor = processor_for(learner.model.config)
+    train_images = TrainImages(data.ds, data.labels, data.facet_labels, processor, Augment(), args.seed)
     loader = torch.utils.data.DataLoader(train_images, batch_size=args.batch_size // world, shuffle=True, drop_last=True)
     if len(loader) == 0:
-        raise ValueError(f"{len(ds)} training images are fewer than one batch of {args.batch_size}.")
-    params = [p for p in learner.parameters() if p.requires_grad]
-    decay = [p for p in params if p.ndim >= 2]
-    no_decay = [p for p in params if p.ndim < 2]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr=args.lr
-    )
-    learner, optimizer, loader = accelerator.prepare(learner, optimizer, loader)
-    steps_per_epoch = len(loader)
-    max_steps = args.max_steps or max(1, round(args.epochs * steps_per_epoch))
-
-    def lr_factor(step: int) -> float:
-        if step < args.warmup_steps:
-            return (step + 1) / args.warmup_steps
-        return 0.5 * (1 + math.cos(math.pi * (step - args.warmup_steps) / max(1, max_steps - args.warmup_steps)))
-
+        raise ValueError(f"{len(data.ds)} training images are fewer than one batch of {args.batch_size}.")
+    learner, optimizer, loader = accelerator.prepare(learner, build_optimizer(learner, args), loader)
+    max_steps = args.max_steps or max(1, round(args.epochs * len(loader)))
     # stepped once per optimizer step by us (a prepared scheduler would advance once per process)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_cosine(args.warmup_steps, max_steps))
     accelerator.register_for_checkpointing(scheduler)
+    return Session(args, accelerator, data, processor, train_images, learner, optimizer, scheduler, loader, max_steps)
 
-    step, elapsed_before = 0, 0.0
-    if args.resume:
-        resume = latest_checkpoint(checkpoint_dir) if args.resume == "latest" else Path(args.resume)
-        state = json.loads((resume / "trainer_state.json").read_text())
-        if state["classes"] != classes:
-            raise ValueError(f"Checkpoint {resume} was trained on different classes than {args.data} has now.")
-        accelerator.load_state(str(resume))
-        step, elapsed_before = state["step"], state["train_seconds"]
-        accelerator.print(f"Resumed from {resume} at step {step}")
 
-    log_path = out / "train_log.jsonl"
-    if accelerator.is_main_process:
-        out.mkdir(parents=True, exist_ok=True)
-        if args.resume and log_path.exists():  # drop entries logged after the checkpoint we resume from
-            kept = [line for line in log_path.read_text().splitlines() if json.loads(line)["step"] <= step]
-            log_path.write_text("".join(line + "\n" for line in kept))
-        (out / "train_args.json").write_text(json.dumps(vars(args), indent=2))
-    progress = tqdm(total=max_steps, initial=step, disable=not accelerator.is_local_main_process, desc="train")
-    learner.train()
-    start, samples_seen, running, first_loss, last_loss = time.time(), 0, [], None, float("nan")
+def resume(session: Session) -> None:
+    """Load `--resume` (a checkpoint folder or `latest`): weights, optimizer, schedule, RNG and step."""
+    args = session.args
+    folder = latest_checkpoint(session.checkpoint_dir) if args.resume == "latest" else Path(args.resume)
+    state = json.loads((folder / "trainer_state.json").read_text())
+    if state["classes"] != session.data.classes:
+        raise ValueError(f"Checkpoint {folder} was trained on different classes than {args.data} has now.")
+    session.accelerator.load_state(str(folder))
+    session.step, session.elapsed_before = state["step"], state["train_seconds"]
+    session.accelerator.print(f"Resumed from {folder} at step {session.step}")
 
-    def save_checkpoint() -> None:
-        folder = checkpoint_dir / f"step-{step:06d}"
-        accelerator.save_state(str(folder))
-        if accelerator.is_main_process:
-            state = {"step": step, "train_seconds": elapsed_before + time.time() - start, "classes": classes}
-            (folder / "trainer_state.json").write_text(json.dumps(state))
-        accelerator.wait_for_everyone()
 
-    while step < max_steps:
-        epoch, skip = divmod(step, steps_per_epoch)
-        loader.set_epoch(epoch)
-        train_images.epoch = epoch
-        batches = accelerator.skip_first_batches(loader, skip) if skip else loader
-        for pixel_values, batch_labels, batch_facets in batches:
-            # the model's own randomness (DINOv3's RoPE coordinate jitter) depends only on (seed, step, rank), so
-            # a resumed run does not depend on how many RNG draws re-creating the data loader took
-            torch.manual_seed(args.seed * 1_000_003 + step * world + accelerator.process_index)
-            loss = learner(pixel_values, batch_labels, batch_facets)
-            accelerator.backward(loss)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            step += 1
-            samples_seen += len(batch_labels)
-            running.append(accelerator.reduce(loss.detach(), reduction="mean").item())
-            progress.update(1)
-            if step % args.log_every == 0 or step == max_steps:
-                last_loss = float(np.mean(running))
-                first_loss = last_loss if first_loss is None else first_loss
-                running = []
-                progress.set_postfix(loss=f"{last_loss:.3f}")
-                if accelerator.is_main_process:
-                    record = {
-                        "step": step, "epoch": step / steps_per_epoch, "loss": last_loss,
-                        "lr": scheduler.get_last_lr()[0], "world_size": world,
-                        "train_seconds": round(elapsed_before + time.time() - start, 2),
-                    }
-                    with log_path.open("a") as f:
-                        f.write(json.dumps(record) + "\n")
-            if step % args.save_every == 0 or step == max_steps:
-                save_checkpoint()
-            if step >= max_steps:
-                break
-    progress.close()
+def open_log(session: Session) -> None:
+    """Create OUT, record the arguments, and drop log entries written after the checkpoint being resumed."""
+    if not session.accelerator.is_main_process:
+        return
+    session.out.mkdir(parents=True, exist_ok=True)
+    if session.args.resume and session.log_path.exists():
+        lines = session.log_path.read_text().splitlines()
+        kept = [line for line in lines if json.loads(line)["step"] <= session.step]
+        session.log_path.write_text("".join(line + "\n" for line in kept))
+    (session.out / "train_args.json").write_text(json.dumps(vars(session.args), indent=2))
 
-    per_rank = accelerator.gather(torch.tensor([samples_seen], device=accelerator.device)).tolist()
+
+def log_step(session: Session) -> None:
+    """Average the losses since the last log line and append it to OUT/train_log.jsonl."""
+    session.last_loss = float(np.mean(session.running))
+    session.first_loss = session.last_loss if session.first_loss is None else session.first_loss
+    session.running = []
+    if session.accelerator.is_main_process:
+        record = {
+            "step": session.step, "epoch": session.step / session.steps_per_epoch, "loss": session.last_loss,
+            "lr": session.scheduler.get_last_lr()[0], "world_size": session.accelerator.num_processes,
+            "train_seconds": round(session.train_seconds(), 2),
+        }
+        with session.log_path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+def save_checkpoint(session: Session) -> None:
+    """OUT/checkpoints/step-N: the accelerate state plus the step, time and classes `resume` checks."""
+    folder = session.checkpoint_dir / f"step-{session.step:06d}"
+    session.accelerator.save_state(str(folder))
+    if session.accelerator.is_main_process:
+        state = {"step": session.step, "train_seconds": session.train_seconds(), "classes": session.data.classes}
+        (folder / "trainer_state.json").write_text(json.dumps(state))
+    session.accelerator.wait_for_everyone()
+
+
+def train_epoch(session: Session, progress: tqdm) -> None:
+    """Run the rest of the current epoch (all of it unless resuming mid-epoch), up to `max_steps`."""
+    args, accelerator = session.args, session.accelerator
+    epoch, skip = divmod(session.step, session.steps_per_epoch)
+    session.loader.set_epoch(epoch)
+    session.train_images.epoch = epoch
+    batches = accelerator.skip_first_batches(session.loader, skip) if skip else session.loader
+    for pixel_values, batch_labels, batch_facets in batches:
+        # the model's own randomness (DINOv3's RoPE coordinate jitter) depends only on (seed, step, rank), so
+        # a resumed run does not depend on how many RNG draws re-creating the data loader took
+        torch.manual_seed(args.seed * 1_000_003 + session.step * accelerator.num_processes + accelerator.process_index)
+        loss = session.learner(pixel_values, batch_labels, batch_facets)
+        accelerator.backward(loss)
+        session.optimizer.step()
+        session.scheduler.step()
+        session.optimizer.zero_grad()
+        session.step += 1
+        session.samples_seen += len(batch_labels)
+        session.running.append(accelerator.reduce(loss.detach(), reduction="mean").item())
+        progress.update(1)
+        if session.step % args.log_every == 0 or session.step == session.max_steps:
+            log_step(session)
+            progress.set_postfix(loss=f"{session.last_loss:.3f}")
+        if session.step % args.save_every == 0 or session.step == session.max_steps:
+            save_checkpoint(session)
+        if session.step >= session.max_steps:
+            break
+
+
+def save_model(session: Session, command: str) -> Path:
+    """OUT/model: the trained model, its processor, a training summary and the filled-in model card."""
+    accelerator, args, data = session.accelerator, session.args, session.data
+    per_rank = accelerator.gather(torch.tensor([session.samples_seen], device=accelerator.device)).tolist()
     accelerator.wait_for_everyone()
-    final = out / "model"
+    final = session.out / "model"
     if accelerator.is_main_process:
-        trained = accelerator.unwrap_model(learner).model
+        trained = accelerator.unwrap_model(session.learner).model
         trained.eval()
         trained.save_pretrained(final)
-        processor.save_pretrained(final)
-        train_seconds = elapsed_before + time.time() - start
+        session.processor.save_pretrained(final)
         facts = {
-            "command": "python -m lookbench.models.gr_lite.train_gr_lite " + shlex.join(sys.argv[1:] if argv is None else argv),
-            "world_size": world, "data": args.data, "split": args.split, "num_images": len(ds),
-            "num_classes": len(classes), "init": args.init or f"random {args.preset}", "steps": step,
-            "batch_size": args.batch_size, "epochs": step / steps_per_epoch, "lr": args.lr,
-            "arcface_scale": args.arcface_scale, "arcface_margin": args.arcface_margin,
-            "attribute_weight": args.attribute_weight, "attribute_heads": {n: len(v) for n, v in vocab.items()},
-            "train_seconds": train_seconds, "device": f"{accelerator.device} ({torch.get_num_threads()} threads/process)",
-            "final_loss": last_loss, "first_loss": first_loss if first_loss is not None else float("nan"),
+            "command": command, "world_size": accelerator.num_processes, "data": args.data, "split": args.split,
+            "num_images": len(data.ds), "num_classes": len(data.classes), "init": args.init or f"random {args.preset}",
+            "steps": session.step, "batch_size": args.batch_size, "epochs": session.step / session.steps_per_epoch,
+            "lr": args.lr, "arcface_scale": args.arcface_scale, "arcface_margin": args.arcface_margin,
+            "attribute_weight": args.attribute_weight, "attribute_heads": {n: len(v) for n, v in data.vocab.items()},
+            "train_seconds": session.train_seconds(),
+            "device": f"{accelerator.device} ({torch.get_num_threads()} threads/process)",
+            "final_loss": session.last_loss, "first_loss": session.first_loss if session.first_loss is not None else float("nan"),
             "samples_per_rank_this_session": per_rank,
         }
         (final / "training_summary.json").write_text(json.dumps(facts, indent=2))
         write_card(final, facts)
-        accelerator.print(f"Saved {final} after {step} steps ({train_seconds / 60:.1f} min); samples per rank {per_rank}")
-    accelerator.end_training()
+        accelerator.print(f"Saved {final} after {session.step} steps ({facts['train_seconds'] / 60:.1f} min); samples per rank {per_rank}")
+    return final
+
+
+def main(argv: list[str] | None = None) -> Path:
+    args = parse_args(argv)
+    session = start_session(args)
+    if args.resume:
+        resume(session)
+    open_log(session)
+    progress = tqdm(total=session.max_steps, initial=session.step, disable=not session.accelerator.is_local_main_process, desc="train")
+    session.learner.train()
+    while session.step < session.max_steps:
+        train_epoch(session, progress)
+    progress.close()
+    command = "python -m lookbench.models.gr_lite.train_gr_lite " + shlex.join(sys.argv[1:] if argv is None else argv)
+    final = save_model(session, command)
+    session.accelerator.end_training()
     return final
 
 
