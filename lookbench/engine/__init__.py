@@ -94,9 +94,9 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     started = time.perf_counter()
     processes = Processes()
     quiet = quiet or not processes.is_main
-    # The encoder first (its weights load lazily): the model's declared training cutoff decides which queries count.
-    encoder = load_encoder(model, device=device or processes.device, precision=precision)
-    if cutoff == "model":
+    encoder = None
+    if cutoff == "model":  # the model's declared date decides which queries are loaded (its weights load lazily)
+        encoder = load_encoder(model, device=device or processes.device, precision=precision)
         if encoder.training_cutoff is None:
             raise EvaluationError(f"model {encoder.name} declares no training cutoff (a registry entry's training_cutoff, "
                                   "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
@@ -104,20 +104,26 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     with quiet_libraries(verbose):
         with stage_bar("load", quiet=quiet, unit="config") as bar:
             if processes.is_main:
-                bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar, model_cutoff=encoder.training_cutoff)
+                bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar)
             processes.barrier()  # the main process fills the datasets cache first; the others then read it
             if not processes.is_main:
-                bench = load_benchmark(data, subsets, cutoff, distractors, model_cutoff=encoder.training_cutoff)
+                bench = load_benchmark(data, subsets, cutoff, distractors)
         for name, splits in bench.subsets.items():
             if len(splits["query"]) == 0:
                 raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
+        encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision)
+        bench.count_after(encoder.training_cutoff)
         planned = _planned(encoder, bench, results_dir, subsets, mode=mode, cutoff=cutoff, index=index, precision=precision)
         if planned.stored is not None and not overwrite:
             found = store.find_identical(planned.stored, planned.identity,
                                          need_predictions=list(bench.subsets) if save_predictions else ())
             if found is not None:
-                return EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes) \
-                    if processes.is_main else None
+                if not processes.is_main:
+                    return None
+                result = EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes)
+                if output_dir is not None:
+                    result.save(output_dir)
+                return result
         images = BenchmarkImages.of(bench)
         with stage_bar("hash", quiet=quiet, unit="img") as bar:
             images.hash(bar)

@@ -42,11 +42,21 @@ class DataSource:
 
 @dataclass
 class Benchmark:
-    """The splits to evaluate: per subset its ``{"query": Dataset, "gallery": Dataset}``, plus the shared noise."""
+    """The splits to evaluate: per subset its ``{"query": Dataset, "gallery": Dataset}``, plus the shared noise;
+    ``all_queries`` holds each subset's query split before a cutoff filtered it."""
 
     subsets: dict
     noise: object | None
     provenance: dict
+    all_queries: dict
+
+    def count_after(self, model_cutoff) -> None:
+        """Record per subset how many queries lie after the model's declared training cutoff (``None``: undeclared)."""
+        from ..filtering import after_mask
+
+        for name, queries in self.all_queries.items():
+            after = None if model_cutoff is None else int(after_mask(queries, model_cutoff).sum())
+            self.provenance["counts"][name]["queries_after_model_cutoff"] = after
 
 
 def folder_revision(folder: Path) -> str:
@@ -144,14 +154,12 @@ class _Loader:
         return out
 
 
-def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = True, progress=None,
-                   model_cutoff=None) -> Benchmark:
+def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = True, progress=None) -> Benchmark:
     """Load the requested subsets' query/gallery splits and (unless disabled) the noise gallery.
 
-    ``progress`` (a tqdm bar) advances once per loaded config. ``model_cutoff``, the model's declared training
-    cutoff, is only counted: how many queries of each subset lie after it (docs/architecture.md §1).
+    ``progress`` (a tqdm bar) advances once per loaded config.
     """
-    from ..filtering import after_mask, filter_after
+    from ..filtering import filter_after
 
     loader = _Loader(resolve_data(data))
     label = loader.source.label
@@ -164,16 +172,15 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = Tru
     if progress is not None:
         progress.reset(total=len(wanted) + bool(distractors))
 
-    loaded, counts = {}, {}
+    loaded, counts, all_queries = {}, {}, {}
     for subset in wanted:
         splits = loader.splits(subset, ("query", "gallery"))
-        total = len(splits["query"])
-        after_model = None if model_cutoff is None else int(after_mask(splits["query"], model_cutoff).sum())
+        all_queries[subset] = splits["query"]
         if cutoff is not None:
             splits["query"] = filter_after(splits["query"], cutoff)
         loaded[subset] = splits
-        counts[subset] = {"queries_total": total, "queries": len(splits["query"]), "gallery": len(splits["gallery"]),
-                          "queries_after_model_cutoff": after_model}
+        counts[subset] = {"queries_total": len(all_queries[subset]), "queries": len(splits["query"]),
+                          "gallery": len(splits["gallery"])}
         if progress is not None:
             progress.update(1)
     noise = loader.splits(NOISE, ("gallery",))["gallery"] if distractors else None
@@ -191,4 +198,4 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = Tru
         "counts": counts,
         "noise_gallery": len(noise) if noise is not None else 0,
     }
-    return Benchmark(loaded, noise, provenance)
+    return Benchmark(loaded, noise, provenance, all_queries)
