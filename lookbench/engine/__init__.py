@@ -4,8 +4,9 @@ docs/architecture.md §8: ``data`` loads a ``Benchmark`` → ``images`` turns it
 and hashes their bytes → ``encode`` makes one ``Embeddings`` matrix of every distinct image (cache, processes,
 decode schedule from ``runtime``) → ``scoring`` searches each ``SubsetTask`` (``search``: faiss, noise merge,
 self-match removal) and scores it with the metric's ``score_retrieval`` → ``results`` holds the
-``EvaluationResult``. ``check_options`` runs first, so a bad option fails before anything is loaded. The
-Space, the benchmarks and the tests use these stages directly.
+``EvaluationResult``. ``check_options`` runs first, so a bad option fails before anything is loaded. With a
+results store (``lookbench.store``), an identical stored evaluation is returned before ``images``; ``predictions``
+saves the rankings. The Space, the benchmarks and the tests use these stages directly.
 """
 from __future__ import annotations
 

@@ -81,7 +81,8 @@ class EvaluationResult:
 
         p = self.provenance
         title = (f"LookBench — model {p['model']['name']}, {p['mode']} mode, "
-                 f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}")
+                 f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
+                 + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
         lines = [title, " ".join([f"{'subset':<{width}}"] + [f"{c:>9}" for c in cols])]
         lines += [" ".join([f"{n:<{width}}"] + [f"{cell(r, k):>9}" for k in keys]) for n, r in rows]
         counts = p["counts"]
