@@ -98,7 +98,8 @@ def find_identical(path: Path, identity: Identity, *, need_predictions=()) -> di
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # unreadable or foreign: recompute and replace it
     folder = predictions_folder(path)
-    if any(not (folder / f"{name}.parquet").is_file() for name in need_predictions):
+    saved = stored["provenance"].get("saved_predictions") or ()
+    if any(name not in saved or not (folder / f"{name}.parquet").is_file() for name in need_predictions):
         return None
     return stored
 

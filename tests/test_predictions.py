@@ -60,7 +60,10 @@ def test_a_reused_result_keeps_its_rankings_and_asking_for_them_recomputes(grade
     assert not predictions_folder(plain.stored).exists()
     with_rankings = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, save_predictions=True, quiet=True)
     assert not with_rankings.reused and (predictions_folder(plain.stored) / "AIGen-Studio.parquet").is_file()
-    assert lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, save_predictions=True, quiet=True).reused
+    out = tmp_path / "out"
+    reused = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, save_predictions=True, quiet=True, output_dir=out)
+    assert reused.reused and (out / "results.predictions" / "AIGen-Studio.parquet").read_bytes() == (
+        predictions_folder(plain.stored) / "AIGen-Studio.parquet").read_bytes()  # --output gets them too
 
 
 def test_explain_shows_what_each_result_lacks_or_has_differently(saved, capsys):
@@ -88,3 +91,11 @@ def test_differences_compare_as_the_metric_does():
     item = [{"name": "colour", "value": " red"}, {"name": "fit", "value": "loose"}, {"name": "neck", "value": "v"}]
     assert differences(query, item) == "lacks sleeve; fit loose (query slim)"  # case and spacing ignored, extras too
     assert differences(query, query) == "all query attributes match"
+
+
+def test_rankings_of_an_earlier_run_never_stand_beside_a_newer_result(graded, tmp_path):
+    first = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, save_predictions=True, quiet=True)
+    assert first.provenance["saved_predictions"] == ["AIGen-Studio", "RealStudioFlat"]
+    newer = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, overwrite=True, quiet=True)
+    assert newer.stored == first.stored and newer.provenance["saved_predictions"] == []
+    assert not predictions_folder(newer.stored).exists()

@@ -70,8 +70,11 @@ def test_the_cli_saves_reuses_and_overwrites(data, tmp_path, capsys, own_results
     assert f"stored result of an identical evaluation: {saved} (not recomputed" in capsys.readouterr().out
     assert main(args + ["--overwrite"]) == 0
     assert "saved in the results store" in capsys.readouterr().out
-    assert main(args + ["--no-save", "--results", str(tmp_path / "elsewhere")]) == 0
-    assert "results store" not in capsys.readouterr().out and not (tmp_path / "elsewhere").exists()
+    assert main(args + ["--no-save"]) == 0
+    assert "results store" not in capsys.readouterr().out and len(list(own_results_store.rglob("*.json"))) == 1
+    assert main(args + ["--no-save", "--results", str(tmp_path / "elsewhere")]) == 2
+    assert "--results names a store to save in and --no-save" in capsys.readouterr().err
+    assert not (tmp_path / "elsewhere").exists()
     assert main(args + ["--no-save", "--save-predictions"]) == 2
     assert "(--save-predictions) needs a place to write them" in capsys.readouterr().err
 

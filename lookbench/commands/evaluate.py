@@ -47,6 +47,8 @@ def run_evaluate(args) -> int:
     from lookbench.engine import evaluate
     from lookbench.store import default_root
 
+    if args.results and not args.save:
+        raise ValueError("--results names a store to save in and --no-save says not to save: give one of them")
     result = evaluate(
         args.model, data=args.data, subsets=args.subsets, cutoff=args.cutoff, distractors=args.distractors,
         mode=args.mode, batch_size=args.batch_size, precision=args.precision, device=args.device, index=args.index,
@@ -78,7 +80,8 @@ def run_models(args) -> int:
     print("  ".join(k.ljust(widths[k]) for k in columns) + "  description")
     for r in rows:
         print("  ".join(str(r[k]).ljust(widths[k]) for k in columns) + "  " + r["description"])
-    print("training_cutoff: the date the model's training data ends (evaluate with --cutoff after it). Also accepted "
+    print("training_cutoff: the date the model's training data ends (`evaluate --cutoff model` scores only the queries "
+          "after it). Also accepted "
           "by --model: a local transformers model folder, a Hub id (owner/name), or in Python any object with "
           "encode(list_of_PIL_images) and name.")
     return 0

@@ -48,12 +48,12 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
 
     try:
         provenance = json.loads(Path(result).read_text())["provenance"]
-        mode = provenance["mode"]
+        mode, saved = provenance["mode"], provenance.get("saved_predictions") or ()
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{result} is not a LookBench result JSON ({type(err).__name__}: {err})") from err
     subset = resolve_subset(subset)
     path = predictions_folder(result) / f"{subset}.parquet"
-    if not path.is_file():
+    if subset not in saved or not path.is_file():
         raise ValueError(f"{result} has no saved rankings for {subset} ({path} is missing); "
                          "evaluate again with --save-predictions")
     table = pq.read_table(path)

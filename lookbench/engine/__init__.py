@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,7 +124,9 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                     return None
                 result = EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes)
                 if output_dir is not None:
-                    result.save(output_dir)
+                    paths = result.save(output_dir)
+                    if result.provenance.get("saved_predictions"):  # the stored rankings go along with their JSON
+                        shutil.copytree(store.predictions_folder(planned.stored), store.predictions_folder(paths["json"]))
                 return result
         images = BenchmarkImages.of(bench)
         with stage_bar("hash", quiet=quiet, unit="img") as bar:
@@ -151,6 +154,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                for name, s in scored.items()}
     provenance = _provenance(encoder, bench, images, embeddings, scored, processes, mode=mode, index=index,
                              precision=precision, cutoff=cutoff, wall_time_s=round(time.perf_counter() - started, 3))
+    provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
     result = EvaluationResult(results, overall, provenance, stored=planned.stored, notes=planned.notes, rankings=rankings)
     if planned.stored is not None:
         result.write_json(planned.stored)

@@ -101,15 +101,19 @@ class EvaluationResult:
         return paths
 
     def write_json(self, path) -> Path:
-        """The JSON at ``path`` (atomically) and the saved rankings, if any, in the folder beside it."""
+        """The JSON at ``path`` (atomically) and the saved rankings, if any, in the folder beside it; rankings
+        left there by an earlier result are removed, so they never stand beside a result they do not belong to."""
         import json
+        import shutil
 
         from .. import store
 
+        folder = store.predictions_folder(path)
+        shutil.rmtree(folder, ignore_errors=True)
         if self.rankings:
             from .predictions import write
 
-            write(self.rankings, store.predictions_folder(path))
+            write(self.rankings, folder)
         return store.write_atomic(Path(path), json.dumps(self.to_dict(), indent=2, default=str))
 
     def plot(self, out: Path) -> dict[str, Path]:
