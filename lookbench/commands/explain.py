@@ -56,10 +56,10 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     if subset not in saved or not path.is_file():
         raise ValueError(f"{result} has no saved rankings for {subset} ({path} is missing); "
                          "evaluate again with --save-predictions")
-    table = pq.read_table(path)
-    count = pc.max(table["query"]).as_py()
     if top < 1:
         raise ValueError(f"--top must be at least 1, got {top}")
+    table = pq.read_table(path)
+    count = pc.max(table["query"]).as_py()
     if not 1 <= query <= count:
         raise ValueError(f"{subset} of {result} has queries 1..{count}; there is no query {query}")
     rows = table.filter(pc.equal(table["query"], query)).sort_by("rank").to_pylist()
