@@ -1,11 +1,11 @@
-"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders."""
+"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank and explain results."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 
-from .commands import build, evaluate
+from .commands import build, evaluate, explain, leaderboard
 
 
 def parser() -> argparse.ArgumentParser:
@@ -13,6 +13,8 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build.register(sub)
     evaluate.register(sub)
+    leaderboard.register(sub)
+    explain.register(sub)
     return root
 
 

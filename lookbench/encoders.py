@@ -53,6 +53,8 @@ class Encoder:
     fingerprint: str | None = None
     preprocessing: str = ""
     provenance: dict = {}
+    # The date the model's training data ends, as the model declares it (None: not declared); docs/architecture.md §1.
+    training_cutoff: str | None = None
 
     def preprocess(self, image: Image.Image) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -157,6 +159,9 @@ class TransformersEncoder(TorchEncoder):
         except (OSError, ValueError, KeyError) as err:
             raise EncoderError(f"Cannot load transformers image model {source!r}: {err}") from err
         self.name = meta.name if meta else (source if revision is None else f"{source}@{revision[:12]}")
+        from .registry import card_training_cutoff
+
+        self.training_cutoff = meta.training_cutoff if meta else card_training_cutoff(folder)
         weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
         if not weights:
             raise EncoderError(f"Model {source!r} has no *.safetensors or *.bin weights in {folder}")
@@ -204,9 +209,9 @@ def _resolve_model_folder(source: str) -> tuple[Path, str | None]:
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     try:
-        folder = Path(snapshot_download(source, allow_patterns=["*.json", "*.safetensors", "*.py", "*.txt"]))
+        folder = Path(snapshot_download(source, allow_patterns=["*.json", "*.safetensors", "*.py", "*.txt", "README.md"]))
         if not any(folder.glob("*.safetensors")):
-            folder = Path(snapshot_download(source, allow_patterns=["*.json", "*.bin", "*.py", "*.txt"]))
+            folder = Path(snapshot_download(source, allow_patterns=["*.json", "*.bin", "*.py", "*.txt", "README.md"]))
     except LocalEntryNotFoundError as err:
         raise EncoderError(f"Model {source!r} is not in the local Hugging Face cache and the Hub is offline") from err
     except (HfHubHTTPError, ValueError, OSError) as err:
@@ -245,6 +250,8 @@ class ObjectEncoder(Encoder):
         revision = getattr(obj, "fingerprint", None) or getattr(obj, "revision", None)
         self.fingerprint = None if revision is None else f"object:{self.name}:{revision}"
         self.preprocessing = str(getattr(obj, "preprocessing", "object"))
+        declared = getattr(obj, "training_cutoff", None)
+        self.training_cutoff = None if declared is None else str(declared)
         self.provenance = {"model": self.name, "revision": revision, "type": type(obj).__qualname__}
 
     def preprocess(self, image):
@@ -270,6 +277,7 @@ def load_encoder(model=None, device: str | None = None, precision: str = "fp32")
             if not meta.available():
                 raise EncoderError(f"Registered model {name!r} is not available in this installation ({meta.source})")
             encoder = meta.build(meta)
+            encoder.training_cutoff = meta.training_cutoff
         elif Path(name).expanduser().exists() or looks_like_hub_id(name):
             encoder = TransformersEncoder(name)
         else:

@@ -34,7 +34,12 @@ def after_mask(dataset, cutoff) -> np.ndarray:
 
 
 def filter_after(dataset, cutoff):
-    """Rows of a LookBench ``Dataset`` (or every split of a ``DatasetDict``) strictly after ``cutoff``."""
+    """Contamination-aware data, as ``lookbench evaluate --cutoff`` uses it: of a subset's ``DatasetDict`` only
+    the ``query`` split is filtered to rows strictly after ``cutoff``; the gallery stays whole, since removing
+    old gallery rows would remove the positives of recent queries (docs/architecture.md §1). A single
+    ``Dataset`` is filtered as it is."""
     if hasattr(dataset, "keys") and not hasattr(dataset, "features"):
-        return type(dataset)({split: filter_after(ds, cutoff) for split, ds in dataset.items()})
+        if "query" not in dataset:
+            raise ValueError(f"filter_after filters a subset's query split; this DatasetDict has none ({', '.join(dataset)})")
+        return type(dataset)({split: filter_after(ds, cutoff) if split == "query" else ds for split, ds in dataset.items()})
     return dataset.select(np.flatnonzero(after_mask(dataset, cutoff)))

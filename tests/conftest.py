@@ -26,6 +26,17 @@ def fresh_datasets_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path_factory.mktemp("datasets-cache")))
 
 
+@pytest.fixture(autouse=True)
+def own_results_store(tmp_path_factory, monkeypatch):
+    """`lookbench evaluate` saves into the results store by default and reuses identical results: give every test
+    its own store, so no test is answered by a result another test (or an earlier session) stored."""
+    import lookbench.store
+
+    root = tmp_path_factory.mktemp("results-store")
+    monkeypatch.setattr(lookbench.store, "default_root", lambda: root)
+    return root
+
+
 @pytest.fixture
 def accelerate_two_cpu_processes():
     """The `accelerate launch` line for 2 CPU processes (gloo; run it with ACCELERATE_USE_CPU=1), on a port free

@@ -246,8 +246,10 @@ def test_filter_after_naive_and_aware(release, tmp_path):
     assert len(lookbench.filter_after(ds["query"], dt.date(2024, 12, 31))) == 4
     assert len(lookbench.filter_after(ds["query"], dt.datetime(2025, 1, 1, 1, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))))) == 4
     assert len(lookbench.filter_after(ds["query"], dt.datetime(2025, 1, 1, 1, 0))) == 2  # naive = UTC
-    both = lookbench.filter_after(ds, "2025-06-01T00:00:00Z")
-    assert {k: len(v) for k, v in both.items()} == {"query": 2, "gallery": 3}
+    both = lookbench.filter_after(ds, "2025-06-01T00:00:00Z")  # queries only: the gallery keeps every positive
+    assert {k: len(v) for k, v in both.items()} == {"query": 2, "gallery": len(ds["gallery"])}
+    with pytest.raises(ValueError, match="has none \\(gallery\\)"):
+        lookbench.filter_after(datasets.DatasetDict(gallery=ds["gallery"]), "2025-06-01")
     assert len(lookbench.filter_after(ds["query"].select([5, 4, 3]), "2025-06-01")) == 1
     with pytest.raises(ValueError, match="not an ISO 8601 date"):
         lookbench.filter_after(ds["query"], "June 2025")

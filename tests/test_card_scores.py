@@ -46,6 +46,7 @@ def test_card_scores_are_reproduced(tmp_path):
         assert main(["evaluate", "--model", "gr-lite-mini", "--mode", mode, "--cache-dir", str(tmp_path / "cache"),
                      "--output", str(out), "--quiet"]) == 0
         results[mode] = json.loads((out / "results.json").read_text())
+        assert results[mode]["provenance"]["dataset"]["name"] == "LookBench-Mini"  # from the card's pretty_name
     for label, by_subset in card_table().items():
         mode, metric, k = METRICS[label]
         for subset, expected in by_subset.items():

@@ -58,7 +58,7 @@ def test_cutoff_keeps_only_later_queries(data, tmp_path):
     result = lookbench.evaluate("raw-pixels", data=data, cutoff="2025-01-02", cache_dir=tmp_path, quiet=True).to_dict()
     counts = result["provenance"]["dataset"]["counts"]
     # RealStudioFlat queries are stamped on Jan 1..4, AIGen-Studio on Jan 5..7: strictly after Jan 2 leaves 2 + 3.
-    assert counts["RealStudioFlat"] == {"queries_total": 4, "queries": 2, "gallery": 7}
+    assert counts["RealStudioFlat"] == {"queries_total": 4, "queries": 2, "gallery": 7, "queries_after_model_cutoff": None}
     assert counts["AIGen-Studio"]["queries"] == 3
     assert result["RealStudioFlat"]["num_queries"] == 2 and result["overall"]["num_queries"] == 5
     assert result["provenance"]["cutoff"] == "2025-01-02"
@@ -297,7 +297,7 @@ def test_two_accelerate_processes_match_one(data, tmp_path, accelerate_two_cpu_p
     single = lookbench.evaluate("raw-pixels", data=data, cache_dir=tmp_path / "c1", quiet=True, batch_size=4).to_dict()
     env = dict(os.environ, ACCELERATE_USE_CPU="1", OMP_NUM_THREADS="1")
     cmd = accelerate_two_cpu_processes + ["-m", "lookbench", "evaluate", "--data", str(data), "--model", "raw-pixels", "--batch-size", "4",
-           "--cache-dir", str(tmp_path / "c2"), "--output", str(tmp_path / "out"), "--quiet"]
+           "--cache-dir", str(tmp_path / "c2"), "--output", str(tmp_path / "out"), "--results", str(tmp_path / "store"), "--quiet"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("overall") == 1  # only the main process prints

@@ -15,6 +15,8 @@ def test_evaluate_reads_the_published_layout(tmp_path):
     assert street["coarse_recall"]["@20"] == pytest.approx(100.0)
     dataset = result["provenance"]["dataset"]
     assert dataset["releases"] == ["v20250101", "v20251201"] and "(published layout)" in str(dataset)
+    # what the leaderboard compares by: the published snapshot it was converted from, and the card's name
+    assert dataset["key"] == "srpone/look-bench@v20250101+v20251201" and dataset["name"] == "LookBench"
     again = lookbench.evaluate("raw-pixels", data=snapshot, distractors=False, cache_dir=tmp_path / "cache", quiet=True).to_dict()
     assert again["provenance"]["dataset"]["revision"] == dataset["revision"]  # converted once, same folder reused
     assert again["provenance"]["counts"]["forward_images"] == 0

@@ -8,14 +8,20 @@ import pytest
 from lookbench.leaderboard import leaderboard, load_reference
 
 
-def result(model: str, fine: dict, *, data="LookBench-Mini (embedded)", revision="local-abc", mode="strict", cutoff=None):
+def result(model: str, fine: dict, *, name="LookBench-Mini", revision="local-abc", key=None, mode="strict", cutoff=None,
+           training_cutoff=None):
     """A results JSON in the shape `lookbench evaluate` writes (leaderboard shape plus provenance)."""
     out = {s: {"fine_recall": {"@1": v}, "coarse_recall": {"@1": v + 10}, "ndcg": {"@1": v}, "num_queries": n}
            for s, (v, n) in fine.items()}
     out["overall"] = {}
-    out["provenance"] = {"dataset": {"data": data, "revision": revision, "releases": ["v20251201"]},
-                         "model": {"name": model}, "mode": mode, "distractors": True, "cutoff": cutoff}
+    out["provenance"] = {"dataset": {"name": name, "data": "somewhere", "revision": revision, "key": key or revision,
+                                     "releases": ["v20251201"]},
+                         "model": {"name": model, "training_cutoff": training_cutoff}, "mode": mode, "distractors": True,
+                         "cutoff": cutoff}
     return out
+
+
+FOUR = {"RealStudioFlat": (70.0, 1011), "AIGen-Studio": (60.0, 193), "RealStreetLook": (50.0, 981), "AIGen-StreetLook": (40.0, 160)}
 
 
 def test_published_overall_figures_are_recomputed_from_the_subsets():
@@ -67,3 +73,65 @@ def test_bad_arguments_name_the_problem(tmp_path):
         leaderboard(subset="RealStret")
     path = leaderboard(reference="release_v2601").plot(tmp_path / "board.png")
     assert path.stat().st_size > 5000
+
+
+def test_a_result_on_the_published_snapshot_ranks_inside_the_published_table(tmp_path):
+    store = tmp_path / "results"
+    store.mkdir()
+    snapshot = dict(name="LookBench", revision="local-def", key="srpone/look-bench@v20251201", mode="leaderboard")
+    (store / "mine.json").write_text(json.dumps(result("my-model", FOUR, **snapshot)))
+    (store / "mine-strict.json").write_text(json.dumps(result("my-model", FOUR, **dict(snapshot, mode="strict"))))
+    (store / "mini.json").write_text(json.dumps(result("my-model", FOUR, mode="leaderboard")))
+    board = leaderboard(results=store)
+    published = board.sections[0]
+    assert len(published.rows) == 17 and "other rows: local results store" in published.source
+    mine = next(r for r in published.rows if r["model"] == "my-model")
+    assert mine["overall fine R@1"] == pytest.approx((70 * 1011 + 60 * 193 + 50 * 981 + 40 * 160) / 2345)
+    assert mine["rank"] == 1 + sum(r["overall fine R@1"] > mine["overall fine R@1"] for r in published.rows)
+    others = board.sections[1:]
+    assert len(others) == 2 and all(len(s.rows) == 1 for s in others)
+    assert any(s.title.startswith("LookBench-Mini v20251201, revision local-abc — leaderboard mode") for s in others)
+    assert any(s.title.startswith("LookBench v20251201 — strict mode") for s in others)
+
+
+def test_a_partial_result_has_no_overall_beside_complete_ones(tmp_path):
+    store = tmp_path / "results"
+    store.mkdir()
+    (store / "all.json").write_text(json.dumps(result("all", FOUR)))
+    (store / "one.json").write_text(json.dumps(result("one", {"RealStudioFlat": (90.0, 1011)})))
+    rows = {r["model"]: r for r in leaderboard(results=store, reference="none").sections[0].rows}
+    assert rows["one"]["overall fine R@1"] is None and rows["one"]["RealStudioFlat"] == 90.0
+    assert [rows["all"]["rank"], rows["one"]["rank"]] == [1, 2]
+
+
+def test_the_score_after_the_models_cutoff_stands_beside_the_full_one(tmp_path):
+    store = tmp_path / "results"
+    store.mkdir()
+    (store / "full.json").write_text(json.dumps(result("m", FOUR, training_cutoff="2025-06-30")))
+    after = {s: (v - 20, n // 4) for s, (v, n) in FOUR.items()}
+    (store / "after.json").write_text(json.dumps(result("m", after, cutoff="2025-06-30", training_cutoff="2025-06-30")))
+    (store / "other.json").write_text(json.dumps(result("no-date", FOUR)))
+    board = leaderboard(results=store, reference="none")
+    full = next(s for s in board.sections if "queries after" not in s.title)
+    assert full.columns[:4] == ["rank", "model", "overall fine R@1", "after model's cutoff"]
+    rows = {r["model"]: r for r in full.rows}
+    weights = [n // 4 for _, n in FOUR.values()]
+    expected = sum((v - 20) * w for (v, _), w in zip(FOUR.values(), weights)) / sum(weights)
+    assert rows["m"]["after model's cutoff"] == pytest.approx(expected) and rows["no-date"]["after model's cutoff"] is None
+    assert any("queries after 2025-06-30" in s.title for s in board.sections)  # and its own comparable section
+    assert list(full.frame().columns) == full.columns
+
+
+def test_the_cli_prints_the_published_table_and_the_store(tmp_path, capsys, own_results_store):
+    from lookbench.cli import main
+
+    (own_results_store / "r.json").write_text(json.dumps(result("gr-lite-mini", FOUR)))
+    assert main(["leaderboard", "--k", "5", "--metric", "coarse"]) == 0
+    out = capsys.readouterr().out
+    assert "overall coarse R@5" in out and "GR-Pro" in out and "gr-lite-mini" in out and "local results store" in out
+    assert main(["leaderboard", "--reference", "none", "--format", "csv", "--plot", str(tmp_path / "b.png")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == "section,rank,model,overall fine R@1,RealStudioFlat,AIGen-Studio,RealStreetLook,AIGen-StreetLook,queries"
+    assert "GR-Pro" not in captured.out and (tmp_path / "b.png").stat().st_size > 1000 and "plot:" in captured.err
+    assert main(["leaderboard", "--subset", "RealStret"]) == 2
+    assert "Unknown LookBench subset" in capsys.readouterr().err

@@ -31,12 +31,13 @@ def cli(*argv: str) -> str:
     return f"from lookbench.cli import main\ntry:\n    main({list(argv)!r})\nexcept SystemExit:\n    pass"
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["evaluate", "--help"], ["build", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["evaluate", "--help"], ["build", "--help"], ["leaderboard", "--help"],
+                                  ["explain", "--help"]])
 def test_help_imports_no_heavy_library(argv):
     assert loaded_after(cli(*argv)) == []
 
 
-@pytest.mark.parametrize("argv", [["models"], ["subsets"]])
+@pytest.mark.parametrize("argv", [["models"], ["subsets"], ["leaderboard", "--reference", "release_v2601"]])
 def test_listings_import_no_torch(argv):
     assert not [m for m in loaded_after(cli(*argv)) if m.split(".")[0] in ("torch", "transformers", "faiss")]
 

@@ -13,7 +13,8 @@ def register(sub) -> None:
     ev.add_argument("--model", help="a registered name (see `lookbench models`), a local transformers model folder or a "
                                     "Hub id (default: the registry's default model)")
     ev.add_argument("--subsets", nargs="+", help="paper names or aliases (default: every test subset in --data)")
-    ev.add_argument("--cutoff", help="contamination-aware: only queries time-stamped after this ISO date, e.g. 2025-06-01")
+    ev.add_argument("--cutoff", help="contamination-aware: only queries time-stamped after this ISO date, e.g. 2025-06-01; "
+                                     "'model': after the model's declared training cutoff (see `lookbench models`)")
     ev.add_argument("--no-distractors", dest="distractors", action="store_false", help="leave the shared noise gallery out")
     ev.add_argument("--mode", choices=MODES, default="strict",
                     help="strict: category + every query attribute (paper); leaderboard: category + main attribute")
@@ -25,7 +26,14 @@ def register(sub) -> None:
     ev.add_argument("--cache-dir", type=Path, help="embedding cache folder (default: $HF_HOME/lookbench/embeddings)")
     ev.add_argument("--no-cache", dest="use_cache", action="store_false", help="neither read nor write the embedding cache")
     ev.add_argument("--skip-invalid", action="store_true", help="skip unreadable images and report them instead of stopping")
-    ev.add_argument("--output", type=Path, help="write results.json and PNG plots into this folder")
+    ev.add_argument("--output", type=Path, help="also write results.json and PNG plots into this folder")
+    ev.add_argument("--results", type=Path, help="the results store the result is saved in "
+                                                 "(default: $HF_HOME/lookbench/results; read by `lookbench leaderboard`)")
+    ev.add_argument("--no-save", dest="save", action="store_false", help="neither read nor write the results store")
+    ev.add_argument("--overwrite", action="store_true",
+                    help="evaluate again even if the store holds an identical finished evaluation, and replace it")
+    ev.add_argument("--save-predictions", action="store_true",
+                    help="also save each query's top-20 gallery rows as Parquet beside the result (see `lookbench explain`)")
     ev.add_argument("--quiet", action="store_true", help="no progress bars")
     ev.add_argument("--verbose", action="store_true", help="also show the libraries' own progress bars and logging")
     ev.set_defaults(run=run_evaluate)
@@ -37,16 +45,27 @@ def register(sub) -> None:
 def run_evaluate(args) -> int:
     """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
     from lookbench.engine import evaluate
+    from lookbench.store import default_root
 
+    if args.results and not args.save:
+        raise ValueError("--results names a store to save in and --no-save says not to save: give one of them")
     result = evaluate(
         args.model, data=args.data, subsets=args.subsets, cutoff=args.cutoff, distractors=args.distractors,
         mode=args.mode, batch_size=args.batch_size, precision=args.precision, device=args.device, index=args.index,
         cache_dir=args.cache_dir, use_cache=args.use_cache, skip_invalid=args.skip_invalid, workers=args.workers,
         quiet=args.quiet, verbose=args.verbose, output_dir=args.output,
+        results_dir=(args.results or default_root()) if args.save else None, overwrite=args.overwrite,
+        save_predictions=args.save_predictions,
     )
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
     print(result.table())
+    if result.reused:
+        print(f"stored result of an identical evaluation: {result.stored} (not recomputed; --overwrite to evaluate again)")
+    elif result.stored is not None:
+        print(f"saved in the results store: {result.stored}")
+    for note in result.notes:
+        print(f"note: {note}")
     if args.output:
         print(f"results: {args.output / 'results.json'}; plots: {args.output}")
     return 0
@@ -61,7 +80,8 @@ def run_models(args) -> int:
     print("  ".join(k.ljust(widths[k]) for k in columns) + "  description")
     for r in rows:
         print("  ".join(str(r[k]).ljust(widths[k]) for k in columns) + "  " + r["description"])
-    print("training_cutoff: the date the model's training data ends (evaluate with --cutoff after it). Also accepted "
+    print("training_cutoff: the date the model's training data ends (`evaluate --cutoff model` scores only the queries "
+          "after it). Also accepted "
           "by --model: a local transformers model folder, a Hub id (owner/name), or in Python any object with "
           "encode(list_of_PIL_images) and name.")
     return 0

@@ -4,16 +4,20 @@ docs/architecture.md §8: ``data`` loads a ``Benchmark`` → ``images`` turns it
 and hashes their bytes → ``encode`` makes one ``Embeddings`` matrix of every distinct image (cache, processes,
 decode schedule from ``runtime``) → ``scoring`` searches each ``SubsetTask`` (``search``: faiss, noise merge,
 self-match removal) and scores it with the metric's ``score_retrieval`` → ``results`` holds the
-``EvaluationResult``. ``check_options`` runs first, so a bad option fails before anything is loaded. The
-Space, the benchmarks and the tests use these stages directly.
+``EvaluationResult``. ``check_options`` runs first, so a bad option fails before anything is loaded. With a
+results store (``lookbench.store``), an identical stored evaluation is returned before ``images``; ``predictions``
+saves the rankings. The Space, the benchmarks and the tests use these stages directly.
 """
 from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from .. import store
 from ..encoders import load_encoder
 from ..filtering import to_utc
 from ..metric.fine_recall.fine_recall import MODES, combine_subsets
@@ -21,6 +25,7 @@ from ..options import INDEXES, PRECISIONS
 from ..progress import quiet_libraries, stage_bar
 from .data import Benchmark, DataSource, load_benchmark, resolve_data
 from .encode import Embeddings, EncodeStats, check_output, encode_images
+from . import predictions
 from .errors import EvaluationError
 from .images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
 from .results import EvaluationResult
@@ -49,7 +54,7 @@ def _check_folder(path, what: str) -> None:
 
 
 def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=32, workers=None, cutoff=None,
-                  cache_dir=None, output_dir=None) -> None:
+                  cache_dir=None, output_dir=None, results_dir=None, save_predictions=False) -> None:
     """Every option checked before anything is loaded, so a typo fails in a second, not after encoding."""
     for name, value, choices in (("mode", mode, MODES), ("index", index, INDEXES), ("precision", precision, PRECISIONS)):
         if value not in choices:
@@ -57,34 +62,47 @@ def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=3
     for name, value in (("batch_size", batch_size), ("workers", workers)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise EvaluationError(f"{name} must be an integer of at least 1, got {value!r}")
-    if cutoff is not None:
+    if cutoff is not None and cutoff != "model":
         try:
             to_utc(cutoff)
         except TypeError as err:
             raise EvaluationError(str(err)) from err
-    if cache_dir is not None:
-        _check_folder(cache_dir, "cache folder")
-    if output_dir is not None:
-        _check_folder(output_dir, "output folder")
+    for path, what in ((cache_dir, "cache folder"), (output_dir, "output folder"), (results_dir, "results store")):
+        if path is not None:
+            _check_folder(path, what)
+    if save_predictions and output_dir is None and results_dir is None:
+        raise EvaluationError("save_predictions (--save-predictions) needs a place to write them: a results store "
+                              "(not --no-save) or an output folder (--output)")
 
 
 def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool = True, *, mode: str = "strict",
              batch_size: int = 32, precision: str = "fp32", device: str | None = None, index: str = "flat",
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
-             quiet: bool = False, verbose: bool = False, output_dir=None) -> EvaluationResult | None:
+             quiet: bool = False, verbose: bool = False, output_dir=None, results_dir=None, overwrite: bool = False,
+             save_predictions: bool = False) -> EvaluationResult | None:
     """Evaluate an image encoder on LookBench; returns an ``EvaluationResult`` (``None`` on non-main processes).
 
     ``model``: a registered name (see ``lookbench models``), a local transformers folder or Hub id, or any object
     with ``encode(list_of_PIL_images) -> (n, d) array`` and ``name``. ``data``: a folder from ``lookbench build``,
     a Hub dataset id, a published ``srpone/look-bench`` snapshot, or ``None`` for the embedded LookBench-Mini.
-    ``cutoff`` keeps only queries time-stamped after it (contamination-aware evaluation). ``quiet`` shows no
-    progress bar; ``verbose`` also shows the libraries' own bars and logging.
+    ``cutoff`` keeps only queries time-stamped after it (contamination-aware evaluation); ``"model"`` takes the
+    model's declared training cutoff. ``results_dir``: a results store (``lookbench.store``) to write the result
+    into; an identical stored evaluation is returned instead of recomputed unless ``overwrite``.
+    ``save_predictions`` also writes every query's top gallery rows as Parquet beside the result. ``quiet``
+    shows no progress bar; ``verbose`` also shows the libraries' own bars and logging.
     """
     check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
-                  cache_dir=cache_dir, output_dir=output_dir)
+                  cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions)
     started = time.perf_counter()
     processes = Processes()
     quiet = quiet or not processes.is_main
+    encoder = None
+    if cutoff == "model":  # the model's declared date decides which queries are loaded (its weights load lazily)
+        encoder = load_encoder(model, device=device or processes.device, precision=precision)
+        if encoder.training_cutoff is None:
+            raise EvaluationError(f"model {encoder.name} declares no training cutoff (a registry entry's training_cutoff, "
+                                  "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
+        cutoff = encoder.training_cutoff
     with quiet_libraries(verbose):
         with stage_bar("load", quiet=quiet, unit="config") as bar:
             if processes.is_main:
@@ -95,7 +113,21 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         for name, splits in bench.subsets.items():
             if len(splits["query"]) == 0:
                 raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
-        encoder = load_encoder(model, device=device or processes.device, precision=precision)
+        encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision)
+        bench.count_after(encoder.training_cutoff)
+        planned = _planned(encoder, bench, results_dir, subsets, mode=mode, cutoff=cutoff, index=index, precision=precision)
+        if planned.stored is not None and not overwrite:
+            found = store.find_identical(planned.stored, planned.identity,
+                                         need_predictions=list(bench.subsets) if save_predictions else ())
+            if found is not None:
+                if not processes.is_main:
+                    return None
+                result = EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes)
+                if output_dir is not None:
+                    paths = result.save(output_dir)
+                    if result.provenance.get("saved_predictions"):  # the stored rankings go along with their JSON
+                        shutil.copytree(store.predictions_folder(planned.stored), store.predictions_folder(paths["json"]))
+                return result
         images = BenchmarkImages.of(bench)
         with stage_bar("hash", quiet=quiet, unit="img") as bar:
             images.hash(bar)
@@ -115,15 +147,46 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         noise = None if bench.noise is None else Split.of(images.noise, bench.noise, embeddings)
         with stage_bar("search + score", quiet=quiet, unit="step") as bar:
             scored = score_subsets(embeddings.matrix, tasks, noise, mode=mode, index=index, progress=bar)
+        rankings = None if not save_predictions else {
+            name: predictions.rankings(embeddings.matrix, tasks[name], noise, s, mode) for name, s in scored.items()}
     overall = combine_subsets({name: s.scores for name, s in scored.items()})
     results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
                for name, s in scored.items()}
     provenance = _provenance(encoder, bench, images, embeddings, scored, processes, mode=mode, index=index,
                              precision=precision, cutoff=cutoff, wall_time_s=round(time.perf_counter() - started, 3))
-    result = EvaluationResult(results, overall, provenance)
+    provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
+    result = EvaluationResult(results, overall, provenance, stored=planned.stored, notes=planned.notes, rankings=rankings)
+    if planned.stored is not None:
+        result.write_json(planned.stored)
     if output_dir is not None:
         result.save(output_dir)
     return result
+
+
+@dataclass
+class _Planned:
+    """Where the result goes in the store (``None``: no store) and the identity that decides reuse."""
+
+    stored: Path | None
+    identity: store.Identity
+    notes: list
+
+
+def _planned(encoder, bench: Benchmark, results_dir, subsets, *, mode, cutoff, index, precision) -> _Planned:
+    p = bench.provenance
+    identity = store.Identity(encoder.fingerprint, p["revision"], mode, bench.noise is not None,
+                              store.normalise_cutoff(cutoff), tuple(sorted(bench.subsets)), index, precision)
+    notes = []
+    if results_dir is not None and encoder.fingerprint is None:
+        notes.append(f"model {encoder.name} declares no revision or fingerprint, so its identity is unknown: a stored "
+                     "result is never reused for it (give the object a revision to allow that)")
+    elif results_dir is not None and p["revision"] is None:
+        notes.append(f"the data {p['data']} has no known revision, so a stored result is never reused for it")
+    path = None if results_dir is None else store.result_path(
+        results_dir, model=encoder.name, revision=encoder.provenance.get("revision"), fingerprint=encoder.fingerprint,
+        releases=p["releases"], data_revision=p["revision"], mode=mode, cutoff=cutoff, distractors=bench.noise is not None,
+        index=index, precision=precision, subsets=sorted(bench.subsets) if subsets else None)
+    return _Planned(path, identity, notes)
 
 
 def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings, scored: dict,
@@ -147,6 +210,7 @@ def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: 
         "lookbench_version": lookbench.__version__,
         "dataset": bench.provenance,
         "model": {"name": encoder.name, **encoder.provenance, "fingerprint": encoder.fingerprint,
+                  "training_cutoff": encoder.training_cutoff,
                   "preprocessing": encoder.preprocessing, "embedding_dim": int(embeddings.matrix.shape[1])},
         "precision": precision,
         "device": getattr(encoder, "device", "cpu"),
@@ -154,6 +218,7 @@ def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: 
         "mode": mode,
         "cutoff": None if cutoff is None else str(cutoff),
         "distractors": bench.noise is not None,
+        "index": index,
         "search": "exact (faiss IndexFlatIP, cosine)" if index == "flat" else "approximate (faiss HNSW32, cosine)",
         "counts": counts,
         "wall_time_s": wall_time_s,

@@ -19,20 +19,44 @@ from .errors import EvaluationError
 
 @dataclass(frozen=True)
 class DataSource:
-    """What ``load_dataset`` gets, its revision (content hash of a local folder, commit of a Hub repo) and a label."""
+    """What ``load_dataset`` gets, its revision (content hash of a local folder, commit of a Hub repo), a label,
+    and whether it was converted from a published ``srpone/look-bench`` snapshot."""
 
     path: str
     revision: str | None
     label: str
+    upstream: bool = False
+
+    @property
+    def name(self) -> str:
+        """The dataset's name: its card's ``pretty_name`` (e.g. "LookBench-Mini"), else the Hub id or path."""
+        card = Path(self.path) / "README.md"
+        if card.is_file():
+            from huggingface_hub import metadata_load
+
+            pretty = (metadata_load(card) or {}).get("pretty_name")
+            if pretty:
+                return str(pretty)
+        return self.path
 
 
 @dataclass
 class Benchmark:
-    """The splits to evaluate: per subset its ``{"query": Dataset, "gallery": Dataset}``, plus the shared noise."""
+    """The splits to evaluate: per subset its ``{"query": Dataset, "gallery": Dataset}``, plus the shared noise;
+    ``all_queries`` holds each subset's query split before a cutoff filtered it."""
 
     subsets: dict
     noise: object | None
     provenance: dict
+    all_queries: dict
+
+    def count_after(self, model_cutoff) -> None:
+        """Record per subset how many queries lie after the model's declared training cutoff (``None``: undeclared)."""
+        from ..filtering import after_mask
+
+        for name, queries in self.all_queries.items():
+            after = None if model_cutoff is None else int(after_mask(queries, model_cutoff).sum())
+            self.provenance["counts"][name]["queries_after_model_cutoff"] = after
 
 
 def folder_revision(folder: Path) -> str:
@@ -53,8 +77,8 @@ def convert_upstream(path: Path) -> Path:
     return out
 
 
-def _local(folder: Path, label: str) -> DataSource:
-    return DataSource(str(folder), folder_revision(folder), label)
+def _local(folder: Path, label: str, upstream: bool = False) -> DataSource:
+    return DataSource(str(folder), folder_revision(folder), label, upstream)
 
 
 def resolve_data(data) -> DataSource:
@@ -68,7 +92,7 @@ def resolve_data(data) -> DataSource:
         if (path / "README.md").is_file() and any(path.glob("*/*.parquet")):
             return _local(path, str(path))
         if any(path.glob("v*/*/*.parquet")):
-            return _local(convert_upstream(path), f"{path} (published layout)")
+            return _local(convert_upstream(path), f"{path} (published layout)", upstream=True)
         raise EvaluationError(
             f"{path} is neither a folder written by `lookbench build` (README.md + <Config>/*.parquet) "
             "nor a published srpone/look-bench snapshot (v<YYYYMMDD>/<config>/*.parquet)"
@@ -81,7 +105,7 @@ def resolve_data(data) -> DataSource:
 
     try:
         if repo == "srpone/look-bench":  # the published layout has different columns: convert it first
-            return _local(convert_upstream(Path(snapshot_download(repo, repo_type="dataset"))), repo)
+            return _local(convert_upstream(Path(snapshot_download(repo, repo_type="dataset"))), repo, upstream=True)
         revision = None if os.environ.get("HF_HUB_OFFLINE") == "1" else HfApi().dataset_info(repo).sha
     except LocalEntryNotFoundError as err:
         raise EvaluationError(f"Dataset {repo!r} is not in the local cache and the Hub is offline") from err
@@ -148,25 +172,30 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = Tru
     if progress is not None:
         progress.reset(total=len(wanted) + bool(distractors))
 
-    loaded, counts = {}, {}
+    loaded, counts, all_queries = {}, {}, {}
     for subset in wanted:
         splits = loader.splits(subset, ("query", "gallery"))
-        total = len(splits["query"])
+        all_queries[subset] = splits["query"]
         if cutoff is not None:
             splits["query"] = filter_after(splits["query"], cutoff)
         loaded[subset] = splits
-        counts[subset] = {"queries_total": total, "queries": len(splits["query"]), "gallery": len(splits["gallery"])}
+        counts[subset] = {"queries_total": len(all_queries[subset]), "queries": len(splits["query"]),
+                          "gallery": len(splits["gallery"])}
         if progress is not None:
             progress.update(1)
     noise = loader.splits(NOISE, ("gallery",))["gallery"] if distractors else None
     if progress is not None and distractors:
         progress.update(1)
     releases = {r for splits in loaded.values() for ds in splits.values() for r in ds.unique("release") if r}
+    source = loader.source
     provenance = {
+        "name": source.name,
         "data": label,
-        "revision": loader.source.revision,
+        # What identifies the data for a leaderboard: the published snapshot it was converted from, else its revision.
+        "key": f"srpone/look-bench@{'+'.join(sorted(releases))}" if source.upstream else source.revision,
+        "revision": source.revision,
         "releases": sorted(releases),
         "counts": counts,
         "noise_gallery": len(noise) if noise is not None else 0,
     }
-    return Benchmark(loaded, noise, provenance)
+    return Benchmark(loaded, noise, provenance, all_queries)

@@ -4,7 +4,7 @@ docs/architecture.md §5 (the results JSON shape) and §8.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,13 +24,39 @@ def _leaderboard(result: dict) -> dict:
     return out
 
 
+def _flat(shaped: dict) -> dict:
+    """The leaderboard shape back as metric output: {"fine_recall": {"@1": x}} -> {"fine_recall@1": x}."""
+    out: dict = {}
+    for key, value in shaped.items():
+        if isinstance(value, dict) and value and all(str(k).startswith("@") for k in value):
+            out.update({f"{key}{k}": v for k, v in value.items()})
+        else:
+            out[key] = value
+    return out
+
+
 @dataclass
 class EvaluationResult:
-    """Scores per subset and overall (percent), and the provenance that makes them reproducible."""
+    """Scores per subset and overall (percent), and the provenance that makes them reproducible.
+
+    ``stored``: the results-store file it was written to or read from (``reused`` when an identical stored
+    evaluation was returned instead of recomputed); ``notes``: what the user should know about the store;
+    ``rankings``: per subset the saved ranking (a ``datasets.Dataset``) when predictions were asked for.
+    """
 
     subsets: dict
     overall: dict
     provenance: dict
+    stored: Path | None = None
+    reused: bool = False
+    notes: list = field(default_factory=list)
+    rankings: dict | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_dict(cls, data: dict, **kwargs) -> "EvaluationResult":
+        """A result from its ``to_dict()`` JSON (e.g. a stored one)."""
+        subsets = {n: _flat(r) for n, r in data.items() if n not in ("overall", "provenance")}
+        return cls(subsets, _flat(data["overall"]), data["provenance"], **kwargs)
 
     def to_dict(self) -> dict:
         """Leaderboard shape: subset → metric → "@K" → percent, plus "overall" and "provenance"."""
@@ -55,7 +81,8 @@ class EvaluationResult:
 
         p = self.provenance
         title = (f"LookBench — model {p['model']['name']}, {p['mode']} mode, "
-                 f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}")
+                 f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
+                 + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
         lines = [title, " ".join([f"{'subset':<{width}}"] + [f"{c:>9}" for c in cols])]
         lines += [" ".join([f"{n:<{width}}"] + [f"{cell(r, k):>9}" for k in keys]) for n, r in rows]
         counts = p["counts"]
@@ -67,15 +94,27 @@ class EvaluationResult:
         return "\n".join(lines)
 
     def save(self, output_dir) -> dict[str, Path]:
-        """Write results.json and the two PNG plots; returns their paths."""
-        import json
-
+        """Write results.json (and the saved rankings) and the two PNG plots; returns their paths."""
         out = Path(output_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"json": out / "results.json"}
-        paths["json"].write_text(json.dumps(self.to_dict(), indent=2, default=str))
+        paths = {"json": self.write_json(out / "results.json")}
         paths.update(self.plot(out))
         return paths
+
+    def write_json(self, path) -> Path:
+        """The JSON at ``path`` (atomically) and the saved rankings, if any, in the folder beside it; rankings
+        left there by an earlier result are removed, so they never stand beside a result they do not belong to."""
+        import json
+        import shutil
+
+        from .. import store
+
+        folder = store.predictions_folder(path)
+        shutil.rmtree(folder, ignore_errors=True)
+        if self.rankings:
+            from .predictions import write
+
+            write(self.rankings, folder)
+        return store.write_atomic(Path(path), json.dumps(self.to_dict(), indent=2, default=str))
 
     def plot(self, out: Path) -> dict[str, Path]:
         """Fine vs Coarse Recall@1 per subset, and Fine Recall@1 per category; returns their paths."""

@@ -22,13 +22,13 @@ class Split:
     """Images of one split to search with or in: their rows of the embedding matrix and their annotation records."""
 
     rows: np.ndarray
-    annotations: object  # a Dataset (or list) of annotation records, one per row
+    annotations: object  # a Dataset (or list) of annotation records (+ item_id), one per row
 
     @classmethod
     def of(cls, source: ImageSource, dataset, embeddings: Embeddings) -> "Split":
         """The encoded rows of one split (images skipped as unreadable are left out, with their annotations)."""
         keep = embeddings.encoded(source)
-        return cls(embeddings.rows(source)[keep], dataset.select_columns(list(RECORD_FIELDS)).select(keep))
+        return cls(embeddings.rows(source)[keep], dataset.select_columns([*RECORD_FIELDS, "item_id"]).select(keep))
 
 
 @dataclass
@@ -41,11 +41,15 @@ class SubsetTask:
 
 @dataclass
 class SubsetScore:
-    """The metric's results for one subset, and what the search did for it."""
+    """The metric's results for one subset, and what the search did for it: ``ranking`` holds every query's
+    top gallery rows (indices into the subset gallery followed by the noise, -1 pads) and ``gallery_rows``
+    the embedding row of each of those gallery rows."""
 
     scores: dict
     self_matches_removed: int
     gallery_size: int
+    ranking: np.ndarray
+    gallery_rows: np.ndarray
 
 
 def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, mode="strict", index="flat",
@@ -85,7 +89,7 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
             all_rows, columns = np.concatenate([g, noise.rows]), columns + noise_columns
         ranking = remove_self_matches(ids, q, all_rows, kmax)
         scores = score_retrieval(ranking.ids, task.queries.annotations, columns, k=list(DEFAULT_K), mode=mode)
-        out[name] = SubsetScore(scores, ranking.self_matches_removed, len(columns))
+        out[name] = SubsetScore(scores, ranking.self_matches_removed, len(columns), ranking.ids, all_rows)
         if progress is not None:
             progress.update(1)
     return out

@@ -460,6 +460,51 @@ def _first_hit(hits):
     return np.where(hits.any(axis=1), hits.argmax(axis=1), np.inf)
 
 
+class _Judgement:
+    """Every retrieved row judged against its query: the hit matrices that all scores are computed from."""
+
+    def __init__(self, predictions, references, gallery, max_k, mode):
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+        if gallery is None:
+            raise ValueError("gallery is required: the annotation record of every gallery row")
+        self.q_columns = _columns_of_records(_as_rows(references), "references")
+        check_rankings(predictions)
+        _check_lengths(len(predictions), self.q_columns["size"])
+        if not self.q_columns["size"]:
+            raise ValueError("there are no queries to score")
+        g_columns = GalleryColumns(gallery).columns
+        if not g_columns["size"]:
+            raise ValueError("gallery is empty: it needs the annotation record of every gallery row")
+        ranking = _ranking_matrix(predictions, g_columns["size"])
+        self.vocabulary = _Vocabulary()
+        self.query = query = _encode(self.q_columns, self.vocabulary, "references")
+        items = _encode(g_columns, self.vocabulary, "gallery")
+
+        self.shape = ranking.shape
+        valid = ranking >= 0
+        safe = np.where(valid, ranking, 0)
+        self.coarse = coarse = valid & (items["category"][safe] == query["category"][:, None])
+        overlap, self.ideal = _overlaps(query, items, ranking, max_k)
+        sizes = query["num_attributes"][:, None]
+        self.relevance = np.where(sizes > 0, overlap / np.maximum(sizes, 1), 1.0) * coarse
+        if mode == "strict":
+            self.fine = coarse & (overlap == sizes)
+        else:
+            q_main = query["main_attribute"][:, None]
+            self.fine = coarse & (items["main_attribute"][safe] == q_main) & (q_main != 0)
+
+
+def hit_flags(predictions, references, gallery, mode="strict"):
+    """Per query and rank, whether the retrieved row is a fine and a coarse hit: `{"fine": bool array,
+    "coarse": bool array}`, each shaped like `predictions` (False where it is `-1` padding).
+
+    The same judgement `score_retrieval` counts, for error analysis of single rankings.
+    """
+    judged = _Judgement(predictions, references, gallery, 1, mode)
+    return {"fine": judged.fine, "coarse": judged.coarse}
+
+
 def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
     """Score ranked retrieval results against annotations; the pure function behind `FineRecall.compute`.
 
@@ -467,36 +512,11 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     `gallery` may also be a `GalleryColumns`, factorised once for many calls.
     """
     ks = _check_k(k)
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
-    if gallery is None:
-        raise ValueError("gallery is required: the annotation record of every gallery row")
-    q_columns = _columns_of_records(_as_rows(references), "references")
-    check_rankings(predictions)
-    _check_lengths(len(predictions), q_columns["size"])
-    if not q_columns["size"]:
-        raise ValueError("there are no queries to score")
-    g_columns = GalleryColumns(gallery).columns
-    if not g_columns["size"]:
-        raise ValueError("gallery is empty: it needs the annotation record of every gallery row")
-    ranking = _ranking_matrix(predictions, g_columns["size"])
-    vocabulary = _Vocabulary()
-    query = _encode(q_columns, vocabulary, "references")
-    items = _encode(g_columns, vocabulary, "gallery")
-
-    num_queries, length = ranking.shape
     max_k = ks[-1]
-    valid = ranking >= 0
-    safe = np.where(valid, ranking, 0)
-    coarse = valid & (items["category"][safe] == query["category"][:, None])
-    overlap, ideal = _overlaps(query, items, ranking, max_k)
-    sizes = query["num_attributes"][:, None]
-    relevance = np.where(sizes > 0, overlap / np.maximum(sizes, 1), 1.0) * coarse
-    if mode == "strict":
-        fine = coarse & (overlap == sizes)
-    else:
-        q_main = query["main_attribute"][:, None]
-        fine = coarse & (items["main_attribute"][safe] == q_main) & (q_main != 0)
+    judged = _Judgement(predictions, references, gallery, max_k, mode)
+    q_columns, query, vocabulary = judged.q_columns, judged.query, judged.vocabulary
+    relevance, ideal, fine, coarse = judged.relevance, judged.ideal, judged.fine, judged.coarse
+    num_queries, length = judged.shape
     first_fine, first_coarse = _first_hit(fine), _first_hit(coarse)
     discount = 1.0 / np.log2(np.arange(2, max(length, max_k) + 2))
     dcg = np.cumsum(relevance * discount[:length], axis=1)

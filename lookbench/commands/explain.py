@@ -1,0 +1,86 @@
+"""``lookbench explain``: one query of a result with saved rankings, and what each of its top results gets wrong.
+
+Reads the Parquet written by ``lookbench evaluate --save-predictions`` (docs/architecture.md §5); the fine and
+coarse hits in it are the metric's own judgement. Imports no torch.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def register(sub) -> None:
+    ex = sub.add_parser("explain", help="show one query of a stored result and the attributes its top results lack or differ in")
+    ex.add_argument("result", type=Path, metavar="RESULT", help="a result JSON written with --save-predictions")
+    ex.add_argument("--subset", required=True, help="paper name or alias of the subset")
+    ex.add_argument("--query", type=int, required=True, metavar="N",
+                    help="1-based number of the query among the subset's evaluated queries (column 'query' of the Parquet)")
+    ex.add_argument("--top", type=int, default=10, help="how many of its results to show (at most the 20 saved)")
+    ex.set_defaults(run=run)
+
+
+def _pairs(attributes) -> dict:
+    from lookbench.options import metric_numpy_function
+
+    normalise = metric_numpy_function("_normalise")  # the metric's comparison key: case and spacing ignored
+    return {normalise(a["name"]): (a["name"], a["value"], normalise(a["value"])) for a in attributes or ()}
+
+
+def differences(query_attributes, item_attributes) -> str:
+    """``lacks sleeve; colour green (query red)``: the query's attributes the item lacks or has differently."""
+    item = _pairs(item_attributes)
+    lacks, differs = [], []
+    for key, (name, value, norm) in _pairs(query_attributes).items():
+        if key not in item:
+            lacks.append(name)
+        elif item[key][2] != norm:
+            differs.append(f"{name} {item[key][1]} (query {value})")
+    parts = ([f"lacks {', '.join(lacks)}"] if lacks else []) + differs
+    return "; ".join(parts) or "all query attributes match"
+
+
+def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from lookbench.schema import resolve_subset
+    from lookbench.store import predictions_folder
+
+    try:
+        provenance = json.loads(Path(result).read_text())["provenance"]
+        mode, saved = provenance["mode"], provenance.get("saved_predictions") or ()
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{result} is not a LookBench result JSON ({type(err).__name__}: {err})") from err
+    subset = resolve_subset(subset)
+    path = predictions_folder(result) / f"{subset}.parquet"
+    if subset not in saved or not path.is_file():
+        raise ValueError(f"{result} has no saved rankings for {subset} ({path} is missing); "
+                         "evaluate again with --save-predictions")
+    if top < 1:
+        raise ValueError(f"--top must be at least 1, got {top}")
+    table = pq.read_table(path)
+    count = pc.max(table["query"]).as_py()
+    if not 1 <= query <= count:
+        raise ValueError(f"{subset} of {result} has queries 1..{count}; there is no query {query}")
+    rows = table.filter(pc.equal(table["query"], query)).sort_by("rank").to_pylist()
+    q = rows[0]
+    attrs = ", ".join(f"{a['name']}={a['value']}" for a in q["query_attributes"]) or "(none)"
+    first = {kind: next((r["rank"] for r in rows if r[f"{kind}_hit"]), None) for kind in ("fine", "coarse")}
+    found = ", ".join(f"first {kind} hit at rank {rank}" if rank else f"no {kind} hit in the top {len(rows)}"
+                      for kind, rank in first.items())
+    lines = [f"{subset} query {query} of {count} (item {q['query_item_id']}), {mode} mode: {found}",
+             f"  category {q['query_category']}, main attribute {q['query_main_attribute']}; attributes: {attrs}",
+             f"{'rank':>4}  {'score':>6}  {'fine':<4}  {'coarse':<6}  {'item_id':<14}  {'category':<12}  what differs"]
+    for r in rows[:top]:
+        diff = (f"category {r['category']} (query {q['query_category']})" if not r["coarse_hit"]
+                else differences(q["query_attributes"], r["attributes"]))
+        if mode == "leaderboard" and r["coarse_hit"]:
+            diff = f"main attribute {r['main_attribute']}; " + diff
+        lines.append(f"{r['rank']:>4}  {r['score']:>6.3f}  {'yes' if r['fine_hit'] else 'no':<4}  "
+                     f"{'yes' if r['coarse_hit'] else 'no':<6}  {str(r['item_id']):<14}  {r['category']:<12}  {diff}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    print(explain(args.result, args.subset, args.query, args.top))
+    return 0

@@ -1,0 +1,35 @@
+"""``lookbench leaderboard``: the published table and the results store, ranked per comparable group.
+
+Imports no torch (docs/architecture.md §5): it reads JSON files and the package's published figures.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def register(sub) -> None:
+    from lookbench.leaderboard import FORMATS, METRICS, references
+
+    lb = sub.add_parser("leaderboard", help="rank stored results beside the published leaderboard, per comparable group")
+    lb.add_argument("--results", type=Path, help="the results store to read (default: $HF_HOME/lookbench/results)")
+    lb.add_argument("--reference", default="release_v2601", choices=[*references(), "none"],
+                    help="the published leaderboard to show (none: only the store)")
+    lb.add_argument("--metric", choices=list(METRICS), default="fine", help="fine or coarse Recall@K, or nDCG@K")
+    lb.add_argument("--k", type=int, default=1, help="the K of the metric (published: 1, 5, 10, 20)")
+    lb.add_argument("--subset", help="rank by one subset (paper name or alias) instead of the query-weighted overall")
+    lb.add_argument("--format", choices=FORMATS, default="table")
+    lb.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the ranking as a bar chart")
+    lb.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from lookbench.leaderboard import leaderboard
+    from lookbench.store import default_root
+
+    board = leaderboard(results=args.results or default_root(), reference=args.reference, metric=args.metric,
+                        k=args.k, subset=args.subset)
+    print(board.render(args.format))
+    if args.plot:
+        print(f"plot: {board.plot(args.plot)}", file=sys.stderr)  # stdout stays the table (csv/json parse cleanly)
+    return 0

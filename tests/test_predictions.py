@@ -1,0 +1,101 @@
+"""Saved rankings (--save-predictions): Parquet that datasets reads, agreeing with the result's Recall@K, and the
+`lookbench explain` view built on them."""
+from __future__ import annotations
+
+import datasets
+import numpy as np
+import pytest
+
+import lookbench
+from lookbench.cli import main
+from lookbench.store import predictions_folder
+
+from helpers.engine_data import graded_release, write_folder
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return write_folder(tmp_path_factory.mktemp("graded") / "lookbench", graded_release())
+
+
+@pytest.fixture(scope="module")
+def saved(graded, tmp_path_factory):
+    store = tmp_path_factory.mktemp("store")
+    return lookbench.evaluate("raw-pixels", data=graded, results_dir=store, save_predictions=True, quiet=True, use_cache=False)
+
+
+def test_saved_rankings_round_trip_and_agree_with_the_recalls(saved):
+    for subset, scores in saved.subsets.items():
+        path = predictions_folder(saved.stored) / f"{subset}.parquet"
+        table = datasets.load_dataset("parquet", data_files=str(path), split="train")
+        num_queries = scores["num_queries"]
+        assert sorted(set(table["query"])) == list(range(1, num_queries + 1))
+        query, rank = np.array(table["query"]), np.array(table["rank"])
+        for kind in ("fine", "coarse"):
+            hits = np.array(table[f"{kind}_hit"])
+            for k in (1, 5, 10, 20):
+                hit_queries = len(set(query[hits & (rank <= k)]))
+                assert 100.0 * hit_queries / num_queries == pytest.approx(scores[f"{kind}_recall@{k}"]), (subset, kind, k)
+        assert 0 < scores["fine_recall@1"] < 100  # the graded release is not saturated: the check has teeth
+        first = table.filter(lambda r: r["query"] == 1)
+        assert list(first["rank"]) == list(range(1, len(first) + 1))
+        assert np.all(np.diff(first["score"]) <= 1e-6)  # best first (up to float rounding between the two searches)
+        # gallery_index counts subset gallery rows first, then the noise gallery
+        gallery_size = scores["gallery_size"]
+        assert max(table["gallery_index"]) < gallery_size
+
+
+def test_gallery_index_and_item_ids_name_the_same_rows(saved, graded):
+    subset = "RealStudioFlat"
+    table = datasets.load_dataset("parquet", data_files=str(predictions_folder(saved.stored) / f"{subset}.parquet"), split="train")
+    gallery = datasets.load_dataset(str(graded), subset)["gallery"]
+    noise = datasets.load_dataset(str(graded), "noise")["gallery"]
+    item_ids = list(gallery["item_id"]) + list(noise["item_id"])
+    assert [item_ids[i] for i in table["gallery_index"]] == list(table["item_id"])
+    assert any(i >= len(gallery) for i in table["gallery_index"])  # noise rows are ranked too
+
+
+def test_a_reused_result_keeps_its_rankings_and_asking_for_them_recomputes(graded, tmp_path):
+    plain = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, quiet=True, use_cache=False)
+    assert not predictions_folder(plain.stored).exists()
+    with_rankings = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, save_predictions=True, quiet=True)
+    assert not with_rankings.reused and (predictions_folder(plain.stored) / "AIGen-Studio.parquet").is_file()
+    out = tmp_path / "out"
+    reused = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, save_predictions=True, quiet=True, output_dir=out)
+    assert reused.reused and (out / "results.predictions" / "AIGen-Studio.parquet").read_bytes() == (
+        predictions_folder(plain.stored) / "AIGen-Studio.parquet").read_bytes()  # --output gets them too
+
+
+def test_explain_shows_what_each_result_lacks_or_has_differently(saved, capsys):
+    # Query 1 of RealStudioFlat (product 0): its near-duplicate with another colour attribute ranks first, a noise
+    # image of another category second, the true match third.
+    assert main(["explain", str(saved.stored), "--subset", "real_studio_flat", "--query", "1", "--top", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "RealStudioFlat query 1 of 6 (item p0), strict mode: first fine hit at rank 3, first coarse hit at rank 1"
+    assert out[1].endswith("category top, main attribute red; attributes: colour=red, sleeve=long")
+    assert out[3].split()[2:5] == ["no", "yes", "dup0"] and out[3].endswith("colour green (query red)")
+    assert out[4].split()[2:5] == ["no", "no", "n-far16"] and out[4].endswith("category dress (query top)")
+    assert out[5].split()[2:5] == ["yes", "yes", "p0"] and out[5].endswith("all query attributes match")
+    assert len(out) == 3 + 3
+
+    assert main(["explain", str(saved.stored), "--subset", "RealStudioFlat", "--query", "0"]) == 2
+    assert "has queries 1..6; there is no query 0" in capsys.readouterr().err
+    assert main(["explain", str(saved.stored), "--subset", "RealStreetLook", "--query", "1"]) == 2
+    assert "has no saved rankings for RealStreetLook" in capsys.readouterr().err
+
+
+def test_differences_compare_as_the_metric_does():
+    from lookbench.commands.explain import differences
+
+    query = [{"name": "Colour", "value": "Red"}, {"name": "sleeve", "value": "long"}, {"name": "fit", "value": "slim"}]
+    item = [{"name": "colour", "value": " red"}, {"name": "fit", "value": "loose"}, {"name": "neck", "value": "v"}]
+    assert differences(query, item) == "lacks sleeve; fit loose (query slim)"  # case and spacing ignored, extras too
+    assert differences(query, query) == "all query attributes match"
+
+
+def test_rankings_of_an_earlier_run_never_stand_beside_a_newer_result(graded, tmp_path):
+    first = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, save_predictions=True, quiet=True)
+    assert first.provenance["saved_predictions"] == ["AIGen-Studio", "RealStudioFlat"]
+    newer = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, overwrite=True, quiet=True)
+    assert newer.stored == first.stored and newer.provenance["saved_predictions"] == []
+    assert not predictions_folder(newer.stored).exists()

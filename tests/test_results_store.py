@@ -1,0 +1,188 @@
+"""The results store: where results go, an identical evaluation answered from it with zero forward passes,
+safe path segments, atomic writes, --cutoff model from declared training cutoffs, and filter_after meaning what
+the engine's cutoff means."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pytest
+
+import lookbench
+from lookbench import store
+from lookbench.cli import main
+from lookbench.encoders import TransformersEncoder, load_encoder
+from lookbench.engine import EvaluationError
+from lookbench.metric.fine_recall.fine_recall import score_retrieval
+from lookbench.registry import REGISTRY, _gr_lite_mini_folder
+
+from helpers.engine_data import CountingEncoder, graded_release, write_folder
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return write_folder(tmp_path_factory.mktemp("tiny") / "lookbench")
+
+
+def run(encoder, data, results_dir, **kwargs):
+    # use_cache=False: a second run's zero forward passes can only come from the results store
+    return lookbench.evaluate(encoder, data=data, results_dir=results_dir, use_cache=False, quiet=True, **kwargs)
+
+
+def test_layout_and_an_identical_evaluation_is_not_recomputed(data, tmp_path):
+    first = CountingEncoder()
+    result = run(first, data, tmp_path)
+    revision = result.provenance["dataset"]["revision"]
+    assert result.stored == tmp_path / "counting-colour" / "1" / f"v20250101-{revision}" / "strict.json"
+    assert first.images == 19 and not result.reused
+    assert json.loads(result.stored.read_text()) == result.to_dict()
+
+    again = CountingEncoder()
+    reused = run(again, data, tmp_path)
+    assert again.calls == 0 and again.images == 0  # no forward pass at all
+    assert reused.reused and reused.stored == result.stored and reused.to_dict() == result.to_dict()
+
+    forced = CountingEncoder()
+    assert not run(forced, data, tmp_path, overwrite=True).reused and forced.images == 19
+
+    # Any setting that changes the scores is another file, and is evaluated.
+    for kwargs, name in ((dict(mode="leaderboard"), "leaderboard.json"), (dict(cutoff="2025-01-02"), "strict-after-2025-01-02.json"),
+                         (dict(distractors=False), "strict-no-distractors.json"), (dict(index="hnsw"), "strict-hnsw.json"),
+                         (dict(subsets=["real_studio_flat"]), "strict-RealStudioFlat.json")):
+        other = CountingEncoder()
+        assert run(other, data, tmp_path, **kwargs).stored.name == name and other.images > 0, kwargs
+    assert sorted(p.name for p in result.stored.parent.glob("*.json")) == sorted(
+        ["strict.json", "leaderboard.json", "strict-after-2025-01-02.json", "strict-no-distractors.json", "strict-hnsw.json",
+         "strict-RealStudioFlat.json"])
+
+
+def test_the_cli_saves_reuses_and_overwrites(data, tmp_path, capsys, own_results_store):
+    args = ["evaluate", "--data", str(data), "--model", "raw-pixels", "--quiet", "--no-cache"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    saved = next(own_results_store.rglob("strict.json"))  # the default store ($HF_HOME/lookbench/results)
+    assert f"saved in the results store: {saved}" in out
+    assert saved.relative_to(own_results_store).parts[:2] == ("raw-pixels", "v1")
+    assert main(args) == 0
+    assert f"stored result of an identical evaluation: {saved} (not recomputed" in capsys.readouterr().out
+    assert main(args + ["--overwrite"]) == 0
+    assert "saved in the results store" in capsys.readouterr().out
+    assert main(args + ["--no-save"]) == 0
+    assert "results store" not in capsys.readouterr().out and len(list(own_results_store.rglob("*.json"))) == 1
+    assert main(args + ["--no-save", "--results", str(tmp_path / "elsewhere")]) == 2
+    assert "--results names a store to save in and --no-save" in capsys.readouterr().err
+    assert not (tmp_path / "elsewhere").exists()
+    assert main(args + ["--no-save", "--save-predictions"]) == 2
+    assert "(--save-predictions) needs a place to write them" in capsys.readouterr().err
+
+
+def test_a_model_without_revision_is_never_reused_and_says_so(data, tmp_path):
+    class Anonymous(CountingEncoder):
+        revision = None
+
+    for _ in range(2):
+        enc = Anonymous()
+        result = run(enc, data, tmp_path)
+        assert enc.images == 19 and not result.reused
+        assert "declares no revision or fingerprint, so its identity is unknown" in result.notes[0]
+    assert result.stored.parent.parent.name == "unversioned"
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "/abs/path", "..", "owner/name@rev"])
+def test_model_names_never_leave_the_store_or_make_folders(data, tmp_path, name):
+    class Named(CountingEncoder):
+        pass
+
+    Named.name = name
+    root = tmp_path / "store"
+    path = run(Named(), data, root).stored
+    assert path.is_file() and path.resolve().is_relative_to(root.resolve())
+    assert len(path.relative_to(root).parts) == 4  # model / revision / data / file: nothing more
+    assert sorted(p.name for p in root.iterdir()) == [store.safe_segment(name)]
+    assert store.safe_segment(name) not in (".", "..") and "/" not in store.safe_segment(name)
+
+
+def test_different_data_content_of_one_release_never_shares_a_file(data, tmp_path):
+    graded = write_folder(tmp_path / "graded", graded_release())  # also release v20250101
+    a, b = run(CountingEncoder(), data, tmp_path / "s"), run(CountingEncoder(), graded, tmp_path / "s")
+    assert a.stored.parent != b.stored.parent and a.stored.parent.name.startswith("v20250101-local-")
+    assert a.stored.is_file() and b.stored.is_file()
+
+
+def test_a_failed_write_leaves_the_stored_result_intact(tmp_path, monkeypatch):
+    path = store.write_atomic(tmp_path / "m" / "strict.json", '{"old": 1}')
+
+    def broken(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store.os, "fsync", broken)
+    with pytest.raises(OSError, match="disk full"):
+        store.write_atomic(path, '{"new": 2}')
+    assert path.read_text() == '{"old": 1}' and [p.name for p in path.parent.iterdir()] == ["strict.json"]
+
+
+def test_a_stored_result_from_other_settings_or_garbage_is_recomputed(data, tmp_path):
+    first = run(CountingEncoder(), data, tmp_path)
+    first.stored.write_text("{broken")
+    enc = CountingEncoder()
+    assert not run(enc, data, tmp_path).reused and enc.images == 19
+    assert json.loads(first.stored.read_text())["provenance"]["mode"] == "strict"  # replaced by a valid result
+
+
+def test_cutoff_model_uses_the_declared_date(data, tmp_path):
+    with pytest.raises(EvaluationError, match="model raw-pixels declares no training cutoff"):
+        lookbench.evaluate("raw-pixels", data=data, cutoff="model", quiet=True)
+
+    class Dated(CountingEncoder):
+        training_cutoff = "2025-01-02"
+
+    result = lookbench.evaluate(Dated(), data=data, cutoff="model", quiet=True, use_cache=False).to_dict()
+    p = result["provenance"]
+    assert p["cutoff"] == "2025-01-02" and p["model"]["training_cutoff"] == "2025-01-02"
+    # RealStudioFlat queries are on Jan 1..4, AIGen-Studio on Jan 5..7
+    assert result["RealStudioFlat"]["num_queries"] == 2 and result["AIGen-Studio"]["num_queries"] == 3
+    full = lookbench.evaluate(Dated(), data=data, quiet=True, use_cache=False).to_dict()
+    assert full["provenance"]["cutoff"] is None and full["RealStudioFlat"]["num_queries"] == 4
+    assert {s: c["queries_after_model_cutoff"] for s, c in full["provenance"]["dataset"]["counts"].items()} == {
+        "RealStudioFlat": 2, "AIGen-Studio": 3}
+
+
+def test_a_model_card_declares_the_cutoff(data, tmp_path, capsys):
+    folder = tmp_path / "my-model"
+    shutil.copytree(_gr_lite_mini_folder(), folder)
+    card = (folder / "README.md").read_text()
+    assert "training_cutoff: 2023-12-31" in card  # gr-lite-mini's card is where the registry reads it from
+    assert REGISTRY["gr-lite-mini"].training_cutoff == "2023-12-31"
+    assert load_encoder("gr-lite-mini").training_cutoff == "2023-12-31"
+    (folder / "README.md").write_text(card.replace("training_cutoff: 2023-12-31", "training_cutoff: 2025-01-03"))
+    assert TransformersEncoder(str(folder)).training_cutoff == "2025-01-03"
+    assert main(["evaluate", "--data", str(data), "--model", str(folder), "--cutoff", "model", "--quiet", "--no-save"]) == 0
+    assert "AIGen-Studio" in capsys.readouterr().out
+
+    (folder / "README.md").write_text(card.replace("training_cutoff: 2023-12-31\n", ""))
+    assert main(["evaluate", "--data", str(data), "--model", str(folder), "--cutoff", "model", "--quiet"]) == 2
+    assert f"model {folder} declares no training cutoff" in capsys.readouterr().err
+    (folder / "README.md").write_text(card.replace("training_cutoff: 2023-12-31", "training_cutoff: soon"))
+    with pytest.raises(ValueError, match="README.md: training_cutoff 'soon' is not an ISO 8601 date"):
+        TransformersEncoder(str(folder))
+
+
+def test_filter_after_and_the_engine_cutoff_give_the_same_queries_and_scores(data):
+    cutoff = "2025-01-02"
+    engine = lookbench.evaluate("raw-pixels", data=data, cutoff=cutoff, distractors=False, quiet=True, use_cache=False)
+    encoder = load_encoder("raw-pixels")
+    for subset in ("RealStudioFlat", "AIGen-Studio"):
+        recent = lookbench.filter_after(datasets.load_dataset(str(data), subset), cutoff)
+        assert len(recent["gallery"]) == len(datasets.load_dataset(str(data), subset)["gallery"])  # gallery whole
+        assert len(recent["query"]) == engine.provenance["dataset"]["counts"][subset]["queries"]
+
+        def embed(split):
+            x = encoder.encode_batch([encoder.preprocess(im) for im in recent[split]["image"]])
+            return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+        ranking = np.argsort(-(embed("query") @ embed("gallery").T), axis=1, kind="stable")
+        scores = score_retrieval(ranking, recent["query"], recent["gallery"])
+        assert {k: v for k, v in engine.subsets[subset].items() if k in scores} == scores
