@@ -460,11 +460,12 @@ def _first_hit(hits):
     return np.where(hits.any(axis=1), hits.argmax(axis=1), np.inf)
 
 
-def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
-    """Score ranked retrieval results against annotations; the pure function behind `FineRecall.compute`.
+def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
+    """Per-query outcomes, the building block of `score_retrieval` (which averages them); a demo shows them per result.
 
-    Arguments and returned keys are those of `FineRecall.compute` (see the module's inputs description);
-    `gallery` may also be a `GalleryColumns`, factorised once for many calls.
+    Arguments are those of `score_retrieval`. Returns a dict: `k` (the sorted cut-offs), `fine` and `coarse`
+    (boolean queries x ranks: is the item at that rank a fine / coarse hit), `ndcg` (queries x len(k), each
+    query's nDCG@K as a fraction), `category` (each query's normalised category) and `outfit_id`.
     """
     ks = _check_k(k)
     if mode not in MODES:
@@ -484,7 +485,7 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     query = _encode(q_columns, vocabulary, "references")
     items = _encode(g_columns, vocabulary, "gallery")
 
-    num_queries, length = ranking.shape
+    length = ranking.shape[1]
     max_k = ks[-1]
     valid = ranking >= 0
     safe = np.where(valid, ranking, 0)
@@ -497,43 +498,86 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     else:
         q_main = query["main_attribute"][:, None]
         fine = coarse & (items["main_attribute"][safe] == q_main) & (q_main != 0)
-    first_fine, first_coarse = _first_hit(fine), _first_hit(coarse)
     discount = 1.0 / np.log2(np.arange(2, max(length, max_k) + 2))
     dcg = np.cumsum(relevance * discount[:length], axis=1)
     idcg = np.cumsum(ideal * discount[:max_k], axis=1)
+    ndcg = np.empty((ranking.shape[0], len(ks)), dtype=np.float64)
+    for j, value in enumerate(ks):
+        best = idcg[:, value - 1]
+        # Clip float rounding: DCG sums the same relevances as the ideal, in a worse order.
+        ndcg[:, j] = np.where(best > 0, np.minimum(dcg[:, min(value, length) - 1] / np.where(best > 0, best, 1), 1.0), 0.0)
+    return {
+        "k": ks,
+        "fine": fine,
+        "coarse": coarse,
+        "ndcg": ndcg,
+        "category": [vocabulary.texts[c] for c in query["category"]],
+        "outfit_id": q_columns["outfit_id"],
+    }
+
+
+def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
+    """Score ranked retrieval results against annotations; the pure function behind `FineRecall.compute`.
+
+    Arguments and returned keys are those of `FineRecall.compute` (see the module's inputs description);
+    `gallery` may also be a `GalleryColumns`, factorised once for many calls.
+    """
+    per_query = score_queries(predictions, references, gallery, k=k, mode=mode)
+    ks = per_query["k"]
+    first_fine, first_coarse = _first_hit(per_query["fine"]), _first_hit(per_query["coarse"])
 
     results = {}
     for key, first in (("fine_recall", first_fine), ("coarse_recall", first_coarse)):
         for value in ks:
             results[f"{key}@{value}"] = 100.0 * float(np.mean(first < value))
-    for value in ks:
-        best = idcg[:, value - 1]
-        # Clip float rounding: DCG sums the same relevances as the ideal, in a worse order.
-        ndcg = np.where(best > 0, np.minimum(dcg[:, min(value, length) - 1] / np.where(best > 0, best, 1), 1.0), 0.0)
-        results[f"ndcg@{value}"] = 100.0 * float(np.mean(ndcg))
+    for j, value in enumerate(ks):
+        results[f"ndcg@{value}"] = 100.0 * float(np.mean(per_query["ndcg"][:, j]))
     reciprocal = 1.0 / (first_fine + 1.0)
     results["mrr"] = 100.0 * float(np.mean(reciprocal))
 
-    outfit_ids = np.array(q_columns["outfit_id"], dtype=object)
+    outfit_ids = np.array(per_query["outfit_id"], dtype=object)
     in_outfit = outfit_ids != ""
     outfits, outfit_of = np.unique(outfit_ids[in_outfit].astype(str), return_inverse=True)
     if outfits.size:
         for value in ks:
             misses = np.bincount(outfit_of, weights=first_fine[in_outfit] >= value, minlength=outfits.size)
             results[f"outfit_fine_recall@{value}"] = 100.0 * float(np.mean(misses == 0))
-    results["num_queries"] = int(num_queries)
+    results["num_queries"] = int(first_fine.size)
     results["num_outfits"] = int(outfits.size)
 
     per_category = {}
-    for category in sorted(np.unique(query["category"]), key=lambda c: vocabulary.texts[c]):
-        members = query["category"] == category
-        per_category[vocabulary.texts[category]] = {
+    categories = np.array(per_query["category"], dtype=object)
+    for category in sorted(set(per_query["category"])):
+        members = categories == category
+        per_category[category] = {
             "fine_recall@1": 100.0 * float(np.mean(first_fine[members] < 1)),
             "coarse_recall@1": 100.0 * float(np.mean(first_coarse[members] < 1)),
             "num_queries": int(members.sum()),
         }
     results["per_category"] = per_category
     return results
+
+
+def attribute_differences(reference, item):
+    """Why an item is not a strict match for a query: the query attributes it lacks and those it has otherwise.
+
+    Compared as scoring compares them (case- and whitespace-insensitive). Returns `lacks`, a list of
+    `(name, value)` of the query the item has no value for, and `differs`, a list of `(name, query_value,
+    item_values)` where the item carries the name with other value(s).
+    """
+    _, _, query_pairs, _ = _fields(reference, 0, "reference")
+    _, _, item_pairs, _ = _fields(item, 0, "item")
+    have = {}
+    for name, value in item_pairs:
+        have.setdefault(_normalise(name), {})[_normalise(value)] = value
+    lacks, differs = [], []
+    for name, value in query_pairs:
+        values = have.get(_normalise(name))
+        if values is None:
+            lacks.append((name, value))
+        elif _normalise(value) not in values:
+            differs.append((name, value, sorted(values.values())))
+    return {"lacks": lacks, "differs": differs}
 
 
 def combine_subsets(results_by_subset):
