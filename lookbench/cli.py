@@ -6,6 +6,7 @@ import os
 import sys
 
 from .commands import build, evaluate
+from .commands import demo
 
 
 def parser() -> argparse.ArgumentParser:
@@ -13,6 +14,7 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build.register(sub)
     evaluate.register(sub)
+    demo.register(sub)
     return root
 
 
