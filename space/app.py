@@ -120,9 +120,10 @@ class SpaceApp:
             log.exception("search failed")
             gr.Warning(f"The search failed: {type(err).__name__}: {err}")
             return f"⚠️ The search failed: {type(err).__name__}: {err}", "", None, [], "", [], ""
-        outfit = None
-        if query.benchmark_row is not None and self.assets.queries[query.benchmark_row]["outfit"]:
-            outfit = self.assets.path(self.assets.queries[query.benchmark_row]["outfit"])
+        outfit = None  # a benchmark query's source photo: a street look's outfit with the item's box, else the item
+        if query.benchmark_row is not None:
+            record = self.assets.queries[query.benchmark_row]
+            outfit = self.assets.path(record["outfit"] or record["image"])
         scope = "all subsets" if subset == ALL else subset
         status = f"{query.label}: top {k} in {scope} {'with' if distractors else 'without'} noise distractors."
         dropped = sum(r.self_matches_removed for r in results)
@@ -203,7 +204,7 @@ class SpaceApp:
                                          height=240, elem_id="query-image")
                         query_id = gr.Textbox(label="Benchmark query", placeholder="empty: the image above is the query",
                                               info="<Subset>/<n>, e.g. RealStreetLook/3", elem_id="query-id")
-                        outfit = gr.Image(label="Outfit photo (the item's box in red)", interactive=False, height=240)
+                        outfit = gr.Image(label="Source photo (a street look: the outfit, the item boxed in red)", interactive=False, height=240)
                     with gr.Column(scale=2):
                         subset = gr.Dropdown([*TEST_SUBSETS, ALL], value=ALL, label="Subset", elem_id="subset")
                         distractors = gr.Checkbox(True, label="Noise distractors in the gallery")

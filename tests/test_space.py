@@ -329,6 +329,7 @@ def test_browser_example_results_subset_switch_and_leaderboard(served, tmp_path)
             results = page.locator("#results-a .thumbnail-item img")
             expect(results).to_have_count(8)
             expect(page.locator("#status")).to_contain_text("RealStudioFlat/1: top 8 in RealStudioFlat")
+            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
             before = [results.nth(i).get_attribute("src") for i in range(8)]
             page.screenshot(path=str(out / "space-search.png"), full_page=False)
             page.locator("#subset input").click()
@@ -339,10 +340,11 @@ def test_browser_example_results_subset_switch_and_leaderboard(served, tmp_path)
             assert after != before
             page.get_by_role("tab", name="Leaderboard").click()
             expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
+            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
             page.screenshot(path=str(out / "space-leaderboard.png"), full_page=False)
         finally:
             browser.close()
     for name in ("space-search.png", "space-leaderboard.png"):
         _not_blank(out / name)
         if os.environ.get("LOOKBENCH_SCREENSHOTS"):  # how the README's screenshots are refreshed
-            shutil.copy(out / name, Path(os.environ["LOOKBENCH_SCREENSHOTS"]) / name)
+            Image.open(out / name).convert("RGB").quantize(128).save(Path(os.environ["LOOKBENCH_SCREENSHOTS"]) / name, optimize=True)
