@@ -8,6 +8,7 @@ docs/architecture.md §2, §5. Runs as ``lookbench demo`` and, staged with its r
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 from pathlib import Path
 
@@ -195,6 +196,8 @@ class SpaceApp:
     # -- layout -------------------------------------------------------------------------------------------
 
     def blocks(self) -> gr.Blocks:
+        # Cached example outputs belong to these assets (rebuilt assets drop them); gradio reads only this variable.
+        os.environ.setdefault("GRADIO_EXAMPLES_CACHE", str(self.assets.folder / "examples-cache"))
         with gr.Blocks(title="LookBench") as demo:
             gr.Markdown(INTRO)
             with gr.Tab("Search"):

@@ -35,9 +35,8 @@ def space_app(space_assets):
 
 
 @pytest.fixture(scope="session")
-def served(space_app, tmp_path_factory):
-    """The app on a free loopback port, in this process, closed at the end; its example cache in a tmp folder."""
-    os.environ["GRADIO_EXAMPLES_CACHE"] = str(tmp_path_factory.mktemp("gradio-examples"))
+def served(space_app):
+    """The app on a free loopback port, in this process, closed at the end (its example cache: in the assets)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -300,6 +299,36 @@ def test_leaderboard_tab_uses_the_leaderboard_function(space_app):
     assert space_app.board("ndcg", 5, "RealStreetLook").sections[0].columns[2] == "RealStreetLook nDCG@5"
 
 
+@pytest.mark.slow
+def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space_assets):
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    prepare = subprocess.run([sys.executable, "-m", "lookbench.space.prepare", "--assets", str(space_assets)],
+                             capture_output=True, text=True, timeout=300)
+    assert prepare.returncode == 0 and prepare.stdout.strip() == f"assets: {space_assets}"
+    assert "Preparing" not in prepare.stdout + prepare.stderr  # fresh assets: nothing rebuilt
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(space_assets)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline, page = time.monotonic() + 240, None
+        while time.monotonic() < deadline and server.poll() is None and page is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+                    page = response.read().decode()
+            except OSError:
+                time.sleep(1)
+        assert page is not None and "LookBench" in page, server.stdout.read() if server.poll() is not None else "no answer"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
 # -- a real browser ----------------------------------------------------------------------------------------------
 
 
@@ -311,7 +340,8 @@ def _not_blank(path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
+                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
 def test_browser_example_results_subset_switch_and_leaderboard(served, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
