@@ -114,7 +114,7 @@ class SpaceApp:
             if any(n not in self.models for n in names):
                 raise QueryError(f"Unknown model {model!r}; choose one of {', '.join(self.models + [BOTH])}")
             results = [self.retriever.search(query, n, subset, bool(distractors), k) for n in names]
-        except QueryError as err:
+        except ValueError as err:  # QueryError, an unknown subset, an unusable model: the user's input
             gr.Warning(str(err))
             return f"⚠️ {err}", "", None, [], "", [], ""
         except Exception as err:  # never a traceback in front of the user; the app keeps serving
@@ -140,18 +140,19 @@ class SpaceApp:
         return (status, _annotation_markdown(query), outfit, *columns)
 
     def random(self, subset, seed, cutoff):
-        """A seeded random benchmark query of the subset (after the cutoff); the seed box then moves on by one."""
+        """A seeded random benchmark query of the subset (after the cutoff); the seed box then moves on by one.
+
+        A failure (no query after the cutoff) is a ``gr.Error``: shown, and the chained search does not run."""
         try:
             seed = int(seed or 0)
             query = self.retriever.random_query(subset, seed, (cutoff or "").strip() or None)
-        except QueryError as err:
-            gr.Warning(str(err))
-            return gr.update(), gr.update(), gr.update(), f"⚠️ {err}"
+        except ValueError as err:  # raised, so the search chained on success does not run
+            raise gr.Error(str(err)) from err
         image = self.assets.path(self.assets.queries[query.benchmark_row]["image"])
         return image, query.label, seed + 1, f"Random query {query.label} (seed {seed})."
 
     def crop(self, editor):
-        """Shop the look: the cropped (or boxed) garment of the editor becomes the query image."""
+        """Shop the look: the cropped garment of the editor (its composite, a file path) becomes the query image."""
         composite = editor.get("composite") if isinstance(editor, dict) else None
         path = _payload_path(composite)
         if path is None:
@@ -246,8 +247,7 @@ class SpaceApp:
                 random_button.click(self.random, [subset, seed, cutoff], [image, query_id, seed, status],
                                     api_name="random").success(**run)
                 outfit_button.click(self.outfit_for_crop, query_id, editor, api_name=False)
-                crop_button.click(self.crop, editor, [image, query_id, status], preprocess=False,
-                                  api_name=False).then(**run)
+                crop_button.click(self.crop, editor, [image, query_id, status], api_name=False).then(**run)
                 gr.Examples(self.examples(), inputs, outputs, fn=self.search, cache_examples=True, cache_mode="lazy",
                             preprocess=False, label="Examples: a benchmark query of each subset")
             with gr.Tab("Leaderboard"):

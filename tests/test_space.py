@@ -251,8 +251,12 @@ def test_api_bad_input_gets_a_message_and_the_app_keeps_serving(client, space_ap
     assert "No query yet" in status
     status, *_ = _search(client, query_id="RealStreetLook/999")
     assert "No benchmark query 'RealStreetLook/999'" in status
-    status, *_ = client.predict("all", 0, "2100-01-01", api_name="/random")[3:]
-    assert "No query of all is time-stamped after 2100-01-01" in status
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="No query of all is time-stamped after 2100-01-01"):
+        client.predict("all", 0, "2100-01-01", api_name="/random")
+    image, query_id, seed, status = client.predict("RealStreetLook", 4, "", api_name="/random")
+    assert query_id.startswith("RealStreetLook/") and seed == 5 and status == f"Random query {query_id} (seed 4)."
 
 
 @pytest.mark.slow
@@ -282,13 +286,13 @@ def test_api_query_identical_to_a_gallery_image_is_dropped_and_said(client, spac
 def test_empty_crop_and_missing_crop_get_a_message(space_app, tmp_path):
     transparent = tmp_path / "empty.png"
     Image.new("RGBA", (80, 60), (0, 0, 0, 0)).save(transparent)
-    _, _, status = space_app.crop({"composite": {"path": str(transparent)}})
+    _, _, status = space_app.crop({"composite": str(transparent)})
     assert "crop is empty" in status
     _, _, status = space_app.crop({"background": None, "layers": [], "composite": None})
     assert "Nothing to crop" in status
     garment = tmp_path / "crop.png"
     Image.new("RGB", (40, 50), "navy").save(garment)
-    path, query_id, status = space_app.crop({"composite": {"path": str(garment)}})
+    path, query_id, status = space_app.crop({"composite": str(garment)})
     assert path == str(garment) and query_id == "" and "loaded as the query" in status
 
 
