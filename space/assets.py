@@ -44,12 +44,14 @@ def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool 
     from ..encoders import load_encoder
 
     folder = Path(folder or default_assets_dir()).expanduser()
+    manifest = _manifest_of(folder)
+    if folder.exists() and manifest is None and (not folder.is_dir() or any(folder.iterdir())):
+        raise ValueError(f"{folder} exists and is not a Space assets folder (no manifest.json); it is left alone")
     source = resolve_data(data)
     encoders = {name: load_encoder(name) for name in models}
     wanted = {"format": FORMAT, "data": {"label": source.label, "revision": source.revision},
               "models": {name: {"fingerprint": e.fingerprint, "preprocessing": e.preprocessing}
                          for name, e in encoders.items()}}
-    manifest = _manifest_of(folder)
     if manifest is not None and {key: manifest.get(key) for key in wanted} == wanted:
         return folder
     if not quiet:

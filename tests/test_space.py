@@ -118,6 +118,15 @@ def test_stale_assets_are_rebuilt_and_fresh_ones_kept(space_assets, tmp_path):
     assert np.load(copy / "efficientnet-lite0" / "gallery.npy").shape[0] == rebuilt["ranges"]["noise"][1]
 
 
+def test_a_folder_that_is_not_an_assets_folder_is_never_replaced(tmp_path):
+    from lookbench.space.assets import ensure_assets
+
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="is not a Space assets folder"):
+        ensure_assets(None, tmp_path, quiet=True)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 # -- retrieval, marked by the metric ----------------------------------------------------------------------------
 
 
