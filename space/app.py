@@ -174,10 +174,10 @@ class SpaceApp:
             query = self.retriever.benchmark_query(query_id) if query_id else None
         except QueryError:
             query = None
-        if query is None or not self.assets.queries[query.benchmark_row]["outfit"]:
+        if query is None or not self.assets.queries[query.benchmark_row]["photo"]:
             gr.Warning("Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)")
             return gr.update()
-        return self.assets.path(self.assets.queries[query.benchmark_row]["outfit"])
+        return self.assets.path(self.assets.queries[query.benchmark_row]["photo"])
 
     def examples(self) -> list:
         """The first query of each subset, both models, k=8."""
@@ -223,7 +223,8 @@ class SpaceApp:
                             search_button = gr.Button("Search", variant="primary", elem_id="search")
                 with gr.Accordion("Shop the look: crop one garment of a street photo", open=False):
                     editor = gr.ImageEditor(label="Street photo", type="filepath", sources=["upload", "clipboard"],
-                                            transforms=["crop"], brush=False, eraser=False, layers=False, height=320)
+                                            transforms=["crop"], brush=False, eraser=False, layers=False, height=320,
+                                            elem_id="editor")
                     with gr.Row():
                         outfit_button = gr.Button("Load the current street look's outfit photo")
                         crop_button = gr.Button("Search with the crop", variant="primary")

@@ -22,7 +22,7 @@ from ..paths import lookbench_home
 from ..progress import quiet_libraries, stage_bar
 from ..schema import NOISE
 
-FORMAT = 1
+FORMAT = 2
 DEFAULT_MODELS = ("gr-lite-mini", "efficientnet-lite0")
 THUMBNAIL = 160  # longest side, pixels
 ANNOTATION = ("category", "main_attribute", "attributes", "outfit_id")
@@ -69,7 +69,7 @@ def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool 
     return folder
 
 
-def _thumbnail(blob: bytes, path: Path, box=None) -> None:
+def _thumbnail(blob: bytes, path: Path, box=None, size: int = THUMBNAIL) -> None:
     import io
 
     from PIL import Image, ImageDraw
@@ -80,7 +80,7 @@ def _thumbnail(blob: bytes, path: Path, box=None) -> None:
         image = to_rgb(image)
         if box is not None:  # the item's bbox drawn on its outfit photo
             ImageDraw.Draw(image).rectangle([float(v) for v in box], outline=(230, 30, 30), width=3)
-        image.thumbnail((THUMBNAIL * (2 if box is not None else 1),) * 2)
+        image.thumbnail((2 * size if box is not None else size,) * 2)
         image.save(path, "PNG")
 
 
@@ -120,12 +120,14 @@ def _build(data, out: Path, encoders: dict, manifest: dict, quiet: bool) -> None
                     image = f"images/{digest.hex()}.png"
                     if not (out / image).exists():
                         _thumbnail(blob, out / image)
-                    outfit = ""
+                    outfit = photo = ""  # the outfit with the item's box (shown), and without (to crop from)
                     raw_bytes = (raw or {}).get("bytes") or ((raw or {}).get("path") and Path(raw["path"]).read_bytes())
                     if raw_bytes and record.get("bbox"):
-                        outfit = f"images/outfit-{name}-{row + 1}.png"
+                        outfit, photo = f"images/outfit-{name}-{row + 1}.png", f"images/photo-{name}-{row + 1}.png"
                         _thumbnail(raw_bytes, out / outfit, box=record["bbox"])
-                    query_rows.append({"subset": name, "row": row, **record, "hash": digest.hex(), "image": image, "outfit": outfit})
+                        _thumbnail(raw_bytes, out / photo, box=None, size=2 * THUMBNAIL)
+                    query_rows.append({"subset": name, "row": row, **record, "hash": digest.hex(), "image": image,
+                                       "outfit": outfit, "photo": photo})
                     bar.update(1)
         datasets.Dataset.from_list(gallery_rows).save_to_disk(str(out / "gallery"))
         datasets.Dataset.from_list(query_rows).save_to_disk(str(out / "queries"))
@@ -160,7 +162,7 @@ class SpaceAssets:
     folder: Path
     manifest: dict
     gallery: object  # datasets.Dataset: subset, row, annotation, hash, thumb
-    queries: object  # datasets.Dataset: subset, row, annotation, timestamp, bbox, hash, image, outfit
+    queries: object  # datasets.Dataset: subset, row, annotation, timestamp, bbox, hash, image, outfit, photo
     models: dict
 
     @classmethod

@@ -94,8 +94,13 @@ def test_assets_hold_every_gallery_row_per_model_with_a_manifest(space_assets):
     ranges = manifest["ranges"]
     assert ranges["noise"][1] == len(assets.gallery) and ranges["RealStudioFlat"][0] == 0
     assert all(Path(assets.path(t)).is_file() for t in assets.gallery["thumb"][:20])
-    street = [o for s, o in zip(assets.queries["subset"], assets.queries["outfit"]) if s == "RealStreetLook"]
-    assert street and all(o and Path(assets.path(o)).is_file() for o in street)
+    street = [(o, p) for s, o, p in zip(assets.queries["subset"], assets.queries["outfit"], assets.queries["photo"])
+              if s == "RealStreetLook"]
+    assert street and all(o and p and Path(assets.path(o)).is_file() for o, p in street)
+    boxed, plain = (np.asarray(Image.open(assets.path(f)).convert("RGB"), dtype=int) for f in street[0])
+    assert boxed.shape == plain.shape and (np.abs(boxed - plain).sum(axis=2) > 0).mean() < 0.2  # only the box differs
+    studio = set(zip(*(assets.queries[c] for c in ("subset", "outfit", "photo"))))
+    assert ("RealStudioFlat", "", "") in studio
 
 
 @pytest.mark.slow
@@ -381,6 +386,16 @@ def test_browser_example_results_subset_switch_and_leaderboard(served, tmp_path)
             expect(results).to_have_count(8)
             after = [results.nth(i).get_attribute("src") for i in range(8)]
             assert after != before
+            # Shop the look: a street-look query's outfit photo into the editor, its composite searched as the query
+            page.locator("#query-id textarea").fill("RealStreetLook/1")
+            page.locator("#search").click()
+            expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 8 in AIGen-StreetLook")
+            page.get_by_text("Shop the look: crop one garment of a street photo").click()
+            page.get_by_role("button", name="Load the current street look's outfit photo").click()
+            expect(page.locator("#editor canvas").first).to_be_visible()
+            page.get_by_role("button", name="Search with the crop").click()
+            expect(page.locator("#status")).to_contain_text("uploaded file (PNG 256x256")
+            expect(results).to_have_count(8)
             page.get_by_role("tab", name="Leaderboard").click()
             expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
             expect(page.get_by_text("Error", exact=True)).to_have_count(0)
