@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from .commands import build, evaluate, explain, leaderboard
+from .commands import build, demo, evaluate, explain, leaderboard
 
 
 def parser() -> argparse.ArgumentParser:
@@ -15,6 +15,7 @@ def parser() -> argparse.ArgumentParser:
     evaluate.register(sub)
     leaderboard.register(sub)
     explain.register(sub)
+    demo.register(sub)
     return root
 
 

@@ -1,7 +1,7 @@
 """``lookbench explain``: one query of a result with saved rankings, and what each of its top results gets wrong.
 
 Reads the Parquet written by ``lookbench evaluate --save-predictions`` (docs/architecture.md §5); the fine and
-coarse hits in it are the metric's own judgement. Imports no torch.
+coarse hits in it are the metric's own judgement, and so is what a result lacks (``attribute_differences``).
 """
 from __future__ import annotations
 
@@ -19,23 +19,15 @@ def register(sub) -> None:
     ex.set_defaults(run=run)
 
 
-def _pairs(attributes) -> dict:
-    from lookbench.options import metric_numpy_function
-
-    normalise = metric_numpy_function("_normalise")  # the metric's comparison key: case and spacing ignored
-    return {normalise(a["name"]): (a["name"], a["value"], normalise(a["value"])) for a in attributes or ()}
-
-
 def differences(query_attributes, item_attributes) -> str:
-    """``lacks sleeve; colour green (query red)``: the query's attributes the item lacks or has differently."""
-    item = _pairs(item_attributes)
-    lacks, differs = [], []
-    for key, (name, value, norm) in _pairs(query_attributes).items():
-        if key not in item:
-            lacks.append(name)
-        elif item[key][2] != norm:
-            differs.append(f"{name} {item[key][1]} (query {value})")
-    parts = ([f"lacks {', '.join(lacks)}"] if lacks else []) + differs
+    """``lacks sleeve; colour green (query red)``: the query's attributes the item lacks or has differently, as the
+    metric's ``attribute_differences`` compares them."""
+    from lookbench.metric.fine_recall.fine_recall import attribute_differences
+
+    gaps = attribute_differences({"category": "-", "attributes": query_attributes},
+                                 {"category": "-", "attributes": item_attributes})
+    parts = ([f"lacks {', '.join(name for name, _ in gaps['lacks'])}"] if gaps["lacks"] else []) + [
+        f"{name} {'/'.join(values)} (query {value})" for name, value, values in gaps["differs"]]
     return "; ".join(parts) or "all query attributes match"
 
 

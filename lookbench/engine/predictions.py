@@ -3,7 +3,7 @@
 docs/architecture.md §5 and §8. One row per (query, rank): ``query`` (1-based, in the order of the evaluated
 queries), its ``query_item_id`` and annotation, ``rank`` (1-based), ``gallery_index`` (0-based into the subset
 gallery followed by the noise gallery, as the metric sees it), the retrieved ``item_id``, its cosine ``score``
-and annotation, and ``fine_hit`` / ``coarse_hit`` as the metric's ``hit_flags`` judges them, so the file agrees
+and annotation, and ``fine_hit`` / ``coarse_hit`` as the metric's ``score_queries`` judges them, so the file agrees
 with the result's Recall@K. ``datasets.load_dataset("parquet", data_files=...)`` reads it.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metric.fine_recall.fine_recall import GalleryColumns, hit_flags
+from ..metric.fine_recall.fine_recall import GalleryColumns, score_queries
 from .scoring import Split, SubsetScore, SubsetTask
 
 _ANNOTATION = ("category", "main_attribute", "attributes")
@@ -27,7 +27,7 @@ def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: 
     if len(scored.gallery_rows) > len(task.gallery.rows):  # the noise gallery was appended
         gallery = datasets.concatenate_datasets([gallery, noise.annotations])
         columns = columns + GalleryColumns(noise.annotations)
-    flags = hit_flags(scored.ranking, task.queries.annotations, columns, mode=mode)
+    flags = score_queries(scored.ranking, task.queries.annotations, columns, k=[1], mode=mode)
     query, rank = np.nonzero(scored.ranking >= 0)
     index = scored.ranking[query, rank]
     vectors = matrix[task.queries.rows[query]]

@@ -460,49 +460,60 @@ def _first_hit(hits):
     return np.where(hits.any(axis=1), hits.argmax(axis=1), np.inf)
 
 
-class _Judgement:
-    """Every retrieved row judged against its query: the hit matrices that all scores are computed from."""
+def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
+    """Per-query outcomes, the building block of `score_retrieval` (which averages them); a demo shows them per result.
 
-    def __init__(self, predictions, references, gallery, max_k, mode):
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
-        if gallery is None:
-            raise ValueError("gallery is required: the annotation record of every gallery row")
-        self.q_columns = _columns_of_records(_as_rows(references), "references")
-        check_rankings(predictions)
-        _check_lengths(len(predictions), self.q_columns["size"])
-        if not self.q_columns["size"]:
-            raise ValueError("there are no queries to score")
-        g_columns = GalleryColumns(gallery).columns
-        if not g_columns["size"]:
-            raise ValueError("gallery is empty: it needs the annotation record of every gallery row")
-        ranking = _ranking_matrix(predictions, g_columns["size"])
-        self.vocabulary = _Vocabulary()
-        self.query = query = _encode(self.q_columns, self.vocabulary, "references")
-        items = _encode(g_columns, self.vocabulary, "gallery")
-
-        self.shape = ranking.shape
-        valid = ranking >= 0
-        safe = np.where(valid, ranking, 0)
-        self.coarse = coarse = valid & (items["category"][safe] == query["category"][:, None])
-        overlap, self.ideal = _overlaps(query, items, ranking, max_k)
-        sizes = query["num_attributes"][:, None]
-        self.relevance = np.where(sizes > 0, overlap / np.maximum(sizes, 1), 1.0) * coarse
-        if mode == "strict":
-            self.fine = coarse & (overlap == sizes)
-        else:
-            q_main = query["main_attribute"][:, None]
-            self.fine = coarse & (items["main_attribute"][safe] == q_main) & (q_main != 0)
-
-
-def hit_flags(predictions, references, gallery, mode="strict"):
-    """Per query and rank, whether the retrieved row is a fine and a coarse hit: `{"fine": bool array,
-    "coarse": bool array}`, each shaped like `predictions` (False where it is `-1` padding).
-
-    The same judgement `score_retrieval` counts, for error analysis of single rankings.
+    Arguments are those of `score_retrieval`. Returns a dict: `k` (the sorted cut-offs), `fine` and `coarse`
+    (boolean queries x ranks: is the item at that rank a fine / coarse hit), `ndcg` (queries x len(k), each
+    query's nDCG@K as a fraction), `category` (each query's normalised category) and `outfit_id`.
     """
-    judged = _Judgement(predictions, references, gallery, 1, mode)
-    return {"fine": judged.fine, "coarse": judged.coarse}
+    ks = _check_k(k)
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    if gallery is None:
+        raise ValueError("gallery is required: the annotation record of every gallery row")
+    q_columns = _columns_of_records(_as_rows(references), "references")
+    check_rankings(predictions)
+    _check_lengths(len(predictions), q_columns["size"])
+    if not q_columns["size"]:
+        raise ValueError("there are no queries to score")
+    g_columns = GalleryColumns(gallery).columns
+    if not g_columns["size"]:
+        raise ValueError("gallery is empty: it needs the annotation record of every gallery row")
+    ranking = _ranking_matrix(predictions, g_columns["size"])
+    vocabulary = _Vocabulary()
+    query = _encode(q_columns, vocabulary, "references")
+    items = _encode(g_columns, vocabulary, "gallery")
+
+    length = ranking.shape[1]
+    max_k = ks[-1]
+    valid = ranking >= 0
+    safe = np.where(valid, ranking, 0)
+    coarse = valid & (items["category"][safe] == query["category"][:, None])
+    overlap, ideal = _overlaps(query, items, ranking, max_k)
+    sizes = query["num_attributes"][:, None]
+    relevance = np.where(sizes > 0, overlap / np.maximum(sizes, 1), 1.0) * coarse
+    if mode == "strict":
+        fine = coarse & (overlap == sizes)
+    else:
+        q_main = query["main_attribute"][:, None]
+        fine = coarse & (items["main_attribute"][safe] == q_main) & (q_main != 0)
+    discount = 1.0 / np.log2(np.arange(2, max(length, max_k) + 2))
+    dcg = np.cumsum(relevance * discount[:length], axis=1)
+    idcg = np.cumsum(ideal * discount[:max_k], axis=1)
+    ndcg = np.empty((ranking.shape[0], len(ks)), dtype=np.float64)
+    for j, value in enumerate(ks):
+        best = idcg[:, value - 1]
+        # Clip float rounding: DCG sums the same relevances as the ideal, in a worse order.
+        ndcg[:, j] = np.where(best > 0, np.minimum(dcg[:, min(value, length) - 1] / np.where(best > 0, best, 1), 1.0), 0.0)
+    return {
+        "k": ks,
+        "fine": fine,
+        "coarse": coarse,
+        "ndcg": ndcg,
+        "category": [vocabulary.texts[c] for c in query["category"]],
+        "outfit_id": q_columns["outfit_id"],
+    }
 
 
 def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
@@ -511,49 +522,62 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     Arguments and returned keys are those of `FineRecall.compute` (see the module's inputs description);
     `gallery` may also be a `GalleryColumns`, factorised once for many calls.
     """
-    ks = _check_k(k)
-    max_k = ks[-1]
-    judged = _Judgement(predictions, references, gallery, max_k, mode)
-    q_columns, query, vocabulary = judged.q_columns, judged.query, judged.vocabulary
-    relevance, ideal, fine, coarse = judged.relevance, judged.ideal, judged.fine, judged.coarse
-    num_queries, length = judged.shape
-    first_fine, first_coarse = _first_hit(fine), _first_hit(coarse)
-    discount = 1.0 / np.log2(np.arange(2, max(length, max_k) + 2))
-    dcg = np.cumsum(relevance * discount[:length], axis=1)
-    idcg = np.cumsum(ideal * discount[:max_k], axis=1)
+    per_query = score_queries(predictions, references, gallery, k=k, mode=mode)
+    ks = per_query["k"]
+    first_fine, first_coarse = _first_hit(per_query["fine"]), _first_hit(per_query["coarse"])
 
     results = {}
     for key, first in (("fine_recall", first_fine), ("coarse_recall", first_coarse)):
         for value in ks:
             results[f"{key}@{value}"] = 100.0 * float(np.mean(first < value))
-    for value in ks:
-        best = idcg[:, value - 1]
-        # Clip float rounding: DCG sums the same relevances as the ideal, in a worse order.
-        ndcg = np.where(best > 0, np.minimum(dcg[:, min(value, length) - 1] / np.where(best > 0, best, 1), 1.0), 0.0)
-        results[f"ndcg@{value}"] = 100.0 * float(np.mean(ndcg))
+    for j, value in enumerate(ks):
+        results[f"ndcg@{value}"] = 100.0 * float(np.mean(per_query["ndcg"][:, j]))
     reciprocal = 1.0 / (first_fine + 1.0)
     results["mrr"] = 100.0 * float(np.mean(reciprocal))
 
-    outfit_ids = np.array(q_columns["outfit_id"], dtype=object)
+    outfit_ids = np.array(per_query["outfit_id"], dtype=object)
     in_outfit = outfit_ids != ""
     outfits, outfit_of = np.unique(outfit_ids[in_outfit].astype(str), return_inverse=True)
     if outfits.size:
         for value in ks:
             misses = np.bincount(outfit_of, weights=first_fine[in_outfit] >= value, minlength=outfits.size)
             results[f"outfit_fine_recall@{value}"] = 100.0 * float(np.mean(misses == 0))
-    results["num_queries"] = int(num_queries)
+    results["num_queries"] = int(first_fine.size)
     results["num_outfits"] = int(outfits.size)
 
     per_category = {}
-    for category in sorted(np.unique(query["category"]), key=lambda c: vocabulary.texts[c]):
-        members = query["category"] == category
-        per_category[vocabulary.texts[category]] = {
+    categories = np.array(per_query["category"], dtype=object)
+    for category in sorted(set(per_query["category"])):
+        members = categories == category
+        per_category[category] = {
             "fine_recall@1": 100.0 * float(np.mean(first_fine[members] < 1)),
             "coarse_recall@1": 100.0 * float(np.mean(first_coarse[members] < 1)),
             "num_queries": int(members.sum()),
         }
     results["per_category"] = per_category
     return results
+
+
+def attribute_differences(reference, item):
+    """Why an item is not a strict match for a query: the query attributes it lacks and those it has otherwise.
+
+    Compared as scoring compares them (case- and whitespace-insensitive). Returns `lacks`, a list of
+    `(name, value)` of the query the item has no value for, and `differs`, a list of `(name, query_value,
+    item_values)` where the item carries the name with other value(s).
+    """
+    _, _, query_pairs, _ = _fields(reference, 0, "reference")
+    _, _, item_pairs, _ = _fields(item, 0, "item")
+    have = {}
+    for name, value in item_pairs:
+        have.setdefault(_normalise(name), {})[_normalise(value)] = value
+    lacks, differs = [], []
+    for name, value in query_pairs:
+        values = have.get(_normalise(name))
+        if values is None:
+            lacks.append((name, value))
+        elif _normalise(value) not in values:
+            differs.append((name, value, sorted(values.values())))
+    return {"lacks": lacks, "differs": differs}
 
 
 def combine_subsets(results_by_subset):

@@ -1,0 +1,27 @@
+"""``lookbench demo``: serve the Gradio Space locally (docs/architecture.md §5)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(sub) -> None:
+    demo = sub.add_parser("demo", help="serve the Gradio demo (search + leaderboard) on loopback")
+    demo.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
+    demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
+    demo.add_argument("--data", help="a folder from `lookbench build` (default: the embedded LookBench-Mini)")
+    demo.add_argument("--results", type=Path, help="a results store whose runs the leaderboard tab shows beside the published table")
+    demo.add_argument("--assets", type=Path, help="assets folder (default: $HF_HOME/lookbench/space)")
+    demo.add_argument("--prepare", action="store_true", help="only build (or refresh stale) assets, then exit")
+    demo.set_defaults(run=run_demo)
+
+
+def run_demo(args) -> int:
+    if args.prepare:
+        from lookbench.space.assets import ensure_assets
+
+        print(f"assets: {ensure_assets(args.data, args.assets)}")
+        return 0
+    from lookbench.space.app import serve
+
+    serve(host=args.host, port=args.port, data=args.data, results=args.results, assets_dir=args.assets)
+    return 0

@@ -1,0 +1,295 @@
+"""LookBench Space: fashion retrieval in the browser — a query, its top-k per model with fine / coarse marks and
+attribute differences, shop-the-look crops, two encoders side by side, and the leaderboard.
+
+docs/architecture.md §2, §5. Runs as ``lookbench demo`` and, staged with its requirements.txt, as a Hub Space
+(``python app.py``), so it imports the installed ``lookbench`` package only. Assets are prepared once (see
+``lookbench.space.assets``); a request only encodes an uploaded image and searches the stored index.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+
+from lookbench.leaderboard import METRICS, leaderboard
+from lookbench.schema import TEST_SUBSETS
+from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, ensure_assets
+from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
+
+BOTH = "both"
+CONCURRENCY = 2
+MAX_FILE_SIZE = "25mb"
+log = logging.getLogger("lookbench.space")
+
+INTRO = """# LookBench — attribute-aware fashion retrieval
+Pick a benchmark query (an example, or **Random query**), upload a photo, or crop one garment off a street photo
+(**Shop the look**). Each result says whether it is a **fine** hit (same category and every attribute of the
+query: LookBench's Fine Recall), a **coarse** hit (same category only) or a miss, and what it lacks. Choose
+**both** models to see GR-Lite-mini and the generic EfficientNet-Lite0 side by side on the same query."""
+
+
+def _payload_path(value) -> str | None:
+    """The file path of an image component's raw value (the search events skip gradio's own image decoding,
+    so a bad file reaches our checks and gets our message)."""
+    if isinstance(value, dict):
+        return value.get("path")
+    return value or None
+
+
+def _pairs(attributes) -> str:
+    return ", ".join(f"{a['name']}={a['value']}" for a in attributes or []) or "none"
+
+
+def _annotation_markdown(query: Query) -> str:
+    a = query.annotation
+    if a is None:
+        return f"**Query:** {query.label} — no annotation, so results are not marked."
+    outfit = f" · outfit {a['outfit_id']}" if a.get("outfit_id") else ""
+    return (f"**Query {query.label}:** category **{a['category']}**, main attribute **{a['main_attribute']}**{outfit}  \n"
+            f"attributes: {_pairs(a['attributes'])}")
+
+
+def _details_markdown(result, k: int) -> str:
+    lines = [f"### {result.model}"]
+    if result.fine_hit is not None:
+        sign = {True: "✓", False: "✗"}
+        lines.append(f"Fine hit@{k} {sign[result.fine_hit]} · Coarse hit@{k} {sign[result.coarse_hit]} · "
+                     f"nDCG@{k} {result.ndcg:.1f} (strict mode, lookbench/fine_recall)")
+    if result.self_matches_removed:
+        lines.append(f"{result.self_matches_removed} gallery image(s) identical to the query dropped (the query's own "
+                     "image), as the benchmark does.")
+    if not result.hits:
+        return "\n\n".join(lines + ["No result in this gallery."])
+    rows = ["| # | score | subset | category | main attribute | mark | lacks | differs |", "|---:|---:|---|---|---|---|---|---|"]
+    for h in result.hits:
+        mark = {"fine": "fine ✓", "coarse": "coarse ✓", "miss": "✗", None: "-"}[h.mark]
+        lacks = ", ".join(f"{n}={v}" for n, v in h.lacks) or ""
+        differs = ", ".join(f"{n}: {v} → {'/'.join(w)}" for n, v, w in h.differs) or ""
+        if h.mark == "miss":
+            lacks, differs = "other category", ""
+        rows.append(f"| {h.rank} | {h.score:.3f} | {h.subset} | {h.category} | {h.main_attribute} | {mark} | {lacks} | {differs} |")
+    return "\n\n".join(lines + ["\n".join(rows)])
+
+
+class SpaceApp:
+    """The Blocks app over one assets folder; its handlers are plain methods (tests call them too)."""
+
+    def __init__(self, assets_dir, results=None, models=DEFAULT_MODELS):
+        from lookbench.encoders import load_encoder
+
+        self.assets = SpaceAssets.load(assets_dir)
+        self.models = [m for m in models if m in self.assets.models]
+        self.encoders = {m: load_encoder(m) for m in self.models}
+        for encoder in self.encoders.values():  # load the weights now, not on the first request
+            encoder.encode_batch([encoder.preprocess(_blank())])
+        self.retriever = Retriever(self.assets, self.encoders)
+        self.results = results
+        self.plots = Path(tempfile.mkdtemp(prefix="lookbench-space-plots-"))
+
+    # -- Search tab ---------------------------------------------------------------------------------------
+
+    def _query(self, image, query_id) -> Query:
+        if query_id and str(query_id).strip():
+            return self.retriever.benchmark_query(str(query_id))
+        path = _payload_path(image)
+        if path is None:
+            raise QueryError("No query yet: upload an image, click an example or press Random query")
+        try:
+            blob = Path(path).read_bytes()
+        except OSError as err:
+            raise QueryError(f"The uploaded file cannot be read: {err.strerror}") from err
+        return self.retriever.upload(blob)
+
+    def search(self, image, query_id, subset, distractors, model, k):
+        """Status, query annotation, outfit photo, then gallery + details for each of the two result columns."""
+        try:
+            k = int(k)
+            if not 1 <= k <= 50:
+                raise QueryError(f"top-k must be between 1 and 50, got {k}")
+            query = self._query(image, query_id)
+            names = self.models if model == BOTH else [model]
+            if any(n not in self.models for n in names):
+                raise QueryError(f"Unknown model {model!r}; choose one of {', '.join(self.models + [BOTH])}")
+            results = [self.retriever.search(query, n, subset, bool(distractors), k) for n in names]
+        except ValueError as err:  # QueryError, an unknown subset, an unusable model: the user's input
+            gr.Warning(str(err))
+            return f"⚠️ {err}", "", None, [], "", [], ""
+        except Exception as err:  # never a traceback in front of the user; the app keeps serving
+            log.exception("search failed")
+            gr.Warning(f"The search failed: {type(err).__name__}: {err}")
+            return f"⚠️ The search failed: {type(err).__name__}: {err}", "", None, [], "", [], ""
+        outfit = None  # a benchmark query's source photo: a street look's outfit with the item's box, else the item
+        if query.benchmark_row is not None:
+            record = self.assets.queries[query.benchmark_row]
+            outfit = self.assets.path(record["outfit"] or record["image"])
+        scope = "all subsets" if subset == ALL else subset
+        status = f"{query.label}: top {k} in {scope} {'with' if distractors else 'without'} noise distractors."
+        dropped = sum(r.self_matches_removed for r in results)
+        if dropped:
+            status += " The query's own image is in the gallery: dropped from the results."
+            gr.Info("The query image is identical to a gallery image; that gallery image was dropped.")
+        columns = []
+        for result in results + [None] * (2 - len(results)):
+            if result is None:
+                columns += [[], "Choose **both** to compare the two models on this query."]
+            else:
+                columns += [[(h.thumb, h.caption) for h in result.hits], _details_markdown(result, k)]
+        return (status, _annotation_markdown(query), outfit, *columns)
+
+    def random(self, subset, seed, cutoff):
+        """A seeded random benchmark query of the subset (after the cutoff); the seed box then moves on by one.
+
+        A failure (no query after the cutoff) is a ``gr.Error``: shown, and the chained search does not run."""
+        try:
+            seed = int(seed or 0)
+            query = self.retriever.random_query(subset, seed, (cutoff or "").strip() or None)
+        except ValueError as err:  # raised, so the search chained on success does not run
+            raise gr.Error(str(err)) from err
+        image = self.assets.path(self.assets.queries[query.benchmark_row]["image"])
+        return image, query.label, seed + 1, f"Random query {query.label} (seed {seed})."
+
+    def crop(self, editor):
+        """Shop the look: the cropped garment of the editor (its composite, a file path) becomes the query image."""
+        composite = editor.get("composite") if isinstance(editor, dict) else None
+        path = _payload_path(composite)
+        if path is None:
+            gr.Warning("Load a street photo into Shop the look and crop one garment first")
+            return gr.update(), gr.update(), "⚠️ Nothing to crop: load a street photo and crop one garment."
+        from PIL import Image
+
+        with Image.open(path) as image:
+            box = image.getbbox() if "A" in image.getbands() else (0, 0, *image.size)
+            empty = box is None or box[2] - box[0] < 2 or box[3] - box[1] < 2
+        if empty:
+            gr.Warning("The crop is empty: draw a larger box around one garment")
+            return gr.update(), gr.update(), "⚠️ The crop is empty: draw a larger box around one garment."
+        return path, "", "Cropped garment loaded as the query."
+
+    def outfit_for_crop(self, query_id):
+        """The current benchmark street look's full outfit photo, to crop another garment from."""
+        try:
+            query = self.retriever.benchmark_query(query_id) if query_id else None
+        except QueryError:
+            query = None
+        if query is None or not self.assets.queries[query.benchmark_row]["photo"]:
+            gr.Warning("Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)")
+            return gr.update()
+        return self.assets.path(self.assets.queries[query.benchmark_row]["photo"])
+
+    def examples(self) -> list:
+        """The first query of each subset, both models, k=8."""
+        rows = []
+        for subset in TEST_SUBSETS:
+            key = f"{subset}/1"
+            if key in self.retriever.query_keys:
+                image = self.assets.path(self.assets.queries[self.retriever.query_keys[key]]["image"])
+                rows.append([image, key, subset, True, BOTH, 8])
+        return rows
+
+    # -- Leaderboard tab ----------------------------------------------------------------------------------
+
+    def board(self, metric, k, subset):
+        return leaderboard(results=self.results, metric=metric, k=int(k), subset=None if subset == "overall" else subset)
+
+    # -- layout -------------------------------------------------------------------------------------------
+
+    def blocks(self) -> gr.Blocks:
+        # Cached example outputs belong to these assets (rebuilt assets drop them); gradio reads only this variable.
+        os.environ.setdefault("GRADIO_EXAMPLES_CACHE", str(self.assets.folder / "examples-cache"))
+        with gr.Blocks(title="LookBench") as demo:
+            gr.Markdown(INTRO)
+            with gr.Tab("Search"):
+                with gr.Row():
+                    with gr.Column(scale=2):
+                        image = gr.Image(label="Query image", sources=["upload", "webcam", "clipboard"], type="filepath",
+                                         height=240, elem_id="query-image")
+                        query_id = gr.Textbox(label="Benchmark query", placeholder="empty: the image above is the query",
+                                              info="<Subset>/<n>, e.g. RealStreetLook/3", elem_id="query-id")
+                        outfit = gr.Image(label="Source photo (a street look: the outfit, the item boxed in red)", interactive=False, height=240)
+                    with gr.Column(scale=2):
+                        subset = gr.Dropdown([*TEST_SUBSETS, ALL], value=ALL, label="Subset", elem_id="subset")
+                        distractors = gr.Checkbox(True, label="Noise distractors in the gallery")
+                        model = gr.Radio([*self.models, BOTH], value=self.models[0], label="Model")
+                        k = gr.Slider(1, 50, value=10, step=1, label="top-k")
+                        with gr.Row():
+                            cutoff = gr.Textbox(label="Cutoff date", placeholder="e.g. 2025-01-01",
+                                                info="random queries only after it")
+                            seed = gr.Number(0, precision=0, label="Seed")
+                        with gr.Row():
+                            random_button = gr.Button("Random query")
+                            search_button = gr.Button("Search", variant="primary", elem_id="search")
+                with gr.Accordion("Shop the look: crop one garment of a street photo", open=False):
+                    editor = gr.ImageEditor(label="Street photo", type="filepath", sources=["upload", "clipboard"],
+                                            transforms=["crop"], brush=False, eraser=False, layers=False, height=320,
+                                            elem_id="editor")
+                    with gr.Row():
+                        outfit_button = gr.Button("Load the current street look's outfit photo")
+                        crop_button = gr.Button("Search with the crop", variant="primary")
+                status = gr.Markdown(elem_id="status")
+                annotation = gr.Markdown(elem_id="annotation")
+                with gr.Row():
+                    with gr.Column():
+                        gallery_a = gr.Gallery(label="Results", columns=5, height="auto", elem_id="results-a")
+                        details_a = gr.Markdown()
+                    with gr.Column():
+                        gallery_b = gr.Gallery(label="Results (second model)", columns=5, height="auto", elem_id="results-b")
+                        details_b = gr.Markdown()
+                inputs = [image, query_id, subset, distractors, model, k]
+                outputs = [status, annotation, outfit, gallery_a, details_a, gallery_b, details_b]
+                run = dict(fn=self.search, inputs=inputs, outputs=outputs, preprocess=False, api_name=False)
+                search_button.click(**{**run, "api_name": "search"})
+                image.upload(lambda: "", outputs=query_id, api_name=False).then(**run)
+                for control in (subset, distractors, model):
+                    control.change(**run)
+                k.release(**run)
+                random_button.click(self.random, [subset, seed, cutoff], [image, query_id, seed, status],
+                                    api_name="random").success(**run)
+                outfit_button.click(self.outfit_for_crop, query_id, editor, api_name=False)
+                crop_button.click(self.crop, editor, [image, query_id, status], api_name=False).then(**run)
+                gr.Examples(self.examples(), inputs, outputs, fn=self.search, cache_examples=True, cache_mode="lazy",
+                            preprocess=False, label="Examples: a benchmark query of each subset")
+            with gr.Tab("Leaderboard"):
+                with gr.Row():
+                    metric = gr.Radio(list(METRICS), value="fine", label="Metric")
+                    board_k = gr.Dropdown([1, 5, 10, 20], value=1, label="K")
+                    board_subset = gr.Dropdown(["overall", *TEST_SUBSETS], value="overall", label="Subset")
+
+                @gr.render(inputs=[metric, board_k, board_subset])
+                def _board(metric_value, k_value, subset_value):
+                    board = self.board(metric_value, k_value, subset_value)
+                    plot = board.plot(self.plots / f"{metric_value}-{k_value}-{subset_value}.png")
+                    for section in board.sections:
+                        gr.Markdown(f"### {section.title}")
+                        gr.Dataframe(section.frame(), interactive=False)
+                        gr.Markdown(f"Source: {section.source}")
+                    if self.results is None:
+                        gr.Markdown("No local results store given (`lookbench demo --results DIR` adds its runs).")
+                    for line in board.skipped:
+                        gr.Markdown(f"Skipped: {line}")
+                    gr.Image(str(plot), label="Bar plot", interactive=False)
+        demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
+        return demo
+
+    def launch(self, host=None, port=None, **kwargs):
+        """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
+        return self.blocks().launch(server_name=host, server_port=port, allowed_paths=[str(self.assets.folder),
+                                    str(self.plots)], max_file_size=MAX_FILE_SIZE, show_error=True, **kwargs)
+
+
+def _blank():
+    from PIL import Image
+
+    return Image.new("RGB", (64, 64), "white")
+
+
+def serve(host=None, port=None, data=None, results=None, assets_dir=None, **launch_kwargs):
+    """Prepare (once) and load the assets, then serve the app; what ``lookbench demo`` runs."""
+    folder = ensure_assets(data, assets_dir)
+    return SpaceApp(folder, results=results).launch(host=host, port=port, **launch_kwargs)
+
+
+if __name__ == "__main__":  # as a Hub Space: gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT
+    serve(host=None)

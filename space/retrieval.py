@@ -1,0 +1,213 @@
+"""One Space query: encode it (an upload) or take its stored embedding (a benchmark query), search the prepared
+index, drop self-matches, and mark every result with the metric.
+
+docs/architecture.md §5, §8. Search is the stored faiss index restricted to the chosen subset (and the noise
+gallery) by an ID selector; self-match removal is the engine's ``remove_self_matches``; fine / coarse marks and
+nDCG@k come from the metric's ``score_queries`` and the attribute differences from its
+``attribute_differences``, so the Space never scores anything itself.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from ..embedding_cache import HASH_BYTES
+from ..engine import check_output, decode, remove_self_matches, search_depth
+from ..filtering import after_mask
+from ..metric.fine_recall.fine_recall import GalleryColumns, attribute_differences, score_queries
+from ..schema import NOISE, TEST_SUBSETS, resolve_subset
+from .assets import ANNOTATION, SpaceAssets
+
+ALL = "all"
+
+
+class QueryError(ValueError):
+    """A query the Space cannot run; the message is shown to the user as it is."""
+
+
+@dataclass
+class Hit:
+    """One retrieved gallery row as the Space shows it."""
+
+    rank: int
+    score: float
+    row: int
+    subset: str
+    item_id: str
+    category: str
+    main_attribute: str
+    thumb: str
+    mark: str | None = None  # "fine", "coarse", "miss"; None for a query without annotation
+    lacks: list = field(default_factory=list)
+    differs: list = field(default_factory=list)
+
+    @property
+    def caption(self) -> str:
+        sign = {"fine": " · fine ✓", "coarse": " · coarse ✓", "miss": " · ✗", None: ""}[self.mark]
+        return f"#{self.rank} · {self.score:.3f} · {self.category} · {self.main_attribute}{sign}"
+
+
+@dataclass
+class Retrieval:
+    """One model's answer to one query; the per-query hits and nDCG are the metric's (None without annotation)."""
+
+    model: str
+    hits: list
+    self_matches_removed: int
+    fine_hit: bool | None = None
+    coarse_hit: bool | None = None
+    ndcg: float | None = None
+
+
+@dataclass
+class Query:
+    """What is searched with: a benchmark query (stored embedding, annotation) or an uploaded image's bytes."""
+
+    label: str
+    blob: bytes | None = None
+    benchmark_row: int | None = None  # row of the assets' query table
+    annotation: dict | None = None
+
+
+class Retriever:
+    """Serves queries from loaded ``SpaceAssets`` with the given encoders (name -> ``Encoder``)."""
+
+    def __init__(self, assets: SpaceAssets, encoders: dict):
+        self.assets, self.encoders = assets, encoders
+        self.ranges = {name: tuple(r) for name, r in assets.manifest["ranges"].items()}
+        hashes = assets.gallery["hash"]
+        content = {h: i for i, h in enumerate(dict.fromkeys(hashes))}
+        self.gallery_uid = np.fromiter((content[h] for h in hashes), dtype=np.int64, count=len(hashes))
+        self.content = content
+        self.columns = GalleryColumns(assets.gallery.select_columns(list(ANNOTATION)))
+        self.query_keys = {f"{s}/{r + 1}": i for i, (s, r) in enumerate(zip(assets.queries["subset"], assets.queries["row"]))}
+        self._selectors = {}
+
+    # -- queries --------------------------------------------------------------------------------------------
+
+    def benchmark_query(self, key: str) -> Query:
+        """``<Subset>/<n>``: the n-th (1-based) query of a subset."""
+        subset, _, number = key.strip().rpartition("/")
+        try:
+            key = f"{resolve_subset(subset)}/{int(number)}"
+        except ValueError:
+            raise QueryError(f"No benchmark query {key!r}: write <Subset>/<n>, e.g. RealStreetLook/3") from None
+        if key not in self.query_keys:
+            raise QueryError(f"No benchmark query {key!r} in {self.assets.manifest['data']['label']}")
+        row = self.query_keys[key]
+        record = self.assets.queries[row]
+        return Query(key, benchmark_row=row, annotation={f: record[f] for f in ANNOTATION})
+
+    def random_query(self, subset: str, seed: int, cutoff=None) -> Query:
+        """A seeded choice among the subset's queries (all subsets for ``all``) time-stamped after ``cutoff``."""
+        queries = self.assets.queries
+        rows = np.arange(len(queries)) if subset == ALL else np.flatnonzero(np.array(queries["subset"]) == subset)
+        if cutoff:
+            try:
+                rows = rows[after_mask(queries.select(rows), cutoff)]
+            except (TypeError, ValueError) as err:
+                raise QueryError(str(err)) from err
+        if rows.size == 0:
+            raise QueryError(f"No query of {subset} is time-stamped after {cutoff}: nothing to pick")
+        row = int(np.random.default_rng(seed).choice(rows))
+        return self.benchmark_query(f"{queries[row]['subset']}/{queries[row]['row'] + 1}")
+
+    @staticmethod
+    def upload(blob: bytes, label: str = "uploaded file") -> Query:
+        """An uploaded file, checked to be an image within PIL's decompression-bomb limit before it is decoded."""
+        if not blob:
+            raise QueryError(f"The {label} is empty")
+        try:
+            with Image.open(io.BytesIO(blob)) as image:
+                width, height = image.size
+                mode, kind = image.mode, image.format
+        except Image.DecompressionBombError as err:
+            raise QueryError(f"The {label} is refused as a possible decompression bomb: {err}") from err
+        except (UnidentifiedImageError, OSError, ValueError) as err:
+            raise QueryError(f"The {label} is not an image PIL can read ({type(err).__name__})") from err
+        if width * height > (Image.MAX_IMAGE_PIXELS or float("inf")):
+            raise QueryError(f"The {label} ({width}x{height} pixels) exceeds PIL's decompression-bomb limit of "
+                             f"{Image.MAX_IMAGE_PIXELS} pixels")
+        converted = "" if mode == "RGB" else f", {mode} converted to RGB"
+        return Query(f"{label} ({kind} {width}x{height}{converted})", blob=blob)
+
+    # -- search ---------------------------------------------------------------------------------------------
+
+    def _selector(self, subset: str, distractors: bool):
+        """The faiss ID selector of the scope (kept alive here: faiss holds only a pointer)."""
+        import faiss
+
+        key = (subset, distractors)
+        if key not in self._selectors:
+            names = list(TEST_SUBSETS) if subset == ALL else [subset]
+            parts = [faiss.IDSelectorRange(*self.ranges[n]) for n in names if n in self.ranges]
+            if distractors and NOISE in self.ranges:
+                parts.append(faiss.IDSelectorRange(*self.ranges[NOISE]))
+            chain = parts[0]
+            keep = list(parts)
+            for part in parts[1:]:
+                chain = faiss.IDSelectorOr(chain, part)
+                keep.append(chain)
+            self._selectors[key] = (chain, keep)
+        return self._selectors[key][0]
+
+    def scope_rows(self, subset: str, distractors: bool) -> np.ndarray:
+        names = list(TEST_SUBSETS) if subset == ALL else [subset]
+        names += [NOISE] if distractors else []
+        return np.concatenate([np.arange(*self.ranges[n]) for n in names if n in self.ranges])
+
+    def vector(self, query: Query, model: str) -> np.ndarray:
+        if query.benchmark_row is not None:
+            return self.assets.models[model].queries[query.benchmark_row][None, :]
+        encoder = self.encoders[model]
+        decoded = decode(encoder, [query.blob])
+        if decoded.errors[0] is not None:
+            raise QueryError(f"The {query.label} cannot be decoded: {decoded.errors[0]}")
+        out = check_output(encoder, encoder.encode_batch(decoded.inputs), [query.label], None)
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    def query_uid(self, query: Query) -> int:
+        digest = (hashlib.sha256(query.blob).digest()[:HASH_BYTES].hex() if query.blob is not None
+                  else self.assets.queries[query.benchmark_row]["hash"])
+        return self.content.get(digest, -1)
+
+    def search(self, query: Query, model: str, subset: str = ALL, distractors: bool = True, k: int = 10) -> Retrieval:
+        """The top ``k`` of ``model`` for ``query`` in the scope, self-matches dropped, marked when annotated."""
+        import faiss
+
+        if subset != ALL:
+            subset = resolve_subset(subset)
+        if model not in self.assets.models:
+            raise QueryError(f"Model {model!r} has no prepared assets; prepared: {', '.join(self.assets.models)}")
+        rows = self.scope_rows(subset, distractors)
+        if rows.size == 0:
+            raise QueryError(f"The gallery of {subset} is empty{'' if distractors else ' without distractors'}")
+        uid = np.array([self.query_uid(query)], dtype=np.int64)
+        depth = min(search_depth(uid, self.gallery_uid[rows], None, k), rows.size)
+        params = faiss.SearchParameters()
+        params.sel = self._selector(subset, distractors)
+        scores, ids = self.assets.models[model].index.search(self.vector(query, model), depth, params=params)
+        ranking = remove_self_matches(ids, uid, self.gallery_uid, k)
+        score_of = dict(zip(ids[0].tolist(), scores[0].tolist()))
+        kept = [int(i) for i in ranking.ids[0] if i >= 0]
+        gallery = self.assets.gallery.select(kept)
+        hits = [Hit(rank, score_of[row], row, g["subset"], g["item_id"], g["category"], g["main_attribute"],
+                    self.assets.path(g["thumb"]))
+                for rank, (row, g) in enumerate(zip(kept, gallery), 1)]
+        result = Retrieval(model, hits, ranking.self_matches_removed)
+        if query.annotation is not None and hits:
+            per_query = score_queries(ranking.ids, [query.annotation], self.columns, k=[k])
+            for hit, fine, coarse, g in zip(hits, per_query["fine"][0], per_query["coarse"][0], gallery):
+                hit.mark = "fine" if fine else "coarse" if coarse else "miss"
+                if not fine:
+                    gaps = attribute_differences(query.annotation, g)
+                    hit.lacks, hit.differs = gaps["lacks"], gaps["differs"]
+            result.fine_hit = bool(per_query["fine"][0].any())
+            result.coarse_hit = bool(per_query["coarse"][0].any())
+            result.ndcg = 100.0 * float(per_query["ndcg"][0, 0])
+        return result
+

@@ -1,0 +1,408 @@
+"""The Gradio Space: assets with a manifest, queries marked by the metric, the API through gradio_client, bad input,
+and a real browser (Debian's chromium driven by Playwright)."""
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from lookbench.metric.fine_recall.fine_recall import score_retrieval
+
+CAPTION = re.compile(r"^#(\d+) · (-?\d\.\d{3}) · ([^·]+) · ([^·]+?)( · (fine ✓|coarse ✓|✗))?$")
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def space_assets(tmp_path_factory):
+    """The Space's assets of the embedded Mini, built once for the whole session (about a minute)."""
+    from lookbench.space.assets import ensure_assets
+
+    return ensure_assets(None, tmp_path_factory.mktemp("space") / "assets", quiet=True)
+
+
+@pytest.fixture(scope="session")
+def space_app(space_assets):
+    from lookbench.space.app import SpaceApp
+
+    return SpaceApp(space_assets)
+
+
+@pytest.fixture(scope="session")
+def served(space_app):
+    """The app on a free loopback port, in this process, closed at the end (its example cache: in the assets)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    demo = space_app.blocks()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True,
+                allowed_paths=[str(space_app.assets.folder), str(space_app.plots)])
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+@pytest.fixture(scope="session")
+def client(served):
+    from gradio_client import Client
+
+    return Client(served, verbose=False)
+
+
+def _gallery_source(folder: Path, subset: str, row: int) -> bytes:
+    """The original encoded bytes of a gallery image, as stored in the Mini."""
+    import datasets
+
+    from lookbench.dataset_builder import ensure_default_mini
+
+    ds = datasets.load_dataset(str(ensure_default_mini()), subset, split="gallery", cache_dir=str(folder / "ds"))
+    return ds.cast_column("image", datasets.Image(decode=False))[row]["image"]["bytes"]
+
+
+def _expected_marks(query, items):
+    """Strict Fine Recall by its definition (same category and A_q ⊆ A_i), independent of the metric's code."""
+    q = {(a["name"], a["value"]) for a in query["attributes"]}
+    marks = []
+    for item in items:
+        same = item["category"] == query["category"]
+        marks.append("fine" if same and q <= {(a["name"], a["value"]) for a in item["attributes"]}
+                     else "coarse" if same else "miss")
+    return marks
+
+
+# -- assets ----------------------------------------------------------------------------------------------------
+
+
+def test_assets_hold_every_gallery_row_per_model_with_a_manifest(space_assets):
+    from lookbench.encoders import load_encoder
+    from lookbench.space.assets import SpaceAssets
+
+    assets = SpaceAssets.load(space_assets)
+    manifest = assets.manifest
+    assert manifest["data"]["revision"].startswith("local-")
+    for name in ("gr-lite-mini", "efficientnet-lite0"):
+        assert manifest["models"][name]["fingerprint"] == load_encoder(name).fingerprint
+        model = assets.models[name]
+        assert model.index.ntotal == len(assets.gallery) == model.gallery.shape[0]
+        assert model.queries.shape[0] == len(assets.queries)
+        np.testing.assert_allclose(np.linalg.norm(model.gallery, axis=1), 1.0, rtol=1e-5)
+    ranges = manifest["ranges"]
+    assert ranges["noise"][1] == len(assets.gallery) and ranges["RealStudioFlat"][0] == 0
+    assert all(Path(assets.path(t)).is_file() for t in assets.gallery["thumb"][:20])
+    street = [(o, p) for s, o, p in zip(assets.queries["subset"], assets.queries["outfit"], assets.queries["photo"])
+              if s == "RealStreetLook"]
+    assert street and all(o and p and Path(assets.path(o)).is_file() for o, p in street)
+    boxed, plain = (np.asarray(Image.open(assets.path(f)).convert("RGB"), dtype=int) for f in street[0])
+    assert boxed.shape == plain.shape and (np.abs(boxed - plain).sum(axis=2) > 0).mean() < 0.2  # only the box differs
+    studio = set(zip(*(assets.queries[c] for c in ("subset", "outfit", "photo"))))
+    assert ("RealStudioFlat", "", "") in studio
+
+
+@pytest.mark.slow
+def test_stale_assets_are_rebuilt_and_fresh_ones_kept(space_assets, tmp_path):
+    from lookbench.space.assets import ensure_assets
+
+    copy = tmp_path / "assets"
+    shutil.copytree(space_assets, copy)
+    stamp = (copy / "manifest.json").stat().st_mtime_ns
+    assert ensure_assets(None, copy, quiet=True) == copy
+    assert (copy / "manifest.json").stat().st_mtime_ns == stamp  # fresh: nothing rebuilt
+    manifest = json.loads((copy / "manifest.json").read_text())
+    real = manifest["models"]["efficientnet-lite0"]["fingerprint"]
+    manifest["models"]["efficientnet-lite0"]["fingerprint"] = "efficientnet-lite0:older-weights"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    (copy / "efficientnet-lite0" / "gallery.npy").write_bytes(b"stale")
+    ensure_assets(None, copy, quiet=True)
+    rebuilt = json.loads((copy / "manifest.json").read_text())
+    assert rebuilt["models"]["efficientnet-lite0"]["fingerprint"] == real
+    assert np.load(copy / "efficientnet-lite0" / "gallery.npy").shape[0] == rebuilt["ranges"]["noise"][1]
+
+
+def test_a_folder_that_is_not_an_assets_folder_is_never_replaced(tmp_path):
+    from lookbench.space.assets import ensure_assets
+
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="is not a Space assets folder"):
+        ensure_assets(None, tmp_path, quiet=True)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+# -- retrieval, marked by the metric ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["gr-lite-mini", "efficientnet-lite0"])
+def test_benchmark_query_marks_and_scores_agree_with_the_metric(space_app, model):
+    retriever, assets = space_app.retriever, space_app.assets
+    k = 10
+    for key in ("RealStudioFlat/2", "RealStreetLook/1", "AIGen-StreetLook/5"):
+        query = retriever.benchmark_query(key)
+        result = retriever.search(query, model, "all", True, k)
+        assert [h.rank for h in result.hits] == list(range(1, k + 1))
+        rows = [h.row for h in result.hits]
+        assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+        items = assets.gallery.select(rows).to_list()
+        assert [h.mark for h in result.hits] == _expected_marks(query.annotation, items)
+        scores = score_retrieval([rows], [query.annotation], assets.gallery, k=[k])
+        assert 100.0 * result.fine_hit == scores[f"fine_recall@{k}"]
+        assert 100.0 * result.coarse_hit == scores[f"coarse_recall@{k}"]
+        assert result.ndcg == pytest.approx(scores[f"ndcg@{k}"])
+        for hit, item in zip(result.hits, items):
+            names = {a["name"] for a in item["attributes"]}
+            if hit.mark == "coarse":
+                assert hit.lacks or hit.differs
+                assert all(n not in names for n, _ in hit.lacks) and all(n in names for n, _, _ in hit.differs)
+
+
+def test_subset_scope_and_distractors_restrict_the_gallery(space_app):
+    retriever = space_app.retriever
+    query = retriever.benchmark_query("AIGen-Studio/3")
+    only = retriever.search(query, "gr-lite-mini", "RealStreetLook", False, 20)
+    assert {h.subset for h in only.hits} == {"RealStreetLook"}
+    wide = retriever.search(query, "gr-lite-mini", "AIGen-Studio", True, 50)
+    assert {h.subset for h in wide.hits} <= {"AIGen-Studio", "noise"}
+    assert retriever.search(query, "gr-lite-mini", "aigen_studio", True, 50).hits == wide.hits  # the alias works
+
+
+def test_random_query_is_seeded_and_respects_the_cutoff(space_app):
+    from lookbench.space.retrieval import QueryError
+
+    retriever, queries = space_app.retriever, space_app.assets.queries
+    first = retriever.random_query("RealStreetLook", 7)
+    assert first.label == retriever.random_query("RealStreetLook", 7).label and first.label.startswith("RealStreetLook/")
+    picked = {retriever.random_query("all", seed, "2025-01-01").benchmark_row for seed in range(25)}
+    assert all(queries[row]["timestamp"].year >= 2025 for row in picked) and len(picked) > 5
+    with pytest.raises(QueryError, match="after 2100-01-01"):
+        retriever.random_query("all", 0, "2100-01-01")
+
+
+# -- the API, through gradio_client ------------------------------------------------------------------------------
+
+
+def _search(client, image=None, query_id="", subset="all", model="gr-lite-mini", k=6, distractors=True):
+    from gradio_client import handle_file
+
+    return client.predict(handle_file(str(image)) if image else None, query_id, subset, distractors, model, k,
+                          api_name="/search")
+
+
+def _captions(gallery):
+    return [item["caption"] for item in gallery]
+
+
+@pytest.mark.slow
+def test_api_upload_query_returns_k_captioned_results(client, space_app, tmp_path):
+    upload = tmp_path / "query.png"
+    Image.open(space_app.assets.path(space_app.assets.queries[0]["image"])).save(upload)
+    status, annotation, outfit, gallery_a, _, gallery_b, details_b = _search(client, upload, k=7)
+    assert status.startswith("uploaded file (PNG ") and "top 7" in status
+    assert "no annotation" in annotation and outfit is None and gallery_b == []
+    captions = _captions(gallery_a)
+    assert len(captions) == 7
+    parsed = [CAPTION.match(c) for c in captions]
+    assert all(parsed) and [int(m.group(1)) for m in parsed] == list(range(1, 8))
+    assert all(m.group(5) is None for m in parsed)  # an upload has no annotation: no marks
+    direct = space_app.retriever.search(space_app.retriever.upload(upload.read_bytes()), "gr-lite-mini", "all", True, 7)
+    assert captions == [h.caption for h in direct.hits]
+    assert [m.group(3) for m in parsed] == [h.category for h in direct.hits]
+
+
+@pytest.mark.slow
+def test_api_same_benchmark_query_with_both_models(client, space_app):
+    k = 8
+    status, annotation, outfit, gallery_a, details_a, gallery_b, details_b = _search(
+        client, query_id="RealStreetLook/2", subset="RealStreetLook", model="both", k=k)
+    assert "RealStreetLook/2" in status and "category" in annotation and outfit.endswith(".png")
+    assert details_a.startswith("### gr-lite-mini") and details_b.startswith("### efficientnet-lite0")
+    query = space_app.retriever.benchmark_query("RealStreetLook/2")
+    gallery = space_app.assets.gallery
+    for shown, details in ((gallery_a, details_a), (gallery_b, details_b)):
+        captions = _captions(shown)
+        assert len(captions) == k
+        rows = [int(line.split("|")[1]) for line in details.splitlines() if re.match(r"^\| \d+ \|", line)]
+        assert rows == list(range(1, k + 1))
+        marks = [CAPTION.match(c).group(6) for c in captions]
+        model = details.splitlines()[0][4:]
+        hits = space_app.retriever.search(query, model, "RealStreetLook", True, k).hits
+        expected = _expected_marks(query.annotation, gallery.select([h.row for h in hits]).to_list())
+        assert marks == [{"fine": "fine ✓", "coarse": "coarse ✓", "miss": "✗"}[m] for m in expected]
+        scores = score_retrieval([[h.row for h in hits]], [query.annotation], gallery, k=[k])
+        fine = "✓" if scores[f"fine_recall@{k}"] == 100.0 else "✗"
+        assert f"Fine hit@{k} {fine}" in details and f"nDCG@{k} {scores[f'ndcg@{k}']:.1f}" in details
+    assert _captions(gallery_a) != _captions(gallery_b)
+
+
+def _png_header_only(width, height) -> bytes:
+    """A tiny PNG file that claims a huge size: PIL's decompression-bomb check fires on its header."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b"")
+
+
+@pytest.mark.slow
+def test_api_bad_input_gets_a_message_and_the_app_keeps_serving(client, space_app, tmp_path):
+    good = tmp_path / "good.jpg"
+    Image.open(space_app.assets.path(space_app.assets.queries[3]["image"])).convert("RGB").save(good, quality=95)
+    truncated = tmp_path / "truncated.jpg"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    text = tmp_path / "notes.png"
+    text.write_text("these are not pixels")
+    bomb = tmp_path / "bomb.png"
+    bomb.write_bytes(_png_header_only(30000, 30000))
+    cases = {text: "not an image PIL can read", truncated: "cannot be decoded: OSError", bomb: "decompression bomb"}
+    for path, message in cases.items():
+        status, _, _, gallery, _, _, _ = _search(client, path)
+        assert status.startswith("⚠️") and message in status and gallery == []
+        status, _, _, gallery, _, _, _ = _search(client, good)  # the next request is served as usual
+        assert status.startswith("uploaded file (JPEG") and len(gallery) == 6
+    status, *_ = _search(client)
+    assert "No query yet" in status
+    status, *_ = _search(client, query_id="RealStreetLook/999")
+    assert "No benchmark query 'RealStreetLook/999'" in status
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="No query of all is time-stamped after 2100-01-01"):
+        client.predict("all", 0, "2100-01-01", api_name="/random")
+    image, query_id, seed, status = client.predict("RealStreetLook", 4, "", api_name="/random")
+    assert query_id.startswith("RealStreetLook/") and seed == 5 and status == f"Random query {query_id} (seed 4)."
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["L", "P", "RGBA", "CMYK", "I;16"])
+def test_api_other_image_modes_are_converted_not_refused(client, space_app, tmp_path, mode):
+    source = Image.open(space_app.assets.path(space_app.assets.queries[5]["image"])).convert("RGB")
+    image = {"I;16": lambda: Image.fromarray((np.asarray(source.convert("L"), dtype=np.uint16) * 257)),
+             "P": lambda: source.convert("P", palette=Image.ADAPTIVE)}.get(mode, lambda: source.convert(mode))()
+    path = tmp_path / ("query.jpg" if mode == "CMYK" else "query.png")
+    image.save(path)
+    assert Image.open(path).mode == mode
+    status, _, _, gallery, *_ = _search(client, path, k=4)
+    assert f"{mode} converted to RGB" in status and len(gallery) == 4
+
+
+@pytest.mark.slow
+def test_api_query_identical_to_a_gallery_image_is_dropped_and_said(client, space_app, tmp_path):
+    original = tmp_path / "gallery-image.png"
+    original.write_bytes(_gallery_source(tmp_path, "AIGen-Studio", 4))
+    status, _, _, gallery, details, _, _ = _search(client, original, subset="AIGen-Studio", k=5)
+    assert "own image is in the gallery: dropped" in status and "identical to the query dropped" in details
+    item = space_app.assets.gallery[space_app.retriever.ranges["AIGen-Studio"][0] + 4]
+    assert item["subset"] == "AIGen-Studio" and item["row"] == 4
+    assert len(gallery) == 5 and all(Path(g["image"]).name != Path(item["thumb"]).name for g in gallery)
+
+
+def test_empty_crop_and_missing_crop_get_a_message(space_app, tmp_path):
+    transparent = tmp_path / "empty.png"
+    Image.new("RGBA", (80, 60), (0, 0, 0, 0)).save(transparent)
+    _, _, status = space_app.crop({"composite": str(transparent)})
+    assert "crop is empty" in status
+    _, _, status = space_app.crop({"background": None, "layers": [], "composite": None})
+    assert "Nothing to crop" in status
+    garment = tmp_path / "crop.png"
+    Image.new("RGB", (40, 50), "navy").save(garment)
+    path, query_id, status = space_app.crop({"composite": str(garment)})
+    assert path == str(garment) and query_id == "" and "loaded as the query" in status
+
+
+def test_leaderboard_tab_uses_the_leaderboard_function(space_app):
+    board = space_app.board("fine", 1, "overall")
+    published = board.sections[0]
+    assert "GR-Pro" in set(published.frame()["model"]) and published.source != "local results store"
+    assert space_app.board("ndcg", 5, "RealStreetLook").sections[0].columns[2] == "RealStreetLook nDCG@5"
+
+
+@pytest.mark.slow
+def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space_assets):
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    prepare = subprocess.run([sys.executable, "-m", "lookbench.space.prepare", "--assets", str(space_assets)],
+                             capture_output=True, text=True, timeout=300)
+    assert prepare.returncode == 0 and prepare.stdout.strip() == f"assets: {space_assets}"
+    assert "Preparing" not in prepare.stdout + prepare.stderr  # fresh assets: nothing rebuilt
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(space_assets)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline, page = time.monotonic() + 240, None
+        while time.monotonic() < deadline and server.poll() is None and page is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+                    page = response.read().decode()
+            except OSError:
+                time.sleep(1)
+        assert page is not None and "LookBench" in page, server.stdout.read() if server.poll() is not None else "no answer"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+# -- a real browser ----------------------------------------------------------------------------------------------
+
+
+def _not_blank(path: Path) -> None:
+    pixels = np.asarray(Image.open(path).convert("RGB"))
+    assert pixels.shape[0] > 200 and pixels.shape[1] > 400
+    assert pixels.std() > 10 and len(np.unique(pixels.reshape(-1, 3), axis=0)) > 200
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
+                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+def test_browser_example_results_subset_switch_and_leaderboard(served, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    out = tmp_path
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
+                                                       args=args, headless=True, viewport={"width": 1400, "height": 1500})
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(120_000)
+            page.goto(served)
+            page.get_by_text("RealStudioFlat/1", exact=True).first.click()
+            results = page.locator("#results-a .thumbnail-item img")
+            expect(results).to_have_count(8)
+            expect(page.locator("#status")).to_contain_text("RealStudioFlat/1: top 8 in RealStudioFlat")
+            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+            before = [results.nth(i).get_attribute("src") for i in range(8)]
+            page.screenshot(path=str(out / "space-search.png"), full_page=False)
+            page.locator("#subset input").click()
+            page.get_by_role("option", name="AIGen-StreetLook").click()
+            expect(page.locator("#status")).to_contain_text("top 8 in AIGen-StreetLook")
+            expect(results).to_have_count(8)
+            after = [results.nth(i).get_attribute("src") for i in range(8)]
+            assert after != before
+            # Shop the look: a street-look query's outfit photo into the editor, its composite searched as the query
+            page.locator("#query-id textarea").fill("RealStreetLook/1")
+            page.locator("#search").click()
+            expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 8 in AIGen-StreetLook")
+            page.get_by_text("Shop the look: crop one garment of a street photo").click()
+            page.get_by_role("button", name="Load the current street look's outfit photo").click()
+            expect(page.locator("#editor canvas").first).to_be_visible()
+            page.get_by_role("button", name="Search with the crop").click()
+            expect(page.locator("#status")).to_contain_text("uploaded file (PNG 256x256")
+            expect(results).to_have_count(8)
+            page.get_by_role("tab", name="Leaderboard").click()
+            expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
+            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+            page.screenshot(path=str(out / "space-leaderboard.png"), full_page=False)
+        finally:
+            browser.close()
+    for name in ("space-search.png", "space-leaderboard.png"):
+        _not_blank(out / name)
+        if os.environ.get("LOOKBENCH_SCREENSHOTS"):  # how the README's screenshots are refreshed
+            Image.open(out / name).convert("RGB").quantize(128).save(Path(os.environ["LOOKBENCH_SCREENSHOTS"]) / name, optimize=True)
