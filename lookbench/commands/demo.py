@@ -9,7 +9,8 @@ def register(sub) -> None:
     demo.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
     demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
     demo.add_argument("--data", help="a folder from `lookbench build` (default: the embedded LookBench-Mini)")
-    demo.add_argument("--results", type=Path, help="a results store whose runs the leaderboard tab shows beside the published table")
+    demo.add_argument("--results", type=Path, help="the results store whose runs the leaderboard tab shows beside the published "
+                                                   "table (default: lookbench evaluate's, $HF_HOME/lookbench/results)")
     demo.add_argument("--assets", type=Path, help="assets folder (default: $HF_HOME/lookbench/space)")
     demo.add_argument("--prepare", action="store_true", help="only build (or refresh stale) assets, then exit")
     demo.set_defaults(run=run_demo)
@@ -22,6 +23,7 @@ def run_demo(args) -> int:
         print(f"assets: {ensure_assets(args.data, args.assets)}")
         return 0
     from lookbench.space.app import serve
+    from lookbench.store import default_root
 
-    serve(host=args.host, port=args.port, data=args.data, results=args.results, assets_dir=args.assets)
+    serve(host=args.host, port=args.port, data=args.data, results=args.results or default_root(), assets_dir=args.assets)
     return 0
