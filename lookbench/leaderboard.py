@@ -133,10 +133,10 @@ class Section:
     rows: list[dict]
 
     def frame(self):
-        """The rows as a pandas DataFrame (what the Space shows)."""
+        """The rows as a pandas DataFrame (what the Space shows), percentages to two decimals as published."""
         import pandas as pd
 
-        return pd.DataFrame(self.rows, columns=self.columns)
+        return pd.DataFrame(self.rows, columns=self.columns).round(2)
 
 
 @dataclass

@@ -34,6 +34,8 @@ def test_published_overall_figures_are_recomputed_from_the_subsets():
     top = leaderboard(metric="fine", k=1).sections[0]
     assert [r["model"] for r in top.rows[:3]] == ["GR-Pro", "Tianmu-MERE", "GR-Lite"]
     assert top.source == source
+    frame = top.frame()  # what the Space shows: two decimals, as published
+    assert frame.loc[frame["model"] == "GR-Pro", "overall fine R@1"].item() == 67.38
 
 
 def test_local_results_never_mix_with_the_published_table(tmp_path):
