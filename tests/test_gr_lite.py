@@ -270,14 +270,15 @@ def garment(category: str, colour: str, rng: random.Random, size: int = 80) -> I
 
 @pytest.fixture(scope="module")
 def train_folder(tmp_path_factory) -> Path:
-    """A LookBench-schema train split of 6 classes × 16 images, in a folder `load_dataset(DIR, split="train")` reads."""
+    """A LookBench-schema train split of 6 classes × 16 images (two views per product), in a folder
+    `load_dataset(DIR, split="train")` reads."""
     rng = random.Random(0)
     rows = {name: [] for name in FEATURES}
     for category in ("top", "skirt"):
         for colour in COLOURS:
             for i in range(16):
                 rows["image"].append(garment(category, colour, rng))
-                rows["item_id"].append(f"{category}-{colour}-{i}")
+                rows["item_id"].append(f"{category}-{colour}-{i // 2}")
                 rows["category"].append(category)
                 rows["main_attribute"].append(colour)
                 rows["attributes"].append([{"name": "colour", "value": colour}, {"name": "fit", "value": "regular"}])
@@ -383,3 +384,108 @@ def test_build_labels_gives_arcface_classes_and_per_attribute_targets():
     assert classes == ["shoes|color=blue", "tops|color=red;sleeve=long"] and labels == [1, 0, 1]
     assert vocab == {"category": ["shoes", "tops"], "color": ["blue", "red"], "sleeve": ["long"]}
     assert facets.tolist() == [[1, 1, 0], [0, 0, -100], [1, 1, 0]]
+
+
+# ---------------------------------------------------------------- distillation, validation split, architecture flags
+
+
+def test_teacher_features_are_efficientnet_features_of_exactly_these_images(tmp_path, train_folder):
+    from lookbench.encoders import load_encoder
+    from lookbench.models.gr_lite import teacher_features
+
+    path = tmp_path / "teacher.safetensors"
+    teacher_features.main(["--data", str(train_folder), "--output", str(path), "--batch-size", "40"])
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    features = teacher_features.load(path, ds, "the fixture")
+    assert features.shape == (96, 1280)
+    torch.testing.assert_close(features.norm(dim=1), torch.ones(96))
+    encoder = load_encoder("efficientnet-lite0")
+    expected = encoder.encode_batch([encoder.preprocess(ds[i]["image"]) for i in (0, 95)])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(features[[0, 95]].numpy(), expected, atol=1e-5)
+
+    with pytest.raises(ValueError, match=r"holds teacher features of 96 images but the fixture has 95 rows"):
+        teacher_features.load(path, ds.select(range(95)), "the fixture")
+    swapped = ds.select([0, 1, 2, 3, 4, 6, 5, *range(7, 96)])
+    with pytest.raises(ValueError, match=r"other images than the fixture: 2 of 96 rows differ \(first: row index 5\)"):
+        teacher_features.load(path, swapped, "the fixture")
+    save_file({"features": torch.zeros(96, 8)}, tmp_path / "other.safetensors")
+    with pytest.raises(ValueError, match="is not a efficientnet-lite0 teacher-feature file"):
+        teacher_features.load(tmp_path / "other.safetensors", ds, "the fixture")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        teacher_features.load(tmp_path / "missing.safetensors", ds, "the fixture")
+
+
+def test_distillation_losses():
+    from lookbench.models.gr_lite.train_gr_lite import Distillation
+
+    torch.manual_seed(0)
+    teacher = F.normalize(torch.randn(6, 16), dim=-1)
+    similarity = Distillation(16, 16, "similarity")
+    assert similarity.projection is None and not list(similarity.parameters())
+    assert similarity(teacher * 3, teacher).item() < 1e-10  # same neighbourhoods, whatever the embedding's norm
+    assert similarity(torch.randn(6, 16), teacher).item() > 0.01
+    cosine = Distillation(8, 16, "cosine")
+    student = torch.randn(6, 8)
+    expected = 1 - F.cosine_similarity(F.normalize(student, dim=-1) @ cosine.projection.weight.T, teacher, dim=-1).mean()
+    torch.testing.assert_close(cosine(student, teacher), expected)
+
+
+def test_validation_split_holds_out_whole_products_and_queries_their_first_view(train_folder):
+    from lookbench.models.gr_lite.holdout import RetrievalValidation, split_rows
+
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    train_rows, validation_rows = split_rows(ds, 0.25)
+    assert sorted(train_rows + validation_rows) == list(range(96)) and 8 <= len(validation_rows) <= 40
+    ids = ds["item_id"]
+    assert not {ids[i] for i in train_rows} & {ids[i] for i in validation_rows}
+    assert split_rows(ds.select(range(95, -1, -1)), 0.25)[1] == sorted(95 - i for i in validation_rows)  # order-free
+    validation = RetrievalValidation(ds.select(validation_rows))
+    held = [ids[i] for i in validation_rows]
+    assert [held[i] for i in validation.queries] == list(dict.fromkeys(held))  # the first view of every product
+    assert sorted(validation.queries + validation.gallery) == list(range(len(held)))
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\)"):
+        split_rows(ds, 1.0)
+
+
+def test_architecture_and_distillation_flags():
+    from lookbench.models.gr_lite.train_gr_lite import model_config, parse_args
+
+    config = model_config(parse_args(["--data", "d", "--output", "o", "--width", "256", "--depth", "8", "--image-size", "160"]))
+    vision = config.vision_config
+    assert (vision.hidden_size, vision.intermediate_size, vision.num_attention_heads, vision.num_hidden_layers) == (256, 1024, 4, 8)
+    assert config.image_size == 160 and vision.num_register_tokens == 4
+    assert model_config(parse_args(["--data", "d", "--output", "o"])).to_dict() == GrLiteConfig.from_preset("gr-lite-mini").to_dict()
+    for bad in (["--width", "200"], ["--distill-weight", "1"], ["--teacher-features", "t.safetensors"], ["--init", "m", "--depth", "2"]):
+        with pytest.raises(SystemExit):
+            parse_args(["--data", "d", "--output", "o", *bad])
+
+
+@pytest.mark.slow
+def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, train_folder):
+    from lookbench.models.gr_lite import teacher_features
+
+    teacher = tmp_path / "teacher.safetensors"
+    teacher_features.main(["--data", str(train_folder), "--output", str(teacher)])
+    extra = ["--max-steps", "24", "--save-every", "10", "--teacher-features", str(teacher), "--distill-weight", "2",
+             "--validation-fraction", "0.25", "--validate-every", "12", "--width", "128", "--depth", "3"]
+    log = train(tmp_path, train_folder, tmp_path / "run", *extra)
+    distill = [r["distill_loss"] for r in log]
+    assert np.mean(distill[-2:]) < 0.8 * np.mean(distill[:2]), distill
+    for r in log:
+        assert r["loss"] == pytest.approx(r["arcface_loss"] + r["attributes_loss"] + 2 * r["distill_loss"], rel=1e-5)
+    validation = [json.loads(line) for line in (tmp_path / "run" / "validation.jsonl").read_text().splitlines()]
+    assert [v["step"] for v in validation] == [12, 24] and all(0 < v["coarse_recall@1"] <= 100 for v in validation)
+    summary = json.loads((tmp_path / "run" / "model" / "training_summary.json").read_text())
+    assert summary["num_images"] < 96 and summary["validation"]["scores"] == validation[-1]
+    assert summary["architecture"]["width"] == 128 and summary["distillation"]["loss"] == "cosine"
+    card = (tmp_path / "run" / "model" / "README.md").read_text()
+    assert "Distillation from efficientnet-lite0" in card and f"strict Fine R@1 {validation[-1]['fine_recall@1']}" in card
+
+    resumed = tmp_path / "resumed"
+    shutil.copytree(tmp_path / "run", resumed, ignore=shutil.ignore_patterns("model", "step-000020", "step-000024"))
+    train(tmp_path, train_folder, resumed, *extra, "--resume", "latest")
+    a, b = load_file(tmp_path / "run" / "model" / "model.safetensors"), load_file(resumed / "model" / "model.safetensors")
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    assert (resumed / "validation.jsonl").read_text() == (tmp_path / "run" / "validation.jsonl").read_text()
