@@ -551,7 +551,9 @@ def save_model(session: Session, command: str) -> Path:
             "samples_per_rank_this_session": per_rank,
             "architecture": {
                 "image_size": trained.config.image_size, "width": trained.config.vision_config.hidden_size,
-                "depth": trained.config.vision_config.num_hidden_layers, "parameters": trained.num_parameters(),
+                "depth": trained.config.vision_config.num_hidden_layers,
+                "heads": trained.config.vision_config.num_attention_heads, "embedding_dim": trained.config.embedding_dim,
+                "parameters": trained.num_parameters(),
             },
             "distillation": None if data.teacher is None else {
                 "teacher": teacher_features.TEACHER, "features": args.teacher_features, "loss": args.distill_loss,
