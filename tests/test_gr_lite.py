@@ -469,7 +469,7 @@ def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, tr
     teacher_features.main(["--data", str(train_folder), "--output", str(teacher)])
     extra = ["--max-steps", "24", "--save-every", "10", "--teacher-features", str(teacher), "--distill-weight", "2",
              "--validation-fraction", "0.25", "--validate-every", "12", "--width", "128", "--depth", "3"]
-    log = train(tmp_path, train_folder, tmp_path / "run", *extra)
+    log = train(tmp_path, train_folder, tmp_path / "run", *extra, "--resume", "latest")  # no checkpoint yet: step 0
     distill = [r["distill_loss"] for r in log]
     assert np.mean(distill[-2:]) < 0.8 * np.mean(distill[:2]), distill
     for r in log:
@@ -482,8 +482,10 @@ def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, tr
     card = (tmp_path / "run" / "model" / "README.md").read_text()
     assert "Distillation from efficientnet-lite0" in card and f"strict Fine R@1 {validation[-1]['fine_recall@1']}" in card
 
+    # killed while writing step 20: that checkpoint has no trainer_state.json yet, so `latest` is step 10
     resumed = tmp_path / "resumed"
-    shutil.copytree(tmp_path / "run", resumed, ignore=shutil.ignore_patterns("model", "step-000020", "step-000024"))
+    shutil.copytree(tmp_path / "run", resumed, ignore=shutil.ignore_patterns("model", "trainer_state.json", "step-000024"))
+    shutil.copy(tmp_path / "run" / "checkpoints" / "step-000010" / "trainer_state.json", resumed / "checkpoints" / "step-000010")
     train(tmp_path, train_folder, resumed, *extra, "--resume", "latest")
     a, b = load_file(tmp_path / "run" / "model" / "model.safetensors"), load_file(resumed / "model" / "model.safetensors")
     for key in a:

@@ -225,11 +225,10 @@ def load_train_split(data: str, config_name: str | None, split: str) -> datasets
     return ds
 
 
-def latest_checkpoint(checkpoint_dir: Path) -> Path:
-    found = sorted(checkpoint_dir.glob("step-*"), key=lambda p: int(p.name.split("-")[1]))
-    if not found:
-        raise FileNotFoundError(f"--resume latest: no checkpoints in {checkpoint_dir}.")
-    return found[-1]
+def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """The newest complete checkpoint (a run killed while saving leaves one without trainer_state.json), if any."""
+    found = sorted((p.parent for p in checkpoint_dir.glob("step-*/trainer_state.json")), key=lambda p: int(p.name.split("-")[1]))
+    return found[-1] if found else None
 
 
 def write_card(folder: Path, facts: dict) -> None:
@@ -271,7 +270,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--validate-every", type=int, default=500, help="score the validation split every N steps (and at the end)")
     p.add_argument("--save-every", type=int, default=200, help="checkpoint every N steps (and at the end)")
     p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--resume", help="checkpoint folder, or 'latest' for the newest in OUT/checkpoints")
+    p.add_argument("--resume", help="checkpoint folder, or 'latest' for the newest in OUT/checkpoints (none yet: start at step 0, "
+                                    "so one command starts and restarts a run)")
     p.add_argument("--mixed-precision", default="no", choices=["no", "bf16"])
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -431,6 +431,9 @@ def resume(session: Session) -> None:
     """Load `--resume` (a checkpoint folder or `latest`): weights, optimizer, schedule, RNG and step."""
     args = session.args
     folder = latest_checkpoint(session.checkpoint_dir) if args.resume == "latest" else Path(args.resume)
+    if folder is None:
+        session.accelerator.print(f"--resume latest: no checkpoint in {session.checkpoint_dir} yet, starting at step 0")
+        return
     state = json.loads((folder / "trainer_state.json").read_text())
     if state["classes"] != session.data.classes:
         raise ValueError(f"Checkpoint {folder} was trained on different classes than {args.data} has now.")
