@@ -508,3 +508,21 @@ def test_check_disjoint_counts_shared_item_ids_and_images(tmp_path, train_folder
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"train {train_folder}: 96 rows, 48 item ids, 96 distinct images")
     assert out[2].endswith("3 rows, 2 item ids, 3 distinct images; shared with train: 2 item ids, 3 images (e.g. ['top-green-4', 'top-red-0'])")
+
+
+def test_validation_scores_embeddings_with_the_metric(train_folder):
+    from lookbench.models.gr_lite.holdout import RetrievalValidation, split_rows
+
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    validation = RetrievalValidation(ds.select(split_rows(ds, 0.25)[1]))
+    held = validation.ds
+    # a one-hot direction per product: every query's nearest gallery row is its other view
+    product = {item_id: i for i, item_id in enumerate(dict.fromkeys(held["item_id"]))}
+    onehot = np.eye(len(product), dtype=np.float32)[[product[i] for i in held["item_id"]]]
+    perfect = validation.score_embeddings(onehot[validation.queries], onehot[validation.gallery])
+    assert perfect["fine_recall@1"] == perfect["coarse_recall@1"] == perfect["mrr"] == 100.0
+    # colour only: tops and skirts of a colour tie, so some top hits have the wrong category
+    colour = {c: i for i, c in enumerate(COLOURS)}
+    by_colour = np.eye(3, dtype=np.float32)[[colour[m] for m in held["main_attribute"]]]
+    blurred = validation.score_embeddings(by_colour[validation.queries], by_colour[validation.gallery])
+    assert 0 < blurred["fine_recall@1"] < 100.0

@@ -68,11 +68,14 @@ class RetrievalValidation:
 
     def score(self, model, processor) -> dict[str, float]:
         """Strict Fine Recall, Coarse Recall, nDCG and MRR (percent) of `model` (in eval mode) on this split."""
+        return self.score_embeddings(self.embed(model, processor, self.queries), self.embed(model, processor, self.gallery))
+
+    def score_embeddings(self, queries: np.ndarray, gallery: np.ndarray) -> dict[str, float]:
+        """The same scores for unit-length embeddings of the query and gallery rows (e.g. the teacher's features)."""
         import faiss
 
-        gallery = self.embed(model, processor, self.gallery)
         index = faiss.IndexFlatIP(gallery.shape[1])  # inner product of unit vectors = cosine
-        index.add(gallery)
-        _, ranked = index.search(self.embed(model, processor, self.queries), 20)
+        index.add(np.ascontiguousarray(gallery, dtype=np.float32))
+        _, ranked = index.search(np.ascontiguousarray(queries, dtype=np.float32), 20)
         scores = score_retrieval(ranked.tolist(), self.query_records, self.gallery_records, mode="strict")
         return {key: round(float(scores[key]), 2) for key in REPORTED}
