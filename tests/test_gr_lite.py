@@ -467,18 +467,18 @@ def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, tr
 
     teacher = tmp_path / "teacher.safetensors"
     teacher_features.main(["--data", str(train_folder), "--output", str(teacher)])
-    extra = ["--max-steps", "24", "--save-every", "10", "--teacher-features", str(teacher), "--distill-weight", "2",
-             "--validation-fraction", "0.25", "--validate-every", "12", "--width", "128", "--depth", "3"]
+    extra = ["--max-steps", "24", "--save-every", "10", "--teacher-features", str(teacher), "--distill-weight", "100",
+             "--distill-loss", "similarity", "--validation-fraction", "0.25", "--validate-every", "12", "--width", "128", "--depth", "3"]
     log = train(tmp_path, train_folder, tmp_path / "run", *extra, "--resume", "latest")  # no checkpoint yet: step 0
-    distill = [r["distill_loss"] for r in log]
-    assert np.mean(distill[-2:]) < 0.8 * np.mean(distill[:2]), distill
+    distill = [r["distill_loss"] for r in log]  # in-batch similarities approach the teacher's (a 3-layer ViT at 64 px)
+    assert np.mean(distill[-2:]) < 0.9 * np.mean(distill[:2]), distill
     for r in log:
-        assert r["loss"] == pytest.approx(r["arcface_loss"] + r["attributes_loss"] + 2 * r["distill_loss"], rel=1e-5)
+        assert r["loss"] == pytest.approx(r["arcface_loss"] + r["attributes_loss"] + 100 * r["distill_loss"], rel=1e-5)
     validation = [json.loads(line) for line in (tmp_path / "run" / "validation.jsonl").read_text().splitlines()]
     assert [v["step"] for v in validation] == [12, 24] and all(0 < v["coarse_recall@1"] <= 100 for v in validation)
     summary = json.loads((tmp_path / "run" / "model" / "training_summary.json").read_text())
     assert summary["num_images"] < 96 and summary["validation"]["scores"] == validation[-1]
-    assert summary["architecture"]["width"] == 128 and summary["distillation"]["loss"] == "cosine"
+    assert summary["architecture"]["width"] == 128 and summary["distillation"]["loss"] == "similarity"
     card = (tmp_path / "run" / "model" / "README.md").read_text()
     assert "Distillation from efficientnet-lite0" in card and f"strict Fine R@1 {validation[-1]['fine_recall@1']}" in card
 
