@@ -270,14 +270,15 @@ def garment(category: str, colour: str, rng: random.Random, size: int = 80) -> I
 
 @pytest.fixture(scope="module")
 def train_folder(tmp_path_factory) -> Path:
-    """A LookBench-schema train split of 6 classes × 16 images, in a folder `load_dataset(DIR, split="train")` reads."""
+    """A LookBench-schema train split of 6 classes × 16 images (two views per product), in a folder
+    `load_dataset(DIR, split="train")` reads."""
     rng = random.Random(0)
     rows = {name: [] for name in FEATURES}
     for category in ("top", "skirt"):
         for colour in COLOURS:
             for i in range(16):
                 rows["image"].append(garment(category, colour, rng))
-                rows["item_id"].append(f"{category}-{colour}-{i}")
+                rows["item_id"].append(f"{category}-{colour}-{i // 2}")
                 rows["category"].append(category)
                 rows["main_attribute"].append(colour)
                 rows["attributes"].append([{"name": "colour", "value": colour}, {"name": "fit", "value": "regular"}])
@@ -383,3 +384,145 @@ def test_build_labels_gives_arcface_classes_and_per_attribute_targets():
     assert classes == ["shoes|color=blue", "tops|color=red;sleeve=long"] and labels == [1, 0, 1]
     assert vocab == {"category": ["shoes", "tops"], "color": ["blue", "red"], "sleeve": ["long"]}
     assert facets.tolist() == [[1, 1, 0], [0, 0, -100], [1, 1, 0]]
+
+
+# ---------------------------------------------------------------- distillation, validation split, architecture flags
+
+
+def test_teacher_features_are_efficientnet_features_of_exactly_these_images(tmp_path, train_folder):
+    from lookbench.encoders import load_encoder
+    from lookbench.models.gr_lite import teacher_features
+
+    path = tmp_path / "teacher.safetensors"
+    teacher_features.main(["--data", str(train_folder), "--output", str(path), "--batch-size", "40"])
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    features = teacher_features.load(path, ds, "the fixture")
+    assert features.shape == (96, 1280)
+    torch.testing.assert_close(features.norm(dim=1), torch.ones(96))
+    encoder = load_encoder("efficientnet-lite0")
+    expected = encoder.encode_batch([encoder.preprocess(ds[i]["image"]) for i in (0, 95)])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(features[[0, 95]].numpy(), expected, atol=1e-5)
+
+    with pytest.raises(ValueError, match=r"holds teacher features of 96 images but the fixture has 95 rows"):
+        teacher_features.load(path, ds.select(range(95)), "the fixture")
+    swapped = ds.select([0, 1, 2, 3, 4, 6, 5, *range(7, 96)])
+    with pytest.raises(ValueError, match=r"other images than the fixture: 2 of 96 rows differ \(first: row index 5\)"):
+        teacher_features.load(path, swapped, "the fixture")
+    save_file({"features": torch.zeros(96, 8)}, tmp_path / "other.safetensors")
+    with pytest.raises(ValueError, match="is not a efficientnet-lite0 teacher-feature file"):
+        teacher_features.load(tmp_path / "other.safetensors", ds, "the fixture")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        teacher_features.load(tmp_path / "missing.safetensors", ds, "the fixture")
+
+
+def test_distillation_losses():
+    from lookbench.models.gr_lite.train_gr_lite import Distillation
+
+    torch.manual_seed(0)
+    teacher = F.normalize(torch.randn(6, 16), dim=-1)
+    similarity = Distillation(16, 16, "similarity")
+    assert similarity.projection is None and not list(similarity.parameters())
+    assert similarity(teacher * 3, teacher).item() < 1e-10  # same neighbourhoods, whatever the embedding's norm
+    assert similarity(torch.randn(6, 16), teacher).item() > 0.01
+    cosine = Distillation(8, 16, "cosine")
+    student = torch.randn(6, 8)
+    expected = 1 - F.cosine_similarity(F.normalize(student, dim=-1) @ cosine.projection.weight.T, teacher, dim=-1).mean()
+    torch.testing.assert_close(cosine(student, teacher), expected)
+
+
+def test_validation_split_holds_out_whole_products_and_queries_their_first_view(train_folder):
+    from lookbench.models.gr_lite.holdout import RetrievalValidation, split_rows
+
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    train_rows, validation_rows = split_rows(ds, 0.25)
+    assert sorted(train_rows + validation_rows) == list(range(96)) and 8 <= len(validation_rows) <= 40
+    ids = ds["item_id"]
+    assert not {ids[i] for i in train_rows} & {ids[i] for i in validation_rows}
+    assert split_rows(ds.select(range(95, -1, -1)), 0.25)[1] == sorted(95 - i for i in validation_rows)  # order-free
+    validation = RetrievalValidation(ds.select(validation_rows))
+    held = [ids[i] for i in validation_rows]
+    assert [held[i] for i in validation.queries] == list(dict.fromkeys(held))  # the first view of every product
+    assert sorted(validation.queries + validation.gallery) == list(range(len(held)))
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\)"):
+        split_rows(ds, 1.0)
+
+
+def test_architecture_and_distillation_flags():
+    from lookbench.models.gr_lite.train_gr_lite import model_config, parse_args
+
+    config = model_config(parse_args(["--data", "d", "--output", "o", "--width", "256", "--depth", "8", "--image-size", "160"]))
+    vision = config.vision_config
+    assert (vision.hidden_size, vision.intermediate_size, vision.num_attention_heads, vision.num_hidden_layers) == (256, 1024, 4, 8)
+    assert config.image_size == 160 and vision.num_register_tokens == 4
+    assert model_config(parse_args(["--data", "d", "--output", "o"])).to_dict() == GrLiteConfig.from_preset("gr-lite-mini").to_dict()
+    for bad in (["--width", "200"], ["--distill-weight", "1"], ["--teacher-features", "t.safetensors"], ["--init", "m", "--depth", "2"]):
+        with pytest.raises(SystemExit):
+            parse_args(["--data", "d", "--output", "o", *bad])
+
+
+@pytest.mark.slow
+def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, train_folder):
+    from lookbench.models.gr_lite import teacher_features
+
+    teacher = tmp_path / "teacher.safetensors"
+    teacher_features.main(["--data", str(train_folder), "--output", str(teacher)])
+    extra = ["--max-steps", "24", "--save-every", "10", "--teacher-features", str(teacher), "--distill-weight", "100",
+             "--distill-loss", "similarity", "--validation-fraction", "0.25", "--validate-every", "12", "--width", "128", "--depth", "3"]
+    log = train(tmp_path, train_folder, tmp_path / "run", *extra, "--resume", "latest")  # no checkpoint yet: step 0
+    distill = [r["distill_loss"] for r in log]  # in-batch similarities approach the teacher's (a 3-layer ViT at 64 px)
+    assert np.mean(distill[-2:]) < 0.9 * np.mean(distill[:2]), distill
+    for r in log:
+        assert r["loss"] == pytest.approx(r["arcface_loss"] + r["attributes_loss"] + 100 * r["distill_loss"], rel=1e-5)
+    validation = [json.loads(line) for line in (tmp_path / "run" / "validation.jsonl").read_text().splitlines()]
+    assert [v["step"] for v in validation] == [12, 24] and all(0 < v["coarse_recall@1"] <= 100 for v in validation)
+    summary = json.loads((tmp_path / "run" / "model" / "training_summary.json").read_text())
+    assert summary["num_images"] < 96 and summary["validation"]["scores"] == validation[-1]
+    assert summary["architecture"]["width"] == 128 and summary["distillation"]["loss"] == "similarity"
+    card = (tmp_path / "run" / "model" / "README.md").read_text()
+    assert "Distillation from efficientnet-lite0" in card and f"strict Fine R@1 {validation[-1]['fine_recall@1']}" in card
+
+    # killed while writing step 20: that checkpoint has no trainer_state.json yet, so `latest` is step 10
+    resumed = tmp_path / "resumed"
+    shutil.copytree(tmp_path / "run", resumed, ignore=shutil.ignore_patterns("model", "trainer_state.json", "step-000024"))
+    shutil.copy(tmp_path / "run" / "checkpoints" / "step-000010" / "trainer_state.json", resumed / "checkpoints" / "step-000010")
+    train(tmp_path, train_folder, resumed, *extra, "--resume", "latest")
+    a, b = load_file(tmp_path / "run" / "model" / "model.safetensors"), load_file(resumed / "model" / "model.safetensors")
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    assert (resumed / "validation.jsonl").read_text() == (tmp_path / "run" / "validation.jsonl").read_text()
+
+
+def test_check_disjoint_counts_shared_item_ids_and_images(tmp_path, train_folder, capsys):
+    from lookbench.models.gr_lite.check_disjoint import main as check_main
+
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    overlapping, disjoint = tmp_path / "overlapping", tmp_path / "disjoint"
+    overlapping.mkdir(), disjoint.mkdir()
+    ds.select([0, 1, 40]).to_parquet(str(overlapping / "test-00000-of-00001.parquet"))  # ids top-red-0 (2 rows), top-green-4
+    fresh = ds.select(range(3)).map(lambda row: {"item_id": "x-" + row["item_id"], "image": row["image"].rotate(90)})
+    fresh.to_parquet(str(disjoint / "test-00000-of-00001.parquet"))
+    assert check_main(["--train", str(train_folder), "--test", str(disjoint)]) == 0
+    assert "shared with train: 0 item ids, 0 images" in capsys.readouterr().out
+    assert check_main(["--train", str(train_folder), "--test", str(disjoint), str(overlapping)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"train {train_folder}: 96 rows, 48 item ids, 96 distinct images")
+    assert out[2].endswith("3 rows, 2 item ids, 3 distinct images; shared with train: 2 item ids, 3 images (e.g. ['top-green-4', 'top-red-0'])")
+
+
+def test_validation_scores_embeddings_with_the_metric(train_folder):
+    from lookbench.models.gr_lite.holdout import RetrievalValidation, split_rows
+
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    validation = RetrievalValidation(ds.select(split_rows(ds, 0.25)[1]))
+    held = validation.ds
+    # a one-hot direction per product: every query's nearest gallery row is its other view
+    product = {item_id: i for i, item_id in enumerate(dict.fromkeys(held["item_id"]))}
+    onehot = np.eye(len(product), dtype=np.float32)[[product[i] for i in held["item_id"]]]
+    perfect = validation.score_embeddings(onehot[validation.queries], onehot[validation.gallery])
+    assert perfect["fine_recall@1"] == perfect["coarse_recall@1"] == perfect["mrr"] == 100.0
+    # colour only: tops and skirts of a colour tie, so some top hits have the wrong category
+    colour = {c: i for i, c in enumerate(COLOURS)}
+    by_colour = np.eye(3, dtype=np.float32)[[colour[m] for m in held["main_attribute"]]]
+    blurred = validation.score_embeddings(by_colour[validation.queries], by_colour[validation.gallery])
+    assert 0 < blurred["fine_recall@1"] < 100.0

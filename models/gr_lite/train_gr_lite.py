@@ -4,13 +4,17 @@ Every (category, full attribute set) combination in the train split is one ArcFa
 strict Fine Recall query would accept as matches are pulled together and everything else is pushed apart by
 an additive angular margin. Full fine-tuning of the whole backbone; augmentations are PIL-only (random
 resized crop, horizontal flip, brightness/contrast jitter — no hue/saturation, so colour attributes stay true).
+GR-Lite starts from a pretrained backbone; GR-Lite-mini instead distils an ImageNet encoder's features
+(`--teacher-features`, `--distill-weight`, written once by `teacher_features.py`). `--validation-fraction`
+holds out whole products and scores retrieval on them (`holdout.py`), for choosing hyper-parameters.
 
     python -m lookbench.models.gr_lite.train_gr_lite --data DIR --output OUT [--preset gr-lite-mini]
     ACCELERATE_USE_CPU=1 accelerate launch --multi_gpu --num_processes 2 --num_machines 1 \\
         -m lookbench.models.gr_lite.train_gr_lite --data DIR --output OUT
 
 OUT/model is the final model folder (AutoModel-loadable, with processor, code files and a model card),
-OUT/train_log.jsonl the loss log, OUT/checkpoints/step-N the resumable states (`--resume latest`).
+OUT/train_log.jsonl the loss log, OUT/validation.jsonl the validation scores, OUT/checkpoints/step-N the
+resumable states (`--resume latest`).
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers.image_transforms import convert_to_rgb
 
-from . import GrLiteConfig, GrLiteModel, GrLiteImageProcessor, processor_for
+from . import GrLiteConfig, GrLiteModel, GrLiteImageProcessor, holdout, processor_for, teacher_features
 from .configuration_gr_lite import PRESETS
 
 CARD_TEMPLATE = Path(__file__).with_name("model_card_template.md")
@@ -98,25 +102,31 @@ class Augment:
 
 
 class TrainImages(torch.utils.data.Dataset):
-    """(pixel_values, label) pairs: decode, augment, then the model's own processor (resize, normalise).
+    """Training samples: the augmented image through the model's own processor, its labels, its teacher feature.
 
     The augmentation of sample i in epoch e depends only on (seed, e, i), not on the number of processes or on
     how far a data loader prefetched, so a resumed run sees exactly the images the uninterrupted run would.
     """
 
-    def __init__(self, ds: datasets.Dataset, labels: list[int], facet_labels: np.ndarray, processor: GrLiteImageProcessor,
-                 augment: Augment, seed: int):
-        self.ds, self.labels, self.processor, self.augment = ds.select_columns(["image"]), labels, processor, augment
-        self.facet_labels = torch.from_numpy(facet_labels)
+    def __init__(self, data: "TrainData", processor: GrLiteImageProcessor, augment: Augment, seed: int):
+        self.ds, self.labels, self.processor, self.augment = data.ds.select_columns(["image"]), data.labels, processor, augment
+        self.facet_labels = torch.from_numpy(data.facet_labels)
+        self.teacher = data.teacher
         self.seed, self.epoch = seed, 0
 
     def __len__(self) -> int:
         return len(self.labels)
 
-    def __getitem__(self, i: int):
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
         image = self.augment(self.ds[i]["image"], random.Random(f"{self.seed}/{self.epoch}/{i}"))
-        pixels = self.processor(image, return_tensors="pt")["pixel_values"][0]
-        return pixels, self.labels[i], self.facet_labels[i]
+        sample = {
+            "pixel_values": self.processor(image, return_tensors="pt")["pixel_values"][0],
+            "labels": torch.tensor(self.labels[i]),
+            "facet_labels": self.facet_labels[i],
+        }
+        if self.teacher is not None:
+            sample["teacher"] = self.teacher[i]
+        return sample
 
 
 class ArcFaceHead(nn.Module):
@@ -160,19 +170,49 @@ class AttributeHeads(nn.Module):
         return torch.stack(losses).mean()
 
 
-class MetricLearner(nn.Module):
-    """Model + ArcFace head (+ attribute heads) as one module, so DDP synchronises all of them."""
+class Distillation(nn.Module):
+    """The teacher's knowledge in the embedding, from its precomputed L2-normalised features.
 
-    def __init__(self, model: GrLiteModel, head: ArcFaceHead, attribute_heads: AttributeHeads | None, attribute_weight: float):
+    "cosine": a linear map of the embedding regresses the teacher feature (1 − cosine), so the embedding must
+    carry what the teacher sees. "similarity": the batch's student cosine similarities are pulled onto the
+    teacher's (mean squared error over image pairs), which shapes the neighbourhoods retrieval ranks by.
+    """
+
+    def __init__(self, dim: int, teacher_dim: int, kind: str):
+        super().__init__()
+        self.kind = kind
+        self.projection = nn.Linear(dim, teacher_dim, bias=False) if kind == "cosine" else None
+
+    def forward(self, embeds: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
+        unit = F.normalize(embeds.float(), dim=-1)
+        if self.projection is not None:
+            return (1 - F.cosine_similarity(self.projection(unit), teacher, dim=-1)).mean()
+        pairs = ~torch.eye(len(unit), dtype=torch.bool, device=unit.device)
+        return F.mse_loss((unit @ unit.T)[pairs], (teacher @ teacher.T)[pairs])
+
+
+class MetricLearner(nn.Module):
+    """Model + ArcFace head (+ attribute heads, + distillation) as one module, so DDP synchronises all of them."""
+
+    def __init__(self, model: GrLiteModel, head: ArcFaceHead, attribute_heads: AttributeHeads | None, attribute_weight: float,
+                 distillation: Distillation | None = None, distill_weight: float = 0.0):
         super().__init__()
         self.model, self.head, self.attribute_heads, self.attribute_weight = model, head, attribute_heads, attribute_weight
+        self.distillation, self.distill_weight = distillation, distill_weight
 
-    def forward(self, pixel_values: torch.Tensor, labels: torch.Tensor, facet_labels: torch.Tensor) -> torch.Tensor:
+    def forward(self, pixel_values: torch.Tensor, labels: torch.Tensor, facet_labels: torch.Tensor,
+                teacher: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """The weighted total `loss` and each unweighted term (`arcface`, `attributes`, `distill`)."""
         embeds = self.model(pixel_values=pixel_values).image_embeds
-        loss = self.head(embeds, labels)
+        terms = {"arcface": self.head(embeds, labels)}
+        loss = terms["arcface"]
         if self.attribute_heads is not None:
-            loss = loss + self.attribute_weight * self.attribute_heads(embeds, facet_labels)
-        return loss
+            terms["attributes"] = self.attribute_heads(embeds, facet_labels)
+            loss = loss + self.attribute_weight * terms["attributes"]
+        if self.distillation is not None:
+            terms["distill"] = self.distillation(embeds, teacher)
+            loss = loss + self.distill_weight * terms["distill"]
+        return {"loss": loss, **terms}
 
 
 def load_train_split(data: str, config_name: str | None, split: str) -> datasets.Dataset:
@@ -185,11 +225,10 @@ def load_train_split(data: str, config_name: str | None, split: str) -> datasets
     return ds
 
 
-def latest_checkpoint(checkpoint_dir: Path) -> Path:
-    found = sorted(checkpoint_dir.glob("step-*"), key=lambda p: int(p.name.split("-")[1]))
-    if not found:
-        raise FileNotFoundError(f"--resume latest: no checkpoints in {checkpoint_dir}.")
-    return found[-1]
+def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """The newest complete checkpoint (a run killed while saving leaves one without trainer_state.json), if any."""
+    found = sorted((p.parent for p in checkpoint_dir.glob("step-*/trainer_state.json")), key=lambda p: int(p.name.split("-")[1]))
+    return found[-1] if found else None
 
 
 def write_card(folder: Path, facts: dict) -> None:
@@ -210,6 +249,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--preset", default="gr-lite-mini", choices=sorted(PRESETS))
     p.add_argument("--init", help="start from this GR-Lite model folder instead of a random --preset")
     p.add_argument("--image-size", type=int, help="override the preset's input size")
+    p.add_argument("--width", type=int, help="override the preset's backbone width (a multiple of 64: heads of 64; MLP 4x)")
+    p.add_argument("--depth", type=int, help="override the preset's number of transformer layers")
     p.add_argument("--batch-size", type=int, default=64, help="global batch, split across processes")
     p.add_argument("--epochs", type=float, default=10.0)
     p.add_argument("--max-steps", type=int, help="overrides --epochs")
@@ -220,28 +261,54 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--arcface-margin", type=float, default=0.2)
     p.add_argument("--attribute-weight", type=float, default=1.0,
                    help="weight of the per-attribute (and category) cosine-softmax heads beside ArcFace; 0 = ArcFace only")
+    p.add_argument("--teacher-features", help="file written by `python -m lookbench.models.gr_lite.teacher_features` for --data")
+    p.add_argument("--distill-weight", type=float, default=0.0, help="weight of the distillation loss (needs --teacher-features)")
+    p.add_argument("--distill-loss", default="cosine", choices=["cosine", "similarity"],
+                   help="cosine: a linear map of the embedding regresses the teacher feature; similarity: match in-batch cosines")
+    p.add_argument("--validation-fraction", type=float, default=0.0,
+                   help="hold out this fraction of the products (by item id) and score retrieval on them; 0 = train on all")
+    p.add_argument("--validate-every", type=int, default=500, help="score the validation split every N steps (and at the end)")
     p.add_argument("--save-every", type=int, default=200, help="checkpoint every N steps (and at the end)")
     p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--resume", help="checkpoint folder, or 'latest' for the newest in OUT/checkpoints")
+    p.add_argument("--resume", help="checkpoint folder, or 'latest' for the newest in OUT/checkpoints (none yet: start at step 0, "
+                                    "so one command starts and restarts a run)")
     p.add_argument("--mixed-precision", default="no", choices=["no", "bf16"])
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if (args.distill_weight > 0) != bool(args.teacher_features):
+        p.error("--distill-weight > 0 and --teacher-features go together")
+    if args.init and (args.image_size or args.width or args.depth):
+        p.error("--image-size, --width and --depth cannot change an --init model")
+    if args.width is not None and (args.width <= 0 or args.width % 64):
+        p.error(f"--width must be a positive multiple of 64, got {args.width}")
+    return args
 
 
 @dataclass
 class TrainData:
-    """The train split and its supervision (`build_labels`), read once per session."""
+    """The rows trained on, their supervision (`build_labels`) and teacher features, and the held-out products."""
 
     ds: datasets.Dataset
     labels: list[int]
     classes: list[str]
     facet_labels: np.ndarray
     vocab: dict[str, list[str]]
+    teacher: torch.Tensor | None = None
+    validation: holdout.RetrievalValidation | None = None
 
     @classmethod
     def load(cls, args: argparse.Namespace) -> "TrainData":
-        ds = load_train_split(args.data, args.data_config, args.split)
-        return cls(ds, *build_labels(ds))
+        full = load_train_split(args.data, args.data_config, args.split)
+        what = f"--data {args.data} split {args.split}"
+        teacher = teacher_features.load(args.teacher_features, full, what) if args.teacher_features else None
+        if not args.validation_fraction:
+            return cls(full, *build_labels(full), teacher=teacher)
+        train_rows, validation_rows = holdout.split_rows(full, args.validation_fraction)
+        if not validation_rows:
+            raise ValueError(f"--validation-fraction {args.validation_fraction} holds out no product of {what}.")
+        ds = full.select(train_rows)
+        validation = holdout.RetrievalValidation(full.select(validation_rows))
+        return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows], validation=validation)
 
 
 @dataclass
@@ -262,7 +329,7 @@ class Session:
     elapsed_before: float = 0.0  # training seconds of the earlier sessions this one resumes
     started: float = field(default_factory=time.time)
     samples_seen: int = 0
-    running: list[float] = field(default_factory=list)
+    running: list[dict[str, float]] = field(default_factory=list)  # the loss terms of each step since the last log line
     first_loss: float | None = None
     last_loss: float = float("nan")
 
@@ -279,6 +346,10 @@ class Session:
         return self.out / "train_log.jsonl"
 
     @property
+    def validation_path(self) -> Path:
+        return self.out / "validation.jsonl"
+
+    @property
     def steps_per_epoch(self) -> int:
         return len(self.loader)
 
@@ -286,15 +357,20 @@ class Session:
         return self.elapsed_before + time.time() - self.started
 
 
+def model_config(args: argparse.Namespace) -> GrLiteConfig:
+    """The `--preset` with the `--image-size`, `--width` and `--depth` overrides (heads of 64 channels, MLP 4x)."""
+    preset = PRESETS[args.preset]
+    vision = dict(preset["vision_config"])
+    if args.width:
+        vision.update(hidden_size=args.width, intermediate_size=4 * args.width, num_attention_heads=args.width // 64)
+    if args.depth:
+        vision.update(num_hidden_layers=args.depth)
+    return GrLiteConfig.from_preset(args.preset, vision_config=vision, image_size=args.image_size or preset["image_size"])
+
+
 def build_learner(args: argparse.Namespace, data: TrainData) -> MetricLearner:
-    """The model (random `--preset` or `--init` folder) with its ArcFace and attribute heads."""
-    if args.init:
-        model = GrLiteModel.from_pretrained(args.init)
-        if args.image_size:
-            raise ValueError("--image-size cannot change the input size of an --init model.")
-    else:
-        overrides = {"image_size": args.image_size} if args.image_size else {}
-        model = GrLiteModel(GrLiteConfig.from_preset(args.preset, **overrides))
+    """The model (random `--preset` or `--init` folder) with its ArcFace, attribute and distillation heads."""
+    model = GrLiteModel.from_pretrained(args.init) if args.init else GrLiteModel(model_config(args))
     # the mask token only serves masked-image pre-training; freezing it keeps DDP from waiting for its gradient
     model.backbone.embeddings.mask_token.requires_grad_(False)
     dim = model.config.embedding_dim
@@ -302,7 +378,8 @@ def build_learner(args: argparse.Namespace, data: TrainData) -> MetricLearner:
         AttributeHeads(dim, [len(v) for v in data.vocab.values()], args.arcface_scale) if args.attribute_weight > 0 else None
     )
     head = ArcFaceHead(dim, len(data.classes), args.arcface_scale, args.arcface_margin)
-    return MetricLearner(model, head, attribute_heads, args.attribute_weight)
+    distillation = Distillation(dim, data.teacher.shape[1], args.distill_loss) if data.teacher is not None else None
+    return MetricLearner(model, head, attribute_heads, args.attribute_weight, distillation, args.distill_weight)
 
 
 def build_optimizer(learner: nn.Module, args: argparse.Namespace) -> torch.optim.Optimizer:
@@ -338,7 +415,7 @@ def start_session(args: argparse.Namespace) -> Session:
     data = TrainData.load(args)
     learner = build_learner(args, data)
     processor = processor_for(learner.model.config)
-    train_images = TrainImages(data.ds, data.labels, data.facet_labels, processor, Augment(), args.seed)
+    train_images = TrainImages(data, processor, Augment(), args.seed)
     loader = torch.utils.data.DataLoader(train_images, batch_size=args.batch_size // world, shuffle=True, drop_last=True)
     if len(loader) == 0:
         raise ValueError(f"{len(data.ds)} training images are fewer than one batch of {args.batch_size}.")
@@ -354,6 +431,9 @@ def resume(session: Session) -> None:
     """Load `--resume` (a checkpoint folder or `latest`): weights, optimizer, schedule, RNG and step."""
     args = session.args
     folder = latest_checkpoint(session.checkpoint_dir) if args.resume == "latest" else Path(args.resume)
+    if folder is None:
+        session.accelerator.print(f"--resume latest: no checkpoint in {session.checkpoint_dir} yet, starting at step 0")
+        return
     state = json.loads((folder / "trainer_state.json").read_text())
     if state["classes"] != session.data.classes:
         raise ValueError(f"Checkpoint {folder} was trained on different classes than {args.data} has now.")
@@ -367,26 +447,42 @@ def open_log(session: Session) -> None:
     if not session.accelerator.is_main_process:
         return
     session.out.mkdir(parents=True, exist_ok=True)
-    if session.args.resume and session.log_path.exists():
-        lines = session.log_path.read_text().splitlines()
-        kept = [line for line in lines if json.loads(line)["step"] <= session.step]
-        session.log_path.write_text("".join(line + "\n" for line in kept))
+    for log in (session.log_path, session.validation_path):
+        if session.args.resume and log.exists():
+            kept = [line for line in log.read_text().splitlines() if json.loads(line)["step"] <= session.step]
+            log.write_text("".join(line + "\n" for line in kept))
     (session.out / "train_args.json").write_text(json.dumps(vars(session.args), indent=2))
 
 
 def log_step(session: Session) -> None:
-    """Average the losses since the last log line and append it to OUT/train_log.jsonl."""
-    session.last_loss = float(np.mean(session.running))
+    """Average the loss terms since the last log line and append them to OUT/train_log.jsonl."""
+    means = {key: float(np.mean([terms[key] for terms in session.running])) for key in session.running[0]}
+    session.last_loss = means["loss"]
     session.first_loss = session.last_loss if session.first_loss is None else session.first_loss
     session.running = []
     if session.accelerator.is_main_process:
         record = {
             "step": session.step, "epoch": session.step / session.steps_per_epoch, "loss": session.last_loss,
+            **{f"{key}_loss": value for key, value in means.items() if key != "loss"},
             "lr": session.scheduler.get_last_lr()[0], "world_size": session.accelerator.num_processes,
             "train_seconds": round(session.train_seconds(), 2),
         }
         with session.log_path.open("a") as f:
             f.write(json.dumps(record) + "\n")
+
+
+def validate(session: Session) -> None:
+    """Score retrieval on the held-out products (main process) and append it to OUT/validation.jsonl."""
+    accelerator = session.accelerator
+    if accelerator.is_main_process:
+        model = accelerator.unwrap_model(session.learner).model
+        model.eval()
+        scores = session.data.validation.score(model, session.processor)
+        model.train()
+        with session.validation_path.open("a") as f:
+            f.write(json.dumps({"step": session.step, **scores}) + "\n")
+        accelerator.print(f"step {session.step} validation: {scores}")
+    accelerator.wait_for_everyone()
 
 
 def save_checkpoint(session: Session) -> None:
@@ -406,26 +502,33 @@ def train_epoch(session: Session, progress: tqdm) -> None:
     session.loader.set_epoch(epoch)
     session.train_images.epoch = epoch
     batches = accelerator.skip_first_batches(session.loader, skip) if skip else session.loader
-    for pixel_values, batch_labels, batch_facets in batches:
+    for batch in batches:
         # the model's own randomness (DINOv3's RoPE coordinate jitter) depends only on (seed, step, rank), so
         # a resumed run does not depend on how many RNG draws re-creating the data loader took
         torch.manual_seed(args.seed * 1_000_003 + session.step * accelerator.num_processes + accelerator.process_index)
-        loss = session.learner(pixel_values, batch_labels, batch_facets)
-        accelerator.backward(loss)
+        terms = session.learner(**batch)
+        accelerator.backward(terms["loss"])
         session.optimizer.step()
         session.scheduler.step()
         session.optimizer.zero_grad()
         session.step += 1
-        session.samples_seen += len(batch_labels)
-        session.running.append(accelerator.reduce(loss.detach(), reduction="mean").item())
+        session.samples_seen += len(batch["labels"])
+        session.running.append({key: accelerator.reduce(value.detach(), reduction="mean").item() for key, value in terms.items()})
         progress.update(1)
-        if session.step % args.log_every == 0 or session.step == session.max_steps:
+        last = session.step == session.max_steps
+        if session.step % args.log_every == 0 or last:
             log_step(session)
             progress.set_postfix(loss=f"{session.last_loss:.3f}")
-        if session.step % args.save_every == 0 or session.step == session.max_steps:
+        if session.data.validation is not None and (session.step % args.validate_every == 0 or last):
+            validate(session)
+        if session.step % args.save_every == 0 or last:
             save_checkpoint(session)
         if session.step >= session.max_steps:
             break
+
+
+def read_last(log: Path) -> dict:
+    return json.loads(log.read_text().splitlines()[-1])
 
 
 def save_model(session: Session, command: str) -> Path:
@@ -449,6 +552,20 @@ def save_model(session: Session, command: str) -> Path:
             "device": f"{accelerator.device} ({torch.get_num_threads()} threads/process)",
             "final_loss": session.last_loss, "first_loss": session.first_loss if session.first_loss is not None else float("nan"),
             "samples_per_rank_this_session": per_rank,
+            "architecture": {
+                "image_size": trained.config.image_size, "width": trained.config.vision_config.hidden_size,
+                "depth": trained.config.vision_config.num_hidden_layers,
+                "heads": trained.config.vision_config.num_attention_heads, "embedding_dim": trained.config.embedding_dim,
+                "parameters": trained.num_parameters(),
+            },
+            "distillation": None if data.teacher is None else {
+                "teacher": teacher_features.TEACHER, "features": args.teacher_features, "loss": args.distill_loss,
+                "weight": args.distill_weight,
+            },
+            "validation": None if data.validation is None else {
+                "fraction": args.validation_fraction, "queries": len(data.validation.queries),
+                "gallery": len(data.validation.gallery), "scores": read_last(session.validation_path),
+            },
         }
         (final / "training_summary.json").write_text(json.dumps(facts, indent=2))
         write_card(final, facts)

@@ -1,0 +1,81 @@
+"""The validation split of a training set: whole products held out and scored as a retrieval task.
+
+Hyper-parameters (input size, width, depth, loss weights) are chosen here, never on a test release. A product
+(one item id) is held out as a whole, so no view of a validation product is ever trained on; the choice depends
+only on the item id, so it is the same for every run, scale and row order. Its views are scored like a LookBench
+subset (docs/architecture.md §1): the first view of every held-out product that has several is a query, every
+other held-out view is the gallery, ranked by cosine similarity and scored by the metric's `score_retrieval`.
+"""
+from __future__ import annotations
+
+import zlib
+
+import datasets
+import numpy as np
+import torch
+
+from lookbench.metric.fine_recall.fine_recall import score_retrieval
+
+ANNOTATIONS = ["category", "main_attribute", "attributes", "outfit_id"]
+REPORTED = ("fine_recall@1", "fine_recall@5", "fine_recall@10", "coarse_recall@1", "ndcg@5", "mrr")
+
+
+def is_held_out(item_id: str, fraction: float) -> bool:
+    return zlib.crc32(item_id.encode()) < fraction * 2**32
+
+
+def split_rows(ds: datasets.Dataset, fraction: float) -> tuple[list[int], list[int]]:
+    """Row indices (training, validation) with whole products in the validation part."""
+    if not 0 <= fraction < 1:
+        raise ValueError(f"--validation-fraction must be in [0, 1), got {fraction}.")
+    held = [is_held_out(item_id, fraction) for item_id in ds["item_id"]]
+    return [i for i, h in enumerate(held) if not h], [i for i, h in enumerate(held) if h]
+
+
+class RetrievalValidation:
+    """Query / gallery rows of the held-out products, and their scores for a model."""
+
+    def __init__(self, ds: datasets.Dataset):
+        seen: set[str] = set()
+        counts: dict[str, int] = {}
+        for item_id in ds["item_id"]:
+            counts[item_id] = counts.get(item_id, 0) + 1
+        self.queries, self.gallery = [], []
+        for i, item_id in enumerate(ds["item_id"]):
+            if counts[item_id] > 1 and item_id not in seen:
+                seen.add(item_id)
+                self.queries.append(i)
+            else:
+                self.gallery.append(i)
+        if not self.queries:
+            raise ValueError(f"The validation split ({len(ds)} rows) has no product with two views to query.")
+        self.ds = ds
+        annotations = ds.select_columns(ANNOTATIONS)
+        self.query_records = list(annotations.select(self.queries))
+        self.gallery_records = annotations.select(self.gallery)
+
+    def __repr__(self) -> str:
+        return f"RetrievalValidation({len(self.queries)} queries, {len(self.gallery)} gallery rows)"
+
+    @torch.no_grad()
+    def embed(self, model, processor, rows: list[int], batch_size: int = 128) -> np.ndarray:
+        images = self.ds.select_columns(["image"])
+        out = []
+        for start in range(0, len(rows), batch_size):
+            batch = list(images.select(rows[start:start + batch_size])["image"])
+            out.append(model(**processor(batch, return_tensors="pt")).image_embeds.float().numpy())
+        return np.concatenate(out)
+
+    def score(self, model, processor) -> dict[str, float]:
+        """Strict Fine Recall, Coarse Recall, nDCG and MRR (percent) of `model` (in eval mode) on this split."""
+        return self.score_embeddings(self.embed(model, processor, self.queries), self.embed(model, processor, self.gallery))
+
+    def score_embeddings(self, queries: np.ndarray, gallery: np.ndarray) -> dict[str, float]:
+        """The same scores for unit-length embeddings of the query and gallery rows (e.g. the teacher's features)."""
+        import faiss
+
+        index = faiss.IndexFlatIP(gallery.shape[1])  # inner product of unit vectors = cosine
+        index.add(np.ascontiguousarray(gallery, dtype=np.float32))
+        _, ranked = index.search(np.ascontiguousarray(queries, dtype=np.float32), 20)
+        scores = score_retrieval(ranked.tolist(), self.query_records, self.gallery_records, mode="strict")
+        return {key: round(float(scores[key]), 2) for key in REPORTED}

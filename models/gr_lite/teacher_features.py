@@ -1,0 +1,100 @@
+"""Teacher features for feature distillation: the ImageNet EfficientNet-Lite0 feature of every training image.
+
+GR-Lite starts from a pretrained backbone (docs/architecture.md §1); GR-Lite-mini cannot, so it distils the
+general visual knowledge of the only pretrained image encoder installable offline. The teacher's forward pass
+costs more CPU than the student's training step, so it runs once per training image (the clean image, not an
+augmented view: the student learns to map each of its augmented views onto it) and is stored in one
+safetensors file beside the data, with the sha256 of every row's image bytes so a file never silently serves
+features of other images.
+
+    python -m lookbench.models.gr_lite.teacher_features --data DIR --output FILE.safetensors
+
+Set MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 for a ~3x faster CPU forward pass (glibc otherwise
+page-faults every batch's activations in again).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+import datasets
+import numpy as np
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+from tqdm.auto import tqdm
+
+TEACHER = "efficientnet-lite0"
+
+
+def image_hashes(ds: datasets.Dataset) -> np.ndarray:
+    """(rows × 32) uint8: sha256 of each row's stored image bytes, read without decoding."""
+    raw = ds.select_columns(["image"]).cast_column("image", datasets.Image(decode=False))
+    return np.stack([np.frombuffer(hashlib.sha256(row["image"]["bytes"]).digest(), dtype=np.uint8) for row in raw])
+
+
+def compute(ds: datasets.Dataset, batch_size: int = 64) -> np.ndarray:
+    """(rows × 1280) float32, L2-normalised teacher features, in row order."""
+    from lookbench.encoders import load_encoder
+
+    teacher = load_encoder(TEACHER, device="cpu")
+    images = ds.select_columns(["image"])
+    out = []
+    for start in tqdm(range(0, len(ds), batch_size), desc=f"{TEACHER} features"):
+        batch = images[start:start + batch_size]["image"]
+        out.append(teacher.encode_batch([teacher.preprocess(image) for image in batch]))
+    features = np.concatenate(out).astype(np.float32)
+    return features / np.linalg.norm(features, axis=1, keepdims=True)
+
+
+def save(path: Path, features: np.ndarray, hashes: np.ndarray, source: str) -> None:
+    metadata = {"teacher": TEACHER, "rows": str(len(features)), "source": source}
+    save_file({"features": torch.from_numpy(features), "image_sha256": torch.from_numpy(hashes)}, str(path), metadata=metadata)
+
+
+def load(path: str | Path, ds: datasets.Dataset, what: str) -> torch.Tensor:
+    """The features of `ds`'s rows from `path`, after checking they were computed from exactly these images.
+
+    `what` names the data in errors (e.g. "--data DIR split train").
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"--teacher-features {path} does not exist (write it with `python -m {__name__}`).")
+    with safe_open(str(path), framework="pt") as f:
+        keys, metadata = set(f.keys()), f.metadata() or {}
+        if not {"features", "image_sha256"} <= keys or metadata.get("teacher") != TEACHER:
+            raise ValueError(f"{path} is not a {TEACHER} teacher-feature file of this module (keys {sorted(keys)}).")
+        features, stored = f.get_tensor("features"), f.get_tensor("image_sha256").numpy()
+    if len(features) != len(ds):
+        raise ValueError(f"{path} holds teacher features of {len(features)} images but {what} has {len(ds)} rows.")
+    differ = np.flatnonzero((stored != image_hashes(ds)).any(axis=1))
+    if len(differ):
+        raise ValueError(
+            f"{path} was computed from other images than {what}: {len(differ)} of {len(ds)} rows differ "
+            f"(first: row index {differ[0]}); recompute it for this data."
+        )
+    return features.float()
+
+
+def main(argv: list[str] | None = None) -> Path:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", required=True, help="dataset folder written by `lookbench build` (the training set)")
+    p.add_argument("--data-config", default=None)
+    p.add_argument("--split", default="train")
+    p.add_argument("--output", required=True, help="the .safetensors file to write")
+    p.add_argument("--batch-size", type=int, default=64)
+    args = p.parse_args(argv)
+    from .train_gr_lite import load_train_split
+
+    ds = load_train_split(args.data, args.data_config, args.split)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save(out, compute(ds, args.batch_size), image_hashes(ds), json.dumps({"data": args.data, "split": args.split}))
+    print(f"Wrote {out}: {TEACHER} features of {len(ds)} images")
+    return out
+
+
+if __name__ == "__main__":
+    main()
