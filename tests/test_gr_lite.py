@@ -481,6 +481,10 @@ def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, tr
     assert summary["architecture"]["width"] == 128 and summary["distillation"]["loss"] == "similarity"
     card = (tmp_path / "run" / "model" / "README.md").read_text()
     assert "Distillation from efficientnet-lite0" in card and f"strict Fine R@1 {validation[-1]['fine_recall@1']}" in card
+    from lookbench.registry import card_training_cutoff
+
+    # the card declares the date its training data ends, which `lookbench evaluate --cutoff model` reads
+    assert summary["training_cutoff"] == "2025-06-01" == card_training_cutoff(tmp_path / "run" / "model")
 
     # killed while writing step 20: that checkpoint has no trainer_state.json yet, so `latest` is step 10
     resumed = tmp_path / "resumed"

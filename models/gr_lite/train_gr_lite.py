@@ -30,6 +30,7 @@ from pathlib import Path
 
 import datasets
 import numpy as np
+import pyarrow.compute as pc
 import torch
 import torch.nn.functional as F
 from accelerate import Accelerator
@@ -236,6 +237,7 @@ def write_card(folder: Path, facts: dict) -> None:
     data = ModelCardData(
         library_name="transformers", pipeline_tag="image-feature-extraction", license="apache-2.0",
         tags=["fashion", "image-retrieval", "dinov3", "lookbench"], metrics=["lookbench/fine_recall"],
+        training_cutoff=facts.get("training_cutoff"),  # what `lookbench evaluate --cutoff model` reads
     )
     ModelCard.from_template(data, template_path=str(CARD_TEMPLATE), **facts).save(folder / "README.md")
 
@@ -295,20 +297,24 @@ class TrainData:
     vocab: dict[str, list[str]]
     teacher: torch.Tensor | None = None
     validation: holdout.RetrievalValidation | None = None
+    training_cutoff: str | None = None  # the date of the newest row read (trained on or held out): the card declares it
 
     @classmethod
     def load(cls, args: argparse.Namespace) -> "TrainData":
         full = load_train_split(args.data, args.data_config, args.split)
         what = f"--data {args.data} split {args.split}"
         teacher = teacher_features.load(args.teacher_features, full, what) if args.teacher_features else None
+        newest = pc.max(full.data.column("timestamp")) if "timestamp" in full.column_names else None
+        cutoff = newest.as_py().date().isoformat() if newest is not None and newest.is_valid else None
         if not args.validation_fraction:
-            return cls(full, *build_labels(full), teacher=teacher)
+            return cls(full, *build_labels(full), teacher=teacher, training_cutoff=cutoff)
         train_rows, validation_rows = holdout.split_rows(full, args.validation_fraction)
         if not validation_rows:
             raise ValueError(f"--validation-fraction {args.validation_fraction} holds out no product of {what}.")
         ds = full.select(train_rows)
         validation = holdout.RetrievalValidation(full.select(validation_rows))
-        return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows], validation=validation)
+        return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows], validation=validation,
+                   training_cutoff=cutoff)
 
 
 @dataclass
@@ -545,6 +551,7 @@ def save_model(session: Session, command: str) -> Path:
         facts = {
             "command": command, "world_size": accelerator.num_processes, "data": args.data, "split": args.split,
             "num_images": len(data.ds), "num_classes": len(data.classes), "init": args.init or f"random {args.preset}",
+            "training_cutoff": data.training_cutoff,
             "steps": session.step, "batch_size": args.batch_size, "epochs": session.step / session.steps_per_epoch,
             "lr": args.lr, "arcface_scale": args.arcface_scale, "arcface_margin": args.arcface_margin,
             "attribute_weight": args.attribute_weight, "attribute_heads": {n: len(v) for n, v in data.vocab.items()},
