@@ -248,6 +248,41 @@ def test_fresh_process_registration_both_ways(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "a.npy"), expected, atol=1e-6)
 
 
+GR_LITE_DIR = Path(__file__).resolve().parent.parent / "models" / "gr_lite"
+CODE_FILES = ("configuration_gr_lite.py", "modeling_gr_lite.py", "image_processing_gr_lite.py")
+
+
+def test_committed_model_folder_code_files_are_real_copies_of_the_package_source():
+    """gr-lite-mini's code files are what save_pretrained copies (generated artifacts): regular files, never links,
+    byte-identical to models/gr_lite/, so they cannot drift from the code the package imports."""
+    for name in CODE_FILES:
+        shipped = GR_LITE_DIR / "gr-lite-mini" / name
+        assert shipped.is_file() and not shipped.is_symlink(), name
+        assert shipped.read_bytes() == (GR_LITE_DIR / name).read_bytes(), f"{name} drifted from models/gr_lite/{name}"
+
+
+@pytest.mark.slow
+def test_a_copy_of_the_committed_model_folder_loads_without_lookbench(tmp_path):
+    """A copy that keeps links as links (what cp -r or an upload that follows none makes) still loads with
+    trust_remote_code in a process that cannot import lookbench, and embeds as the package does."""
+    copy = tmp_path / "gr-lite-mini"
+    shutil.copytree(GR_LITE_DIR / "gr-lite-mini", copy, symlinks=True)
+    assert not [p.name for p in copy.iterdir() if p.is_symlink()]
+    images = []
+    for i in range(3):
+        path = tmp_path / f"img{i}.png"
+        Image.fromarray(np.random.default_rng(i).integers(0, 256, (90, 70, 3), dtype=np.uint8)).save(path)
+        images.append(str(path))
+    proc = run_python(BLOCK_LOOKBENCH + EMBED_SNIPPET.format(folder=str(copy), kwargs="trust_remote_code=True", images=images,
+                                                             out=str(tmp_path / "remote.npy")), tmp_path)
+    assert proc.stdout.split()[0].startswith("transformers_modules.") and proc.stdout.split()[-1] == "False"
+    model = GrLiteModel.from_pretrained(GR_LITE_DIR / "gr-lite-mini").eval()
+    processor = GrLiteImageProcessor.from_pretrained(GR_LITE_DIR / "gr-lite-mini")
+    with torch.no_grad():
+        expected = model(**processor([Image.open(p) for p in images], return_tensors="pt")).image_embeds.numpy()
+    np.testing.assert_array_equal(np.load(tmp_path / "remote.npy"), expected)
+
+
 # ---------------------------------------------------------------- training recipe
 
 COLOURS = {"red": (200, 30, 30), "blue": (30, 60, 200), "green": (30, 160, 60)}
@@ -322,6 +357,8 @@ def test_training_single_process_learns_and_resumes_exactly(tmp_path, train_fold
     final = tmp_path / "run" / "model"
     summary = json.loads((final / "training_summary.json").read_text())
     assert summary["num_classes"] == 6 and summary["num_images"] == 96 and summary["steps"] == 24
+    for name in CODE_FILES:  # save_pretrained copies the code: the folder loads wherever it is copied
+        assert not (final / name).is_symlink() and (final / name).read_bytes() == (GR_LITE_DIR / name).read_bytes(), name
     card = (final / "README.md").read_text()
     assert "library_name: transformers" in card and "6 ArcFace classes" in card and "24 steps" in card
     assert "{{" not in card and "{%" not in card  # the template is filled completely

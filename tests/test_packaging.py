@@ -60,3 +60,17 @@ def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path):
     assert overall[-1] == "282"  # LookBench-Mini's test queries
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["provenance"]["model"]["name"] == "gr-lite-mini"
+
+
+def test_import_lookbench_is_the_library_beside_a_dataset_folder_named_lookbench(tmp_path):
+    """Where users run load_dataset("lookbench", ...), a data folder `lookbench/` (no __init__.py) sits in the working
+    directory; under the editable install `import lookbench` must still be the library, not that folder as a
+    namespace package (docs/architecture.md §6)."""
+    (tmp_path / "lookbench" / "RealStreetLook").mkdir(parents=True)
+    (tmp_path / "lookbench" / "README.md").write_text("---\npretty_name: LookBench\n---\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "import lookbench, lookbench.models.gr_lite; print(lookbench.__file__); print(callable(lookbench.evaluate))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    where, evaluate_callable = proc.stdout.split()
+    assert where.endswith("lookbench/__init__.py") and not where.startswith(str(tmp_path)) and evaluate_callable == "True"

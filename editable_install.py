@@ -1,0 +1,25 @@
+"""`pip install -e .` whose `import lookbench` is the library even beside a folder named `lookbench`.
+
+setuptools' editable install of a `package_dir` layout appends its finder to `sys.meta_path`, after Python's
+PathFinder (setuptools issue #3557). So where a dataset clone `lookbench/` (no `__init__.py`) sits in the working
+directory — exactly where `load_dataset("lookbench", ...)` is run — PathFinder returns that folder as a namespace
+package and the library is never reached. This build step keeps setuptools' finder and only has its `.pth` line
+move it to the front of `sys.meta_path`. Used by setup.cfg's `cmdclass`; not installed. docs/architecture.md §6.
+"""
+from setuptools.command.editable_wheel import _TopLevelFinder, editable_wheel
+
+
+class _FinderFirst(_TopLevelFinder):
+    def get_implementation(self):
+        for name, content in super().get_implementation():
+            if name.endswith(".pth"):
+                finder = content.decode().split(";")[0].removeprefix("import ").strip()
+                content += (f"; import sys; sys.meta_path.remove({finder}._EditableFinder); "
+                            f"sys.meta_path.insert(0, {finder}._EditableFinder)").encode()
+            yield name, content
+
+
+class EditableWheel(editable_wheel):
+    def _select_strategy(self, name, tag, build_lib):
+        strategy = super()._select_strategy(name, tag, build_lib)
+        return _FinderFirst(strategy.dist, strategy.name) if type(strategy) is _TopLevelFinder else strategy
