@@ -1,11 +1,12 @@
-"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank and explain results."""
+"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank and explain results,
+serve the demo, stage and push the Hub repos."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 
-from .commands import build, demo, evaluate, explain, leaderboard
+from .commands import build, demo, evaluate, explain, leaderboard, push, stage
 
 
 def parser() -> argparse.ArgumentParser:
@@ -16,6 +17,8 @@ def parser() -> argparse.ArgumentParser:
     leaderboard.register(sub)
     explain.register(sub)
     demo.register(sub)
+    stage.register(sub)
+    push.register(sub)
     return root
 
 

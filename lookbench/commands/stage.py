@@ -1,0 +1,25 @@
+"""``lookbench stage``: the four Hub repos as a local mirror (docs/architecture.md §5)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(sub) -> None:
+    stage = sub.add_parser("stage", help="stage the dataset, metric, model and Space repos into a local Hub mirror")
+    stage.add_argument("--out", type=Path, required=True, help="mirror folder (HUB); HUB/lookbench is the dataset repo")
+    stage.add_argument("--data", type=Path, help="a folder from `lookbench build` (default: the embedded LookBench-Mini)")
+    stage.add_argument("--namespace", default="lookbench", help="Hub user or organisation of the repos (default: lookbench)")
+    stage.set_defaults(run=run_stage)
+
+
+def run_stage(args) -> int:
+    from lookbench.progress import quiet_libraries
+    from lookbench.upload_scripts.stage import stage
+
+    with quiet_libraries(False):
+        staging = stage(args.out, data=args.data, namespace=args.namespace)
+    print(f"Staged {args.out}:")
+    for repo in staging.repos:
+        print(f"  {repo.repo_type:<8} {repo.repo_id:<32} {args.out / repo.folder}")
+    print(f"Next: lookbench push --hub {args.out} --dry-run")
+    return 0

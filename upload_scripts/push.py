@@ -1,0 +1,98 @@
+"""Push a staged mirror to the Hub with huggingface_hub: create each repo, upload its folder (docs/architecture.md §5).
+
+The token is huggingface_hub's own (``HF_TOKEN``, else the file ``hf auth login`` wrote) and is never printed;
+without one, or with ``dry_run``, only the plan is printed. Hub refusals (401/403/404, other HTTP errors) and
+network failures become a one-line ``PushError`` naming the repo.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .stage import StagedRepo, Staging, check_namespace
+
+LARGE_FOLDER_BYTES = 5 * 1024**3  # above this a dataset goes through upload_large_folder (resumable, many commits)
+HTTP_REASONS = {
+    401: "the Hub refused the token (401): set HF_TOKEN or run `hf auth login` with a valid token",
+    403: "the token may not write there (403): it needs write access to the namespace",
+    404: "not found (404): check the namespace and --revision",
+}
+
+
+class PushError(ValueError):
+    """A push the Hub refused or could not be reached for; the message is one line."""
+
+
+def files_of(hub: Path, repo: StagedRepo) -> list[Path]:
+    """What ``upload_folder`` sends: every file under the repo's folder except the nested repos' (same filter)."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    root = hub / repo.folder
+    relative = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    return [root / p for p in filter_repo_objects(relative, ignore_patterns=list(repo.ignore) or None)]
+
+
+def plan_lines(hub: Path, staging: Staging, private: bool, revision: str | None) -> list[str]:
+    lines = []
+    for repo in staging.repos:
+        files = files_of(hub, repo)
+        size = sum(p.stat().st_size for p in files)
+        extra = f", sdk {repo.space_sdk}" if repo.space_sdk else ""
+        lines.append(f"{repo.repo_type:<8} {repo.repo_id:<32} {len(files):>3} files {size / 1e6:8.1f} MB  from {hub / repo.folder}{extra}")
+    lines.append(f"visibility: {'private' if private else 'public'}; revision: {revision or 'main'}")
+    return lines
+
+
+def _upload(api, hub: Path, repo: StagedRepo, private: bool, revision: str | None) -> str:
+    import lookbench
+
+    api.create_repo(repo.repo_id, repo_type=repo.repo_type, space_sdk=repo.space_sdk, private=private, exist_ok=True)
+    if revision:
+        api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)
+    folder, ignore = hub / repo.folder, list(repo.ignore) or None
+    if repo.repo_type == "dataset" and sum(p.stat().st_size for p in files_of(hub, repo)) > LARGE_FOLDER_BYTES:
+        api.upload_large_folder(repo.repo_id, folder, repo_type=repo.repo_type, revision=revision, ignore_patterns=ignore,
+                                private=private)
+        return f"{repo.repo_id} ({repo.repo_type}): uploaded"
+    info = api.upload_folder(repo_id=repo.repo_id, folder_path=folder, repo_type=repo.repo_type, revision=revision,
+                             ignore_patterns=ignore, commit_message=f"Upload {repo.repo_id} (lookbench {lookbench.__version__})")
+    return f"{repo.repo_id} ({repo.repo_type}): {info.oid or 'no change'}"
+
+
+def _one_line(repo: StagedRepo, err: Exception) -> PushError:
+    from huggingface_hub import constants
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if isinstance(err, HfHubHTTPError):
+        status = err.response.status_code if err.response is not None else None
+        reason = HTTP_REASONS.get(status) or f"the Hub answered {status}: {' '.join(str(err).split())[:300]}"
+        return PushError(f"{repo.repo_id} ({repo.repo_type}): {reason}")
+    return PushError(f"{repo.repo_id} ({repo.repo_type}): cannot reach {constants.ENDPOINT}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
+
+
+def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False,
+         echo=print) -> bool:
+    """Create and upload every repo of the staged mirror ``hub``; returns False when it only printed the plan."""
+    import httpx
+    from huggingface_hub import HfApi, get_token
+    from huggingface_hub.errors import HfHubHTTPError
+
+    hub = Path(hub).expanduser()
+    staging = Staging.load(hub)
+    if namespace is not None and check_namespace(namespace) != staging.namespace:
+        raise ValueError(f"{hub} was staged for namespace {staging.namespace!r}, whose ids its cards name; "
+                         f"run `lookbench stage --namespace {namespace}` first")
+    if not dry_run and get_token() is None:
+        echo("No Hub token (HF_TOKEN or `hf auth login`): dry run, nothing is uploaded.")
+        dry_run = True
+    echo(f"{'Plan' if dry_run else 'Pushing'} {hub} to {HfApi().endpoint}:")
+    for line in plan_lines(hub, staging, private, revision):
+        echo("  " + line)
+    if dry_run:
+        return False
+    api = HfApi()
+    for repo in staging.repos:
+        try:
+            echo("  " + _upload(api, hub, repo, private, revision))
+        except (HfHubHTTPError, httpx.TransportError) as err:
+            raise _one_line(repo, err) from err
+    return True
