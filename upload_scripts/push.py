@@ -69,10 +69,22 @@ def _one_line(repo: StagedRepo, err: Exception) -> PushError:
     return PushError(f"{repo.repo_id} ({repo.repo_type}): cannot reach {constants.ENDPOINT}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
 
 
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """Network failures as huggingface_hub's HTTP client raises them (httpx in huggingface_hub 1.x, httpx2 in 2.x)."""
+    import importlib
+
+    errors = []
+    for name in ("httpx", "httpx2"):
+        try:
+            errors.append(importlib.import_module(name).TransportError)
+        except ImportError:
+            continue
+    return tuple(errors)
+
+
 def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False,
          echo=print) -> bool:
     """Create and upload every repo of the staged mirror ``hub``; returns False when it only printed the plan."""
-    import httpx
     from huggingface_hub import HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
@@ -93,6 +105,6 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
     for repo in staging.repos:
         try:
             echo("  " + _upload(api, hub, repo, private, revision))
-        except (HfHubHTTPError, httpx.TransportError) as err:
+        except (HfHubHTTPError, *_transport_errors()) as err:
             raise _one_line(repo, err) from err
     return True

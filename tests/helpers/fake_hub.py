@@ -1,0 +1,89 @@
+"""A Hub endpoint on loopback answering what `create_repo`, `create_branch` and `upload_folder` ask: it records each
+request (method, path, repo ids, uploaded paths, whether a token came) and answers "regular" upload mode, so no LFS
+or xet transfer is attempted. `refuse` makes every request answer that HTTP status."""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import yaml
+
+
+class FakeHub:
+    def __init__(self, refuse: int | None = None):
+        self.refuse = refuse
+        self.requests: list[dict] = []
+        self.created: list[dict] = []
+        self.commits: dict[str, dict] = {}  # "type/owner/name" -> {"paths": [...], "summary": ..., "revision": ...}
+        self.branches: list[str] = []
+        self.validated: list[str] = []  # repo types whose README YAML was checked
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep the test output clean
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                hub.requests.append({"method": "POST", "path": self.path, "authorization": self.headers.get("Authorization")})
+                if hub.refuse:
+                    return self._json(hub.refuse, {"error": "refused by the fake hub"})
+                if self.path == "/api/repos/create":
+                    payload = json.loads(body)
+                    hub.created.append(payload)
+                    kind = payload.get("type") or "model"
+                    repo_id = f"{payload['organization']}/{payload['name']}"
+                    return self._json(200, {"url": f"{hub.url}/{kind}s/{repo_id}", "name": repo_id})
+                if self.path == "/api/validate-yaml":  # the Hub checks a README's YAML header before a commit
+                    payload = json.loads(body)
+                    header = re.match(r"\A---\n(.*?)\n---\n", payload["content"], re.S)
+                    try:
+                        yaml.safe_load(header[1] if header else "")
+                    except yaml.YAMLError as err:
+                        return self._json(400, {"error": f"invalid YAML: {err}"})
+                    hub.validated.append(payload["repoType"])
+                    return self._json(200, {"warnings": []})
+                if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/preupload/(.+)", self.path):
+                    files = json.loads(body)["files"]
+                    return self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                                                      for f in files]})
+                if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/commit/(.+)", self.path):
+                    lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
+                    files = [line["value"] for line in lines if line["key"] == "file"]
+                    hub.commits[f"{m[1]}/{m[2]}"] = {
+                        "paths": sorted(f["path"] for f in files), "revision": m[3],
+                        "bytes": {f["path"]: len(base64.b64decode(f["content"])) for f in files},
+                        "summary": next(line["value"]["summary"] for line in lines if line["key"] == "header"),
+                    }
+                    return self._json(200, {"commitUrl": f"{hub.url}/{m[1]}s/{m[2]}/commit/abc123", "commitOid": "abc123" + "0" * 34})
+                if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/branch/(.+)", self.path):
+                    hub.branches.append(f"{m[1]}/{m[2]}@{m[3]}")
+                    return self._json(200, {})
+                return self._json(404, {"error": f"the fake hub does not serve POST {self.path}"})
+
+            def do_GET(self):
+                hub.requests.append({"method": "GET", "path": self.path, "authorization": self.headers.get("Authorization")})
+                return self._json(hub.refuse or 404, {"error": f"the fake hub does not serve GET {self.path}"})
+
+            def _json(self, status: int, payload) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "FakeHub":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

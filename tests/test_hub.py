@@ -1,0 +1,206 @@
+"""Staging the four Hub repos and pushing them (docs/architecture.md §5): the mirror's layout, cards and
+self-containment, and `lookbench push` against a fake Hub endpoint on loopback (nothing reaches the network)."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from huggingface_hub import metadata_load
+
+from helpers.fake_hub import FakeHub
+from lookbench.upload_scripts.stage import MANIFEST, Staging, stage
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = "hf_fakeTokenForTheLoopbackHub0123456789"
+REPOS = {"lookbench/lookbench": "dataset", "lookbench/fine_recall": "space", "lookbench/gr-lite-mini": "model",
+         "lookbench/demo": "space"}
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("mirror") / "HUB"
+    stage(out)
+    return out
+
+
+def staged_files(hub: Path, folder: str) -> list[str]:
+    root = hub / folder
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def test_stage_lays_out_the_four_repos_with_real_files(hub):
+    staging = Staging.load(hub)
+    assert {r.repo_id: r.repo_type for r in staging.repos} == REPOS
+    assert not [p for p in hub.rglob("*") if p.is_symlink()]
+    assert staged_files(hub, "lookbench/fine_recall") == ["README.md", "app.py", "fine_recall.py", "requirements.txt"]
+    assert staged_files(hub, "lookbench/demo") == ["README.md", "app.py", "requirements.txt"]
+    model = staged_files(hub, "lookbench/gr-lite-mini")
+    assert {"config.json", "model.safetensors", "preprocessor_config.json", "README.md", "configuration_gr_lite.py",
+            "modeling_gr_lite.py", "image_processing_gr_lite.py"} <= set(model)
+    for name in ("configuration_gr_lite.py", "modeling_gr_lite.py", "image_processing_gr_lite.py"):
+        assert (hub / "lookbench/gr-lite-mini" / name).read_bytes() == (ROOT / "models/gr_lite" / name).read_bytes()
+    config = json.loads((hub / "lookbench/gr-lite-mini/config.json").read_text())
+    assert set(config["auto_map"]) == {"AutoConfig", "AutoModel"}
+    assert "AutoImageProcessor" in json.loads((hub / "lookbench/gr-lite-mini/preprocessor_config.json").read_text())["auto_map"]
+    dataset = [f for f in staged_files(hub, "lookbench") if f.split("/")[0] not in ("fine_recall", "gr-lite-mini", "demo")]
+    assert "README.md" in dataset and {f.split("/")[0] for f in dataset if f.endswith(".parquet")} == {
+        "RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise"}
+
+
+def test_staged_cards_are_valid_yaml_with_what_each_hub_page_needs(hub):
+    model = metadata_load(hub / "lookbench/gr-lite-mini/README.md")
+    assert model["pipeline_tag"] == "image-feature-extraction" and model["library_name"] == "transformers"
+    for space in ("fine_recall", "demo"):
+        card = metadata_load(hub / "lookbench" / space / "README.md")
+        assert card["sdk"] == "gradio" and (hub / "lookbench" / space / card["app_file"]).is_file()
+    data = metadata_load(hub / "lookbench/README.md")
+    assert {c["config_name"] for c in data["configs"]} == {"RealStudioFlat", "AIGen-Studio", "RealStreetLook",
+                                                           "AIGen-StreetLook", "noise"}
+    assert {i["config_name"] for i in data["dataset_info"]} == {c["config_name"] for c in data["configs"]}
+
+
+def test_dataset_data_files_match_only_its_own_shards(hub):
+    """The other repos live inside HUB/lookbench; datasets must resolve each config's patterns to that config's shards."""
+    from datasets.data_files import resolve_pattern
+
+    root = hub / "lookbench"
+    seen = set()
+    for config in metadata_load(root / "README.md")["configs"]:
+        for entry in config["data_files"]:
+            resolved = resolve_pattern(entry["path"], str(root))
+            assert resolved, entry
+            for path in resolved:
+                relative = Path(path).relative_to(root).as_posix()
+                assert relative.startswith(f"{config['config_name']}/{entry['split']}-") and relative.endswith(".parquet")
+                seen.add(relative)
+    assert seen == {f for f in staged_files(hub, "lookbench") if f.endswith(".parquet")}
+
+
+def _imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: must be a file of the same repo
+                assert (path.parent / f"{node.module}.py").is_file(), (path, node.module)
+            else:
+                roots.add(node.module.split(".")[0])
+    return roots
+
+
+def _requirements(folder: Path) -> set[str]:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    path = folder / "requirements.txt"
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return {canonicalize_name(Requirement(line).name) for line in lines if line.strip()}
+
+
+@pytest.mark.parametrize("folder, provided", [
+    ("lookbench/fine_recall", {"gradio"}),          # a Space gets its SDK
+    ("lookbench/demo", {"gradio"}),
+    ("lookbench/gr-lite-mini", {"torch", "transformers"}),  # library_name: transformers
+])
+def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folder, provided):
+    """Every absolute import is the standard library, the repo's SDK / library, or a distribution its
+    requirements.txt names (import names mapped to distributions by importlib.metadata)."""
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    declared, dists = _requirements(hub / folder) | set(provided), packages_distributions()
+    for path in (hub / folder).glob("*.py"):
+        for root in _imported_roots(path) - set(sys.stdlib_module_names) - {"__future__"}:
+            names = {canonicalize_name(d) for d in dists.get(root, [])} | {root}
+            assert names & declared, f"{folder}/{path.name} imports {root}, which {folder}/requirements.txt does not name"
+
+
+# ---------------------------------------------------------------- push
+
+def run_cli(*argv, endpoint: str | None, token: str | None, cwd: Path) -> subprocess.CompletedProcess:
+    """`lookbench ...` in a fresh process that may reach only `endpoint` (loopback), logging at debug level."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "PYTHONPATH")}
+    env.update(HF_HUB_VERBOSITY="debug", HF_TOKEN_PATH=str(cwd / "no-token-file"), HF_HUB_DISABLE_XET="1")
+    if endpoint:
+        env["HF_ENDPOINT"] = endpoint
+    if token:
+        env["HF_TOKEN"] = token
+    return subprocess.run([sys.executable, "-m", "lookbench", *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token(hub, tmp_path):
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(hub), "--private", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert TOKEN not in proc.stdout + proc.stderr
+    assert {r["authorization"] for r in fake.requests} == {f"Bearer {TOKEN}"}
+    created = {f"{c['organization']}/{c['name']}": c for c in fake.created}
+    assert {repo: c["type"] for repo, c in created.items()} == REPOS
+    assert {repo: c.get("sdk") for repo, c in created.items()} == {
+        "lookbench/lookbench": None, "lookbench/fine_recall": "gradio", "lookbench/gr-lite-mini": None, "lookbench/demo": "gradio"}
+    assert {c["visibility"] for c in fake.created} == {"private"}
+    commits = fake.commits
+    assert set(commits) == {"dataset/lookbench/lookbench", "space/lookbench/fine_recall", "model/lookbench/gr-lite-mini",
+                            "space/lookbench/demo"}
+    assert commits["space/lookbench/demo"]["paths"] == ["README.md", "app.py", "requirements.txt"]
+    assert commits["model/lookbench/gr-lite-mini"]["paths"] == staged_files(hub, "lookbench/gr-lite-mini")
+    assert commits["model/lookbench/gr-lite-mini"]["bytes"]["model.safetensors"] == (hub / "lookbench/gr-lite-mini/model.safetensors").stat().st_size
+    dataset = commits["dataset/lookbench/lookbench"]["paths"]
+    assert "README.md" in dataset and not [p for p in dataset if p.split("/")[0] in ("fine_recall", "gr-lite-mini", "demo")]
+    assert {c["revision"] for c in commits.values()} == {"main"}
+    assert set(fake.validated) == set(REPOS.values())  # every card's YAML passed the endpoint's check
+    assert "lookbench/demo (space): abc123" in proc.stdout
+
+
+def test_push_to_a_revision_creates_the_branch_first(hub, tmp_path):
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(hub), "--revision", "v2", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(fake.branches) == sorted(f"{t}/{r}@v2" for r, t in REPOS.items())
+    assert {c["revision"] for c in fake.commits.values()} == {"v2"}
+
+
+def test_push_without_a_token_prints_the_plan_and_sends_nothing(hub, tmp_path):
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(hub), endpoint=fake.url, token=None, cwd=tmp_path)
+        dry = run_cli("push", "--hub", str(hub), "--dry-run", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 0 == dry.returncode, proc.stderr[-2000:] + dry.stderr[-2000:]
+    assert fake.requests == []
+    assert "No Hub token" in proc.stdout and "No Hub token" not in dry.stdout and TOKEN not in dry.stdout + dry.stderr
+    for repo, kind in REPOS.items():
+        assert any(line.split()[:2] == [kind, repo] for line in proc.stdout.splitlines()), repo
+
+
+@pytest.mark.parametrize("status, words", [(401, "refused the token (401)"), (403, "may not write there (403)"),
+                                           (404, "not found (404)")])
+def test_push_refused_is_one_line_naming_the_repo(hub, tmp_path, status, words):
+    with FakeHub(refuse=status) as fake:
+        proc = run_cli("push", "--hub", str(hub), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 2
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("lookbench push: error: lookbench/lookbench (dataset): ") and words in last, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and TOKEN not in proc.stdout + proc.stderr
+
+
+def test_push_with_the_hub_unreachable_is_one_line(hub, tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = run_cli("push", "--hub", str(hub), endpoint=f"http://127.0.0.1:{port}", token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("lookbench push: error: lookbench/lookbench (dataset): cannot reach http://127.0.0.1:") and TOKEN not in proc.stderr
+
+
+def test_push_names_a_folder_that_was_not_staged(tmp_path):
+    proc = run_cli("push", "--hub", str(tmp_path), endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 2 and f"{tmp_path / MANIFEST} not found" in proc.stderr
