@@ -1,0 +1,195 @@
+"""The used-by calls, word for word, on a staged mirror in a fresh virtualenv that has only the public libraries
+(docs/architecture.md §5, §6): cwd = HUB, offline, no lookbench installed — then, with the demo Space's
+requirements installed, its app served on loopback and asked one query through gradio_client.
+
+One venv for the module; the tests run in file order (the last one installs lookbench into it)."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lookbench.upload_scripts.stage import stage
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+PUBLIC = ["torch==2.13.0", "datasets", "evaluate", "transformers", "safetensors", "pillow"]
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("acceptance") / "HUB"
+    stage(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """A fresh venv with the public libraries only (torch from local disk, the rest from PyPI through pip's cache)."""
+    folder = tmp_path_factory.mktemp("venv") / "venv"
+    subprocess.run(["python3.11", "-m", "venv", str(folder)], check=True)
+    pip = subprocess.run([str(folder / "bin/python"), "-m", "pip", "install", "-q", *PUBLIC], capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return folder
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict:
+    """DESIGN's offline variables (inherited from conftest), the project HF_HOME, a datasets cache of this module's own."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["HF_DATASETS_CACHE"] = str(tmp_path_factory.mktemp("datasets-cache"))
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "GRADIO_ANALYTICS_ENABLED", "HF_HUB_DISABLE_TELEMETRY"):
+        assert name in env
+    return env
+
+
+def run(venv: Path, mirror: Path, env: dict, code: str) -> dict:
+    """``code`` in the venv's python with cwd = HUB; its last stdout line is JSON."""
+    proc = subprocess.run([str(venv / "bin/python"), "-c", code], cwd=mirror, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+NOT_INSTALLED = """
+import importlib.metadata
+try:
+    importlib.metadata.distribution("lookbench")
+    raise SystemExit("lookbench is installed in this venv")
+except importlib.metadata.PackageNotFoundError:
+    pass
+"""
+
+
+def test_1_load_dataset_lookbench_word_for_word(venv, mirror, env):
+    import datasets
+
+    out = run(venv, mirror, env, NOT_INSTALLED + """
+import json
+from datasets import load_dataset
+ds = load_dataset("lookbench", "RealStreetLook")
+q = ds["query"][0]
+print(json.dumps({"splits": {s: ds[s].num_rows for s in ds}, "features": {k: str(v) for k, v in ds["query"].features.items()},
+                  "image": list(q["image"].size), "timestamp": q["timestamp"].isoformat(), "attributes": q["attributes"],
+                  "has_raw_image": q["raw_image"] is not None}))
+""")
+    source = datasets.load_dataset(str(mirror / "lookbench"), "RealStreetLook")
+    assert out["splits"] == {"query": source["query"].num_rows, "gallery": source["gallery"].num_rows}
+    assert out["features"]["timestamp"] == "Value('timestamp[s, tz=UTC]')" and "Image" in out["features"]["image"]
+    first = source["query"][0]
+    assert out["image"] == list(first["image"].size) and out["attributes"] == first["attributes"] and out["attributes"]
+    assert out["timestamp"] == first["timestamp"].isoformat() and out["has_raw_image"]  # a street look: its outfit photo
+
+
+METRIC = NOT_INSTALLED + """
+import json, evaluate
+gallery = [
+    {"category": "top", "main_attribute": "crew neck", "attributes": [{"name": "neckline", "value": "crew"}, {"name": "sleeve", "value": "long"}]},
+    {"category": "top", "main_attribute": "v-neck", "attributes": [{"name": "neckline", "value": "v"}, {"name": "sleeve", "value": "long"}]},
+    {"category": "dress", "main_attribute": "midi", "attributes": [{"name": "length", "value": "midi"}, {"name": "pattern", "value": "floral"}]},
+    {"category": "dress", "main_attribute": "midi", "attributes": [{"name": "length", "value": "midi"}, {"name": "pattern", "value": "solid"}]},
+]
+references = [dict(gallery[0], outfit_id="look-1"), dict(gallery[2], outfit_id="look-1")]
+metric = evaluate.load("lookbench/fine_recall")
+print(json.dumps({mode: metric.compute(predictions=[[1, 0, 2], [3, 2, 0]], references=references, gallery=gallery, k=[1, 2], mode=mode)
+                  for mode in ("strict", "leaderboard")}))
+"""
+
+
+def test_2_evaluate_load_lookbench_fine_recall_word_for_word(venv, mirror, env):
+    out = run(venv, mirror, env, METRIC)
+    strict, board = out["strict"], out["leaderboard"]
+    # Both queries' first result has the category but not every attribute; the exact item comes second.
+    assert strict["fine_recall@1"] == 0.0 and strict["fine_recall@2"] == 100.0
+    assert strict["coarse_recall@1"] == 100.0 and strict["mrr"] == 50.0
+    assert strict["outfit_fine_recall@1"] == 0.0 and strict["outfit_fine_recall@2"] == 100.0
+    # Leaderboard mode only asks for the main attribute: query 2's first result (a solid midi dress) is a hit.
+    assert board["fine_recall@1"] == 50.0 and board["fine_recall@2"] == 100.0
+
+
+EMBED = NOT_INSTALLED + """
+import json, numpy as np, torch
+from PIL import Image
+from transformers import AutoImageProcessor, AutoModel, pipeline
+images = [Image.open(p) for p in {images!r}]
+model = AutoModel.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True).eval()
+processor = AutoImageProcessor.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True)
+with torch.no_grad():
+    embeds = model(**processor(images, return_tensors="pt")).image_embeds.numpy()
+extractor = pipeline("image-feature-extraction", model="lookbench/gr-lite-mini", trust_remote_code=True)
+piped = np.concatenate([np.asarray(extractor(image)).reshape(1, -1) for image in images])
+print(json.dumps({{"model": type(model).__module__, "embeds": embeds.tolist(), "pipeline": piped.tolist()}}))
+"""
+
+
+def test_3_automodel_from_pretrained_lookbench_gr_lite_mini_word_for_word(venv, mirror, env, tmp_path):
+    import datasets
+
+    from lookbench.encoders import load_encoder
+
+    gallery = datasets.load_dataset(str(mirror / "lookbench"), "RealStudioFlat", split="gallery")
+    paths = []
+    for i in range(4):
+        paths.append(str(tmp_path / f"gallery-{i}.png"))
+        gallery[i]["image"].convert("RGB").save(paths[-1])
+    out = run(venv, mirror, env, EMBED.format(images=paths))
+    assert out["model"].startswith("transformers_modules.") and out["model"].endswith(".modeling_gr_lite")
+    encoder = load_encoder("gr-lite-mini")  # the installed package's own encoder of the same weights
+    from PIL import Image
+
+    expected = encoder.encode_batch([encoder.preprocess(Image.open(p)) for p in paths])
+    np.testing.assert_allclose(np.array(out["embeds"]), expected, atol=1e-6)
+    np.testing.assert_allclose(np.array(out["pipeline"]), expected, atol=1e-6)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_4_the_demo_space_serves_its_app_on_loopback(venv, mirror, env, tmp_path):
+    """The Space's requirements.txt into the same venv, lookbench satisfied from this checkout (standing in for the Hub's
+    install), then `python lookbench/demo/app.py` from HUB, and one query through gradio_client."""
+    python = str(venv / "bin/python")
+    local = subprocess.run([python, "-m", "pip", "install", "-q", f"lookbench[space] @ {ROOT.as_uri()}"], capture_output=True, text=True)
+    assert local.returncode == 0, local.stderr[-3000:]
+    reqs = subprocess.run([python, "-m", "pip", "install", "-q", "-r", str(mirror / "lookbench/demo/requirements.txt")],
+                          capture_output=True, text=True)
+    assert reqs.returncode == 0, reqs.stderr[-3000:]
+    port = _free_port()
+    log = open(tmp_path / "space.log", "w")
+    server = subprocess.Popen([python, "lookbench/demo/app.py"], cwd=mirror, stdout=log, stderr=subprocess.STDOUT,
+                              env={**env, "GRADIO_SERVER_PORT": str(port)})
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 900  # the first start prepares the assets
+        while True:
+            assert server.poll() is None, (tmp_path / "space.log").read_text()[-4000:]
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (tmp_path / "space.log").read_text()[-4000:]
+                time.sleep(2)
+        from gradio_client import Client
+
+        client = Client(url, verbose=False)
+        image, query_id, seed, status = client.predict("RealStudioFlat", 3, "", api_name="/random")
+        assert query_id.startswith("RealStudioFlat/")
+        status, annotation, outfit, gallery, *_ = client.predict(None, query_id, "RealStudioFlat", True, "gr-lite-mini", 5,
+                                                                 api_name="/search")
+        assert "top 5" in status and len(gallery) == 5
+        captions = [item["caption"] for item in gallery]
+        assert [c.split(" · ")[0] for c in captions] == ["#1", "#2", "#3", "#4", "#5"]
+        assert all(c.endswith(("fine ✓", "coarse ✓", "✗")) for c in captions)  # a benchmark query: marked by the metric
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        log.close()
