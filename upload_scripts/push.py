@@ -82,9 +82,8 @@ def _transport_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
-def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False,
-         echo=print) -> bool:
-    """Create and upload every repo of the staged mirror ``hub``; returns False when it only printed the plan."""
+def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False) -> None:
+    """Create and upload every repo of the staged mirror ``hub`` (only print the plan when ``dry_run`` or tokenless)."""
     from huggingface_hub import HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
@@ -94,17 +93,16 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
         raise ValueError(f"{hub} was staged for namespace {staging.namespace!r}, whose ids its cards name; "
                          f"run `lookbench stage --namespace {namespace}` first")
     if not dry_run and get_token() is None:
-        echo("No Hub token (HF_TOKEN or `hf auth login`): dry run, nothing is uploaded.")
+        print("No Hub token (HF_TOKEN or `hf auth login`): dry run, nothing is uploaded.")
         dry_run = True
-    echo(f"{'Plan' if dry_run else 'Pushing'} {hub} to {HfApi().endpoint}:")
+    print(f"{'Plan' if dry_run else 'Pushing'} {hub} to {HfApi().endpoint}:")
     for line in plan_lines(hub, staging, private, revision):
-        echo("  " + line)
+        print("  " + line)
     if dry_run:
-        return False
+        return
     api = HfApi()
     for repo in staging.repos:
         try:
-            echo("  " + _upload(api, hub, repo, private, revision))
+            print("  " + _upload(api, hub, repo, private, revision), flush=True)
         except (HfHubHTTPError, *_transport_errors()) as err:
             raise _one_line(repo, err) from err
-    return True

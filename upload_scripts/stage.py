@@ -19,7 +19,7 @@ from pathlib import Path
 
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
-# What each staged folder copies from the package: its source folder (by module) and the files it takes.
+# The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
 METRIC_FILES = ("fine_recall.py", "README.md", "app.py", "requirements.txt")
 SPACE_FILES = ("app.py", "README.md", "requirements.txt")
 
