@@ -225,7 +225,8 @@ def test_fresh_process_registration_both_ways(tmp_path):
     assert json.loads((folder / "preprocessor_config.json").read_text())["auto_map"] == {
         "AutoImageProcessor": "image_processing_gr_lite.GrLiteImageProcessor"
     }
-    for code in ("configuration_gr_lite.py", "modeling_gr_lite.py", "image_processing_gr_lite.py"):
+    for code in CODE_FILES:  # save_pretrained copies the package's code: real files, loadable wherever the folder goes
+        assert not (folder / code).is_symlink() and (folder / code).read_bytes() == (GR_LITE_DIR / code).read_bytes()
         assert "lookbench" not in (folder / code).read_text().replace("LookBench", "")
     assert not list(folder.glob("*.bin")) and not list(folder.glob("*.pt"))
 
