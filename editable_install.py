@@ -6,10 +6,15 @@ directory — exactly where `load_dataset("lookbench", ...)` is run — PathFind
 package and the library is never reached. This build step keeps setuptools' finder and only has its `.pth` line
 move it to the front of `sys.meta_path`. Used by setup.cfg's `cmdclass`; not installed. docs/architecture.md §6.
 """
-from setuptools.command.editable_wheel import _TopLevelFinder, editable_wheel
+from setuptools.command.editable_wheel import editable_wheel
+
+try:  # setuptools-private: if a release renames it, install as setuptools does (tests/test_packaging.py then fails)
+    from setuptools.command.editable_wheel import _TopLevelFinder
+except ImportError:  # pragma: no cover
+    _TopLevelFinder = None
 
 
-class _FinderFirst(_TopLevelFinder):
+class _FinderFirst(_TopLevelFinder or object):
     def get_implementation(self):
         for name, content in super().get_implementation():
             if name.endswith(".pth"):
@@ -22,4 +27,6 @@ class _FinderFirst(_TopLevelFinder):
 class EditableWheel(editable_wheel):
     def _select_strategy(self, name, tag, build_lib):
         strategy = super()._select_strategy(name, tag, build_lib)
-        return _FinderFirst(strategy.dist, strategy.name) if type(strategy) is _TopLevelFinder else strategy
+        if _TopLevelFinder is None or type(strategy) is not _TopLevelFinder:
+            return strategy
+        return _FinderFirst(strategy.dist, strategy.name)
