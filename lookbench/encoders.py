@@ -62,6 +62,10 @@ class Encoder:
     def encode_batch(self, arrays) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def host_batch(self, batch: np.ndarray):
+        """A stacked batch as ``encode_batch`` wants it handed over; runs in a decode thread (the default: as is)."""
+        return batch
+
     def to(self, device: str | None = None, precision: str = "fp32") -> "Encoder":
         """Place the model; encoders without torch weights ignore it."""
         return self
@@ -102,10 +106,20 @@ class TorchEncoder(Encoder):
             self._module.to(self.device)
         return self
 
+    def host_batch(self, batch):
+        """On CUDA, the batch in pinned (page-locked) memory, made in the decode thread: ``encode_batch`` then
+        copies it to the device without blocking, and the next batches decode meanwhile. Elsewhere as is."""
+        import torch
+
+        if torch.device(self.device).type == "cuda":
+            return torch.from_numpy(batch).pin_memory()
+        return batch
+
     def encode_batch(self, arrays):
         import torch
 
-        batch = torch.from_numpy(as_batch(arrays)).to(self.device)
+        batch = arrays if isinstance(arrays, torch.Tensor) else torch.from_numpy(as_batch(arrays))
+        batch = batch.to(self.device, non_blocking=batch.is_pinned())
         with torch.inference_mode(), torch.autocast(
             device_type=torch.device(self.device).type, dtype=torch.bfloat16, enabled=self.precision == "bf16"
         ):

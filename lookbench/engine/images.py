@@ -44,12 +44,22 @@ class ImageSource:
         return f"{self.label} row {row + 1} (item {self.item_ids[row]})"
 
     def image_bytes(self, rows) -> list:
-        """Encoded bytes of some rows; images stored by path are read from disk."""
-        taken = self.column.take(pa.array(rows, type=pa.int64()))
-        blobs = pc.struct_field(taken, "bytes").to_pylist()
-        paths = pc.struct_field(taken, "path").to_pylist()
+        """Encoded bytes of some rows; images stored by path are read from disk.
+
+        Taken chunk by chunk: a ``take`` on the whole chunked column costs time in proportion to its number of
+        chunks (9 ms a batch on 131 chunks, measured), which made fetching every batch quadratic in the split size.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        starts = np.cumsum([0] + [len(c) for c in self.column.chunks])
+        chunk_of = np.searchsorted(starts, rows, side="right") - 1
+        blobs, paths = [None] * len(rows), [None] * len(rows)
+        for c in np.unique(chunk_of):
+            at = np.flatnonzero(chunk_of == c)
+            taken = self.column.chunk(int(c)).take(pa.array(rows[at] - starts[c]))
+            for i, blob, path in zip(at, pc.struct_field(taken, "bytes").to_pylist(), pc.struct_field(taken, "path").to_pylist()):
+                blobs[i], paths[i] = blob, path
         out = []
-        for row, blob, path in zip(rows, blobs, paths):
+        for row, blob, path in zip(rows.tolist(), blobs, paths):
             if blob is None and path:
                 try:
                     blob = Path(path).read_bytes()
@@ -113,14 +123,15 @@ class BenchmarkImages:
 class Decoded:
     """One decoded batch: the model inputs of its readable images, and per image an error message or None."""
 
-    inputs: list | np.ndarray
+    inputs: list | np.ndarray  # or what ``Encoder.host_batch`` made of the stacked array (a pinned tensor)
     errors: list
 
 
 def decode(encoder: Encoder, blobs: list) -> Decoded:
     """Decode + preprocess one batch (runs in a worker thread).
 
-    Equal-shaped array inputs are stacked here (``as_batch``), so the copy is not made on the forward thread.
+    Equal-shaped array inputs are stacked here (``as_batch``) and handed to ``encoder.host_batch`` (pinned memory
+    for an accelerator), so neither copy is made on the forward thread.
     """
     inputs, errors = [], []
     for blob in blobs:
@@ -134,5 +145,5 @@ def decode(encoder: Encoder, blobs: list) -> Decoded:
             # PIL names the file it was given, here an in-memory buffer: "<_io.BytesIO object at 0x…>" says nothing.
             errors.append(f"{type(err).__name__}: {str(err).replace(repr(buffer), f'the image ({len(blob)} bytes)')}")
     if inputs and all(isinstance(x, np.ndarray) and x.shape == inputs[0].shape for x in inputs):
-        return Decoded(as_batch(inputs), errors)
+        return Decoded(encoder.host_batch(as_batch(inputs)), errors)
     return Decoded(inputs, errors)
