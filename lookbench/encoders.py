@@ -55,6 +55,9 @@ class Encoder:
     provenance: dict = {}
     # The date the model's training data ends, as the model declares it (None: not declared); docs/architecture.md §1.
     training_cutoff: str | None = None
+    # Whether the forward pass runs on every CPU core (torch's intra-op threads): then, on a CPU, decoding must not
+    # run beside it (``engine.runtime.Schedule``).
+    forward_uses_all_cores: bool = True
 
     def preprocess(self, image: Image.Image) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -235,6 +238,8 @@ def _resolve_model_folder(source: str) -> tuple[Path, str | None]:
 
 class RawPixelEncoder(Encoder):
     """Baseline with no learning at all: the 32x32 RGB thumbnail, mean-centred, as a 3072-d vector."""
+
+    forward_uses_all_cores = False  # a few numpy operations on one thread: decoding may overlap them
 
     def __init__(self, meta):
         self.name, self.embed_dim, self.size = meta.name, meta.embed_dim, meta.image_size

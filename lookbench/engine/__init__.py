@@ -140,6 +140,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                                        progress=bar, processes=processes)
             if not processes.is_main:
                 return None
+        with times.stage("search"):  # cosine = inner product of unit vectors
             embeddings = embeddings.normalised()
         tasks = {}
         for name, splits in bench.subsets.items():

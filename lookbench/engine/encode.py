@@ -106,8 +106,8 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
 
     ``batch_size``, ``workers`` and ``overlap`` default to the model's device (``Schedule.for_device``): on an
     accelerator the next batches are decoded while the forward pass runs (pinned batches, non-blocking copies:
-    ``Encoder.host_batch``); on a CPU both would compete for the same cores, so there a window of batches is
-    decoded on every core, then their forward passes run alone. ``progress`` (a tqdm bar) counts the images to
+    ``Encoder.host_batch``); on a CPU a torch forward pass and decoding would compete for the same cores, so there
+    a window of batches is decoded on every core, then their forward passes run alone. ``progress`` (a tqdm bar) counts the images to
     encode.
     """
     processes = processes or Processes()
@@ -136,7 +136,8 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
     missing = np.flatnonzero(~filling.valid).tolist()
     stats.cache_hits = len(hashes) - len(missing)
     schedule = Schedule.for_device(getattr(encoder, "device", "cpu"), processes.world, workers=workers,
-                                   batch_size=batch_size, overlap=overlap)
+                                   forward_uses_all_cores=encoder.forward_uses_all_cores, batch_size=batch_size,
+                                   overlap=overlap)
     batches = [missing[i:i + schedule.batch_size] for i in range(0, len(missing), schedule.batch_size)]
     mine = list(range(processes.rank, len(batches), processes.world))
 
@@ -157,6 +158,7 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
         return decode(encoder, blobs)
 
     done: list[int] = []  # content ids this process encoded
+    pending: deque = deque()  # (content ids, vectors) of encoded batches not yet stored
     error = None
     dim = filling.matrix.shape[1] if filling.matrix is not None else None
     if progress is not None:
@@ -171,9 +173,18 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
                 while len(queue) < 2 * workers and (nxt := next(todo, None)) is not None:
                     queue.append((nxt, pool.submit(decode_batch, nxt)))
 
+            def store():  # encoded batches into the matrix and the cache log
+                while pending:
+                    uids, vectors = pending.popleft()
+                    filling.put(uids, vectors)
+                    done.extend(uids)
+                    if cache is not None:
+                        cache.write([hashes[u] for u in uids], vectors)
+
             while True:
                 if not queue:
                     refill()
+                    store()  # while the next window decodes, so the forward passes still run alone on the cores
                     if not queue:
                         break
                     if not schedule.overlap:  # decode the window on every core, then run its forward passes alone
@@ -192,10 +203,9 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
                 if uids:
                     vectors = check_output(encoder, encoder.encode_batch(decoded.inputs), [where(u) for u in uids], dim)
                     dim = vectors.shape[1]
-                    filling.put(uids, vectors)
-                    done.extend(uids)
-                    if cache is not None:
-                        cache.write([hashes[u] for u in uids], vectors)
+                    pending.append((uids, vectors))
+                if schedule.overlap:
+                    store()
                 if progress is not None:
                     progress.update(len(batch))
     except (EvaluationError, EncoderError) as err:
@@ -203,8 +213,11 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
             raise
         error = str(err)
     finally:
-        if cache is not None:
-            cache.close()
+        try:
+            store()  # what was encoded before a failure is kept for the next run
+        finally:
+            if cache is not None:
+                cache.close()
 
     shared = processes.world > 1  # only then do other processes need this one's vectors
     gathered = processes.gather([{"rank": processes.rank, "uids": done, "error": error, "invalid": stats.invalid,
