@@ -107,8 +107,8 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
     ``batch_size``, ``workers`` and ``overlap`` default to the model's device (``Schedule.for_device``): on an
     accelerator the next batches are decoded while the forward pass runs (pinned batches, non-blocking copies:
     ``Encoder.host_batch``); on a CPU a torch forward pass and decoding would compete for the same cores, so there
-    a window of batches is decoded on every core, then their forward passes run alone. ``progress`` (a tqdm bar) counts the images to
-    encode.
+    a window of batches is decoded on every core, then their forward passes run alone. ``progress`` (a tqdm bar)
+    counts the images to encode.
     """
     processes = processes or Processes()
     ids: dict[bytes, int] = {}
@@ -164,6 +164,15 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
     if progress is not None:
         progress.reset(total=len(missing))
     workers = schedule.workers
+
+    def store():  # encoded batches into the matrix and the cache log
+        while pending:
+            uids, vectors = pending.popleft()
+            filling.put(uids, vectors)
+            done.extend(uids)
+            if cache is not None:
+                cache.write([hashes[u] for u in uids], vectors)
+
     try:
         with reuse_freed_memory(), ThreadPoolExecutor(workers, thread_name_prefix="lookbench-decode") as pool:
             queue: deque = deque()
@@ -172,14 +181,6 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
             def refill():  # a bounded window of batches being decoded
                 while len(queue) < 2 * workers and (nxt := next(todo, None)) is not None:
                     queue.append((nxt, pool.submit(decode_batch, nxt)))
-
-            def store():  # encoded batches into the matrix and the cache log
-                while pending:
-                    uids, vectors = pending.popleft()
-                    filling.put(uids, vectors)
-                    done.extend(uids)
-                    if cache is not None:
-                        cache.write([hashes[u] for u in uids], vectors)
 
             while True:
                 if not queue:
