@@ -7,16 +7,20 @@ records around it still load (the reader resynchronises on the next ``MAGIC``).
 
 While encoding, each process appends one record per batch to a log file of its own and flushes it (no fsync
 per batch: a killed process loses nothing the kernel already has, and a torn last record is detected); at the end
-the main process compacts everything into one file of ``RECORD_ROWS``-row records, written atomically.
+the main process compacts everything into one file of ``RECORD_ROWS``-row records, written atomically — only
+when there is more than one file to merge (a cold single-process run leaves its log as the one file). Reading and
+compacting go record by record, so neither holds a second copy of the cache (860 MB for 70k 3072-d rows).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import uuid
 import warnings
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -37,31 +41,31 @@ class EmbeddingCache:
         if not meta.exists():
             meta.write_text(json.dumps({"fingerprint": fingerprint, "preprocessing": preprocessing, "precision": precision}))
         self.corrupt_files: list[str] = []
-        self._seen: list[Path] = []  # files whose entries are in memory: replaced by compact()
+        self._seen: list[Path] = []  # files whose entries have been read: replaced by compact()
         self._log = None
+        self._log_path = None
 
-    def load(self) -> dict[bytes, np.ndarray]:
-        """Every valid cached embedding; damaged records are reported and their images left to be recomputed."""
-        found: dict[bytes, np.ndarray] = {}
+    def records(self) -> Iterator[tuple[list[bytes], np.ndarray]]:
+        """Every valid cached record as (hashes, vectors); damaged records are reported and their images left to
+        be recomputed."""
         for path in sorted(self.folder.glob("*.emb")):
-            try:
-                hashes, vectors, damaged = read_records(path.read_bytes())
-            except OSError as err:
-                hashes, vectors, damaged = [], np.empty((0, 0), np.float32), f"unreadable ({err})"
-            if damaged:
+            damage: list[str] = []
+            kept = 0
+            for hashes, vectors in _read(path, damage):
+                kept += len(hashes)
+                yield hashes, vectors
+            if damage:
                 self.corrupt_files.append(path.name)
-                warnings.warn(f"Embedding cache file {path} is corrupted: {damaged}; "
-                              f"{len(hashes)} embedding(s) around it still load, the others will be encoded again")
+                warnings.warn(f"Embedding cache file {path} is corrupted: {'; '.join(damage)}; "
+                              f"{kept} embedding(s) around it still load, the others will be encoded again")
             self._seen.append(path)
-            found.update(zip(hashes, vectors))
-        return found
 
     def write(self, hashes: list[bytes], vectors: np.ndarray) -> None:
         """Append one batch to this process's log file and hand it to the kernel (survives a killed process)."""
         if self._log is None:
-            path = self.folder / f"{uuid.uuid4().hex}.emb"
-            self._log = open(path, "ab")
-            self._seen.append(path)
+            self._log_path = self.folder / f"{uuid.uuid4().hex}.emb"
+            self._log = open(self._log_path, "ab")
+            self._seen.append(self._log_path)
         self._log.write(encode_records(hashes, vectors))
         self._log.flush()
 
@@ -72,22 +76,55 @@ class EmbeddingCache:
             self._log.close()
             self._log = None
 
-    def compact(self, everything: dict[bytes, np.ndarray]) -> None:
-        """Replace every file this cache has read or written by one file holding ``everything``."""
+    def compact(self, hashes: list[bytes], matrix: np.ndarray, valid: np.ndarray) -> None:
+        """Replace every file this cache has read or written by one file: the ``valid`` rows of ``matrix`` (row i
+        has content hash ``hashes[i]``), then the entries of other images the old files hold (another dataset's),
+        written record by record."""
         self.close()
-        if not everything or (len(self._seen) <= 1 and not self.corrupt_files):
+        rows = np.flatnonzero(valid)
+        if not len(rows) or (len(self._seen) <= 1 and not self.corrupt_files):
             return
-        hashes = list(everything)
         merged = self.folder / f"{uuid.uuid4().hex}.emb"
         tmp = merged.with_suffix(".tmp")
+        written = set(hashes)
         with open(tmp, "wb") as f:
-            f.write(encode_records(hashes, np.stack([everything[h] for h in hashes])))
+            for start in range(0, len(rows), RECORD_ROWS):
+                block = rows[start:start + RECORD_ROWS]
+                f.write(encode_records([hashes[i] for i in block], matrix[block]))
+            for path in self._seen:
+                if path == self._log_path:  # this run's own entries, all written above
+                    continue
+                for old, vectors in _read(path, []):
+                    keep = [i for i, h in enumerate(old) if h not in written]
+                    if keep:
+                        f.write(encode_records([old[i] for i in keep], vectors[keep]))
+                        written.update(old[i] for i in keep)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, merged)
         for path in self._seen:
             path.unlink(missing_ok=True)
         self._seen = [merged]
+
+
+def _read(path: Path, damage: list) -> Iterator[tuple[list[bytes], np.ndarray]]:
+    """The intact records of one file, which is mapped and each record's pages dropped once read: reading costs
+    one record of memory, not the file."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if not size:
+                return
+            with mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) as data:
+                dropped = 0
+                for hashes, vectors, end in read_records(data, damage):
+                    yield hashes, vectors
+                    upto = end - end % mmap.PAGESIZE
+                    if upto > dropped:
+                        data.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
+                        dropped = upto
+    except OSError as err:
+        damage.append(f"unreadable ({err})")
 
 
 def encode_records(hashes: list[bytes], vectors: np.ndarray) -> bytes:
@@ -104,41 +141,38 @@ def encode_records(hashes: list[bytes], vectors: np.ndarray) -> bytes:
     return b"".join(out)
 
 
-def read_records(data: bytes) -> tuple[list[bytes], np.ndarray, str]:
-    """The hashes and vectors of every intact record, and what was damaged ("" when nothing was)."""
-    hashes, blocks, damage = [], [], []
-    pos = 0
+def read_records(data, damage: list) -> Iterator[tuple[list[bytes], np.ndarray, int]]:
+    """Every intact record of ``data`` (bytes or a file map) as (hashes, vectors, end offset), in file order;
+    what was damaged is appended to ``damage``. Records of another width than the file's first are damage too."""
+    pos, width = 0, None
     while pos < len(data):
-        if not data.startswith(MAGIC, pos):  # bytes that belong to no record: skip to the next one
+        if data[pos:pos + len(MAGIC)] != MAGIC:  # bytes that belong to no record: skip to the next one
             found = data.find(MAGIC, pos)
             damage.append(f"{(found if found >= 0 else len(data)) - pos} unreadable byte(s) at offset {pos}")
             if found < 0:
-                break
+                return
             pos = found
         start = pos + len(MAGIC)
         end = data.find(b"\n", start, start + _MAX_HEADER)
         try:
             header = json.loads(data[start:end]) if end >= 0 else None
             n, dim, checksum = int(header["n"]), int(header["dim"]), str(header["sha256"])
+        except (ValueError, KeyError, TypeError) as err:
+            problem = f"unreadable header ({type(err).__name__})"
+        else:
             size = n * (HASH_BYTES + dim * 4)
             payload = data[end + 1:end + 1 + size]
-            if len(payload) != size:
-                raise ValueError("truncated")
-            if hashlib.sha256(payload).hexdigest() != checksum:
-                raise ValueError("damaged (checksum mismatch)")
-        except (ValueError, KeyError, TypeError) as err:
-            what = str(err) if str(err) in ("truncated", "damaged (checksum mismatch)") else f"unreadable header ({type(err).__name__})"
-            damage.append(f"record at offset {pos} is {what}")
+            problem = ("truncated" if len(payload) != size else
+                       "damaged (checksum mismatch)" if hashlib.sha256(payload).hexdigest() != checksum else
+                       f"{dim} wide where the file's records are {width}" if width not in (None, dim) else None)
+        if problem:
+            damage.append(f"record at offset {pos} is {problem}")
             found = data.find(MAGIC, start)
             if found < 0:
-                break
+                return
             pos = found
             continue
-        hashes += [payload[i * HASH_BYTES:(i + 1) * HASH_BYTES] for i in range(n)]
-        blocks.append(np.frombuffer(payload, dtype=np.float32, offset=n * HASH_BYTES).reshape(n, dim))
+        width = dim
         pos = end + 1 + size
-    dims = {b.shape[1] for b in blocks}
-    if len(dims) > 1:
-        return [], np.empty((0, 0), np.float32), f"records of different widths {sorted(dims)}"
-    vectors = np.concatenate(blocks) if blocks else np.empty((0, 0), np.float32)
-    return hashes, vectors, "; ".join(damage)
+        hashes = [payload[i * HASH_BYTES:(i + 1) * HASH_BYTES] for i in range(n)]
+        yield hashes, np.frombuffer(payload, dtype=np.float32, offset=n * HASH_BYTES).reshape(n, dim), pos

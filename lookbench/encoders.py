@@ -55,12 +55,19 @@ class Encoder:
     provenance: dict = {}
     # The date the model's training data ends, as the model declares it (None: not declared); docs/architecture.md §1.
     training_cutoff: str | None = None
+    # Whether the forward pass runs on every CPU core (torch's intra-op threads): then, on a CPU, decoding must not
+    # run beside it (``engine.runtime.Schedule``).
+    forward_uses_all_cores: bool = True
 
     def preprocess(self, image: Image.Image) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
     def encode_batch(self, arrays) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def host_batch(self, batch: np.ndarray):
+        """A stacked batch as ``encode_batch`` wants it handed over; runs in a decode thread (the default: as is)."""
+        return batch
 
     def to(self, device: str | None = None, precision: str = "fp32") -> "Encoder":
         """Place the model; encoders without torch weights ignore it."""
@@ -102,10 +109,20 @@ class TorchEncoder(Encoder):
             self._module.to(self.device)
         return self
 
+    def host_batch(self, batch):
+        """On CUDA, the batch in pinned (page-locked) memory, made in the decode thread: ``encode_batch`` then
+        copies it to the device without blocking, and the next batches decode meanwhile. Elsewhere as is."""
+        import torch
+
+        if torch.device(self.device).type == "cuda":
+            return torch.from_numpy(batch).pin_memory()
+        return batch
+
     def encode_batch(self, arrays):
         import torch
 
-        batch = torch.from_numpy(as_batch(arrays)).to(self.device)
+        batch = arrays if isinstance(arrays, torch.Tensor) else torch.from_numpy(as_batch(arrays))
+        batch = batch.to(self.device, non_blocking=batch.is_pinned())
         with torch.inference_mode(), torch.autocast(
             device_type=torch.device(self.device).type, dtype=torch.bfloat16, enabled=self.precision == "bf16"
         ):
@@ -221,6 +238,8 @@ def _resolve_model_folder(source: str) -> tuple[Path, str | None]:
 
 class RawPixelEncoder(Encoder):
     """Baseline with no learning at all: the 32x32 RGB thumbnail, mean-centred, as a 3072-d vector."""
+
+    forward_uses_all_cores = False  # a few numpy operations on one thread: decoding may overlap them
 
     def __init__(self, meta):
         self.name, self.embed_dim, self.size = meta.name, meta.embed_dim, meta.image_size

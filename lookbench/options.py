@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from importlib import resources
 
-INDEXES = ("flat", "hnsw")  # faiss IndexFlatIP (exact) or IndexHNSWFlat (approximate), both cosine
+INDEXES = ("flat", "hnsw")  # exact faiss knn (IndexFlatIP for the Space) or IndexHNSWFlat (approximate), both cosine
 PRECISIONS = ("fp32", "bf16")
 
 

@@ -262,18 +262,106 @@ def test_encoding_reuses_freed_memory_and_restores_the_allocator():
     assert faults["after"] >= 10 * pages  # glibc's fixed defaults are back: each buffer is mapped and faulted in anew
 
 
-def test_overlapped_and_alternating_decoding_give_the_same_embeddings(data):
+@pytest.mark.parametrize("model", ["raw-pixels", "gr-lite-mini"])
+def test_overlapped_and_alternating_decoding_give_the_same_embeddings(data, model):
+    """The accelerator schedule (decode pool beside the forward passes, batches handed over by ``host_batch``)
+    run on this CPU gives bit-identical embeddings to the CPU schedule, for a numpy and a torch model."""
     from lookbench.encoders import load_encoder
     from lookbench.engine import BenchmarkImages, encode_images, load_benchmark
 
     images = BenchmarkImages.of(load_benchmark(data))
     images.hash()
-    runs = {overlap: encode_images(load_encoder("raw-pixels"), images.sources(), batch_size=3, workers=2, use_cache=False,
+    runs = {overlap: encode_images(load_encoder(model), images.sources(), batch_size=3, workers=2, use_cache=False,
                                    overlap=overlap) for overlap in (True, False)}
     overlapped, alternating = runs[True], runs[False]
     assert overlapped.ids == alternating.ids
     assert overlapped.stats.forward_images == alternating.stats.forward_images == UNIQUE_IMAGES
+    assert overlapped.valid.all() and np.abs(overlapped.matrix).sum(axis=1).min() > 0
     np.testing.assert_array_equal(overlapped.matrix, alternating.matrix)
+
+
+def test_a_torch_model_takes_a_handed_over_tensor_batch_like_an_array():
+    """What ``host_batch`` hands over on CUDA (a pinned tensor) reaches the same forward pass as the stacked array."""
+    import torch
+
+    from lookbench.encoders import load_encoder
+
+    encoder = load_encoder("gr-lite-mini")
+    rng = np.random.default_rng(0)
+    batch = np.stack([encoder.preprocess(png_image(rng)) for _ in range(3)])
+    assert encoder.host_batch(batch) is batch  # on a CPU: handed over as it is
+    np.testing.assert_array_equal(encoder.encode_batch(torch.from_numpy(batch.copy())), encoder.encode_batch(batch))
+
+
+def png_image(rng):
+    from PIL import Image
+
+    return Image.fromarray(rng.integers(0, 256, (40, 30, 3), dtype=np.uint8))
+
+
+def test_schedule_defaults_come_from_the_device():
+    from lookbench.engine import Schedule
+
+    cores = len(os.sched_getaffinity(0))
+    cpu, gpu = Schedule.for_device("cpu"), Schedule.for_device("cuda:0")
+    assert (cpu.workers, cpu.batch_size, cpu.overlap) == (cores, 32, False)
+    assert (gpu.workers, gpu.batch_size, gpu.overlap) == (cores, 128, True)
+    assert Schedule.for_device("cpu", forward_uses_all_cores=False).overlap is True  # a one-thread forward pass
+    assert Schedule.for_device("cuda", world=cores * 2).workers == 1  # never fewer than one decode thread
+    given = Schedule.for_device("cuda", workers=3, batch_size=7, overlap=False)
+    assert (given.workers, given.batch_size, given.overlap) == (3, 7, False)
+
+
+def test_stage_timings_are_recorded(data, tmp_path):
+    from lookbench.engine.timings import STAGES
+
+    prov = lookbench.evaluate("raw-pixels", data=data, cache_dir=tmp_path, quiet=True).provenance
+    timings = prov["timings_s"]
+    assert list(timings) == list(STAGES) == ["load", "hash", "encode", "search", "score"]
+    assert all(isinstance(t, float) and t >= 0 for t in timings.values())
+    assert timings["encode"] > 0 and sum(timings.values()) <= prov["wall_time_s"] + 0.005  # rounding of each
+
+
+def test_exact_search_in_gallery_blocks_equals_a_flat_index(monkeypatch):
+    import importlib
+
+    import faiss
+
+    search_module = importlib.import_module("lookbench.engine.search")  # the package exports the function by that name
+    rng = np.random.default_rng(1)
+    matrix = rng.standard_normal((500, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    rows, queries = rng.permutation(500)[:300], matrix[:40]
+    monkeypatch.setattr(search_module, "GALLERY_BLOCK_BYTES", 64 * 16 * 4)  # blocks of 64 rows: 5 blocks
+    hits = search_module.search(matrix, rows, queries, 25, "flat")
+    index = faiss.IndexFlatIP(16)
+    index.add(matrix[rows])
+    scores, ids = index.search(queries, 25)
+    np.testing.assert_array_equal(hits.ids, ids)
+    np.testing.assert_allclose(hits.scores, scores, rtol=1e-6)
+    assert search_module.search(matrix, rows[:10], queries, 25, "flat").ids.shape == (40, 10)  # a smaller gallery
+
+
+def test_compacting_the_cache_keeps_entries_of_other_images(tmp_path):
+    from lookbench.embedding_cache import EmbeddingCache
+
+    rng = np.random.default_rng(2)
+    other = [bytes([i]) * 16 for i in range(5)]  # another dataset's images, cached earlier
+    first = EmbeddingCache(tmp_path, "m", "p", "fp32")
+    first.write(other, rng.standard_normal((5, 4)).astype(np.float32))
+    first.close()
+    ours = [bytes([100 + i]) * 16 for i in range(3)]
+    matrix = rng.standard_normal((3, 4)).astype(np.float32)
+    cache = EmbeddingCache(tmp_path, "m", "p", "fp32")
+    before = {h: v.copy() for block, vectors in cache.records() for h, v in zip(block, vectors)}
+    cache.write(ours[:2], matrix[:2])  # this run's log: a second file, so the end of the run compacts
+    cache.compact(ours, matrix, np.array([True, True, False]))
+    (merged,) = tmp_path.rglob("*.emb")
+    after = {h: v for block, vectors in EmbeddingCache(tmp_path, "m", "p", "fp32").records() for h, v in zip(block, vectors)}
+    assert set(after) == set(other) | set(ours[:2])  # the invalid third row is not cached
+    for h in other:
+        np.testing.assert_array_equal(after[h], before[h])
+    np.testing.assert_array_equal(after[ours[1]], matrix[1])
 
 
 def test_remove_self_matches_keeps_rank_order():

@@ -18,11 +18,11 @@ def register(sub) -> None:
     ev.add_argument("--no-distractors", dest="distractors", action="store_false", help="leave the shared noise gallery out")
     ev.add_argument("--mode", choices=MODES, default="strict",
                     help="strict: category + every query attribute (paper); leaderboard: category + main attribute")
-    ev.add_argument("--batch-size", type=int, default=32)
+    ev.add_argument("--batch-size", type=int, help="images per forward pass (default: 32 on a CPU, 128 on an accelerator)")
     ev.add_argument("--precision", choices=PRECISIONS, default="fp32")
     ev.add_argument("--device", help="torch device (default: the accelerate process's device, else cuda if available, else cpu)")
     ev.add_argument("--index", choices=INDEXES, default="flat", help="flat: exact search; hnsw: approximate (labelled)")
-    ev.add_argument("--workers", type=int, help="decode/preprocess threads (default: CPU cores per process)")
+    ev.add_argument("--workers", type=int, help="decode/preprocess threads (default: the CPU cores of each process)")
     ev.add_argument("--cache-dir", type=Path, help="embedding cache folder (default: $HF_HOME/lookbench/embeddings)")
     ev.add_argument("--no-cache", dest="use_cache", action="store_false", help="neither read nor write the embedding cache")
     ev.add_argument("--skip-invalid", action="store_true", help="skip unreadable images and report them instead of stopping")

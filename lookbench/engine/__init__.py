@@ -29,13 +29,14 @@ from . import predictions
 from .errors import EvaluationError
 from .images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
 from .results import EvaluationResult
-from .runtime import Processes, reuse_freed_memory
+from .runtime import Processes, Schedule, reuse_freed_memory
 from .scoring import Split, SubsetScore, SubsetTask, score_subsets
 from .search import Hits, Ranking, merge_noise, remove_self_matches, search, search_depth
+from .timings import StageTimes
 
 __all__ = [
     "Benchmark", "BenchmarkImages", "DataSource", "Decoded", "Embeddings", "EncodeStats", "EvaluationError", "EvaluationResult",
-    "Hits", "ImageSource", "Processes", "Ranking", "Split", "SubsetImages", "SubsetScore", "SubsetTask",
+    "Hits", "ImageSource", "Processes", "Ranking", "Schedule", "Split", "StageTimes", "SubsetImages", "SubsetScore", "SubsetTask",
     "check_options", "check_output", "decode", "encode_images", "evaluate", "load_benchmark", "merge_noise",
     "remove_self_matches", "resolve_data", "reuse_freed_memory", "score_subsets", "search", "search_depth",
 ]
@@ -53,7 +54,7 @@ def _check_folder(path, what: str) -> None:
         raise EvaluationError(f"{what} {path} cannot be created: {parent} is not a writable folder")
 
 
-def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=32, workers=None, cutoff=None,
+def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=None, workers=None, cutoff=None,
                   cache_dir=None, output_dir=None, results_dir=None, save_predictions=False) -> None:
     """Every option checked before anything is loaded, so a typo fails in a second, not after encoding."""
     for name, value, choices in (("mode", mode, MODES), ("index", index, INDEXES), ("precision", precision, PRECISIONS)):
@@ -76,7 +77,7 @@ def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=3
 
 
 def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool = True, *, mode: str = "strict",
-             batch_size: int = 32, precision: str = "fp32", device: str | None = None, index: str = "flat",
+             batch_size: int | None = None, precision: str = "fp32", device: str | None = None, index: str = "flat",
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
              quiet: bool = False, verbose: bool = False, output_dir=None, results_dir=None, overwrite: bool = False,
              save_predictions: bool = False) -> EvaluationResult | None:
@@ -94,6 +95,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
                   cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions)
     started = time.perf_counter()
+    times = StageTimes()
     processes = Processes()
     quiet = quiet or not processes.is_main
     encoder = None
@@ -104,17 +106,18 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                                   "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
         cutoff = encoder.training_cutoff
     with quiet_libraries(verbose):
-        with stage_bar("load", quiet=quiet, unit="config") as bar:
-            if processes.is_main:
-                bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar)
-            processes.barrier()  # the main process fills the datasets cache first; the others then read it
-            if not processes.is_main:
-                bench = load_benchmark(data, subsets, cutoff, distractors)
-        for name, splits in bench.subsets.items():
-            if len(splits["query"]) == 0:
-                raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
-        encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision)
-        bench.count_after(encoder.training_cutoff)
+        with times.stage("load"):
+            with stage_bar("load", quiet=quiet, unit="config") as bar:
+                if processes.is_main:
+                    bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar)
+                processes.barrier()  # the main process fills the datasets cache first; the others then read it
+                if not processes.is_main:
+                    bench = load_benchmark(data, subsets, cutoff, distractors)
+            for name, splits in bench.subsets.items():
+                if len(splits["query"]) == 0:
+                    raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
+            encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision)
+            bench.count_after(encoder.training_cutoff)
         planned = _planned(encoder, bench, results_dir, subsets, mode=mode, cutoff=cutoff, index=index, precision=precision)
         if planned.stored is not None and not overwrite:
             found = store.find_identical(planned.stored, planned.identity,
@@ -128,16 +131,17 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                     if result.provenance.get("saved_predictions"):  # the stored rankings go along with their JSON
                         shutil.copytree(store.predictions_folder(planned.stored), store.predictions_folder(paths["json"]))
                 return result
-        images = BenchmarkImages.of(bench)
-        with stage_bar("hash", quiet=quiet, unit="img") as bar:
+        with times.stage("hash"), stage_bar("hash", quiet=quiet, unit="img") as bar:
+            images = BenchmarkImages.of(bench)
             images.hash(bar)
-        with stage_bar(f"encode {encoder.name}", quiet=quiet, unit="img") as bar:
+        with times.stage("encode"), stage_bar(f"encode {encoder.name}", quiet=quiet, unit="img") as bar:
             embeddings = encode_images(encoder, images.sources(), batch_size=batch_size, workers=workers,
                                        cache_dir=cache_dir, use_cache=use_cache, skip_invalid=skip_invalid,
                                        progress=bar, processes=processes)
-        if not processes.is_main:
-            return None
-        embeddings = embeddings.normalised()
+            if not processes.is_main:
+                return None
+        with times.stage("search"):  # cosine = inner product of unit vectors
+            embeddings = embeddings.normalised()
         tasks = {}
         for name, splits in bench.subsets.items():
             queries = Split.of(images.subsets[name].query, splits["query"], embeddings)
@@ -146,7 +150,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
             tasks[name] = SubsetTask(queries, Split.of(images.subsets[name].gallery, splits["gallery"], embeddings))
         noise = None if bench.noise is None else Split.of(images.noise, bench.noise, embeddings)
         with stage_bar("search + score", quiet=quiet, unit="step") as bar:
-            scored = score_subsets(embeddings.matrix, tasks, noise, mode=mode, index=index, progress=bar)
+            scored = score_subsets(embeddings.matrix, tasks, noise, mode=mode, index=index, progress=bar, timings=times)
         rankings = None if not save_predictions else {
             name: predictions.rankings(embeddings.matrix, tasks[name], noise, s, mode) for name, s in scored.items()}
     overall = combine_subsets({name: s.scores for name, s in scored.items()})
@@ -154,6 +158,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                for name, s in scored.items()}
     provenance = _provenance(encoder, bench, images, embeddings, scored, processes, mode=mode, index=index,
                              precision=precision, cutoff=cutoff, wall_time_s=round(time.perf_counter() - started, 3))
+    provenance["timings_s"] = times.rounded()  # per stage; their sum leaves out option checks and bookkeeping
     provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
     result = EvaluationResult(results, overall, provenance, stored=planned.stored, notes=planned.notes, rankings=rankings)
     if planned.stored is not None:
@@ -219,7 +224,7 @@ def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: 
         "cutoff": None if cutoff is None else str(cutoff),
         "distractors": bench.noise is not None,
         "index": index,
-        "search": "exact (faiss IndexFlatIP, cosine)" if index == "flat" else "approximate (faiss HNSW32, cosine)",
+        "search": "exact (faiss knn, inner product of unit vectors = cosine)" if index == "flat" else "approximate (faiss HNSW32, cosine)",
         "counts": counts,
         "wall_time_s": wall_time_s,
         "evaluated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

@@ -2,11 +2,11 @@
 
 docs/architecture.md §8. Cache hits are skipped; decoding + preprocessing run in worker threads; batches are
 fixed before they are dealt to ``accelerate`` processes, so every image meets the same batch companions whatever
-the number of processes and results are bit-identical to a single-process run.
+the number of processes and results are bit-identical to a single-process run. Cache records and model output
+go straight into the one matrix, so the stage holds the matrix and a window of batches, never a second copy.
 """
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -18,7 +18,7 @@ from ..encoders import Encoder, EncoderError
 from ..paths import lookbench_home
 from .errors import EvaluationError
 from .images import ImageSource, decode
-from .runtime import Processes, reuse_freed_memory
+from .runtime import Processes, Schedule, reuse_freed_memory
 
 
 @dataclass
@@ -51,9 +51,11 @@ class Embeddings:
         return np.flatnonzero(self.valid[self.rows(source)])
 
     def normalised(self) -> "Embeddings":
-        """The same embeddings at unit length (cosine = inner product)."""
-        x = np.ascontiguousarray(self.matrix, dtype=np.float32)
-        return Embeddings(self.ids, x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12), self.valid, self.stats)
+        """These embeddings at unit length (cosine = inner product), normalised in place and returned: a second
+        matrix would cost its whole size again (860 MB for 70k 3072-d rows)."""
+        norms = np.sqrt(np.einsum("ij,ij->i", self.matrix, self.matrix))  # no temporary of the matrix's size
+        self.matrix /= np.maximum(norms, 1e-12)[:, None]
+        return self
 
 
 def check_output(encoder: Encoder, out, labels: list, dim: int | None) -> np.ndarray:
@@ -77,16 +79,36 @@ def check_output(encoder: Encoder, out, labels: list, dim: int | None) -> np.nda
     return out
 
 
-def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=32, workers=None, cache_dir=None,
+class _Filling:
+    """The embedding matrix being filled, by content id; allocated once its width is known (declared by the
+    model, else from the first vectors), so cache records and model output are copied in once."""
+
+    def __init__(self, encoder: Encoder, n: int):
+        self.encoder, self.n = encoder, n
+        self.valid = np.zeros(n, dtype=bool)
+        dim = encoder.embed_dim
+        self.matrix = np.zeros((n, dim), dtype=np.float32) if isinstance(dim, int) and dim > 0 else None
+
+    def put(self, uids, vectors: np.ndarray) -> None:
+        if self.matrix is None:
+            self.matrix = np.zeros((self.n, vectors.shape[1]), dtype=np.float32)
+        elif vectors.shape[1] != self.matrix.shape[1]:
+            raise EncoderError(f"Model {self.encoder.name!r} produced embeddings of different sizes "
+                               f"{sorted({vectors.shape[1], self.matrix.shape[1]})}")
+        self.matrix[uids] = vectors
+        self.valid[uids] = True
+
+
+def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=None, workers=None, cache_dir=None,
                   use_cache=True, skip_invalid=False, progress=None, processes: Processes | None = None,
                   overlap=None) -> Embeddings:
     """Embeddings (raw model output) of every distinct image across the hashed ``sources``.
 
-    ``overlap`` (default: when the model runs on an accelerator) decodes the next batches while the forward pass
-    runs. On a CPU both compete for the same cores, and a decode thread that pre-empts one of torch's threads
-    stalls every other one at the next barrier, so there decoding alternates with the forward passes instead: a
-    window of batches decoded on every core, then their forward passes alone. ``progress`` (a tqdm bar) counts
-    the images to encode.
+    ``batch_size``, ``workers`` and ``overlap`` default to the model's device (``Schedule.for_device``): on an
+    accelerator the next batches are decoded while the forward pass runs (pinned batches, non-blocking copies:
+    ``Encoder.host_batch``); on a CPU a torch forward pass and decoding would compete for the same cores, so there
+    a window of batches is decoded on every core, then their forward passes run alone. ``progress`` (a tqdm bar)
+    counts the images to encode.
     """
     processes = processes or Processes()
     ids: dict[bytes, int] = {}
@@ -98,17 +120,25 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=32
                 first.append((source, row))
     hashes = list(ids)
     stats = EncodeStats(unique_images=len(hashes))
+    filling = _Filling(encoder, len(hashes))
 
-    cache, known = None, {}
+    cache = None
     if use_cache and encoder.fingerprint is not None:
         cache = EmbeddingCache(cache_dir or lookbench_home() / "embeddings", encoder.fingerprint,
                                encoder.preprocessing, getattr(encoder, "precision", "fp32"))
-        known = cache.load()
+        for block, vectors in cache.records():
+            uids = np.fromiter((ids.get(h, -1) for h in block), dtype=np.int64, count=len(block))
+            ours = uids >= 0
+            if ours.any():
+                filling.put(uids[ours], vectors[ours])
         stats.corrupt_cache_files = cache.corrupt_files
     processes.barrier()  # every process decides what is missing from the same cache state
-    missing = [u for u, h in enumerate(hashes) if h not in known]
+    missing = np.flatnonzero(~filling.valid).tolist()
     stats.cache_hits = len(hashes) - len(missing)
-    batches = [missing[i:i + batch_size] for i in range(0, len(missing), batch_size)]
+    schedule = Schedule.for_device(getattr(encoder, "device", "cpu"), processes.world, workers=workers,
+                                   forward_uses_all_cores=encoder.forward_uses_all_cores, batch_size=batch_size,
+                                   overlap=overlap)
+    batches = [missing[i:i + schedule.batch_size] for i in range(0, len(missing), schedule.batch_size)]
     mine = list(range(processes.rank, len(batches), processes.world))
 
     def where(u):
@@ -127,14 +157,22 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=32
                 blobs[pos] = blob
         return decode(encoder, blobs)
 
-    produced: list[tuple[list[int], np.ndarray]] = []
+    done: list[int] = []  # content ids this process encoded
+    pending: deque = deque()  # (content ids, vectors) of encoded batches not yet stored
     error = None
-    dim = encoder.embed_dim if isinstance(encoder.embed_dim, int) and encoder.embed_dim > 0 else None
+    dim = filling.matrix.shape[1] if filling.matrix is not None else None
     if progress is not None:
         progress.reset(total=len(missing))
-    workers = workers or max(1, (os.cpu_count() or 1) // processes.world)
-    if overlap is None:
-        overlap = not str(getattr(encoder, "device", "cpu")).startswith("cpu")
+    workers = schedule.workers
+
+    def store():  # encoded batches into the matrix and the cache log
+        while pending:
+            uids, vectors = pending.popleft()
+            filling.put(uids, vectors)
+            done.extend(uids)
+            if cache is not None:
+                cache.write([hashes[u] for u in uids], vectors)
+
     try:
         with reuse_freed_memory(), ThreadPoolExecutor(workers, thread_name_prefix="lookbench-decode") as pool:
             queue: deque = deque()
@@ -147,12 +185,13 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=32
             while True:
                 if not queue:
                     refill()
+                    store()  # while the next window decodes, so the forward passes still run alone on the cores
                     if not queue:
                         break
-                    if not overlap:  # decode the window on every core, then run its forward passes alone
+                    if not schedule.overlap:  # decode the window on every core, then run its forward passes alone
                         wait([f for _, f in queue])
                 b, future = queue.popleft()
-                if overlap:
+                if schedule.overlap:
                     refill()
                 decoded = future.result()
                 batch = batches[b]
@@ -165,10 +204,9 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=32
                 if uids:
                     vectors = check_output(encoder, encoder.encode_batch(decoded.inputs), [where(u) for u in uids], dim)
                     dim = vectors.shape[1]
-                    stats.forward_images += len(uids)
-                    if cache is not None:
-                        cache.write([hashes[u] for u in uids], vectors)
-                    produced.append((uids, vectors))
+                    pending.append((uids, vectors))
+                if schedule.overlap:
+                    store()
                 if progress is not None:
                     progress.update(len(batch))
     except (EvaluationError, EncoderError) as err:
@@ -176,37 +214,27 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=32
             raise
         error = str(err)
     finally:
-        if cache is not None:
-            cache.close()
+        try:
+            store()  # what was encoded before a failure is kept for the next run
+        finally:
+            if cache is not None:
+                cache.close()
 
-    gathered = processes.gather([{"produced": produced, "error": error, "forward": stats.forward_images, "invalid": stats.invalid}])
+    shared = processes.world > 1  # only then do other processes need this one's vectors
+    gathered = processes.gather([{"rank": processes.rank, "uids": done, "error": error, "invalid": stats.invalid,
+                                  "vectors": filling.matrix[done] if shared and done else None}])
     errors = [g["error"] for g in gathered if g["error"]]
     if errors:
         raise EvaluationError(errors[0])
-    stats.forward_per_process = [g["forward"] for g in gathered]
+    stats.forward_per_process = [len(g["uids"]) for g in gathered]
     stats.forward_images = sum(stats.forward_per_process)
     stats.invalid = [x for g in gathered for x in g["invalid"]]
     for g in gathered:
-        for uids, vectors in g["produced"]:
-            known.update(zip((hashes[u] for u in uids), vectors))
-    if cache is not None and processes.is_main:
-        cache.compact(known)
-    processes.barrier()
-    return _assemble(encoder, ids, known, stats)
-
-
-def _assemble(encoder: Encoder, ids: dict, known: dict, stats: EncodeStats) -> Embeddings:
-    """The matrix in content-id order; rows of skipped images stay zero and invalid."""
-    if not known:
+        if g["rank"] != processes.rank and g["uids"]:
+            filling.put(g["uids"], g["vectors"])
+    if not filling.valid.any():
         raise EvaluationError(f"No image could be encoded by model {encoder.name!r}")
-    dims = {v.shape[0] for v in known.values()}
-    if len(dims) != 1:
-        raise EncoderError(f"Model {encoder.name!r} produced embeddings of different sizes {sorted(dims)}")
-    matrix = np.zeros((len(ids), dims.pop()), dtype=np.float32)
-    valid = np.zeros(len(ids), dtype=bool)
-    for h, u in ids.items():
-        v = known.get(h)
-        if v is not None:
-            matrix[u] = v
-            valid[u] = True
-    return Embeddings(ids, matrix, valid, stats)
+    if cache is not None and processes.is_main:
+        cache.compact(hashes, filling.matrix, filling.valid)
+    processes.barrier()
+    return Embeddings(ids, filling.matrix, filling.valid, stats)

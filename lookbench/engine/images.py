@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -43,13 +44,30 @@ class ImageSource:
         """How a message names a row: 1-based, like the line numbers of a raw release's JSONL files."""
         return f"{self.label} row {row + 1} (item {self.item_ids[row]})"
 
+    @cached_property
+    def _chunks(self) -> tuple[np.ndarray, list, list]:
+        """First row of each Arrow chunk, and each chunk's ``bytes`` and ``path`` fields (zero-copy views)."""
+        chunks = self.column.chunks
+        starts = np.cumsum([0] + [len(c) for c in chunks])
+        return starts, [pc.struct_field(c, "bytes") for c in chunks], [pc.struct_field(c, "path") for c in chunks]
+
     def image_bytes(self, rows) -> list:
-        """Encoded bytes of some rows; images stored by path are read from disk."""
-        taken = self.column.take(pa.array(rows, type=pa.int64()))
-        blobs = pc.struct_field(taken, "bytes").to_pylist()
-        paths = pc.struct_field(taken, "path").to_pylist()
+        """Encoded bytes of some rows; images stored by path are read from disk.
+
+        Taken chunk by chunk: a ``take`` on the whole chunked column costs time in proportion to its number of
+        chunks (9 ms a batch on 131 chunks, measured), which made fetching every batch quadratic in the split size.
+        """
+        starts, byte_chunks, path_chunks = self._chunks
+        rows = np.asarray(rows, dtype=np.int64)
+        chunk_of = np.searchsorted(starts, rows, side="right") - 1
+        blobs, paths = [None] * len(rows), [None] * len(rows)
+        for c in np.unique(chunk_of).tolist():
+            at = np.flatnonzero(chunk_of == c)
+            local = pa.array(rows[at] - starts[c])
+            for i, blob, path in zip(at.tolist(), byte_chunks[c].take(local).to_pylist(), path_chunks[c].take(local).to_pylist()):
+                blobs[i], paths[i] = blob, path
         out = []
-        for row, blob, path in zip(rows, blobs, paths):
+        for row, blob, path in zip(rows.tolist(), blobs, paths):
             if blob is None and path:
                 try:
                     blob = Path(path).read_bytes()
@@ -113,14 +131,15 @@ class BenchmarkImages:
 class Decoded:
     """One decoded batch: the model inputs of its readable images, and per image an error message or None."""
 
-    inputs: list | np.ndarray
+    inputs: list | np.ndarray  # or what ``Encoder.host_batch`` made of the stacked array (a pinned tensor)
     errors: list
 
 
 def decode(encoder: Encoder, blobs: list) -> Decoded:
     """Decode + preprocess one batch (runs in a worker thread).
 
-    Equal-shaped array inputs are stacked here (``as_batch``), so the copy is not made on the forward thread.
+    Equal-shaped array inputs are stacked here (``as_batch``) and handed to ``encoder.host_batch`` (pinned memory
+    for an accelerator), so neither copy is made on the forward thread.
     """
     inputs, errors = [], []
     for blob in blobs:
@@ -134,5 +153,5 @@ def decode(encoder: Encoder, blobs: list) -> Decoded:
             # PIL names the file it was given, here an in-memory buffer: "<_io.BytesIO object at 0x…>" says nothing.
             errors.append(f"{type(err).__name__}: {str(err).replace(repr(buffer), f'the image ({len(blob)} bytes)')}")
     if inputs and all(isinstance(x, np.ndarray) and x.shape == inputs[0].shape for x in inputs):
-        return Decoded(as_batch(inputs), errors)
+        return Decoded(encoder.host_batch(as_batch(inputs)), errors)
     return Decoded(inputs, errors)

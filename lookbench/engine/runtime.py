@@ -1,4 +1,4 @@
-"""Where encoding runs: the ``accelerate`` processes and the allocator setting of the forward passes.
+"""Where encoding runs: the ``accelerate`` processes, the decode schedule of a device, and the allocator setting.
 
 docs/architecture.md §7-§8.
 """
@@ -8,6 +8,7 @@ import contextlib
 import ctypes
 import os
 import platform
+from dataclasses import dataclass
 
 # glibc mallopt parameters and their defaults (malloc.h).
 _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
@@ -37,6 +38,33 @@ def reuse_freed_memory():
     finally:
         mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
         mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM_THRESHOLD)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How the encode stage feeds a device: decode threads, images per forward pass, and whether decoding overlaps
+    the forward passes."""
+
+    workers: int
+    batch_size: int
+    overlap: bool
+
+    @classmethod
+    def for_device(cls, device: str, world: int = 1, *, forward_uses_all_cores: bool = True, workers=None,
+                   batch_size=None, overlap=None) -> "Schedule":
+        """The defaults of ``device`` (a torch device string), each replaced by the caller's value when given.
+
+        A CPU that runs the forward pass on every core (torch) alternates decoding with it: a decode thread that
+        pre-empts one of torch's threads stalls the others at the next barrier. Batches there stay at 32. An
+        accelerator leaves the cores to decoding: one decode thread per core of this process's share, overlapping
+        the forward passes, batches of 128 (a GPU forward pass is cheap per image only when the batch is large).
+        A forward pass on one thread (``Encoder.forward_uses_all_cores`` False) overlaps decoding on a CPU too.
+        """
+        on_cpu = str(device).startswith("cpu")
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return cls(workers=workers or max(1, cores // world),
+                   batch_size=batch_size or (32 if on_cpu else 128),
+                   overlap=(not on_cpu or not forward_uses_all_cores) if overlap is None else overlap)
 
 
 class Processes:

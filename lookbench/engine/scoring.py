@@ -15,6 +15,7 @@ from .encode import Embeddings
 from .errors import EvaluationError
 from .images import ImageSource
 from .search import merge_noise, remove_self_matches, search, search_depth
+from .timings import StageTimes
 
 
 @dataclass
@@ -53,12 +54,13 @@ class SubsetScore:
 
 
 def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, mode="strict", index="flat",
-                  progress=None) -> dict:
+                  progress=None, timings: StageTimes | None = None) -> dict:
     """``{subset: SubsetScore}``: every subset's queries searched against its gallery + the shared noise gallery.
 
     ``matrix`` holds L2-normalised embeddings indexed by content id. ``progress`` (a tqdm bar) advances once
-    for the noise search and once per subset.
+    for the noise search and once per subset; ``timings`` gets the seconds of searching and of scoring.
     """
+    timings = timings or StageTimes()
     kmax = max(DEFAULT_K)
     noise_rows = None if noise is None else noise.rows
     depths = {}
@@ -70,27 +72,33 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
         progress.reset(total=len(tasks) + 1)
     noise_hits, noise_columns = {}, None
     if noise is not None and len(noise.rows):
-        queries = np.concatenate([t.queries.rows for t in tasks.values()])
-        hits = search(matrix[noise.rows], matrix[queries], max(depths.values()), index)
-        start = 0
-        for name, task in tasks.items():
-            noise_hits[name] = hits.take(slice(start, start + len(task.queries.rows)), depths[name])
-            start += len(task.queries.rows)
-        noise_columns = GalleryColumns(noise.annotations)
+        with timings.stage("search"):
+            queries = np.concatenate([t.queries.rows for t in tasks.values()])
+            hits = search(matrix, noise.rows, matrix[queries], max(depths.values()), index)
+            start = 0
+            for name, task in tasks.items():
+                noise_hits[name] = hits.take(slice(start, start + len(task.queries.rows)), depths[name])
+                start += len(task.queries.rows)
+        with timings.stage("score"):
+            noise_columns = GalleryColumns(noise.annotations)
     if progress is not None:
         progress.update(1)
     out = {}
     for name, task in tasks.items():
         q, g = task.queries.rows, task.gallery.rows
-        hits = search(matrix[g], matrix[q], depths[name], index)
-        ids, all_rows, columns = hits.ids, g, GalleryColumns(task.gallery.annotations)
-        if name in noise_hits:
-            ids = merge_noise(hits, noise_hits[name], len(g), depths[name])
-            all_rows, columns = np.concatenate([g, noise.rows]), columns + noise_columns
-        ranking = remove_self_matches(ids, q, all_rows, kmax)
-        scores = score_retrieval(ranking.ids, task.queries.annotations, columns, k=list(DEFAULT_K), mode=mode)
+        with timings.stage("search"):
+            hits = search(matrix, g, matrix[q], depths[name], index)
+            ids, all_rows = hits.ids, g
+            if name in noise_hits:
+                ids = merge_noise(hits, noise_hits[name], len(g), depths[name])
+                all_rows = np.concatenate([g, noise.rows])
+            ranking = remove_self_matches(ids, q, all_rows, kmax)
+        with timings.stage("score"):
+            columns = GalleryColumns(task.gallery.annotations)
+            if name in noise_hits:
+                columns = columns + noise_columns
+            scores = score_retrieval(ranking.ids, task.queries.annotations, columns, k=list(DEFAULT_K), mode=mode)
         out[name] = SubsetScore(scores, ranking.self_matches_removed, len(columns), ranking.ids, all_rows)
         if progress is not None:
             progress.update(1)
     return out
-
