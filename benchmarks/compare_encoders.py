@@ -1,10 +1,12 @@
-"""Encoder comparison on LookBench-Mini, produced by `lookbench evaluate` (issue 4's "Done when" table).
+"""Encoder comparison on a LookBench release, produced by `lookbench evaluate` (the GR-Lite-mini card's tables).
 
-Runs the CLI for raw pixels, EfficientNet-Lite0 (ImageNet), a randomly initialised gr-lite-mini and the
-trained gr-lite-mini, in strict and leaderboard mode (the second mode re-uses the embedding cache), and
-writes the table into the GR-Lite-mini model card and benchmarks/RESULTS.md.
+Runs the CLI for raw pixels, EfficientNet-Lite0 (ImageNet), the previous GR-Lite-mini (v1, read from git at
+`V1_REVISION`) and the committed one, in strict and leaderboard mode (the second mode re-uses the embedding
+cache, a repeated run the results store), and writes one table per release into the model card and
+benchmarks/RESULTS.md:
 
-    python benchmarks/compare_encoders.py [--data DIR] [--write]
+    python benchmarks/compare_encoders.py --write                                   # the default LookBench-Mini
+    python benchmarks/compare_encoders.py --write --table published --data DIR      # the published layout
 """
 from __future__ import annotations
 
@@ -17,24 +19,33 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CARD = ROOT / "models" / "gr_lite" / "gr-lite-mini" / "README.md"
+MODEL = Path("models") / "gr_lite" / "gr-lite-mini"
+CARD = ROOT / MODEL / "README.md"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
-SECTION = "## Encoders on LookBench-Mini"
-SUBSET_COLUMNS = ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "overall")
+V1_REVISION = "3117cad43298b4e749594c77e8097597b7af220a"  # main before GR-Lite-mini v2 replaced the weights
+V1_FILES = ("config.json", "preprocessor_config.json", "model.safetensors", "README.md")
+SUBSETS = ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook")
+COLUMNS = {  # column -> (metric, K) of the overall scores
+    "Fine R@1": ("fine_recall", "@1"),
+    "Fine R@5": ("fine_recall", "@5"),
+    "Fine R@10": ("fine_recall", "@10"),
+    "Fine R@20": ("fine_recall", "@20"),
+    "Coarse R@1": ("coarse_recall", "@1"),
+    "nDCG@5": ("ndcg", "@5"),
+}
+THIS_MODEL = "GR-Lite-mini (this model)"
+TITLES = {"mini": "## Encoders on LookBench-Mini", "published": "## Encoders at the published layout"}
 
 
-def random_gr_lite_mini(folder: Path) -> Path:
-    """gr-lite-mini at a seeded random initialisation: the untrained starting point of the recipe."""
-    import torch
-    from transformers import set_seed
-
-    from lookbench.models.gr_lite import GrLiteConfig, GrLiteModel, processor_for
-
-    set_seed(0)
-    config = GrLiteConfig.from_preset("gr-lite-mini")
-    with torch.no_grad():
-        GrLiteModel(config).save_pretrained(folder)
-    processor_for(config).save_pretrained(folder)
+def v1_folder(folder: Path) -> Path:
+    """The v1 weights as a model folder: same config and weights, hence the same cache fingerprint as before."""
+    folder.mkdir(parents=True)
+    for name in V1_FILES:
+        blob = subprocess.run(["git", "-C", str(ROOT), "show", f"{V1_REVISION}:{(MODEL / name).as_posix()}"],
+                              capture_output=True)
+        if blob.returncode:
+            sys.exit(f"cannot read {name} of GR-Lite-mini v1 at {V1_REVISION[:7]} from git: {blob.stderr.decode().strip()}")
+        (folder / name).write_bytes(blob.stdout)
     return folder
 
 
@@ -48,21 +59,29 @@ def evaluate(model: str, mode: str, data: str | None, out: Path) -> dict:
     return json.loads((out / "results.json").read_text())
 
 
-def table(rows: list[tuple[str, dict, dict]]) -> str:
-    lines = [
-        "| encoder | metric | " + " | ".join(SUBSET_COLUMNS) + " |",
-        "|---|---|" + "---:|" * len(SUBSET_COLUMNS),
-    ]
-    for name, strict, board in rows:
-        for label, result, metric, k in (
-            ("Fine R@1 (strict)", strict, "fine_recall", "@1"),
-            ("Fine R@1 (leaderboard)", board, "fine_recall", "@1"),
-            ("Coarse R@1", strict, "coarse_recall", "@1"),
-            ("nDCG@5", strict, "ndcg", "@5"),
-        ):
-            cells = [f"{result[s][metric][k]:.2f}" for s in SUBSET_COLUMNS]
-            lines.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
+def cells(result: dict) -> list[float]:
+    """One table row: the overall columns, then each subset's Fine R@1."""
+    overall = [result["overall"][metric][k] for metric, k in COLUMNS.values()]
+    return overall + [result[subset]["fine_recall"]["@1"] for subset in SUBSETS]
+
+
+def table(rows: list[tuple[str, str, dict]]) -> str:
+    header = ["encoder", "mode", *COLUMNS, *(f"{s} Fine R@1" for s in SUBSETS)]
+    lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * (len(header) - 2)]
+    for name, mode, result in rows:
+        lines.append(f"| {name} | {mode} | " + " | ".join(f"{v:.2f}" for v in cells(result)) + " |")
     return "\n".join(lines)
+
+
+def verdict(rows: list[tuple[str, str, dict]]) -> str:
+    """The issue's targets: this model against EfficientNet-Lite0 on every strict column."""
+    by_name = {name: result for name, mode, result in rows if mode == "strict"}
+    ours, base = cells(by_name[THIS_MODEL]), cells(by_name["EfficientNet-Lite0 (ImageNet)"])
+    names = [*COLUMNS, *(f"{s} Fine R@1" for s in SUBSETS)]
+    ahead = [n for n, a, b in zip(names, ours, base) if a >= b]
+    behind = [f"{n} ({a:.2f} vs {b:.2f})" for n, a, b in zip(names, ours, base) if a < b]
+    return (f"Strict mode, GR-Lite-mini vs EfficientNet-Lite0: ahead or equal on {len(ahead)} of {len(names)} "
+            f"columns ({', '.join(ahead) or 'none'}); behind on {', '.join(behind) or 'none'}.")
 
 
 def replace_block(text: str, begin: str, end: str, body: str) -> str:
@@ -72,9 +91,21 @@ def replace_block(text: str, begin: str, end: str, body: str) -> str:
     return pattern.sub(lambda _: f"{begin}\n{body}\n{end}", text)
 
 
+def write(name: str, body: str) -> None:
+    CARD.write_text(replace_block(CARD.read_text(), f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->", body))
+    text = RESULTS.read_text()
+    section = f"{TITLES[name]}\n\n{body}\n"
+    if TITLES[name] in text:
+        text = re.sub(re.escape(TITLES[name]) + r"\n.*?(?=\n## |\Z)", lambda _: section, text, flags=re.S)
+    else:
+        text = text.rstrip() + "\n\n" + section
+    RESULTS.write_text(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", help="dataset folder (default: the embedded LookBench-Mini)")
+    parser.add_argument("--table", choices=sorted(TITLES), default="mini", help="which table of the card to write")
     parser.add_argument("--write", action="store_true", help="write the table into the model card and RESULTS.md")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,35 +113,28 @@ def main() -> None:
         models = [
             ("raw pixels", "raw-pixels"),
             ("EfficientNet-Lite0 (ImageNet)", "efficientnet-lite0"),
-            ("gr-lite-mini, random init", str(random_gr_lite_mini(tmp / "gr-lite-mini-random"))),
-            ("gr-lite-mini, trained", "gr-lite-mini"),
+            (f"GR-Lite-mini v1 ({V1_REVISION[:7]})", str(v1_folder(tmp / "gr-lite-mini-v1"))),
+            (THIS_MODEL, "gr-lite-mini"),
         ]
         rows = []
         for name, model in models:
-            strict = evaluate(model, "strict", args.data, tmp / f"{len(rows)}-strict")
-            board = evaluate(model, "leaderboard", args.data, tmp / f"{len(rows)}-leaderboard")
-            rows.append((name, strict, board))
-            print(f"{name}: strict Fine R@1 overall {strict['overall']['fine_recall']['@1']:.2f}", flush=True)
-    provenance = rows[-1][1]["provenance"]
-    command = "python benchmarks/compare_encoders.py --write" + (f" --data {args.data}" if args.data else "")
+            for mode in ("strict", "leaderboard"):
+                result = evaluate(model, mode, args.data, tmp / f"{len(rows)}-{mode}")
+                rows.append((name, mode, result))
+                print(f"{name} ({mode}): Fine R@1 overall {result['overall']['fine_recall']['@1']:.2f}", flush=True)
+    provenance = rows[-1][2]["provenance"]
     dataset = provenance["dataset"]
     queries = sum(provenance["counts"]["queries"].values())
+    command = f"python benchmarks/compare_encoders.py --write --table {args.table}" + (f" --data {args.data}" if args.data else "")
     body = (
-        f"{table(rows)}\n\nScores in percent on the {queries} queries of {dataset['data']} (revision "
-        f"{dataset['revision']}, releases {', '.join(dataset['releases'])}), shared noise gallery of "
-        f"{dataset['noise_gallery']} included; overall = query-weighted mean. Each row is `lookbench evaluate --model … "
-        f"--mode strict|leaderboard`; the table is produced by `{command}`."
+        f"{table(rows)}\n\n{verdict(rows)}\n\nScores in percent on the {queries} queries of {dataset['data']} "
+        f"(revision {dataset['revision']}, releases {', '.join(dataset['releases'])}), shared noise gallery of "
+        f"{dataset['noise_gallery']} included; the first six columns are the query-weighted overall. Each row is "
+        f"`lookbench evaluate --model … --mode strict|leaderboard`; the table is produced by `{command}`."
     )
     print(body)
     if args.write:
-        CARD.write_text(replace_block(CARD.read_text(), "<!-- results:begin -->", "<!-- results:end -->", body))
-        text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
-        section = f"{SECTION}\n\n{body}\n"
-        if SECTION in text:
-            text = re.sub(re.escape(SECTION) + r".*?(?=\n## |\Z)", lambda _: section, text, flags=re.S)
-        else:
-            text = text.rstrip() + "\n\n" + section
-        RESULTS.write_text(text)
+        write(args.table, body)
 
 
 if __name__ == "__main__":
