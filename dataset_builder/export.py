@@ -17,6 +17,7 @@ from datasets.utils.py_utils import convert_file_size_to_int
 from huggingface_hub import DatasetCard, DatasetCardData
 
 import lookbench
+from lookbench.files import replace_folder
 from lookbench.paths import lookbench_home
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, resolve_subset
@@ -154,7 +155,7 @@ def build_release(
                          noise_scale=noise_scale, seed=seed, skip_invalid=skip_invalid, taxonomy=taxonomy,
                          subsets=subsets, train_out=staging.get("train_out"))
         for flag, target in targets.items():
-            _swap_in(staging[flag], target)
+            replace_folder(staging[flag], target)
     summary.out, summary.train_out = targets["out"], targets.get("train_out")
     return summary
 
@@ -170,19 +171,6 @@ def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
                 f"--{flag.replace('_', '-')} {target} holds {', '.join(foreign[:5])}, which no build wrote; a build replaces "
                 "the whole folder, so choose a new or empty one"
             )
-
-
-def _swap_in(staged: Path, target: Path) -> None:
-    """Replace ``target`` by ``staged`` (same parent folder, so both moves are renames)."""
-    old = staged.parent / f"{target.name}.previous"
-    if target.exists():
-        os.replace(target, old)
-    try:
-        os.replace(staged, target)
-    except OSError:
-        if old.exists():
-            os.replace(old, target)
-        raise
 
 
 def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release, scale, noise_scale, seed,

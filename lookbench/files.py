@@ -1,6 +1,8 @@
-"""Content hashes of files (model weights, dataset folders) and parameter counts read from weight-file headers.
+"""Content hashes of files (model weights, dataset folders), parameter counts read from weight-file headers, and
+the one way a built folder replaces an old one.
 
-Both are read without torch, so ``lookbench models`` and a dataset's revision stay cheap. docs/architecture.md §5.
+Hashes and counts are read without torch, so ``lookbench models`` and a dataset's revision stay cheap.
+docs/architecture.md §5.
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 import math
 import os
 import pickle
+import shutil
 import struct
 from pathlib import Path
 
@@ -79,3 +82,20 @@ class _ShapeUnpickler(pickle.Unpickler):
 
     def persistent_load(self, pid):
         return pid  # ("storage", type, key, location, numel): only the tensor's shape is kept
+
+
+def replace_folder(staged: Path, target: Path) -> None:
+    """Put the finished folder ``staged`` in place of ``target`` (same parent file system, so both moves are renames).
+
+    The old folder is moved aside, not deleted, until the new one is in place: a failure leaves ``target`` as it was.
+    """
+    old = staged.with_name(f"{staged.name}.previous")
+    if target.exists():
+        os.replace(target, old)
+    try:
+        os.replace(staged, target)
+    except OSError:
+        if old.exists():
+            os.replace(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

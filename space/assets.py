@@ -8,7 +8,6 @@ model's fingerprint and preprocessing; assets of other data or other weights are
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import numpy as np
 
 from ..engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
 from ..engine.search import build_index
+from ..files import replace_folder
 from ..paths import lookbench_home
 from ..progress import quiet_libraries, stage_bar
 from ..schema import NOISE
@@ -61,9 +61,7 @@ def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool 
     staging = Path(tempfile.mkdtemp(prefix=".space-", dir=folder.parent))
     try:
         _build(data, staging, encoders, wanted, quiet)
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(staging, folder)
+        replace_folder(staging, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return folder

@@ -10,12 +10,13 @@ users' calls then work word for word: ``load_dataset("lookbench", ...)``, ``eval
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from lookbench.files import replace_folder
 
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
@@ -134,9 +135,7 @@ def stage(out, data=None, namespace: str = "lookbench") -> Staging:
             StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),
         ))
         staging.save(tmp)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        replace_folder(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return staging
