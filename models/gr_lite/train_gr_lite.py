@@ -19,6 +19,7 @@ resumable states (`--resume latest`).
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
 import random
@@ -237,7 +238,8 @@ def write_card(folder: Path, facts: dict) -> None:
     data = ModelCardData(
         library_name="transformers", pipeline_tag="image-feature-extraction", license="apache-2.0",
         tags=["fashion", "image-retrieval", "dinov3", "lookbench"], metrics=["lookbench/fine_recall"],
-        training_cutoff=facts.get("training_cutoff"),  # what `lookbench evaluate --cutoff model` reads
+        # what `lookbench evaluate --cutoff model` reads; a date, so the YAML says 2023-12-31, not a quoted string
+        training_cutoff=facts["training_cutoff"] and datetime.date.fromisoformat(facts["training_cutoff"]),
     )
     ModelCard.from_template(data, template_path=str(CARD_TEMPLATE), **facts).save(folder / "README.md")
 
