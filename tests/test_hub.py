@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -204,3 +205,16 @@ def test_push_with_the_hub_unreachable_is_one_line(hub, tmp_path):
 def test_push_names_a_folder_that_was_not_staged(tmp_path):
     proc = run_cli("push", "--hub", str(tmp_path), endpoint=None, token=None, cwd=tmp_path)
     assert proc.returncode == 2 and f"{tmp_path / MANIFEST} not found" in proc.stderr
+
+
+def test_push_refuses_a_manifest_naming_a_folder_outside_the_mirror(hub, tmp_path):
+    mirror = tmp_path / "hub"
+    shutil.copytree(hub, mirror)
+    manifest = json.loads((mirror / MANIFEST).read_text())
+    manifest["repos"][1]["folder"] = "../../outside"
+    (mirror / MANIFEST).write_text(json.dumps(manifest))
+    (tmp_path.parent / "outside").mkdir(exist_ok=True)
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(mirror), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 2 and fake.requests == [], proc.stderr[-2000:]
+    assert "names folder '../../outside', which is not a folder inside" in proc.stderr and "Traceback" not in proc.stderr

@@ -50,11 +50,17 @@ class Staging:
         path = Path(hub) / MANIFEST
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            return cls(raw["namespace"], tuple(StagedRepo(**{**r, "ignore": tuple(r["ignore"])}) for r in raw["repos"]))
+            staging = cls(raw["namespace"], tuple(StagedRepo(**{**r, "ignore": tuple(r["ignore"])}) for r in raw["repos"]))
         except FileNotFoundError:
             raise FileNotFoundError(f"{path} not found: {hub} is not a folder written by `lookbench stage`") from None
         except (ValueError, KeyError, TypeError) as err:
             raise ValueError(f"{path} is not a staging manifest of `lookbench stage`: {err}") from err
+        root = Path(hub).resolve()
+        for repo in staging.repos:  # push uploads these folders: never one outside the mirror it was given
+            folder = (root / repo.folder).resolve()
+            if not folder.is_relative_to(root) or not folder.is_dir():
+                raise ValueError(f"{path}: repo {repo.repo_id} names folder {repo.folder!r}, which is not a folder inside {hub}")
+        return staging
 
     def save(self, hub: Path) -> None:
         (hub / MANIFEST).write_text(json.dumps({"namespace": self.namespace, "repos": [asdict(r) for r in self.repos]}, indent=2) + "\n")
