@@ -7,6 +7,7 @@ docs/architecture.md §5.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -166,3 +167,16 @@ def replace_folder(staged: Path, target: Path) -> None:
             os.replace(old, target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def replacing(path: Path):
+    """A new temporary sibling of ``path`` to write; it replaces ``path`` when the block succeeds and is removed when
+    it fails, so a failed write never damages what was there."""
+    tmp = new_sibling(path, "tmp", folder=False)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import new_sibling, read_regular, regular_file
+from .files import read_regular, regular_file, replacing
 from .paths import lookbench_home
 
 # A store file is read only when it is a regular file of at most this size, nested at most this deep.
@@ -134,14 +134,8 @@ def write_atomic(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary sibling and ``os.replace`` (the umask decides the mode)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = new_sibling(path, "tmp", folder=False)
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
     return path
