@@ -55,7 +55,6 @@ def write(tables: dict, folder: Path) -> dict[str, Path]:
     return paths
 
 
-# What a saved ranking must hold to be read back: column -> (check, what it is, nulls allowed).
 def _attributes(kind) -> bool:
     import pyarrow as pa
 
@@ -64,6 +63,7 @@ def _attributes(kind) -> bool:
 
 
 def _columns():
+    """What a saved ranking must hold to be read back: column -> (type check, what it is, nulls allowed)."""
     import pyarrow as pa
 
     text = (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "text", True)
