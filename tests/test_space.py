@@ -336,6 +336,35 @@ def test_leaderboard_tab_uses_the_leaderboard_function(space_app):
     assert space_app.board("ndcg", 5, "RealStreetLook").sections[0].columns[2] == "RealStreetLook nDCG@5"
 
 
+def test_leaderboard_tab_survives_a_bad_store_file(space_app, monkeypatch, tmp_path):
+    """Case 4, in the Space's tab: a FIFO and a string score in the store are skipped and named, never a hang."""
+    import threading
+
+    from lookbench.leaderboard import load_reference
+
+    store = tmp_path / "results"
+    store.mkdir()
+    os.mkfifo(store / "fifo.json")
+    provenance = {"dataset": {"name": "x", "revision": "r", "releases": []}, "model": {"name": "m"}, "mode": "strict",
+                  "distractors": True, "cutoff": None}
+    (store / "bad.json").write_text(json.dumps({"RealStudioFlat": {"fine_recall": {"@1": "high"}, "num_queries": 3},
+                                                "provenance": provenance}))
+    monkeypatch.setattr(space_app, "results", store)
+    answer = []
+    worker = threading.Thread(target=lambda: answer.append(space_app.board("fine", 1, "overall")), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():
+        with open(store / "fifo.json", "w"):
+            pass
+        pytest.fail("the leaderboard tab blocked on a FIFO in the store")
+    board = answer[0]
+    assert len(board.sections[0].rows) == len(load_reference()[0])
+    assert {line.split(":")[0].rsplit("/", 1)[-1] for line in board.skipped} == {"fifo.json", "bad.json"}
+    assert any("bad.json: not a LookBench result (RealStudioFlat fine_recall @1 is 'high', not a percentage" in line
+               for line in board.skipped), board.skipped
+
+
 @pytest.mark.slow
 def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space_assets, tmp_path):
     import subprocess

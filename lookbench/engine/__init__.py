@@ -48,7 +48,7 @@ def _check_folder(path, what: str) -> None:
         raise EvaluationError(f"{what} {path} exists and is not a folder")
     parent = path if path.exists() else next(p for p in path.parents if p.exists())
     if not parent.is_dir():
-        raise EvaluationError(f"{what} {path} cannot be created: {parent} is not a folder")
+        raise EvaluationError(f"{what} {path} cannot be created: {parent} is not a writable folder")
     try:  # a real write, not os.access: a read-only mount or an immutable folder refuses even root
         new_sibling(parent / ".lookbench-write-check", "probe", folder=False).unlink()
     except OSError as err:
