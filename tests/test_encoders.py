@@ -7,7 +7,8 @@ import torch
 from PIL import Image
 
 from lookbench.cli import main
-from lookbench.encoders import EncoderError, ObjectEncoder, TransformersEncoder, load_encoder, to_rgb
+from lookbench.encoders import EncoderError, ObjectEncoder, TransformersEncoder, to_rgb
+from lookbench.registry import load_encoder
 from lookbench.registry import DEFAULT_MODEL, REGISTRY
 
 
