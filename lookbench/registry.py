@@ -207,15 +207,26 @@ def _convert_gr_lite(meta: ModelMeta, snapshot: Path, output: Path) -> None:
     convert(checkpoints[0], output, config)
 
 
-def _hub(name, published, hub_id, revision, dim, size, mean, std, *, params, license, released, output,
-         description, cutoff=None, convert=None, remote_code=False, requires=(), note="") -> ModelMeta:
-    transform = SquareTransform(size, mean, std)
+# What the checkpoints of one family share: the harness's normalisation, the embedding it took, licence, release.
+_FAMILIES = {
+    "clip": dict(mean=CLIP_MEAN, std=CLIP_STD, output="image_features", license="MIT", released="2021-02-26"),
+    "siglip2": dict(mean=SIGLIP_MEAN, std=SIGLIP_STD, output="image_features", license="Apache-2.0", released="2025-02-17"),
+    "dinov2": dict(mean=IMAGENET_MEAN, std=IMAGENET_STD, output="cls", license="Apache-2.0", released="2023-07-18"),
+    # No upstream DINOv3 wrapper: the dinov2 wrapper's ImageNet mean/std and first token (CLS; ConvNeXt: pooled).
+    "dinov3": dict(mean=IMAGENET_MEAN, std=IMAGENET_STD, output="cls", license=DINOV3_LICENSE),
+}
+
+
+def _hub(name, published, hub_id, revision, dim, size, description, family=None, *, params=None, cutoff=None,
+         convert=None, remote_code=False, requires=(), note="", **facts) -> ModelMeta:
+    facts = {**_FAMILIES.get(family, {}), **facts}
+    mean, std = facts["mean"], facts["std"]
     return ModelMeta(
         name, description, dim, size, f"square resize {size}x{size} bilinear, mean {mean} std {std} (published harness)",
-        license, f"https://huggingface.co/{hub_id}", f"Hub {hub_id}" + (f"@{revision[:12]}" if revision else " (unpinned)"),
-        release_date=released, training_cutoff=cutoff, published_name=published, hub_id=hub_id, hub_revision=revision,
-        transform=transform, output=output, convert=convert, remote_code=remote_code, requires=requires,
-        declared_parameters=params, note=note,
+        facts["license"], f"https://huggingface.co/{hub_id}", f"Hub {hub_id}" + (f"@{revision[:12]}" if revision else " (unpinned)"),
+        release_date=facts.get("released"), training_cutoff=cutoff, published_name=published, hub_id=hub_id,
+        hub_revision=revision, transform=SquareTransform(size, mean, std), output=facts["output"], convert=convert,
+        remote_code=remote_code, requires=requires, declared_parameters=params, note=note,
     )
 
 
@@ -224,62 +235,52 @@ _NO_SHA = "no public source pins a commit: the Hub's head is loaded and the comm
 
 def _published() -> tuple[ModelMeta, ...]:
     return (
-        _hub("gr-lite", "GR-Lite", "srpone/gr-lite", None, 1024, 518, IMAGENET_MEAN, IMAGENET_STD,
-             params=303129600, license=DINOV3_LICENSE, released="2026-01", output="pooler", convert="gr-lite",
-             description="GR-Lite: DINOv3 ViT-L/16 fine-tuned with attribute-supervised ArcFace; L2-normalised CLS",
+        _hub("gr-lite", "GR-Lite", "srpone/gr-lite", None, 1024, 518,
+             "GR-Lite: DINOv3 ViT-L/16 fine-tuned with attribute-supervised ArcFace; L2-normalised CLS", "dinov3",
+             params=303129600, released="2026-01", output="pooler", convert="gr-lite",
              note=f"{_NO_SHA}. Converted on first use by models/gr_lite/convert_gr_lite_checkpoint.py (its remote code "
                   "breaks on transformers 5). Input 518: the harness's gr-lite input_size (configs/config.yaml); "
                   "parameters are DINOv3 ViT-L/16's, which it keeps unchanged."),
-        _hub("marqo-fashionclip", "Marqo-fashionCLIP", "Marqo/marqo-fashionCLIP", None, 512, 224, CLIP_MEAN, CLIP_STD,
-             params=None, license="Apache-2.0", released="2024-08", output="image_features", convert="open_clip",
-             description="Marqo-fashionCLIP: open_clip ViT-B/16 fine-tuned on fashion; projected image embedding",
+        _hub("marqo-fashionclip", "Marqo-fashionCLIP", "Marqo/marqo-fashionCLIP", None, 512, 224,
+             "Marqo-fashionCLIP: open_clip ViT-B/16 fine-tuned on fashion; projected image embedding", "clip",
+             license="Apache-2.0", released="2024-08", convert="open_clip",
              note=f"{_NO_SHA}. The open_clip checkpoint is converted to transformers' CLIPVisionModelWithProjection "
                   "on first use (open_clip needs torchvision). No upstream wrapper: the harness's square resize with "
                   "CLIP mean/std (the checkpoint's preprocess_cfg)."),
-        _hub("marqo-fashionsiglip", "Marqo-fashionSigLIP", "Marqo/marqo-fashionSigLIP", None, 768, 224, SIGLIP_MEAN,
-             SIGLIP_STD, params=None, license="Apache-2.0", released="2024-08", output="pooler", convert="open_clip",
-             description="Marqo-fashionSigLIP: open_clip ViT-B/16 SigLIP fine-tuned on fashion; attention-pooled embedding",
+        _hub("marqo-fashionsiglip", "Marqo-fashionSigLIP", "Marqo/marqo-fashionSigLIP", None, 768, 224,
+             "Marqo-fashionSigLIP: open_clip ViT-B/16 SigLIP fine-tuned on fashion; attention-pooled embedding", "siglip2",
+             released="2024-08", output="pooler", convert="open_clip",
              note=f"{_NO_SHA}. The open_clip (timm) checkpoint is converted to transformers' SiglipVisionModel on "
                   "first use. No upstream wrapper: the harness's square resize with SigLIP mean/std."),
         _hub("siglip2-b16", "SigLIP2-B/16", "google/siglip2-base-patch16-224", "75de2d55ec2d0b4efc50b3e9ad70dba96a7b2fa2",
-             768, 224, SIGLIP_MEAN, SIGLIP_STD, params=375187970, license="Apache-2.0", released="2025-02-17",
-             output="image_features", description="SigLIP2 ViT-B/16, 224 px; image embedding",
+             768, 224, "SigLIP2 ViT-B/16, 224 px; image embedding", "siglip2", params=375187970,
              note="Resolution 224: the harness's siglip input_size (configs/config.yaml), the one B/16 checkpoint "
                   "that takes it natively; the published row does not name its resolution."),
         _hub("siglip2-l16", "SigLIP2-L/16", "google/siglip2-large-patch16-256", "787800c8990e6f058423089178e718139608408c",
-             1024, 256, SIGLIP_MEAN, SIGLIP_STD, params=881526786, license="Apache-2.0", released="2025-02-17",
-             output="image_features", description="SigLIP2 ViT-L/16, 256 px; image embedding",
+             1024, 256, "SigLIP2 ViT-L/16, 256 px; image embedding", "siglip2", params=881526786,
              note="Resolution 256: no L/16 checkpoint exists at the harness's 224, so the smallest, at its native "
                   "size; the published row does not name its resolution."),
         _hub("clip-b32", "CLIP-B/32", "openai/clip-vit-base-patch32", "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268",
-             512, 224, CLIP_MEAN, CLIP_STD, params=151277313, license="MIT", released="2021-02-26",
-             output="image_features", description="OpenAI CLIP ViT-B/32; projected image embedding"),
+             512, 224, "OpenAI CLIP ViT-B/32; projected image embedding", "clip", params=151277313),
         _hub("clip-l14", "CLIP-L/14", "openai/clip-vit-large-patch14", "32bd64288804d66eefd0ccbe215aa642df71cc41",
-             768, 224, CLIP_MEAN, CLIP_STD, params=427616513, license="MIT", released="2021-02-26",
-             output="image_features", description="OpenAI CLIP ViT-L/14; projected image embedding"),
+             768, 224, "OpenAI CLIP ViT-L/14; projected image embedding", "clip", params=427616513),
         _hub("dinov2-vitl", "DINOv2-ViT-L", "facebook/dinov2-large", "47b73eefe95e8d44ec3623f8890bd894b6ea2d6c",
-             1024, 224, IMAGENET_MEAN, IMAGENET_STD, params=304368640, license="Apache-2.0", released="2023-07-18",
-             output="cls", description="DINOv2 ViT-L/14; CLS token"),
+             1024, 224, "DINOv2 ViT-L/14; CLS token", "dinov2", params=304368640),
         _hub("dinov2-vitg", "DINOv2-ViT-G", "facebook/dinov2-giant", "611a9d42f2335e0f921f1e313ad3c1b7178d206d",
-             1536, 224, IMAGENET_MEAN, IMAGENET_STD, params=1136480768, license="Apache-2.0", released="2023-07-18",
-             output="cls", description="DINOv2 ViT-g/14; CLS token"),
+             1536, 224, "DINOv2 ViT-g/14; CLS token", "dinov2", params=1136480768),
         _hub("dinov3-vitl", "DINOv3-ViT-L", "facebook/dinov3-vitl16-pretrain-lvd1689m",
-             "ea8dc2863c51be0a264bab82070e3e8836b02d51", 1024, 224, IMAGENET_MEAN, IMAGENET_STD, params=303129600,
-             license=DINOV3_LICENSE, released="2025-08-06", output="cls", description="DINOv3 ViT-L/16 (LVD-1689M); CLS token",
-             note="No upstream DINOv3 wrapper: the dinov2 wrapper's 224 px square resize, ImageNet mean/std and CLS."),
+             "ea8dc2863c51be0a264bab82070e3e8836b02d51", 1024, 224, "DINOv3 ViT-L/16 (LVD-1689M); CLS token", "dinov3",
+             params=303129600, released="2025-08-06"),
         _hub("dinov3-vit7b", "DINOv3-ViT-7B", "facebook/dinov3-vit7b16-pretrain-lvd1689m",
-             "b80367753773648a6793235ab9c65cdbb029506f", 4096, 224, IMAGENET_MEAN, IMAGENET_STD, params=6716035072,
-             license=DINOV3_LICENSE, released="2025-08-04", output="cls", description="DINOv3 ViT-7B/16 (LVD-1689M); CLS token",
-             note="No upstream DINOv3 wrapper: the dinov2 wrapper's 224 px square resize, ImageNet mean/std and CLS."),
-        _hub("dinov3-convnext-l", "DINOv3-ConvNeXt-L", "facebook/dinov3-convnext-large-pretrain-lvd1689m", None, 1536,
-             224, IMAGENET_MEAN, IMAGENET_STD, params=None, license=DINOV3_LICENSE, released="2025-08", output="cls",
-             description="DINOv3 ConvNeXt-L (distilled from ViT-7B); pooled features (first output token)",
-             note=f"{_NO_SHA} (mteb registers no DINOv3 ConvNeXt). No upstream wrapper: the dinov2 wrapper's 224 px "
-                  "square resize, ImageNet mean/std and first token (transformers puts the pooled features there)."),
-        _hub("internvit-6b", "InternViT-6B", "OpenGVLab/InternViT-6B-448px-V2_5", None, 3200, 448, IMAGENET_MEAN,
-             IMAGENET_STD, params=None, license="MIT", released="2024-12", output="pooler", remote_code=True,
+             "b80367753773648a6793235ab9c65cdbb029506f", 4096, 224, "DINOv3 ViT-7B/16 (LVD-1689M); CLS token", "dinov3",
+             params=6716035072, released="2025-08-04"),
+        _hub("dinov3-convnext-l", "DINOv3-ConvNeXt-L", "facebook/dinov3-convnext-large-pretrain-lvd1689m", None, 1536, 224,
+             "DINOv3 ConvNeXt-L (distilled from ViT-7B); pooled features (first output token)", "dinov3",
+             released="2025-08", note=f"{_NO_SHA} (mteb registers no DINOv3 ConvNeXt)."),
+        _hub("internvit-6b", "InternViT-6B", "OpenGVLab/InternViT-6B-448px-V2_5", None, 3200, 448,
+             "InternViT-6B (InternVL 2.5 vision tower); pooled output; runs its own code", mean=IMAGENET_MEAN,
+             std=IMAGENET_STD, output="pooler", license="MIT", released="2024-12", remote_code=True,
              requires=("timm", "einops"),
-             description="InternViT-6B (InternVL 2.5 vision tower); pooled output; runs its own code",
              note=f"{_NO_SHA}. The published row does not name the variant; V2_5 at 448 px is assumed. Loads only "
                   "with --trust-remote-code; its code imports timm and einops (timm requires torchvision, which "
                   "does not install beside the CPU torch used here)."),

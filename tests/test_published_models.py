@@ -136,6 +136,21 @@ def test_converted_checkpoints_are_cached_per_commit(hub, tmp_path):
     again = load_encoder("gr-lite")
     assert again.folder == converted and (converted / "model.safetensors").stat().st_mtime_ns == stamp
     assert again.fingerprint == first.fingerprint
+    # the embedding is the published DINOv3 backbone's L2-normalised CLS on the harness's 518 px input
+    from safetensors.torch import load_file
+    from transformers import DINOv3ViTConfig, DINOv3ViTModel
+
+    from helpers.hub_cache import GR_LITE_TINY
+    from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
+
+    published = load_file(str(hub / "models--srpone--gr-lite" / "snapshots" / TEST_HEAD / "model.safetensors"))
+    backbone = DINOv3ViTModel(DINOv3ViTConfig(**{**PRESETS["gr-lite"]["vision_config"], **GR_LITE_TINY})).eval()
+    backbone.load_state_dict({("model." + k if k.startswith("layer.") else k): v for k, v in published.items()})
+    image = Image.fromarray(np.random.default_rng(3).integers(0, 256, (50, 40, 3), dtype=np.uint8))
+    x = harness_transform(image, 518, "dinov2")
+    with torch.no_grad():
+        expected = F.normalize(backbone(pixel_values=torch.from_numpy(x)[None]).pooler_output, dim=-1)
+    np.testing.assert_allclose(again.encode_batch([again.preprocess(image)]), expected.numpy(), atol=1e-5)
 
 
 # ---------------------------------------------------------------- the open_clip conversion against its layout
