@@ -309,7 +309,7 @@ def _registry() -> dict[str, ModelMeta]:
             " distilling EfficientNet-Lite0",
             mini.get("embed_dim") or mini.get("vision_config", {}).get("hidden_size", 0), mini.get("image_size", 0),
             "RGB, bilinear resize, ImageNet mean/std (GrLiteImageProcessor)", "Apache-2.0",
-            "models/gr_lite/gr-lite-mini/README.md", "models/gr_lite/gr-lite-mini (committed)",
+            "its model card (README.md of the committed folder)", "committed with the package (gr_lite_mini_folder())",
             build=lambda meta: TransformersEncoder(str(gr_lite_mini_folder()), meta),
             weights=lambda: gr_lite_mini_folder() / "model.safetensors",
             # Declared in its model card (the newest timestamp of its training rows, training_summary.json).
