@@ -72,6 +72,11 @@ def reproduce(data=None, models=None, *, reference: str = "release_v2601", metri
     published, _ = load_reference(reference)
     by_name = {e.model: e for e in published}
     metas = [find(m) for m in (models or published_models(reference))]
+    if any(m.status()[0] for m in metas):
+        from .engine.data import load_benchmark
+
+        # Data that cannot be read fails here once, in one line, not once per model (the runs reuse datasets' cache).
+        load_benchmark(data, None, None, distractors)
     key, rows, seen = METRICS[metric], [], None
     for meta in metas:
         row = Row(meta.published_name or "-", meta.name)

@@ -356,3 +356,12 @@ def test_reproduce_lines_up_local_and_published_rows(capsys, hub, tmp_path):
     assert "PP-ShiTuV2 (pp-shituv2): unavailable" in out
     assert "query counts differ from the published ones (RealStreetLook: 6 here, 981 published)" in out
     assert "their differences mean nothing" in out
+
+
+def test_reproduce_on_data_it_cannot_read_fails_once_in_one_line(capsys, hub, tmp_path):
+    cache_family(hub, "dinov2-vitl", tmp_path)
+    capsys.readouterr()
+    assert main(["reproduce", "--data", "nobody/no-such-data", "--models", "dinov2-vitl", "CLIP-B/32", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "Cannot read the dataset configs of nobody/no-such-data" in captured.err
