@@ -243,7 +243,7 @@ class TransformersEncoder(TorchEncoder):
             "hf:" + _digest(json.dumps(self.processor.to_dict(), sort_keys=True, default=str)))
         self.fingerprint = f"transformers:{hash_files(weights + [folder / 'config.json'])}"
         self.provenance = {
-            "model": split_revision(source)[0],
+            "model": source if revision is None else split_revision(source)[0],  # a Hub id without its @revision
             "revision": revision,
             "weights_sha256": self.fingerprint.split(":")[1],
             "model_type": config.model_type,

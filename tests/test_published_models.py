@@ -365,3 +365,33 @@ def test_reproduce_on_data_it_cannot_read_fails_once_in_one_line(capsys, hub, tm
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
     assert "Cannot read the dataset configs of nobody/no-such-data" in captured.err
+
+
+def test_a_local_run_of_a_published_model_stands_beside_its_published_row(tmp_path):
+    from lookbench.leaderboard import leaderboard
+
+    def result(name, published_name, key, score):
+        subsets = {s: {"fine_recall": {"@1": score}, "coarse_recall": {"@1": score}, "ndcg": {"@1": score}, "num_queries": n}
+                   for s, n in load_reference("release_v2601")[0][0].subsets.items() for n in [n["num_queries"]]}
+        return {**subsets, "overall": {}, "provenance": {
+            "dataset": {"name": "LookBench", "data": "srpone/look-bench", "revision": "local-1", "key": key,
+                        "releases": ["v20251201"]},
+            "model": {"name": name, "revision": "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268", "published_name": published_name},
+            "mode": "leaderboard", "distractors": True, "cutoff": None}}
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "clip.json").write_text(json.dumps(result("clip-b32", "CLIP-B/32", "srpone/look-bench@v20251201", 99.0)))
+    (store / "mini.json").write_text(json.dumps(result("clip-b32", "CLIP-B/32", "local-mini", 50.0)))
+    board = leaderboard(results=store)
+    published = board.sections[0]
+    models = [r["model"] for r in published.rows]
+    at = models.index("CLIP-B/32")
+    assert models[at + 1] == "CLIP-B/32 (local run)"  # next to its published row, not ranked among them by 99.0
+    local = published.rows[at + 1]
+    assert local["rank"] is None and local["overall fine R@1"] == pytest.approx(99.0)
+    assert [r["rank"] for r in published.rows if r["rank"] is not None] == list(range(1, 17))  # the published ranking
+    assert "local run" in board.render("table") and "CLIP-B/32 (local run)" in board.render("markdown").replace("\\", "")
+    # elsewhere (other data) the run keeps its own name and rank
+    (mini,) = [s for s in board.sections[1:]]
+    assert mini.rows[0]["model"].startswith("clip-b32@") and mini.rows[0]["rank"] == 1
