@@ -20,6 +20,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import shutil
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -174,8 +175,9 @@ def _converted(meta: ModelMeta, snapshot: Path, sha: str) -> Path:
     target = lookbench_home() / "converted-models" / meta.hub_id.replace("/", "--") / sha
     if (target / "config.json").is_file():
         return target
-    staged = target.with_name(f"{sha}.partial")
-    staged.mkdir(parents=True, exist_ok=True)
+    staged = target.with_name(f"{sha}.partial")  # written whole, then moved in place: a failure leaves nothing
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
     try:
         if meta.convert == "open_clip":
             from .open_clip_layout import convert_open_clip
@@ -183,9 +185,10 @@ def _converted(meta: ModelMeta, snapshot: Path, sha: str) -> Path:
             convert_open_clip(snapshot, staged)
         else:
             _convert_gr_lite(meta, snapshot, staged)
+        replace_folder(staged, target)
     except (ValueError, KeyError, OSError) as err:
-        raise EncoderError(f"{meta.name}: cannot convert {meta.hub_id}@{sha[:12]}: {err}") from err
-    replace_folder(staged, target)
+        shutil.rmtree(staged, ignore_errors=True)
+        raise EncoderError(f"{meta.name}: cannot convert {meta.hub_id}@{sha[:12]}: {' '.join(str(err).split())}") from err
     return target
 
 

@@ -395,3 +395,18 @@ def test_a_local_run_of_a_published_model_stands_beside_its_published_row(tmp_pa
     # elsewhere (other data) the run keeps its own name and rank
     (mini,) = [s for s in board.sections[1:]]
     assert mini.rows[0]["model"].startswith("clip-b32@") and mini.rows[0]["rank"] == 1
+
+
+def test_a_checkpoint_that_does_not_convert_is_one_line_and_leaves_no_folder(hub, tmp_path):
+    from helpers.hub_cache import GR_LITE_TINY, tiny_gr_lite_published
+
+    source = tiny_gr_lite_published(tmp_path / "src")
+    (source / "config.json").write_text(json.dumps({**GR_LITE_TINY, "hidden_size": 32}))  # the weights are 16 wide
+    put_snapshot(hub, "srpone/gr-lite", TEST_HEAD, source)
+    with pytest.raises(EncoderError) as err:
+        load_encoder("gr-lite")
+    assert str(err.value).startswith(f"gr-lite: cannot convert srpone/gr-lite@{TEST_HEAD[:12]}: ")
+    assert "shape mismatches" in str(err.value) and "\n" not in str(err.value)
+    from lookbench.paths import lookbench_home
+
+    assert not any((lookbench_home() / "converted-models" / "srpone--gr-lite").iterdir())
