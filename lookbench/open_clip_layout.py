@@ -16,6 +16,8 @@ import json
 import re
 from pathlib import Path
 
+_CLIP_DEFAULTS = {"pool_type": "tok", "final_ln_after_pool": False, "no_ln_pre": False, "attentional_pool": False,
+                  "output_tokens": False}
 # timm's SigLIP ViT names carry the size; the heads are not in the state dict.
 _TIMM_HEADS = {"base": 12, "large": 16}
 
@@ -69,6 +71,10 @@ def _clip(config: dict, visual: dict):
     from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection
 
     vision = config["vision_cfg"]
+    # Settings that change the forward pass without adding weights: only open_clip's defaults convert.
+    odd = {k: vision[k] for k, default in _CLIP_DEFAULTS.items() if vision.get(k, default) != default}
+    if odd:
+        raise ValueError(f"open_clip vision settings this conversion does not reproduce: {odd}")
     width, layers, patch = int(vision["width"]), int(vision["layers"]), int(vision["patch_size"])
     hf = CLIPVisionConfig(
         hidden_size=width, intermediate_size=int(width * vision.get("mlp_ratio", 4.0)), num_hidden_layers=layers,

@@ -410,3 +410,13 @@ def test_a_checkpoint_that_does_not_convert_is_one_line_and_leaves_no_folder(hub
     from lookbench.paths import lookbench_home
 
     assert not any((lookbench_home() / "converted-models" / "srpone--gr-lite").iterdir())
+
+
+def test_an_open_clip_setting_the_conversion_cannot_reproduce_is_refused(tmp_path):
+    from helpers.hub_cache import write_open_clip
+    from lookbench.open_clip_layout import convert_open_clip
+
+    cfg = {"embed_dim": 8, "vision_cfg": {"image_size": 224, "layers": 2, "width": 16, "patch_size": 32, "head_width": 8,
+                                          "pool_type": "avg"}}
+    with pytest.raises(ValueError, match="does not reproduce: {'pool_type': 'avg'}"):
+        convert_open_clip(write_open_clip(tmp_path / "src", open_clip_vit_state(), cfg, [0.5] * 3, [0.5] * 3), tmp_path / "out")
