@@ -38,6 +38,7 @@ TITLES = {"mini": "## Encoders on LookBench-Mini (synthetic)",
           "published": "## Encoders on synthetic LookBench-Mini at the published layout's size"}
 DATASET_ID = "lookbench/lookbench"  # the project's dataset repo on the Hub (`lookbench stage --namespace` retargets it)
 METRIC_ID = "lookbench/fine_recall"
+CARD_URL = "https://huggingface.co/lookbench/gr-lite-mini"  # where a model-index entry's table is (the card itself)
 
 
 def v1_folder(folder: Path) -> Path:
@@ -112,7 +113,7 @@ def eval_results(name: str, rows: list[tuple[str, str, dict]]):
         common = dict(task_type="image-feature-extraction", task_name="Fashion image retrieval", dataset_type=DATASET_ID,
                       dataset_name=f"{dataset['name']}: {dataset['data']}", dataset_split="query",
                       dataset_revision=dataset["revision"], metric_type=METRIC_ID, metric_config=mode,
-                      source_name=source_name(name))
+                      source_name=source_name(name), source_url=CARD_URL)
         values = cells(result)
         for column, value in zip(COLUMNS, values):
             results.append(EvalResult(**common, dataset_config="all", metric_name=f"{column} ({mode})", metric_value=round(value, 2)))
