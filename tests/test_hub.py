@@ -189,9 +189,7 @@ def _imported_roots(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: must be a file or package of the same repo
                 base = path.parents[node.level - 1].joinpath(*(node.module or "").split("."))
-                names = [base] if node.module else [base / alias.name for alias in node.names]
-                for name in names:
-                    assert name.with_suffix(".py").is_file() or (name / "__init__.py").is_file(), (path, node.module)
+                assert base.with_suffix(".py").is_file() or (base / "__init__.py").is_file(), (path, node.module)
             else:
                 roots.add(node.module.split(".")[0])
     return roots
@@ -253,7 +251,8 @@ def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token
     commits = fake.commits
     assert set(commits) == {"dataset/lookbench/lookbench", "space/lookbench/fine_recall", "model/lookbench/gr-lite-mini",
                             "space/lookbench/demo"}
-    assert commits["space/lookbench/demo"]["paths"] == ["README.md", "app.py", "requirements.txt"]
+    assert commits["space/lookbench/demo"]["paths"] == staged_files(hub, "lookbench/demo")  # with the lookbench/ it carries
+    assert {"README.md", "app.py", "requirements.txt", "lookbench/space/app.py"} <= set(commits["space/lookbench/demo"]["paths"])
     assert commits["model/lookbench/gr-lite-mini"]["paths"] == staged_files(hub, "lookbench/gr-lite-mini")
     assert commits["model/lookbench/gr-lite-mini"]["bytes"]["model.safetensors"] == (hub / "lookbench/gr-lite-mini/model.safetensors").stat().st_size
     dataset = commits["dataset/lookbench/lookbench"]["paths"]
