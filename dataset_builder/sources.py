@@ -73,7 +73,7 @@ def release_date(name: str) -> dt.datetime:
     """The snapshot date a release folder such as ``v20251201`` stands for, midnight UTC."""
     match = RELEASE_PATTERN.match(name)
     if not match:
-        raise SourceError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>, e.g. v20251201")
+        raise SourceError(f"Release {name!r} is not a snapshot name v<YYYYMMDD> (mini-v<YYYYMMDD> for LookBench-Mini), e.g. v20251201")
     try:
         return dt.datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=dt.timezone.utc)
     except ValueError:
