@@ -14,11 +14,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .options import metric_numpy_function
+from .metric.fine_recall.core import combine_subsets
 from .schema import TEST_SUBSETS, resolve_subset
-
-# The metric's own query-weighted overall, compiled from its source (importing the metric would import torch).
-_combine_subsets = metric_numpy_function("combine_subsets")
 
 METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
 FORMATS = ("table", "markdown", "csv", "json")
@@ -71,7 +68,7 @@ class Entry:
             if value is None or not scores.get("num_queries"):
                 return None
             flat[name] = {f"{metric}@{k}": value, "num_queries": int(scores["num_queries"])}
-        return _combine_subsets(flat)[f"{metric}@{k}"] if flat else None
+        return combine_subsets(flat)[f"{metric}@{k}"] if flat else None
 
 
 def load_reference(name: str = "release_v2601") -> tuple[list[Entry], str]:

@@ -60,7 +60,7 @@ def test_hand_worked_strict():
     }
     assert list(r) == [
         "fine_recall@1", "fine_recall@2", "fine_recall@3", "coarse_recall@1", "coarse_recall@2", "coarse_recall@3",
-        "ndcg@1", "ndcg@2", "ndcg@3", "mrr", "outfit_fine_recall@1", "outfit_fine_recall@2", "outfit_fine_recall@3",
+        "ndcg@1", "ndcg@2", "ndcg@3", "map@1", "map@2", "map@3", "mrr@1", "mrr@2", "mrr@3", "mrr", "outfit_fine_recall@1", "outfit_fine_recall@2", "outfit_fine_recall@3",
         "num_queries", "num_outfits", "per_category",
     ]
     assert all(type(v) is float for key, v in r.items() if "@" in key or key == "mrr")

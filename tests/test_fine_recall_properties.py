@@ -5,7 +5,7 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import lookbench.metric.fine_recall.fine_recall as fine_recall_module
+import lookbench.metric.fine_recall.core as fine_recall_core
 from lookbench.metric.fine_recall.fine_recall import score_retrieval
 
 KS = [1, 5, 10, 20]
@@ -79,10 +79,17 @@ def test_fine_recall_and_mrr_agree_with_trec_eval(seed, mode):
             return False
         return pairs(query) <= pairs(item) if mode == "strict" else query["main_attribute"] == item["main_attribute"]
 
-    theirs = trec(judged(queries, gallery, fine), predictions, {"success.1,5,10,20", "recip_rank"})
+    qrels = judged(queries, gallery, fine)
+    theirs = trec(qrels, predictions, {"success.1,5,10,20", "recip_rank", "map_cut.1,5,10,20"})
     for k in KS:
         assert ours[f"fine_recall@{k}"] == pytest.approx(theirs[f"success_{k}"], abs=1e-9)
+        # MAP@K is trec_eval's map_cut: precision at each hit in the top K over all fine matches of the gallery
+        assert ours[f"map@{k}"] == pytest.approx(theirs[f"map_cut_{k}"], abs=1e-9)
+        # MRR@K: trec_eval's reciprocal rank of the run cut at K
+        cut = trec(qrels, [ranking[:k] for ranking in predictions], {"recip_rank"})
+        assert ours[f"mrr@{k}"] == pytest.approx(cut["recip_rank"], abs=1e-9)
     assert ours["mrr"] == pytest.approx(theirs["recip_rank"], abs=1e-9)
+    assert ours["map@1"] < ours["fine_recall@1"]  # several fine matches per query: AP@1 is normalised by all of them
 
 
 def key(text):
@@ -135,7 +142,7 @@ def brute_force(predictions, queries, gallery, ks, mode):
 def test_graded_scores_match_brute_force_with_many_attributes_and_small_blocks(monkeypatch):
     # 40 names x 5 values per category: more than 64 attribute pairs, so bitsets span several words;
     # a tiny block size makes the query x gallery overlap counts come in many blocks.
-    monkeypatch.setattr(fine_recall_module, "_BLOCK_WORDS", 64)
+    monkeypatch.setattr(fine_recall_core, "_BLOCK_WORDS", 64)
     rng = np.random.default_rng(7)
     names = [f"name{i}" for i in range(40)]
 

@@ -21,7 +21,7 @@ from lookbench.files import replace_folder
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
-METRIC_FILES = ("fine_recall.py", "README.md", "app.py", "requirements.txt")
+METRIC_FILES = ("fine_recall.py", "core.py", "README.md", "app.py", "requirements.txt")
 SPACE_FILES = ("app.py", "README.md", "requirements.txt")
 
 
