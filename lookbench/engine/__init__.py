@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import store
+from .. import stats, store
 from ..encoders import load_encoder
 from ..filtering import to_utc
-from ..metric.fine_recall.fine_recall import MODES, combine_subsets
+from ..metric.fine_recall.core import MODES, combine_subsets
 from ..options import INDEXES, PRECISIONS
 from ..progress import quiet_libraries, stage_bar
 from .data import Benchmark, DataSource, load_benchmark, resolve_data
@@ -156,11 +156,15 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     overall = combine_subsets({name: s.scores for name, s in scored.items()})
     results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
                for name, s in scored.items()}
+    outcomes = {name: s.outcomes for name, s in scored.items()}
+    intervals = stats.intervals(outcomes)
     provenance = _provenance(encoder, bench, images, embeddings, scored, processes, mode=mode, index=index,
                              precision=precision, cutoff=cutoff, wall_time_s=round(time.perf_counter() - started, 3))
+    provenance["intervals"] = stats.settings()
     provenance["timings_s"] = times.rounded()  # per stage; their sum leaves out option checks and bookkeeping
     provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
-    result = EvaluationResult(results, overall, provenance, stored=planned.stored, notes=planned.notes, rankings=rankings)
+    result = EvaluationResult(results, overall, provenance, outcomes, intervals, stored=planned.stored,
+                              notes=planned.notes, rankings=rankings)
     if planned.stored is not None:
         result.write_json(planned.stored)
     if output_dir is not None:
