@@ -1,4 +1,4 @@
-"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank and explain results,
+"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank, compare and explain results,
 serve the demo, stage and push the Hub repos."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .commands import build, demo, evaluate, explain, leaderboard, push, stage
+from .commands import build, compare, demo, evaluate, explain, leaderboard, push, stage
 
 
 def parser() -> argparse.ArgumentParser:
@@ -15,6 +15,7 @@ def parser() -> argparse.ArgumentParser:
     build.register(sub)
     evaluate.register(sub)
     leaderboard.register(sub)
+    compare.register(sub)
     explain.register(sub)
     demo.register(sub)
     stage.register(sub)

@@ -32,7 +32,7 @@ def cli(*argv: str) -> str:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["evaluate", "--help"], ["build", "--help"], ["leaderboard", "--help"],
-                                  ["explain", "--help"], ["stage", "--help"], ["push", "--help"]])
+                                  ["explain", "--help"], ["compare", "--help"], ["stage", "--help"], ["push", "--help"]])
 def test_help_imports_no_heavy_library(argv):
     assert loaded_after(cli(*argv)) == []
 
