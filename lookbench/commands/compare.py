@@ -11,7 +11,7 @@ def register(sub) -> None:
     from lookbench.comparison import FORMATS, METRICS
 
     cp = sub.add_parser("compare", help="paired difference A − B of two results on the same data and queries, with "
-                                        "95% intervals, exact McNemar / bootstrap p-values and Holm across subsets")
+                                        "95%% intervals, exact McNemar / bootstrap p-values and Holm across subsets")
     cp.add_argument("a", type=Path, metavar="A", help="a result JSON (results store file, or an --output folder)")
     cp.add_argument("b", type=Path, metavar="B", help="the result to compare it with, on the same data and queries")
     cp.add_argument("--metric", choices=list(METRICS), default="fine", help="fine or coarse Recall@K, or nDCG@K")
