@@ -1,4 +1,4 @@
-"""Image encoders behind one interface, and the registry of named baselines (declared as data, MTEB style).
+"""Image encoders behind one interface; the registry of named baselines is ``registry.py`` (declared as data).
 
 An encoder splits its work in two so the engine can schedule them: ``preprocess(PIL) -> np.ndarray`` runs in
 worker threads (PIL and numpy release the GIL), ``encode_batch(inputs) -> (n, d) float32`` runs the forward pass
