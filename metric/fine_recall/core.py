@@ -485,8 +485,8 @@ def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
 
 def query_scores(per_query):
     """Each query's share of every mean score, in percent: `fine_recall@K` and `coarse_recall@K` (0 or 100),
-    `ndcg@K`, `map@K`, `mrr@K` (1/rank of the first fine hit if it is within the top K, else 0) and `mrr`
-    (the same over the whole given ranking). A score is the mean of its column over the queries.
+    `ndcg@K`, `map@K` and `mrr@K` (1/rank of the first fine hit if it is within the top K, else 0). A score is the
+    mean of its column over the queries.
 
     `per_query` needs `k`, `first_fine`, `first_coarse`, `ndcg` and `ap` as `score_queries` returns them (or as a
     stored result keeps them), so intervals and paired tests can be computed without the rankings.
@@ -507,7 +507,6 @@ def query_scores(per_query):
         out[f"map@{value}"] = 100.0 * ap[:, j]
     for value in ks:
         out[f"mrr@{value}"] = 100.0 * np.where(first_fine < value, reciprocal, 0.0)
-    out["mrr"] = 100.0 * reciprocal
     return out
 
 

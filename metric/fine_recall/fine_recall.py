@@ -36,7 +36,7 @@ gallery items has the query's category AND every attribute annotated on the quer
 definition), or the same category and main attribute (leaderboard mode, what the published leaderboard
 computes). The module also reports Coarse Recall@K (category only), graded nDCG@K with attribute-overlap
 relevance, MAP@K over binary fine relevance (trec_eval's map_cut: normalised by the query's fine matches in the
-whole gallery), MRR@K of the first fine hit (0 beyond rank K) and MRR over the whole ranking, outfit-level Fine Recall@K for street looks, and a per-category
+whole gallery), MRR@K of the first fine hit (0 beyond rank K), outfit-level Fine Recall@K for street looks, and a per-category
 breakdown. All scores are percentages.
 """
 
@@ -54,7 +54,7 @@ Args:
     mode (`str`, defaults to `"strict"`): `"strict"` (same category and the query's attributes are a subset
         of the item's) or `"leaderboard"` (same category and same main attribute).
 Returns:
-    `fine_recall@K`, `coarse_recall@K`, `ndcg@K`, `map@K`, `mrr@K` for each K, `mrr`, `outfit_fine_recall@K` (only when some
+    `fine_recall@K`, `coarse_recall@K`, `ndcg@K`, `map@K`, `mrr@K` for each K, `outfit_fine_recall@K` (only when some
     query has an outfit id), all in percent; `num_queries`, `num_outfits`; and `per_category`, mapping each
     (normalised) query category to its `fine_recall@1`, `coarse_recall@1` and `num_queries`.
 Examples:
@@ -73,7 +73,7 @@ Examples:
     >>> references = [dict(gallery[0], outfit_id="look-1"), dict(gallery[2], outfit_id="look-1")]
     >>> results = fine_recall.compute(predictions=[[1, 0, 2], [3, 2, 0]], references=references,
     ...                               gallery=gallery, k=[1, 2])
-    >>> results["fine_recall@1"], results["fine_recall@2"], results["coarse_recall@1"], results["mrr"]
+    >>> results["fine_recall@1"], results["fine_recall@2"], results["coarse_recall@1"], results["mrr@2"]
     (0.0, 100.0, 100.0, 50.0)
     >>> round(results["ndcg@1"], 2), round(results["ndcg@2"], 2)
     (50.0, 85.97)
@@ -83,7 +83,7 @@ Examples:
     (0.0, 100.0, 1)
     >>> leaderboard = fine_recall.compute(predictions=[[1, 0, 2], [3, 2, 0]], references=references,
     ...                                   gallery=gallery, k=[1, 2], mode="leaderboard")
-    >>> leaderboard["fine_recall@1"], leaderboard["mrr"], leaderboard["map@2"]
+    >>> leaderboard["fine_recall@1"], leaderboard["mrr@2"], leaderboard["map@2"]
     (50.0, 75.0, 75.0)
 """
 
