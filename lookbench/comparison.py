@@ -89,14 +89,8 @@ def compare(a, b, metric: str = "fine", k: int = 1, *, resamples: int = stats.RE
     key = f"{METRICS[metric]}@{k}"
     paired = stats.paired(oa, ob, key, resamples=resamples, seed=seed)
     rows = []
-    pooled_a, pooled_b = [], []
     for name in [*oa, "overall"]:
-        if name == "overall":
-            va, vb = np.concatenate(pooled_a), np.concatenate(pooled_b)
-        else:
-            va, vb = oa[name].scores()[key], ob[name].scores()[key]
-            pooled_a.append(va)
-            pooled_b.append(vb)
+        va, vb = _pooled(oa, key, name), _pooled(ob, key, name)
         a_only, b_only = int(np.sum(va > vb)), int(np.sum(vb > va))
         p = stats.mcnemar(a_only, b_only) if metric != "ndcg" else paired[name]["p"]
         rows.append({"subset": name, "a": float(va.mean()), "b": float(vb.mean()), "diff": paired[name]["diff"],
@@ -105,6 +99,25 @@ def compare(a, b, metric: str = "fine", k: int = 1, *, resamples: int = stats.RE
     for row, adjusted in zip(rows, stats.holm([r["p"] for r in rows[:-1]])):
         row["p_holm"] = adjusted
     return rows
+
+
+def _pooled(outcomes: dict[str, Outcomes], key: str, name: str) -> np.ndarray:
+    """Each query's share of score ``key`` in one subset, or in all of them (``overall``: the query-weighted mean)."""
+    names = list(outcomes) if name == "overall" else [name]
+    return np.concatenate([outcomes[s].scores()[key] for s in names])
+
+
+def same_queries(a: dict[str, Outcomes], b: dict[str, Outcomes]) -> bool:
+    return list(a) == list(b) and all(a[s].item_id == b[s].item_id for s in a)
+
+
+def paired_p(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str) -> float:
+    """The p-value ``compare`` gives the overall of these subsets: exact McNemar for a hit rate, else the paired
+    bootstrap (both results on the same queries)."""
+    if key.startswith("ndcg@"):
+        return stats.paired(a, b, key)["overall"]["p"]
+    va, vb = _pooled(a, key, "overall"), _pooled(b, key, "overall")
+    return stats.mcnemar(int(np.sum(va > vb)), int(np.sum(vb > va)))
 
 
 def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", metric: str = "fine", k: int = 1) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from lookbench.leaderboard import METRICS, leaderboard
+from lookbench.leaderboard import GROUPS_NOTE, METRICS, leaderboard
 from lookbench.schema import TEST_SUBSETS
 from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, ensure_assets
 from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
@@ -265,6 +265,7 @@ class SpaceApp:
                         gr.Markdown(f"### {section.title}")
                         gr.Dataframe(section.frame(), interactive=False)
                         gr.Markdown(f"Source: {section.source}")
+                    gr.Markdown(GROUPS_NOTE)
                     if self.results is None:
                         gr.Markdown("No local results store given (`lookbench demo --results DIR` adds its runs).")
                     for line in board.skipped:
