@@ -130,11 +130,11 @@ def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", m
     header = (f"{METRICS[metric]}@{k}: A−B in points with its 95% paired bootstrap interval (outfits resampled whole); "
               f"p: {test}; holm: p Holm-adjusted across the subsets; A+ / B+: queries only A / only B {right}")
     lines = [f"A = {a_label}", f"B = {b_label}", *textwrap.wrap(header, 80),
-             f"{'subset':<16} {'A':>5} {'B':>5} {'A−B':>6} {'95% interval':>14} {'p':>6} {'holm':>6} {'n':>5} {'A+':>4} {'B+':>4}"]
+             f"{'subset':<16} {'A':>5} {'B':>5} {'A−B':>5} {'95% interval':>14} {'p':>7} {'holm':>7} {'n':>4} {'A+':>4} {'B+':>4}"]
     for r in rows:
         lo, hi = r["ci95"]
-        lines.append(f"{r['subset']:<16} {r['a']:>5.1f} {r['b']:>5.1f} {r['diff']:>+6.1f} {f'[{lo:+.1f}, {hi:+.1f}]':>14} "
-                     f"{r['p']:>6.2g} {r['p_holm']:>6.2g} {r['n_queries']:>5} {r['a_only']:>4} {r['b_only']:>4}")
+        lines.append(f"{r['subset']:<16} {r['a']:>5.1f} {r['b']:>5.1f} {r['diff']:>+5.1f} {f'[{lo:+.1f}, {hi:+.1f}]':>14} "
+                     f"{r['p']:>7.2g} {r['p_holm']:>7.2g} {r['n_queries']:>4} {r['a_only']:>4} {r['b_only']:>4}")
     return "\n".join(lines)
 
 
