@@ -73,8 +73,7 @@ class Outcomes:
                 return np.array([np.inf if r is None else int(r) - 1 for r in values], dtype=np.float64)
 
             def per_k(name):
-                matrix = np.array([data[name][f"@{v}"] for v in k], dtype=np.float64).T.reshape(size, len(k))
-                return matrix
+                return np.array([data[name][f"@{v}"] for v in k], dtype=np.float64).T.reshape(size, len(k))
 
             out = cls(k, list(data["item_id"]), list(data["outfit_id"]), list(data["release"]),
                       ranks(data["first_fine_rank"]), ranks(data["first_coarse_rank"]), per_k("ndcg"), per_k("ap"))

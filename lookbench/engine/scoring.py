@@ -1,7 +1,8 @@
-"""Stage 5: rank every subset's gallery (+ the shared noise) and score it with the metric's ``score_retrieval``.
+"""Stage 5: rank every subset's gallery (+ the shared noise) and score it with the metric's core.
 
-docs/architecture.md §8. The metric's pure function is called directly (the ``evaluate`` module is the
-user-facing wrapper of the same function; its Arrow round trip buys the engine nothing), and the noise
+docs/architecture.md §8. The metric's pure functions are called directly (the ``evaluate`` module is the
+user-facing wrapper of the same functions; its Arrow round trip buys the engine nothing): ``score_queries`` judges
+every query, ``summarise`` averages the judgements and each query's outcome is kept (``Outcomes``). The noise
 annotations are read and factorised once for all subsets.
 """
 from __future__ import annotations
