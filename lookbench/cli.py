@@ -1,12 +1,12 @@
-"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank, compare and explain results,
-serve the demo, stage and push the Hub repos."""
+"""The ``lookbench`` command line: build releases, list subsets and models, evaluate encoders, reproduce the
+published leaderboard, rank, compare and explain results, serve the demo, stage and push the Hub repos."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 
-from .commands import build, compare, demo, evaluate, explain, leaderboard, push, stage
+from .commands import build, compare, demo, evaluate, explain, leaderboard, models, push, reproduce, stage
 
 
 def parser() -> argparse.ArgumentParser:
@@ -14,6 +14,8 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build.register(sub)
     evaluate.register(sub)
+    models.register(sub)
+    reproduce.register(sub)
     leaderboard.register(sub)
     compare.register(sub)
     explain.register(sub)
@@ -30,6 +32,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("lookbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `lookbench leaderboard | head`: the reader has gone; end quietly, as SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
+        return 141
     except (ValueError, OSError) as err:  # bad input: the message names the file, row, id or model at fault
         print(f"lookbench {args.command}: error: {err}", file=sys.stderr)
         return 2

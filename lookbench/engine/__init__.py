@@ -11,14 +11,13 @@ saves the rankings. The Space, the benchmarks and the tests use these stages dir
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import stats, store
-from ..encoders import load_encoder
+from ..files import new_sibling
+from ..registry import load_encoder
 from ..filtering import to_utc
 from ..metric.fine_recall.core import MODES, combine_subsets
 from ..options import INDEXES, PRECISIONS
@@ -45,13 +44,16 @@ __all__ = [
 def _check_folder(path, what: str) -> None:
     """A folder that exists or can be made: not a file, and its nearest existing ancestor a writable folder."""
     path = Path(path).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise EvaluationError(f"{what} {path} exists and is not a folder")
-        return
-    parent = next(p for p in path.parents if p.exists())
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+    if path.exists() and not path.is_dir():
+        raise EvaluationError(f"{what} {path} exists and is not a folder")
+    parent = path if path.exists() else next(p for p in path.parents if p.exists())
+    if not parent.is_dir():
         raise EvaluationError(f"{what} {path} cannot be created: {parent} is not a writable folder")
+    try:  # a real write, not os.access: a read-only mount or an immutable folder refuses even root
+        new_sibling(parent / ".lookbench-write-check", "probe", folder=False).unlink()
+    except OSError as err:
+        where = "" if parent == path else f": {parent} is not a writable folder"
+        raise EvaluationError(f"{what} {path} cannot be written{where} ({err.strerror})") from None
 
 
 def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=None, workers=None, cutoff=None,
@@ -80,7 +82,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
              batch_size: int | None = None, precision: str = "fp32", device: str | None = None, index: str = "flat",
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
              quiet: bool = False, verbose: bool = False, output_dir=None, results_dir=None, overwrite: bool = False,
-             save_predictions: bool = False) -> EvaluationResult | None:
+             save_predictions: bool = False, trust_remote_code: bool = False) -> EvaluationResult | None:
     """Evaluate an image encoder on LookBench; returns an ``EvaluationResult`` (``None`` on non-main processes).
 
     ``model``: a registered name (see ``lookbench models``), a local transformers folder or Hub id, or any object
@@ -90,7 +92,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     model's declared training cutoff. ``results_dir``: a results store (``lookbench.store``) to write the result
     into; an identical stored evaluation is returned instead of recomputed unless ``overwrite``.
     ``save_predictions`` also writes every query's top gallery rows as Parquet beside the result. ``quiet``
-    shows no progress bar; ``verbose`` also shows the libraries' own bars and logging.
+    shows no progress bar; ``verbose`` also shows the libraries' own bars and logging. ``trust_remote_code`` lets a
+    Hub model run its own code (refused otherwise).
     """
     check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
                   cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions)
@@ -100,7 +103,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     quiet = quiet or not processes.is_main
     encoder = None
     if cutoff == "model":  # the model's declared date decides which queries are loaded (its weights load lazily)
-        encoder = load_encoder(model, device=device or processes.device, precision=precision)
+        encoder = load_encoder(model, device=device or processes.device, precision=precision,
+                               trust_remote_code=trust_remote_code)
         if encoder.training_cutoff is None:
             raise EvaluationError(f"model {encoder.name} declares no training cutoff (a registry entry's training_cutoff, "
                                   "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
@@ -116,21 +120,26 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
             for name, splits in bench.subsets.items():
                 if len(splits["query"]) == 0:
                     raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
-            encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision)
+            encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision,
+                                              trust_remote_code=trust_remote_code)
             bench.count_after(encoder.training_cutoff)
         settings = store.Settings(mode, bench.noise is not None, cutoff, tuple(bench.subsets), bool(subsets), index, precision)
         planned = _planned(encoder, bench, results_dir, settings)
         if planned.stored is not None and not overwrite:
             found = store.find_identical(planned.stored, planned.identity,
                                          need_predictions=list(bench.subsets) if save_predictions else ())
+            try:  # the stored rankings are read and checked: a damaged one is never reused, nor copied to --output
+                saved = None if found is None else predictions.read_saved(planned.stored, found["provenance"])
+            except ValueError as err:
+                found = None
+                planned.notes.append(f"the stored result's saved rankings cannot be used ({err}): evaluated again")
             if found is not None:
                 if not processes.is_main:
                     return None
-                result = EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes)
+                result = EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes,
+                                                    rankings=saved or None)
                 if output_dir is not None:
-                    paths = result.save(output_dir)
-                    if result.provenance.get("saved_predictions"):  # the stored rankings go along with their JSON
-                        shutil.copytree(store.predictions_folder(planned.stored), store.predictions_folder(paths["json"]))
+                    result.save(output_dir)
                 return result
         with times.stage("hash"), stage_bar("hash", quiet=quiet, unit="img") as bar:
             images = BenchmarkImages.of(bench)
