@@ -290,7 +290,7 @@ def test_names_are_escaped_for_the_terminal_markdown_and_csv(tmp_path, capsys):
         assert "evil\\x1b[2J\\x1b]0;pwned\\x07" in shown
         if fmt == "table":
             rows = [line for line in out.splitlines() if "a|b" in line]
-            assert len(rows) == 1 and rows[0].rstrip().endswith("2345")  # one row, the newline shown as \n
+            assert len(rows) == 1 and rows[0].rstrip().endswith("2345  Wilson (approximate)")  # one row, the newline shown as \n
         if fmt == "markdown":
             row = next(line for line in out.splitlines() if "a\\|b" in line)
             cells = [c for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))]
