@@ -15,7 +15,7 @@ from pathlib import Path
 import gradio as gr
 
 from lookbench.files import contained_file, read_regular
-from lookbench.leaderboard import METRICS, leaderboard, markdown_safe
+from lookbench.leaderboard import GROUPS_NOTE, METRICS, leaderboard, markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, ensure_assets
 from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
@@ -306,6 +306,7 @@ class SpaceApp:
                         gr.Markdown(f"### {markdown_safe(section.title)}")
                         gr.Dataframe(section.frame(), interactive=False)
                         gr.Markdown(f"Source: {markdown_safe(section.source)}")
+                    gr.Markdown(GROUPS_NOTE)
                     if self.results is None:
                         gr.Markdown("No local results store given (`lookbench demo --results DIR` adds its runs).")
                     for line in board.skipped:

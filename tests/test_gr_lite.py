@@ -562,7 +562,7 @@ def test_validation_scores_embeddings_with_the_metric(train_folder):
     product = {item_id: i for i, item_id in enumerate(dict.fromkeys(held["item_id"]))}
     onehot = np.eye(len(product), dtype=np.float32)[[product[i] for i in held["item_id"]]]
     perfect = validation.score_embeddings(onehot[validation.queries], onehot[validation.gallery])
-    assert perfect["fine_recall@1"] == perfect["coarse_recall@1"] == perfect["mrr"] == 100.0
+    assert perfect["fine_recall@1"] == perfect["coarse_recall@1"] == perfect["mrr@10"] == 100.0
     # colour only: tops and skirts of a colour tie, so some top hits have the wrong category
     colour = {c: i for i, c in enumerate(COLOURS)}
     by_colour = np.eye(3, dtype=np.float32)[[colour[m] for m in held["main_attribute"]]]

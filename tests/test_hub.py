@@ -38,7 +38,7 @@ def test_stage_lays_out_the_four_repos_with_real_files(hub):
     staging = Staging.load(hub)
     assert {r.repo_id: r.repo_type for r in staging.repos} == REPOS
     assert not [p for p in hub.rglob("*") if p.is_symlink()]
-    assert staged_files(hub, "lookbench/fine_recall") == ["README.md", "app.py", "fine_recall.py", "requirements.txt"]
+    assert staged_files(hub, "lookbench/fine_recall") == ["README.md", "app.py", "core.py", "fine_recall.py", "requirements.txt"]
     demo = staged_files(hub, "lookbench/demo")
     assert {f.split("/")[0] for f in demo} == {"README.md", "app.py", "requirements.txt", "lookbench"}
     model = staged_files(hub, "lookbench/gr-lite-mini")

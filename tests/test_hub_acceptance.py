@@ -112,7 +112,7 @@ def test_2_evaluate_load_lookbench_fine_recall_word_for_word(venv, mirror, env):
     strict, board = out["strict"], out["leaderboard"]
     # Both queries' first result has the category but not every attribute; the exact item comes second.
     assert strict["fine_recall@1"] == 0.0 and strict["fine_recall@2"] == 100.0
-    assert strict["coarse_recall@1"] == 100.0 and strict["mrr"] == 50.0
+    assert strict["coarse_recall@1"] == 100.0 and strict["mrr@2"] == 50.0
     assert strict["outfit_fine_recall@1"] == 0.0 and strict["outfit_fine_recall@2"] == 100.0
     # Leaderboard mode only asks for the main attribute: query 2's first result (a solid midi dress) is a hit.
     assert board["fine_recall@1"] == 50.0 and board["fine_recall@2"] == 100.0

@@ -132,6 +132,30 @@ def test_a_stored_result_from_other_settings_or_garbage_is_recomputed(data, tmp_
     assert json.loads(first.stored.read_text())["provenance"]["mode"] == "strict"  # replaced by a valid result
 
 
+def test_identity_file_name_and_provenance_come_from_one_settings_object(data, tmp_path):
+    result = run(CountingEncoder(), data, tmp_path, cutoff="2025-01-02", distractors=False, subsets=["real_studio_flat"])
+    settings = store.Settings.of(result.provenance)
+    assert settings == store.Settings("strict", False, "2025-01-02", ("RealStudioFlat",), True, "flat", "fp32")
+    assert result.stored.name == settings.stem() + ".json" == "strict-after-2025-01-02-no-distractors-RealStudioFlat.json"
+    assert store.Identity.of(result.provenance).settings == settings
+    # the cutoff is compared in UTC, kept as given
+    assert store.Settings(cutoff="2025-01-02T00:00:00Z") == store.Settings(cutoff="2025-01-02")
+    assert store.Settings(cutoff="2025-01-02T00:00:00Z").cutoff == "2025-01-02T00:00:00Z"
+
+
+def test_a_provenance_key_missing_from_a_current_result_fails_instead_of_turning_reuse_off(data, tmp_path):
+    result = run(CountingEncoder(), data, tmp_path)
+    stored = json.loads(result.stored.read_text())
+    identity = store.Identity.of(stored["provenance"])
+    del stored["provenance"]["precision"]
+    result.stored.write_text(json.dumps(stored))
+    with pytest.raises(KeyError, match="precision"):
+        store.find_identical(result.stored, identity)
+    stored["provenance"]["result_format"] = store.RESULT_FORMAT - 1  # an older layout is recomputed, not misread
+    result.stored.write_text(json.dumps(stored))
+    assert store.find_identical(result.stored, identity) is None
+
+
 def test_cutoff_model_uses_the_declared_date(data, tmp_path):
     with pytest.raises(EvaluationError, match="model raw-pixels declares no training cutoff"):
         lookbench.evaluate("raw-pixels", data=data, cutoff="model", quiet=True)

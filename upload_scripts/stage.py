@@ -29,7 +29,7 @@ from lookbench.registry import gr_lite_mini_folder
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
-METRIC_FILES = ("fine_recall.py", "README.md", "app.py", "requirements.txt")
+METRIC_FILES = ("fine_recall.py", "core.py", "README.md", "app.py", "requirements.txt")
 SPACE_FILES = ("app.py", "README.md")
 # The folders setup.cfg maps into the lookbench namespace (package_dir); with lookbench/ itself they are the package
 # the demo Space carries. In a regular install they already lie inside lookbench/.

@@ -24,7 +24,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from lookbench.leaderboard import leaderboard, terminal_safe
+    from lookbench.leaderboard import GROUPS_NOTE, leaderboard, terminal_safe
     from lookbench.store import default_root
 
     board = leaderboard(results=args.results or default_root(), reference=args.reference, metric=args.metric,
@@ -32,6 +32,8 @@ def run(args) -> int:
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
         print(f"lookbench leaderboard: skipped {terminal_safe(line)}", file=sys.stderr)
     print(board.render(args.format), flush=True)
+    if args.format in ("table", "markdown") and board.sections:
+        print("\n" + GROUPS_NOTE)
     if args.plot:
         print(f"plot: {board.plot(args.plot)}", file=sys.stderr)
     return 0

@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import store
+from .. import stats, store
 from ..files import new_sibling
 from ..registry import load_encoder
 from ..filtering import to_utc
-from ..metric.fine_recall.fine_recall import MODES, combine_subsets
+from ..metric.fine_recall.core import MODES, combine_subsets
 from ..options import INDEXES, PRECISIONS
 from ..progress import quiet_libraries, stage_bar
 from .data import Benchmark, DataSource, load_benchmark, resolve_data
@@ -123,7 +123,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
             encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision,
                                               trust_remote_code=trust_remote_code)
             bench.count_after(encoder.training_cutoff)
-        planned = _planned(encoder, bench, results_dir, subsets, mode=mode, cutoff=cutoff, index=index, precision=precision)
+        settings = store.Settings(mode, bench.noise is not None, cutoff, tuple(bench.subsets), bool(subsets), index, precision)
+        planned = _planned(encoder, bench, results_dir, settings)
         if planned.stored is not None and not overwrite:
             found = store.find_identical(planned.stored, planned.identity,
                                          need_predictions=list(bench.subsets) if save_predictions else ())
@@ -165,11 +166,15 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     overall = combine_subsets({name: s.scores for name, s in scored.items()})
     results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
                for name, s in scored.items()}
-    provenance = _provenance(encoder, bench, images, embeddings, scored, processes, mode=mode, index=index,
-                             precision=precision, cutoff=cutoff, wall_time_s=round(time.perf_counter() - started, 3))
+    outcomes = {name: s.outcomes for name, s in scored.items()}
+    intervals = stats.intervals(outcomes)
+    provenance = _provenance(encoder, bench, images, embeddings, scored, processes, settings,
+                             wall_time_s=round(time.perf_counter() - started, 3))
+    provenance["intervals"] = stats.settings()
     provenance["timings_s"] = times.rounded()  # per stage; their sum leaves out option checks and bookkeeping
     provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
-    result = EvaluationResult(results, overall, provenance, stored=planned.stored, notes=planned.notes, rankings=rankings)
+    result = EvaluationResult(results, overall, provenance, outcomes, intervals, stored=planned.stored,
+                              notes=planned.notes, rankings=rankings)
     if planned.stored is not None:
         result.write_json(planned.stored)
     if output_dir is not None:
@@ -186,10 +191,9 @@ class _Planned:
     notes: list
 
 
-def _planned(encoder, bench: Benchmark, results_dir, subsets, *, mode, cutoff, index, precision) -> _Planned:
+def _planned(encoder, bench: Benchmark, results_dir, settings: store.Settings) -> _Planned:
     p = bench.provenance
-    identity = store.Identity(encoder.fingerprint, p["revision"], mode, bench.noise is not None,
-                              store.normalise_cutoff(cutoff), tuple(sorted(bench.subsets)), index, precision)
+    identity = store.Identity(encoder.fingerprint, p["revision"], settings)
     notes = []
     if results_dir is not None and encoder.fingerprint is None:
         notes.append(f"model {encoder.name} declares no revision or fingerprint, so its identity is unknown: a stored "
@@ -198,13 +202,12 @@ def _planned(encoder, bench: Benchmark, results_dir, subsets, *, mode, cutoff, i
         notes.append(f"the data {p['data']} has no known revision, so a stored result is never reused for it")
     path = None if results_dir is None else store.result_path(
         results_dir, model=encoder.name, revision=encoder.provenance.get("revision"), fingerprint=encoder.fingerprint,
-        releases=p["releases"], data_revision=p["revision"], mode=mode, cutoff=cutoff, distractors=bench.noise is not None,
-        index=index, precision=precision, subsets=sorted(bench.subsets) if subsets else None)
+        releases=p["releases"], data_revision=p["revision"], settings=settings)
     return _Planned(path, identity, notes)
 
 
 def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings, scored: dict,
-                processes: Processes, *, mode, index, precision, cutoff, wall_time_s) -> dict:
+                processes: Processes, settings: store.Settings, *, wall_time_s) -> dict:
     """What makes the scores reproducible: versions, data revision, model fingerprint, settings and counts."""
     import lookbench
 
@@ -221,19 +224,17 @@ def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: 
         "queries": {name: s.scores.get("num_queries") for name, s in scored.items()},
     }
     return {
+        "result_format": store.RESULT_FORMAT,
         "lookbench_version": lookbench.__version__,
         "dataset": bench.provenance,
         "model": {"name": encoder.name, **encoder.provenance, "fingerprint": encoder.fingerprint,
                   "training_cutoff": encoder.training_cutoff,
                   "preprocessing": encoder.preprocessing, "embedding_dim": int(embeddings.matrix.shape[1])},
-        "precision": precision,
+        **settings.provenance(),
         "device": getattr(encoder, "device", "cpu"),
         "processes": processes.world,
-        "mode": mode,
-        "cutoff": None if cutoff is None else str(cutoff),
-        "distractors": bench.noise is not None,
-        "index": index,
-        "search": "exact (faiss knn, inner product of unit vectors = cosine)" if index == "flat" else "approximate (faiss HNSW32, cosine)",
+        "search": ("exact (faiss knn, inner product of unit vectors = cosine)" if settings.index == "flat"
+                   else "approximate (faiss HNSW32, cosine)"),
         "counts": counts,
         "wall_time_s": wall_time_s,
         "evaluated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

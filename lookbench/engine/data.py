@@ -13,7 +13,7 @@ from pathlib import Path
 from ..files import hash_files
 from ..paths import lookbench_home, looks_like_hub_id, split_revision
 from ..schema import NOISE, TEST_SUBSETS, resolve_subset
-from ..metric.fine_recall.fine_recall import RECORD_FIELDS
+from ..metric.fine_recall.core import RECORD_FIELDS
 from .errors import EvaluationError
 
 

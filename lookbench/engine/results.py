@@ -4,12 +4,21 @@ docs/architecture.md §5 (the results JSON shape) and §8.
 """
 from __future__ import annotations
 
+import shutil
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..metric.fine_recall.fine_recall import DEFAULT_K
+from ..outcomes import Outcomes
+
+# The table's columns, most wanted first: as many as the terminal's width allows are shown, in this order; every
+# score and interval is in results.json.
+_COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG@5", "ndcg@5"),
+            ("Fine@10", "fine_recall@10"), ("MRR@10", "mrr@10"), ("Fine@5", "fine_recall@5"), ("Fine@20", "fine_recall@20"),
+            ("MAP@10", "map@10"), ("Coarse@10", "coarse_recall@10"), ("Outfit@1", "outfit_fine_recall@1"),
+            ("nDCG@10", "ndcg@10"))
 
 
 def _leaderboard(result: dict) -> dict:
@@ -39,14 +48,18 @@ def _flat(shaped: dict) -> dict:
 class EvaluationResult:
     """Scores per subset and overall (percent), and the provenance that makes them reproducible.
 
-    ``stored``: the results-store file it was written to or read from (``reused`` when an identical stored
-    evaluation was returned instead of recomputed); ``notes``: what the user should know about the store;
-    ``rankings``: per subset the saved ranking (a ``datasets.Dataset``) when predictions were asked for.
+    ``outcomes``: per subset each query's outcome; ``intervals``: per subset and ``overall`` the 95 % interval of
+    every score (``{"fine_recall@1": (lo, hi)}``, ``lookbench.stats``). ``stored``: the results-store file it was
+    written to or read from (``reused`` when an identical stored evaluation was returned instead of recomputed);
+    ``notes``: what the user should know about the store; ``rankings``: per subset the saved ranking (a
+    ``datasets.Dataset``) when predictions were asked for.
     """
 
     subsets: dict
     overall: dict
     provenance: dict
+    outcomes: dict = field(default_factory=dict, repr=False)
+    intervals: dict = field(default_factory=dict)
     stored: Path | None = None
     reused: bool = False
     notes: list = field(default_factory=list)
@@ -55,42 +68,67 @@ class EvaluationResult:
     @classmethod
     def from_dict(cls, data: dict, **kwargs) -> "EvaluationResult":
         """A result from its ``to_dict()`` JSON (e.g. a stored one)."""
-        subsets = {n: _flat(r) for n, r in data.items() if n not in ("overall", "provenance")}
-        return cls(subsets, _flat(data["overall"]), data["provenance"], **kwargs)
+        blocks = {n: dict(r) for n, r in data.items() if n != "provenance"}
+        intervals = {n: {k: tuple(v) for k, v in _flat(r.pop("ci95", {})).items()} for n, r in blocks.items()}
+        outcomes = {n: Outcomes.from_json(r.pop("per_query"), n) for n, r in blocks.items() if "per_query" in r}
+        overall = _flat(blocks.pop("overall"))
+        subsets = {n: _flat(r) for n, r in blocks.items()}
+        return cls(subsets, overall, data["provenance"], outcomes, intervals, **kwargs)
 
     def to_dict(self) -> dict:
-        """Leaderboard shape: subset → metric → "@K" → percent, plus "overall" and "provenance"."""
-        out = {name: _leaderboard(r) for name, r in self.subsets.items()}
-        out["overall"] = _leaderboard(self.overall)
+        """Leaderboard shape: subset → metric → "@K" → percent, with ``ci95`` (metric → "@K" → [lo, hi]) beside
+        the scores and, per subset, ``per_query`` (``lookbench.outcomes``); plus "overall" and "provenance"."""
+        out = {}
+        for name, scores in [*self.subsets.items(), ("overall", self.overall)]:
+            out[name] = _leaderboard(scores)
+            if name in self.intervals:
+                out[name]["ci95"] = _leaderboard({k: [round(lo, 4), round(hi, 4)] for k, (lo, hi) in self.intervals[name].items()})
+            if name in self.outcomes:
+                out[name]["per_query"] = self.outcomes[name].to_json()
         out["provenance"] = self.provenance
         return out
 
-    def table(self) -> str:
-        """A fixed-width table: subsets × Fine/Coarse R@K, nDCG@5, MRR, outfit R@1, with the overall row."""
-        cols = [f"Fine@{k}" for k in DEFAULT_K] + [f"Coarse@{k}" for k in DEFAULT_K] + ["nDCG@5", "MRR", "Outfit@1", "queries"]
-        keys = [f"fine_recall@{k}" for k in DEFAULT_K] + [f"coarse_recall@{k}" for k in DEFAULT_K] + [
-            "ndcg@5", "mrr", "outfit_fine_recall@1", "num_queries"]
+    def table(self, width: int | None = None) -> str:
+        """Subsets (and the overall) × the leading scores as ``85.8 ±4.1`` (± half the 95 % interval), never wider
+        than ``width`` (default: the terminal's): columns are dropped from the end of ``_COLUMNS`` to fit."""
+        width = width or shutil.get_terminal_size((100, 24)).columns
         rows = list(self.subsets.items()) + [("overall", self.overall)]
-        width = max(len(n) for n, _ in rows)
+        name_width = max(6, *(len(n) for n, _ in rows))
 
-        def cell(r, key):
-            v = r.get(key)
-            if v is None:
+        def cell(name, scores, key):
+            value = scores.get(key)
+            if value is None:
                 return "-"
-            return str(int(v)) if key == "num_queries" else f"{v:.2f}"
+            lo_hi = self.intervals.get(name, {}).get(key)
+            return f"{value:.1f}" + (f" ±{(lo_hi[1] - lo_hi[0]) / 2:.1f}" if lo_hi else "")
 
+        cells = {title: [cell(n, r, key) for n, r in rows] for title, key in _COLUMNS}
+        queries = [str(int(r.get("num_queries", 0))) for _, r in rows]
+        shown, used = [], name_width + 1 + max(7, *(len(q) for q in queries))
+        for title, _ in _COLUMNS:
+            column = max(len(title), *(len(v) for v in cells[title])) + 1
+            if used + column > width:
+                break
+            shown.append((title, column - 1))
+            used += column
         p = self.provenance
         title = (f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}, {p['mode']} mode, "
                  f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
-        lines = [title, " ".join([f"{'subset':<{width}}"] + [f"{c:>9}" for c in cols])]
-        lines += [" ".join([f"{n:<{width}}"] + [f"{cell(r, k):>9}" for k in keys]) for n, r in rows]
+        lines = textwrap.wrap(title, width)
+        lines.append(" ".join([f"{'subset':<{name_width}}", *(f"{t:>{w}}" for t, w in shown), f"{'queries':>7}"]))
+        for i, (name, _) in enumerate(rows):
+            lines.append(" ".join([f"{name:<{name_width}}", *(f"{cells[t][i]:>{w}}" for t, w in shown), f"{queries[i]:>7}"]))
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
-        lines.append(f"{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
-                     f"encoded, {counts['cache_hits']} from cache; "
-                     + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
-                     + f"{p['wall_time_s']:.1f} s")
+        intervals = p.get("intervals")
+        footer = ((f"± half the 95% interval ({intervals['resamples']} bootstrap resamples over queries, outfits "
+                   "resampled whole; all scores and intervals in results.json). " if intervals else "")
+                  + f"{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
+                  f"encoded, {counts['cache_hits']} from cache; "
+                  + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
+                  + f"{p['wall_time_s']:.1f} s")
+        lines += textwrap.wrap(footer, width)
         return "\n".join(lines)
 
     def save(self, output_dir) -> dict[str, Path]:
@@ -134,12 +172,13 @@ class EvaluationResult:
         import matplotlib.pyplot as plt
 
         names = list(self.subsets)
-        fine = [self.subsets[n].get("fine_recall@1", 0.0) for n in names]
-        coarse = [self.subsets[n].get("coarse_recall@1", 0.0) for n in names]
         x = np.arange(len(names))
         fig, ax = plt.subplots(figsize=(max(5, 1.8 * len(names)), 4))
-        ax.bar(x - 0.2, fine, 0.4, label="Fine R@1")
-        ax.bar(x + 0.2, coarse, 0.4, label="Coarse R@1")
+        for offset, key, label in ((-0.2, "fine_recall@1", "Fine R@1"), (0.2, "coarse_recall@1", "Coarse R@1")):
+            values = [self.subsets[n].get(key, 0.0) for n in names]
+            bounds = [self.intervals.get(n, {}).get(key, (v, v)) for n, v in zip(names, values)]
+            errors = np.array([[v - lo, hi - v] for v, (lo, hi) in zip(values, bounds)]).T  # the 95 % intervals
+            ax.bar(x + offset, values, 0.4, yerr=errors, capsize=3, label=label)
         ax.set_xticks(x, names, rotation=15)
         ax.set_ylabel("%")
         ax.set_ylim(0, 100)
