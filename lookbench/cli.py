@@ -1,4 +1,4 @@
-"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank and explain results,
+"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank, explain and export results,
 serve the demo, stage and push the Hub repos."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .commands import build, demo, evaluate, explain, leaderboard, push, stage
+from .commands import build, demo, evaluate, explain, export, leaderboard, push, stage
 
 
 def parser() -> argparse.ArgumentParser:
@@ -16,6 +16,7 @@ def parser() -> argparse.ArgumentParser:
     evaluate.register(sub)
     leaderboard.register(sub)
     explain.register(sub)
+    export.register(sub)
     demo.register(sub)
     stage.register(sub)
     push.register(sub)
