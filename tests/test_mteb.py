@@ -199,6 +199,9 @@ def test_descriptive_statistics_are_mtebs_and_stay_out_of_site_packages(tmp_path
     per_subset = stats["test"]["hf_subset_descriptive_stats"]
     assert per_subset["RealStudioFlat"]["num_queries"] == 4 and per_subset["RealStudioFlat"]["num_documents"] == 7 + 4
     assert per_subset["AIGen-Studio"]["num_queries"] == 3 and stats["test"]["num_queries"] == 7
+    assert lookbench_tasks(folder, subsets=["aigen_studio"])[0].metadata.hf_subsets == ["AIGen-Studio"]
+    with pytest.raises(ValueError, match="mode must be one of"):
+        lookbench_tasks(folder, mode="lenient")
 
 
 def test_model_meta_is_filled_from_the_registry():

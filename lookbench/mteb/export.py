@@ -19,7 +19,7 @@ from ..engine.results import EvaluationResult
 from ..metric.fine_recall.fine_recall import DEFAULT_K
 from .tasks import LANGUAGES, SPLIT, task_name
 
-COUNTS = ("num_queries", "num_outfits")
+COUNTS = ("num_queries", "num_outfits", "gallery_size", "self_matches_removed")
 
 
 def _scores(name: str, scores: dict) -> dict:

@@ -16,7 +16,7 @@ import numpy as np
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 
-from ..encoders import Encoder, load_encoder
+from ..encoders import Encoder, TorchEncoder, load_encoder
 from ..engine.encode import encode_images
 from ..engine.images import ImageSource
 
@@ -56,16 +56,16 @@ def _model_meta(encoder: Encoder, registered) -> ModelMeta:
         name, revision = f"lookbench/{registered.name}", registered.revision
         license_ = registered.license.lower() if registered.license.lower() in typing.get_args(Licenses) else None
         release, parameters = _release_date(registered.release_date), registered.n_parameters
-    else:
-        path = Path(encoder.name.split("@")[0]).expanduser()
-        name = f"local/{path.name}" if path.exists() or "/" not in encoder.name else encoder.name
+    else:  # a Hub id keeps its name (mteb wants owner/name); a local folder or an object is local/<name>
+        base = encoder.name.split("@")[0]
+        name = base if "/" in base and not Path(base).expanduser().exists() else f"local/{Path(base).name}"
         revision = encoder.provenance.get("revision") or encoder.fingerprint
         license_ = release = parameters = None
     return ModelMeta(
         loader=None, name=name, revision=revision, release_date=release, languages=None, n_parameters=parameters,
         memory_usage_mb=None, max_tokens=None, embed_dim=encoder.embed_dim, license=license_,
         open_weights=True if registered is not None else None, public_training_code=None, public_training_data=None,
-        framework=["PyTorch"] if hasattr(encoder, "module") else ["NumPy"], reference=None,
+        framework=["PyTorch"] if isinstance(encoder, TorchEncoder) else ["NumPy"], reference=None,
         similarity_fn_name="cosine", use_instructions=False, training_datasets=None, modalities=["image"],
     )
 

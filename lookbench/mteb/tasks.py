@@ -80,9 +80,9 @@ def _subset_split(name: str, splits: dict, noise, images, noise_columns, mode: s
 
     queries, gallery = splits["query"], splits["gallery"]
     query_hashes = images.subsets[name].query.hashes
-    corpus_hashes = images.subsets[name].gallery.hashes + (images.noise.hashes if noise is not None else [])
+    corpus_hashes = images.subsets[name].gallery.hashes + images.noise.hashes
     query_ids = _ids("query", len(queries))
-    corpus_ids = _ids("gallery", len(gallery)) + _ids("noise", len(noise) if noise is not None else 0)
+    corpus_ids = _ids("gallery", len(gallery)) + _ids("noise", len(noise))
     owner: dict[bytes, str] = {}
     in_corpus = set(corpus_hashes)
     for qid, h in zip(query_ids, query_hashes):
@@ -92,9 +92,9 @@ def _subset_split(name: str, splits: dict, noise, images, noise_columns, mode: s
         owner.setdefault(h, qid)
     corpus_ids = [owner.get(h, cid) for h, cid in zip(corpus_hashes, corpus_ids)]
 
-    parts = [gallery.select_columns(["image"])] + ([noise.select_columns(["image"])] if noise is not None else [])
-    corpus = datasets.concatenate_datasets(parts).add_column("id", corpus_ids)
-    columns = GalleryColumns(gallery) + noise_columns if noise is not None else GalleryColumns(gallery)
+    corpus = datasets.concatenate_datasets([gallery.select_columns(["image"]), noise.select_columns(["image"])])
+    corpus = corpus.add_column("id", corpus_ids)
+    columns = GalleryColumns(gallery) + noise_columns
     relevant = {}
     references = queries.select_columns(list(RECORD_FIELDS))
     everything = np.arange(len(corpus_ids))
@@ -113,25 +113,26 @@ def _date_range(bench) -> tuple[str, str]:
     """The first and last day of the timestamps of every loaded row (queries, galleries, noise)."""
     import pyarrow.compute as pc
 
-    splits = [ds for s in bench.subsets.values() for ds in s.values()] + ([bench.noise] if bench.noise is not None else [])
+    splits = [ds for s in bench.subsets.values() for ds in s.values()] + [bench.noise]
     stamps = [pc.min_max(ds.with_format("arrow")[:]["timestamp"]) for ds in splits]
     return (min(s["min"].as_py() for s in stamps).date().isoformat(), max(s["max"].as_py() for s in stamps).date().isoformat())
 
 
-def lookbench_tasks(data=None, mode: str = "strict", subsets=None, distractors: bool = True) -> list[LookBenchRetrieval]:
+def lookbench_tasks(data=None, mode: str = "strict", subsets=None) -> list[LookBenchRetrieval]:
     """The mteb task for a LookBench data folder (``None``: the embedded LookBench-Mini; a folder from ``lookbench
     build``; a published ``srpone/look-bench`` snapshot, converted as ``lookbench evaluate`` converts it).
 
     One task, in a list as ``mteb.evaluate`` takes them: hf_subsets are the subsets, split ``test``, main score
-    ``hit_rate_at_1`` = strict (or leaderboard-mode) Fine Recall@1 as a fraction.
+    ``hit_rate_at_1`` = strict (or leaderboard-mode) Fine Recall@1 as a fraction. ``subsets`` limits the hf_subsets
+    (names or aliases, as ``--subsets``); the noise gallery is always there, as in LookBench's own scores.
     """
     if mode not in MODES:
         raise EvaluationError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     source = resolve_data(data)
-    bench = load_benchmark(source, subsets, distractors=distractors)
+    bench = load_benchmark(source, subsets)
     images = BenchmarkImages.of(bench)
     images.hash()
-    noise_columns = GalleryColumns(bench.noise) if bench.noise is not None else None
+    noise_columns = GalleryColumns(bench.noise)
     splits = {name: _subset_split(name, s, bench.noise, images, noise_columns, mode) for name, s in bench.subsets.items()}
     p = bench.provenance
     card = source.card
