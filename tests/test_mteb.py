@@ -170,6 +170,21 @@ def test_leaderboard_mode_qrels_are_same_category_and_main_attribute(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_published_snapshot_without_distractors_is_converted_and_named_so(tmp_path):
+    from tests.helpers.raw_release import write_upstream
+
+    folder = write_upstream(tmp_path / "look-bench")  # srpone/look-bench layout, converted as --data converts it
+    ours, tasks, theirs = engine_and_mteb(folder, distractors=False)
+    assert_hit_rates_equal(ours, theirs)
+    revision = ours.provenance["dataset"]["revision"]
+    assert tasks[0].metadata.name == task_name("strict", revision, distractors=False) == f"LookBench-strict-no-distractors-{revision}"
+    assert to_task_result(ours.to_dict()).task_name == tasks[0].metadata.name
+    tasks[0].load_data()
+    for subset, counts in ours.provenance["dataset"]["counts"].items():
+        assert len(tasks[0].dataset[subset]["test"]["corpus"]) == counts["gallery"]
+
+
+@pytest.mark.slow
 def test_mteb_result_cache_never_serves_a_score_of_other_data(tmp_path):
     """mteb finds a cached result by task and model name and, once every subset is there, does not compare dataset
     revisions: the data revision in the task name keeps a changed folder from being answered from the cache."""
@@ -214,6 +229,12 @@ def test_model_meta_is_filled_from_the_registry():
     assert meta.n_parameters == entry.n_parameters > 0 and meta.similarity_fn_name.value == "cosine"
     assert meta.modalities == ["image"]
     assert as_mteb_model("raw-pixels").mteb_model_meta.embed_dim == 3072
+    folder = Path(REGISTRY["gr-lite-mini"].weights()).parent  # a transformers model folder, unregistered by path
+    by_path = as_mteb_model(str(folder))
+    assert by_path.mteb_model_meta.name == "local/gr-lite-mini" and by_path.mteb_model_meta.framework == ["PyTorch"]
+    assert by_path.mteb_model_meta.revision == by_path.model.fingerprint and by_path.model._module is None  # not loaded
+    obj = as_mteb_model(CountingEncoder()).mteb_model_meta
+    assert obj.name == "local/counting-colour" and obj.revision == "object:counting-colour:1" and obj.framework == ["NumPy"]
 
 
 def test_a_dataloader_of_pil_images_in_any_mode_is_encoded_as_the_engine_encodes_rgb():

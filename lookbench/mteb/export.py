@@ -52,12 +52,11 @@ def to_task_result(result: dict):
         mode, revision = p["mode"], p["dataset"]["revision"]
     except (KeyError, TypeError, AttributeError) as err:
         raise EvaluationError(f"not a LookBench result JSON ({type(err).__name__}: {err})") from err
-    if p.get("cutoff") or not p.get("distractors", True):
-        raise EvaluationError("mteb's LookBench task scores every query against gallery + noise: a result with a cutoff "
-                              "or without distractors has no mteb counterpart")
+    if p.get("cutoff"):
+        raise EvaluationError("mteb's LookBench task scores every query: a result with a cutoff has no mteb counterpart")
     return TaskResult(
         dataset_revision=revision or "unknown",
-        task_name=task_name(mode, revision),
+        task_name=task_name(mode, revision, p.get("distractors", True)),
         mteb_version=mteb.__version__,
         scores={SPLIT: [_scores(name, scores) for name, scores in evaluation.subsets.items()]},
         evaluation_time=p.get("wall_time_s"),

@@ -38,10 +38,12 @@ REFERENCE = "https://arxiv.org/abs/2601.14706"
 QUERY_BLOCK = 64  # queries judged against the whole corpus at once (a block x corpus ranking in memory)
 
 
-def task_name(mode: str, revision: str | None) -> str:
-    """``LookBench-<mode>-<data revision>``: mteb's result cache finds a result by task name (and model) and serves
-    it without comparing dataset revisions once every subset is there, so the revision is part of the name."""
-    return f"LookBench-{mode}-" + re.sub(r"[^\w.-]+", "_", revision or "unknown")
+def task_name(mode: str, revision: str | None, distractors: bool = True) -> str:
+    """``LookBench-<mode>[-no-distractors]-<data revision>``: mteb's result cache finds a result by task name (and
+    model) and serves it without comparing dataset revisions once every subset is there, so everything that changes
+    the scores is part of the name."""
+    return (f"LookBench-{mode}{'' if distractors else '-no-distractors'}-"
+            + re.sub(r"[^\w.-]+", "_", revision or "unknown"))
 
 
 class LookBenchTaskMetadata(TaskMetadata):
@@ -80,7 +82,8 @@ def _subset_split(name: str, splits: dict, noise, images, noise_columns, mode: s
 
     queries, gallery = splits["query"], splits["gallery"]
     query_hashes = images.subsets[name].query.hashes
-    corpus_hashes = images.subsets[name].gallery.hashes + images.noise.hashes
+    noise = [] if noise is None else noise
+    corpus_hashes = images.subsets[name].gallery.hashes + (images.noise.hashes if noise else [])
     query_ids = _ids("query", len(queries))
     corpus_ids = _ids("gallery", len(gallery)) + _ids("noise", len(noise))
     owner: dict[bytes, str] = {}
@@ -92,9 +95,9 @@ def _subset_split(name: str, splits: dict, noise, images, noise_columns, mode: s
         owner.setdefault(h, qid)
     corpus_ids = [owner.get(h, cid) for h, cid in zip(corpus_hashes, corpus_ids)]
 
-    corpus = datasets.concatenate_datasets([gallery.select_columns(["image"]), noise.select_columns(["image"])])
-    corpus = corpus.add_column("id", corpus_ids)
-    columns = GalleryColumns(gallery) + noise_columns
+    parts = [gallery] + ([noise] if noise else [])
+    corpus = datasets.concatenate_datasets([ds.select_columns(["image"]) for ds in parts]).add_column("id", corpus_ids)
+    columns = GalleryColumns(gallery) + noise_columns if noise else GalleryColumns(gallery)
     relevant = {}
     references = queries.select_columns(list(RECORD_FIELDS))
     everything = np.arange(len(corpus_ids))
@@ -113,26 +116,27 @@ def _date_range(bench) -> tuple[str, str]:
     """The first and last day of the timestamps of every loaded row (queries, galleries, noise)."""
     import pyarrow.compute as pc
 
-    splits = [ds for s in bench.subsets.values() for ds in s.values()] + [bench.noise]
+    splits = [ds for s in bench.subsets.values() for ds in s.values()] + ([bench.noise] if bench.noise is not None else [])
     stamps = [pc.min_max(ds.with_format("arrow")[:]["timestamp"]) for ds in splits]
     return (min(s["min"].as_py() for s in stamps).date().isoformat(), max(s["max"].as_py() for s in stamps).date().isoformat())
 
 
-def lookbench_tasks(data=None, mode: str = "strict", subsets=None) -> list[LookBenchRetrieval]:
+def lookbench_tasks(data=None, mode: str = "strict", subsets=None, distractors: bool = True) -> list[LookBenchRetrieval]:
     """The mteb task for a LookBench data folder (``None``: the embedded LookBench-Mini; a folder from ``lookbench
     build``; a published ``srpone/look-bench`` snapshot, converted as ``lookbench evaluate`` converts it).
 
     One task, in a list as ``mteb.evaluate`` takes them: hf_subsets are the subsets, split ``test``, main score
     ``hit_rate_at_1`` = strict (or leaderboard-mode) Fine Recall@1 as a fraction. ``subsets`` limits the hf_subsets
-    (names or aliases, as ``--subsets``); the noise gallery is always there, as in LookBench's own scores.
+    (names or aliases, as ``--subsets``); ``distractors=False`` leaves the noise gallery out of every corpus, as
+    ``--no-distractors`` does (and the task name says so).
     """
     if mode not in MODES:
         raise EvaluationError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     source = resolve_data(data)
-    bench = load_benchmark(source, subsets)
+    bench = load_benchmark(source, subsets, distractors=distractors)
     images = BenchmarkImages.of(bench)
     images.hash()
-    noise_columns = GalleryColumns(bench.noise)
+    noise_columns = GalleryColumns(bench.noise) if bench.noise is not None else None
     splits = {name: _subset_split(name, s, bench.noise, images, noise_columns, mode) for name, s in bench.subsets.items()}
     p = bench.provenance
     card = source.card
@@ -140,11 +144,12 @@ def lookbench_tasks(data=None, mode: str = "strict", subsets=None) -> list[LookB
     if license_ not in typing.get_args(Licenses):  # mteb knows a fixed list; the card's own word goes in the description
         license_ = "not specified"
     metadata = LookBenchTaskMetadata(
-        name=task_name(mode, p["revision"]),
+        name=task_name(mode, p["revision"], distractors),
         description=(f"LookBench fashion image-to-image retrieval on {p['name']} ({', '.join(p['releases'])}): a "
                      f"retrieved item is relevant when it is a {mode}-mode fine hit of the query (same category and "
                      + ("every query attribute" if mode == "strict" else "the same main attribute")
-                     + "); each subset's corpus is its gallery plus the shared noise gallery. Data licence: "
+                     + "); each subset's corpus is its gallery" + (" plus the shared noise gallery" if distractors else "")
+                     + ". Data licence: "
                      + str(card.get("license") or "not stated in its card") + "."),
         reference=REFERENCE,
         dataset={"path": source.path, "revision": p["revision"] or "unknown"},
