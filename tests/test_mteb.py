@@ -148,6 +148,13 @@ def test_an_image_identical_to_its_query_is_dropped_as_the_engine_drops_it(tmp_p
     assert_hit_rates_equal(ours, theirs)
 
 
+def test_two_queries_of_one_image_also_in_the_gallery_are_refused_by_name(tmp_path):
+    release = tiny_release()  # RealStudioFlat query 0 is also in the gallery and the noise
+    release["RealStudioFlat"]["query"].append(dict(release["RealStudioFlat"]["query"][0], item_id="p0-again"))
+    with pytest.raises(ValueError, match="RealStudioFlat: queries query-00000 and query-00004 are the same image"):
+        lookbench_tasks(write_folder(tmp_path / "data", release))
+
+
 @pytest.mark.slow
 def test_a_query_without_any_fine_hit_counts_as_a_miss_not_dropped(tmp_path):
     release = tiny_release()

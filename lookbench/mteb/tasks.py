@@ -25,10 +25,11 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.types import Licenses
 
+from ..engine import check_options
 from ..engine.data import load_benchmark, resolve_data
 from ..engine.errors import EvaluationError
 from ..engine.images import BenchmarkImages
-from ..metric.fine_recall.fine_recall import _CITATION, MODES, RECORD_FIELDS, GalleryColumns, score_queries
+from ..metric.fine_recall.fine_recall import _CITATION, RECORD_FIELDS, GalleryColumns, score_queries
 from ..paths import lookbench_home
 
 SPLIT = "test"
@@ -130,8 +131,7 @@ def lookbench_tasks(data=None, mode: str = "strict", subsets=None, distractors: 
     (names or aliases, as ``--subsets``); ``distractors=False`` leaves the noise gallery out of every corpus, as
     ``--no-distractors`` does (and the task name says so).
     """
-    if mode not in MODES:
-        raise EvaluationError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    check_options(mode=mode)
     source = resolve_data(data)
     bench = load_benchmark(source, subsets, distractors=distractors)
     images = BenchmarkImages.of(bench)
