@@ -1,12 +1,12 @@
 """The ``lookbench`` command line: build releases, list subsets and models, evaluate encoders, reproduce the
-published leaderboard, rank, compare and explain results, serve the demo, stage and push the Hub repos."""
+published leaderboard, rank, compare, explain and export results, serve the demo, stage and push the Hub repos."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 
-from .commands import build, compare, demo, evaluate, explain, leaderboard, models, push, reproduce, stage
+from .commands import build, compare, demo, evaluate, explain, export, leaderboard, models, push, reproduce, stage
 
 
 def parser() -> argparse.ArgumentParser:
@@ -19,6 +19,7 @@ def parser() -> argparse.ArgumentParser:
     leaderboard.register(sub)
     compare.register(sub)
     explain.register(sub)
+    export.register(sub)
     demo.register(sub)
     stage.register(sub)
     push.register(sub)

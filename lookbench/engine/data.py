@@ -29,16 +29,19 @@ class DataSource:
     commit: str | None = None
 
     @property
+    def card(self) -> dict:
+        """The YAML of a local folder's dataset card (README.md), ``{}`` without one."""
+        card = Path(self.path) / "README.md"
+        if not card.is_file():
+            return {}
+        from huggingface_hub import metadata_load
+
+        return metadata_load(card) or {}
+
+    @property
     def name(self) -> str:
         """The dataset's name: its card's ``pretty_name`` (e.g. "LookBench-Mini"), else the Hub id or path."""
-        card = Path(self.path) / "README.md"
-        if card.is_file():
-            from huggingface_hub import metadata_load
-
-            pretty = (metadata_load(card) or {}).get("pretty_name")
-            if pretty:
-                return str(pretty)
-        return self.path
+        return str(self.card.get("pretty_name") or self.path)
 
 
 @dataclass
@@ -83,7 +86,10 @@ def _local(folder: Path, label: str, upstream: bool = False, commit: str | None 
 
 
 def resolve_data(data) -> DataSource:
-    """A folder from ``lookbench build``, a published snapshot, a Hub dataset id, or ``None`` for LookBench-Mini."""
+    """A folder from ``lookbench build``, a published snapshot, a Hub dataset id, or ``None`` for LookBench-Mini
+    (a ``DataSource`` is returned as it is)."""
+    if isinstance(data, DataSource):
+        return data
     if data is None:
         from lookbench.dataset_builder import ensure_default_mini
 
