@@ -17,7 +17,8 @@ import mteb
 
 import lookbench
 from lookbench.cli import main
-from lookbench.encoders import load_encoder, to_rgb
+from lookbench.encoders import to_rgb
+from lookbench.registry import load_encoder
 from lookbench.mteb import as_mteb_model, export_result, lookbench_tasks, task_name, to_task_result
 from lookbench.metric.fine_recall.core import DEFAULT_K
 from lookbench.schema import TEST_SUBSETS
