@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import datasets
-import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from datasets.utils.py_utils import convert_file_size_to_int
@@ -28,6 +29,7 @@ from .validation import ValidationError, ValidationReport, invalid_rows, load_ta
 
 CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
 REPORT_NAME = "validation_report.json"
+HISTORY_KEY = "lookbench_history"  # the card's YAML record of how the folder was built, one Step per build or append
 LICENCES = {
     "mini": "LookBench-Mini is generated procedurally by the `lookbench` package (Apache-2.0); no third-party image is included.",
     "upstream": "Converted from the published LookBench release (`srpone/look-bench`, Apache-2.0, Gensmo.ai); "
@@ -42,6 +44,22 @@ SOURCES = {
 
 
 @dataclass
+class Step:
+    """One build or append of a dataset folder: what its card's release history says about the releases it added."""
+
+    releases: list[str]
+    source: str  # mini, upstream, raw; "unknown" for a folder built before the history was recorded
+    command: str
+    report: str | None  # the validation report of this step, a file in the folder
+    changes: str
+
+    @classmethod
+    def history(cls, card_data: dict) -> list["Step"]:
+        """The steps recorded in a card's YAML (an empty list for a folder built before they were)."""
+        return [cls(**{**entry, "releases": list(entry["releases"])}) for entry in card_data.get(HISTORY_KEY) or []]
+
+
+@dataclass
 class BuildSummary:
     out: Path
     rows: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -50,9 +68,11 @@ class BuildSummary:
     train_out: Path | None = None
     train_rows: int = 0
     default_release: str | None = None
+    appended: list[str] = field(default_factory=list)  # the releases an append added (rows: theirs only)
+    report_name: str = REPORT_NAME
 
     def lines(self) -> list[str]:
-        out = [f"Wrote {self.out}"]
+        out = [f"Appended {', '.join(self.appended)} to {self.out}" if self.appended else f"Wrote {self.out}"]
         for config, splits in self.rows.items():
             out.append(f"  {config:<18} " + "  ".join(f"{split}={n}" for split, n in splits.items()))
         out.append(f"  releases: {', '.join(self.releases) or '-'}")
@@ -64,7 +84,7 @@ class BuildSummary:
         out.append(f"  skipped rows: {rows} ({problems} problem(s)); warnings: {len(self.report.warnings)}")
         out.extend(f"  warning: {w}" for w in self.report.warnings)
         if self.report.problems or self.report.warnings:
-            out.append(f"  report: {self.out / REPORT_NAME}")
+            out.append(f"  report: {self.out / self.report_name}")
         return out
 
 
@@ -94,7 +114,8 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, default: str | None = None) -> DatasetCardData:
+def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, default: str | None = None,
+               **extra) -> DatasetCardData:
     """The card's YAML through datasets' own writers: ``configs:`` (data files per split) and ``dataset_info``."""
     card_data = DatasetCardData(
         license="apache-2.0",
@@ -102,6 +123,7 @@ def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, def
         task_categories=["image-feature-extraction"],
         tags=["fashion", "image-retrieval", "benchmark", "lookbench"],
         size_categories=[_size_category(total_rows)],
+        **extra,
     )
     MetadataConfigs(
         {name: {"data_files": [{"split": s, "path": p} for s, p in files.items()], **({"default": True} if name == default else {})}
@@ -111,10 +133,13 @@ def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, def
     return card_data
 
 
-def _validation_summary(report: ValidationReport) -> str:
-    if not report.problems and not report.warnings:
+def _validation_summary(report: dict | None, name: str | None) -> str:
+    """One step's validation, from its report (``ValidationReport.to_dict()``, as written in the folder)."""
+    if report is None:
+        return "No validation report was recorded."
+    if not report["num_skipped"] and not report["warnings"]:
         return "Every row passed validation (files inside the release, images decode fully, required fields and types, bounding boxes, duplicates, timestamps, taxonomy)."
-    return f"{invalid_rows(report.problems)} invalid row(s) were left out and {len(report.warnings)} warning(s) raised; see `{REPORT_NAME}`."
+    return f"{report['num_skipped']} invalid row(s) were left out and {len(report['warnings'])} warning(s) raised; see `{name}`."
 
 
 def build_release(
@@ -130,13 +155,15 @@ def build_release(
     taxonomy=None,
     subsets=None,
     train_out=None,
+    notes: str | None = None,
     progress: bool = False,
 ) -> BuildSummary:
     """Build LookBench from ``source`` into the dataset folder ``out`` (and the training set into ``train_out``).
 
     Atomic: everything is written to temporary sibling folders that replace ``out`` (and ``train_out``) only
     once the whole build succeeded, so a failed rebuild leaves the previous folders as they were. Every
-    subset is validated before a failure is raised, with all problems listed.
+    subset is validated before a failure is raised, with all problems listed. ``notes``: what the card's
+    release history says changed with these releases.
     """
     if release is not None:
         release_date(release)
@@ -147,17 +174,37 @@ def build_release(
         tmp = Path(tmp)
         staging = {}
         for flag, target in targets.items():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
-            staged.callback(shutil.rmtree, folder, ignore_errors=True)
-            staging[flag] = folder / target.name
-        summary = _build(source, staging["out"], tmp, progress, input_path=input_path, release=release, scale=scale,
-                         noise_scale=noise_scale, seed=seed, skip_invalid=skip_invalid, taxonomy=taxonomy,
-                         subsets=subsets, train_out=staging.get("train_out"))
+            staging[flag] = staged.enter_context(staging_folder(target, "building")) / target.name
+        summary, infos = build_shards(source, staging["out"], tmp, progress, input_path=input_path, release=release, scale=scale,
+                                noise_scale=noise_scale, seed=seed, skip_invalid=skip_invalid, taxonomy=taxonomy,
+                                subsets=subsets, train_out=staging.get("train_out"))
+        summary.report.write(staging["out"] / REPORT_NAME)
+        command = _command(source, input_path if source != "mini" else None, release or summary.default_release, scale,
+                           noise_scale, seed)
+        step = Step(summary.releases, source, command, REPORT_NAME, notes or "first build of this folder")
+        write_card(staging["out"], pretty_name="LookBench-Mini" if source == "mini" else "LookBench", history=[step],
+                   infos=infos)
         for flag, target in targets.items():
             replace_folder(staging[flag], target)
     summary.out, summary.train_out = targets["out"], targets.get("train_out")
     return summary
+
+
+@contextlib.contextmanager
+def staging_folder(target: Path, what: str):
+    """A fresh folder beside ``target`` (same file system, so the finished folder inside it can be renamed over
+    ``target``), removed on the way out whatever happened."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.{what}-", dir=target.parent))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def is_report(name: str) -> bool:
+    """``validation_report.json`` (a build's) or ``validation_report-<release>.json`` (an append's)."""
+    return name == REPORT_NAME or (name.startswith(REPORT_NAME.removesuffix(".json") + "-") and name.endswith(".json"))
 
 
 def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
@@ -165,7 +212,7 @@ def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
     if target.exists() and not target.is_dir():
         raise SourceError(f"--{flag.replace('_', '-')} {target} is a file, not a dataset folder")
     if target.is_dir():
-        foreign = sorted(p.name for p in target.iterdir() if p.name not in folders | {"README.md", REPORT_NAME})
+        foreign = sorted(p.name for p in target.iterdir() if p.name not in folders | {"README.md"} and not is_report(p.name))
         if foreign:
             raise SourceError(
                 f"--{flag.replace('_', '-')} {target} holds {', '.join(foreign[:5])}, which no build wrote; a build replaces "
@@ -173,8 +220,10 @@ def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
             )
 
 
-def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release, scale, noise_scale, seed,
-           skip_invalid, taxonomy, subsets, train_out) -> BuildSummary:
+def build_shards(source, out: Path, tmp: Path, progress: bool, *, input_path, release, scale, noise_scale, seed,
+           skip_invalid, taxonomy, subsets, train_out) -> tuple[BuildSummary, dict]:
+    """Validate and write the Parquet shards of every config into ``out`` (and the training set); returns the
+    summary and each config's ``DatasetInfo``. The card and the report are the caller's."""
     kind = source
     if source == "mini":
         from .mini import generate_raw_release, write_taxonomy
@@ -215,46 +264,98 @@ def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release,
         if failures:
             raise ValidationError(failures)
 
-    infos, layout, releases, stamps = {}, {}, set(), []
+    infos, releases = {}, set()
     for config in configs:
         builder = builders[config]
         summary.report.problems.extend(builder.validation_report.problems)
         summary.report.warnings.extend(builder.validation_report.warnings)
-        layout[config], summary.rows[config] = {}, {}
+        summary.rows[config] = {}
         for split in SUBSETS[config].splits:
             dataset = builder.as_dataset(split=split)
             write_parquet_shards(dataset, out / config, split)
-            layout[config][split] = f"{config}/{split}-*"
             summary.rows[config][split] = len(dataset)
             releases.update(r for r in dataset.unique("release") if r)
-            stamps.extend(v for v in pc.min_max(dataset.data.column("timestamp")).values() if v.is_valid)
         infos[config] = builder.info
     summary.releases = sorted(releases)
-    total = sum(n for splits in summary.rows.values() for n in splits.values())
-    card_vars = {
-        "pretty_name": "LookBench-Mini" if source == "mini" else "LookBench",
-        "summary": SOURCES[source],
-        "subsets": [
-            {**vars(SUBSETS[c]), "query": summary.rows[c].get("query", "—"), "gallery": summary.rows[c]["gallery"]}
-            for c in configs
-        ],
-        "releases": summary.releases,
-        "first_timestamp": min(s.as_py() for s in stamps).isoformat() if stamps else "-",
-        "last_timestamp": max(s.as_py() for s in stamps).isoformat() if stamps else "-",
-        "build_command": _command(source, input_path if source != "mini" else None, release, scale, noise_scale, seed),
-        "lookbench_version": lookbench.__version__,
-        "data_source": SOURCES[source],
-        "dataset_path": out.name,
-        "validation_summary": _validation_summary(summary.report),
-        "license_text": LICENCES[source],
-    }
-    card_data = _card_data(card_vars["pretty_name"], total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0])
-    DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars).save(out / "README.md")
-    summary.report.write(out / REPORT_NAME)
     if train_out is not None:
         summary.train_out = train_out
         summary.train_rows = _write_train(builders[TRAIN], train_out, source)
-    return summary
+    return summary, infos
+
+
+def release_facts(folder: Path) -> dict[str, dict]:
+    """Per release of a built folder, oldest first: its rows per config and split and its first and last timestamp,
+    read from the shards' ``release`` and ``timestamp`` columns (no image is read)."""
+    facts: dict[str, dict] = {}
+    for shard in sorted(folder.glob("*/*-*-of-*.parquet")):
+        config, split = shard.parent.name, shard.name.split("-", 1)[0]
+        if config not in SUBSETS:
+            continue
+        groups = pq.read_table(shard, columns=["release", "timestamp"]).group_by("release").aggregate(
+            [("timestamp", "min"), ("timestamp", "max"), ([], "count_all")])
+        for group in groups.to_pylist():
+            fact = facts.setdefault(group["release"], {"rows": {}, "first": None, "last": None})
+            rows = fact["rows"].setdefault(config, {})
+            rows[split] = rows.get(split, 0) + group["count_all"]
+            stamps = [t for t in (fact["first"], fact["last"], group["timestamp_min"], group["timestamp_max"]) if t is not None]
+            fact["first"], fact["last"] = (min(stamps), max(stamps)) if stamps else (None, None)
+    return dict(sorted(facts.items(), key=lambda item: release_date(item[0])))
+
+
+def _read_report(folder: Path, name: str | None) -> dict | None:
+    try:
+        return json.loads((folder / name).read_text(encoding="utf-8")) if name else None
+    except (OSError, ValueError):
+        return None
+
+
+def _cell(text: str) -> str:
+    """Text safe inside one Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict) -> None:
+    """The card of a built folder: YAML (``configs``, ``dataset_info``, the history) and its text, with the release
+    history table. Sizes and dates are read from the shards in ``out``; what changed comes from ``history``."""
+    facts = release_facts(out)
+    configs = [c for c in SUBSETS if c in infos]
+    rows = {c: {s: sum(f["rows"].get(c, {}).get(s, 0) for f in facts.values()) for s in SUBSETS[c].splits} for c in configs}
+    layout = {c: {s: f"{c}/{s}-*" for s in SUBSETS[c].splits} for c in configs}
+    stamps = [t for f in facts.values() for t in (f["first"], f["last"]) if t is not None]
+    sources = list(dict.fromkeys(step.source for step in history))
+    step_of = {release: step for step in history for release in step.releases}
+    reports = [(step, _validation_summary(_read_report(out, step.report), step.report)) for step in history]
+
+    def sizes(fact, config):
+        got = fact["rows"].get(config)
+        return " / ".join(str(got.get(s, 0)) for s in SUBSETS[config].splits) if got else "—"
+
+    card_vars = {
+        "pretty_name": pretty_name,
+        "summary": SOURCES.get(history[0].source, "A LookBench dataset folder."),
+        "subsets": [{**vars(SUBSETS[c]), "query": rows[c].get("query", "—"), "gallery": rows[c]["gallery"]} for c in configs],
+        "releases": list(facts),
+        "first_timestamp": min(stamps).isoformat() if stamps else "-",
+        "last_timestamp": max(stamps).isoformat() if stamps else "-",
+        "build_command": history[0].command,
+        "lookbench_version": lookbench.__version__,
+        "data_source": " ".join(SOURCES[s] for s in sources if s in SOURCES) or "not recorded",
+        "dataset_path": out.name,
+        "validation_summary": reports[0][1] if len(reports) == 1 else "\n".join(
+            f"- {', '.join(step.releases)}: {text}" for step, text in reports),
+        "license_text": " ".join(LICENCES[s] for s in sources if s in LICENCES) or "Not recorded.",
+        "history_configs": configs,
+        "release_history": [
+            {"name": name, "span": f"{fact['first']:%Y-%m-%d} → {fact['last']:%Y-%m-%d}" if fact["first"] else "—",
+             "rows": [sizes(fact, c) for c in configs],
+             "changes": _cell(step_of[name].changes if name in step_of else "—")}
+            for name, fact in facts.items()
+        ],
+    }
+    total = sum(n for splits in rows.values() for n in splits.values())
+    card_data = _card_data(pretty_name, total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0],
+                           **{HISTORY_KEY: [asdict(step) for step in history]})
+    DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars).save(out / "README.md")
 
 
 def _write_train(builder: LookBench, train_out: Path, source: str) -> int:
