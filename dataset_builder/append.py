@@ -23,10 +23,10 @@ from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCard
 
 from lookbench.files import replace_folder
-from lookbench.schema import FEATURES, SUBSETS
+from lookbench.schema import FEATURES, SUBSETS, release_date
 
 from .export import REPORT_NAME, BuildSummary, Step, build_shards, release_facts, staging_folder, write_card
-from .sources import SourceError, release_date
+from .sources import SourceError
 
 
 def append_release(raw, out, *, release: str | None = None, skip_invalid: bool = False, taxonomy=None, subsets=None,

@@ -21,10 +21,10 @@ import lookbench
 from lookbench.files import replace_folder
 from lookbench.paths import lookbench_home
 from lookbench.progress import StageBars
-from lookbench.schema import DEFAULT_CONFIG, SUBSETS, resolve_subset
+from lookbench.schema import DEFAULT_CONFIG, SUBSETS, release_date, resolve_subset
 
 from .builder import CITATION, TRAIN_DESCRIPTION, LookBench
-from .sources import TRAIN, SourceError, open_source, release_date
+from .sources import TRAIN, SourceError, open_source
 from .validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
 
 CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")

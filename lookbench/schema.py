@@ -1,6 +1,7 @@
 """The one LookBench record schema and the subset registry (docs/architecture.md §3), declared as data."""
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
 from dataclasses import dataclass
@@ -52,6 +53,17 @@ REQUIRED_FIELDS = ("image", "item_id", "category", "main_attribute", "attributes
 STRING_FIELDS = tuple(name for name, kind in FIELD_KINDS.items() if kind == "string")
 # A snapshot name: v<YYYYMMDD> (docs/architecture.md §1).
 RELEASE_PATTERN = re.compile(r"^v(\d{8})$")
+
+
+def release_date(name: str) -> dt.datetime:
+    """The snapshot date a release name such as ``v20251201`` stands for, midnight UTC (``ValueError`` otherwise)."""
+    match = RELEASE_PATTERN.match(name)
+    if not match:
+        raise ValueError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>, e.g. v20251201")
+    try:
+        return dt.datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise ValueError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>: {match.group(1)} is no date") from None
 
 
 @dataclass(frozen=True)
