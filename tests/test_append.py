@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from lookbench import cli
-from lookbench.engine.data import folder_revision
+from lookbench.files import folder_revision
 from helpers.raw_release import write_release
 
 LATER = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")

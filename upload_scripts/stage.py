@@ -28,12 +28,23 @@ SPACE_FILES = ("app.py", "README.md", "requirements.txt")
 @dataclass(frozen=True)
 class StagedRepo:
     """One Hub repo of a staged mirror: its id, type and folder (relative to HUB); ``ignore`` are the patterns of
-    the other repos nested inside the folder, which are not part of it."""
+    the other repos nested inside the folder, which are not part of it. The dataset repo also names the releases
+    it holds and its content revision: ``push`` tags the commit with the newest release, so each snapshot stays
+    reachable on the Hub (``revision="v20251201"``) after later ones are pushed."""
 
     repo_id: str
     repo_type: str
     folder: str
     ignore: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    data_revision: str | None = None
+
+    @property
+    def release_tag(self) -> str | None:
+        """The newest release: the tag ``push`` puts on the commit that uploads this data."""
+        from lookbench.schema import release_date
+
+        return max(self.releases, key=release_date) if self.releases else None
 
     @property
     def space_sdk(self) -> str | None:
@@ -50,7 +61,8 @@ class Staging:
         path = Path(hub) / MANIFEST
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            staging = cls(raw["namespace"], tuple(StagedRepo(**{**r, "ignore": tuple(r["ignore"])}) for r in raw["repos"]))
+            staging = cls(raw["namespace"], tuple(
+                StagedRepo(**{**r, "ignore": tuple(r["ignore"]), "releases": tuple(r.get("releases", ()))}) for r in raw["repos"]))
         except FileNotFoundError:
             raise FileNotFoundError(f"{path} not found: {hub} is not a folder written by `lookbench stage`") from None
         except (ValueError, KeyError, TypeError) as err:
@@ -103,13 +115,14 @@ def _dataset_source(data) -> Path:
 
 
 def _stage_dataset(source: Path, target: Path) -> None:
-    """The card and the Parquet shards of every config folder (the build's validation report too, if any)."""
+    """The card and the Parquet shards of every config folder (the build's and each append's validation report too)."""
+    from lookbench.dataset_builder.export import is_report
     from lookbench.schema import SUBSETS
 
     target.mkdir(parents=True)
     shutil.copyfile(source / "README.md", target / "README.md")
-    if (source / "validation_report.json").is_file():
-        shutil.copyfile(source / "validation_report.json", target / "validation_report.json")
+    for report in sorted(p for p in source.iterdir() if p.is_file() and is_report(p.name)):
+        shutil.copyfile(report, target / report.name)
     for shard in sorted(source.glob("*/*.parquet")):
         if shard.parent.name in SUBSETS:
             (target / shard.parent.name).mkdir(exist_ok=True)
@@ -134,8 +147,13 @@ def stage(out, data=None, namespace: str = "lookbench") -> Staging:
         for name in (METRIC, MODEL, SPACE):
             _retarget(tmp / namespace / name / "README.md", namespace)
         nested = tuple(f"{name}/**" for name in (METRIC, MODEL, SPACE)) if namespace == DATASET else ()
+        from lookbench.dataset_builder.export import release_facts
+        from lookbench.files import folder_revision
+
+        dataset = StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested, tuple(release_facts(tmp / DATASET)),
+                             folder_revision(tmp / DATASET))
         staging = Staging(namespace, (
-            StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested),
+            dataset,
             StagedRepo(f"{namespace}/{METRIC}", "space", f"{namespace}/{METRIC}"),
             StagedRepo(f"{namespace}/{MODEL}", "model", f"{namespace}/{MODEL}"),
             StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),
