@@ -73,6 +73,16 @@ class Entry:
             flat[name] = {f"{metric}@{k}": value, "num_queries": int(scores["num_queries"])}
         return _combine_subsets(flat)[f"{metric}@{k}"] if flat else None
 
+    def releases(self) -> list[str]:
+        """The releases this result scored separately (its subsets' ``per_release``), oldest first."""
+        return sorted({r for scores in self.subsets.values() for r in scores.get("per_release") or {}})
+
+    def on_release(self, release: str) -> "Entry":
+        """The same model on one release's queries only: each subset's ``per_release`` block of that release."""
+        blocks = {name: scores["per_release"][release] for name, scores in self.subsets.items()
+                  if release in (scores.get("per_release") or {})}
+        return Entry(self.model, self.group, blocks, self.origin, self.extra)
+
 
 def load_reference(name: str = "release_v2601") -> tuple[list[Entry], str]:
     """The published leaderboard ``name`` as entries, with its source line."""
@@ -125,12 +135,14 @@ def load_store(root) -> tuple[list[Entry], list[str]]:
 
 @dataclass
 class Section:
-    """One ranked table: a comparable group, its rows best first, and where its figures come from."""
+    """One ranked table: a comparable group, its rows best first, and where its figures come from. ``releases``:
+    the columns that hold the score on one release's queries (``by_release``)."""
 
     title: str
     source: str
     columns: list[str]
     rows: list[dict]
+    releases: list[str] = field(default_factory=list)
 
     def frame(self):
         """The rows as a pandas DataFrame (what the Space shows), percentages to two decimals as published."""
@@ -160,12 +172,15 @@ class Leaderboard:
         return "\n\n".join(parts)
 
     def plot(self, path) -> Path:
-        """Bar chart of the ranked score, one panel per section."""
+        """Bar chart of the ranked score, one panel per section; with scores per release, the score against the
+        release date instead, one line per model, its declared training cutoff marked."""
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
+        if any(s.releases for s in self.sections):
+            return self._plot_releases(path, plt)
         score = self.sections[0].columns[2] if self.sections else "score"
         fig, axes = plt.subplots(len(self.sections) or 1, 1, squeeze=False,
                                  figsize=(9, 0.35 * sum(len(s.rows) for s in self.sections) + 1.5 * max(1, len(self.sections))))
@@ -181,6 +196,38 @@ class Leaderboard:
         fig.savefig(path, dpi=100)
         plt.close(fig)
         return path
+
+
+    def _plot_releases(self, path, plt) -> Path:
+        from .schema import release_date
+
+        sections = [s for s in self.sections if s.releases]
+        fig, axes = plt.subplots(len(sections), 1, squeeze=False, figsize=(9, 4 * len(sections)))
+        for ax, section in zip(axes[:, 0], sections):
+            dates = [release_date(r) for r in section.releases]
+            for row, colour in zip(section.rows, plt.rcParams["axes.prop_cycle"].by_key()["color"] * len(section.rows)):
+                points = [(d, row[r]) for d, r in zip(dates, section.releases) if row[r] is not None]
+                if not points:
+                    continue
+                ax.plot(*zip(*points), marker="o", color=colour, label=row["model"])
+                if row.get(CUTOFF_COLUMN):
+                    from .filtering import to_utc
+
+                    ax.axvline(to_utc(row[CUTOFF_COLUMN]), color=colour, linestyle="--", linewidth=1)
+            ax.set_ylim(0, 100)
+            ax.set_ylabel(f"{self.sections[0].columns[2]} (%)")
+            ax.set_xlabel("release date (dashed: the model's declared training cutoff)")
+            ax.set_title(section.title, fontsize=9)
+            ax.legend(fontsize="small")
+        fig.autofmt_xdate()
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path
+
+
+CUTOFF_COLUMN = "training cutoff"
 
 
 def _render_section(section: Section, fmt: str) -> str:
@@ -228,8 +275,9 @@ def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
 
 
 def leaderboard(results=None, reference: str | None = "release_v2601", metric: str = "fine", k: int = 1,
-                subset: str | None = None) -> Leaderboard:
-    """Ranked tables of the published leaderboard and of a results store, one per comparable group."""
+                subset: str | None = None, by_release: bool = False) -> Leaderboard:
+    """Ranked tables of the published leaderboard and of a results store, one per comparable group; ``by_release``
+    adds each model's declared training cutoff and its score on every release's queries (the gallery whole)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -264,9 +312,17 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
             row["queries"] = sum(int(entry.subsets.get(s, {}).get("num_queries") or 0) for s in names)
             rows.append(row)
         extra = [after_name] if any(after_name in r for r in rows) else []
-        columns = ["rank", "model", score_name, *extra] + (names if subset is None else []) + ["queries"]
         for row in rows if extra else ():
             row.setdefault(after_name, None)
+        releases = sorted({r for e in members for r in e.releases()}) if by_release else []
+        for row, entry in zip(rows, members):
+            for release in releases:
+                on = entry.on_release(release)
+                row[release] = on.score(key, k, subset, over=[n for n in names if n in on.subsets] or None)
+            if releases:
+                row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
+        extra += [CUTOFF_COLUMN, *releases] if releases else []
+        columns = ["rank", "model", score_name, *extra] + (names if subset is None else []) + ["queries"]
         rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
         for rank, row in enumerate(rows, 1):
             row["rank"] = rank
@@ -275,7 +331,7 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
             origin = "local results store"
         elif any(not e.origin.startswith("published") for e in members):
             origin += "; other rows: local results store"
-        sections.append(Section(group.label, origin, columns, rows))
+        sections.append(Section(group.label, origin, columns, rows, releases))
     # The published table first, then local groups in a stable order.
     sections.sort(key=lambda s: (s.source == "local results store", s.title))
     return Leaderboard(sections, skipped, metric, k)
