@@ -18,7 +18,7 @@ from datasets.utils.py_utils import convert_file_size_to_int
 from huggingface_hub import DatasetCard, DatasetCardData
 
 import lookbench
-from lookbench.files import replace_folder
+from lookbench.files import new_sibling, replace_folder
 from lookbench.paths import lookbench_home
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, release_date, resolve_subset
@@ -195,7 +195,7 @@ def staging_folder(target: Path, what: str):
     """A fresh folder beside ``target`` (same file system, so the finished folder inside it can be renamed over
     ``target``), removed on the way out whatever happened."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.{what}-", dir=target.parent))
+    folder = new_sibling(target, what, folder=True)
     try:
         yield folder
     finally:
