@@ -270,6 +270,22 @@ def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachab
         [p for p in uploads[1]["paths"] if "-v20260301-" in p] + ["validation_report-v20260301.json"])
 
 
+@pytest.mark.parametrize("field, value, words", [
+    ("releases", ["v2026-bad"], "releases ['v2026-bad'] is not a list of release names"),
+    ("data_revision", "a b\nc", "is not a content revision"),
+])
+def test_a_manifest_with_bad_release_data_is_refused_before_any_request(hub, tmp_path, field, value, words):
+    mirror = tmp_path / "hub"
+    shutil.copytree(hub, mirror)
+    manifest = json.loads((mirror / MANIFEST).read_text())
+    manifest["repos"][0][field] = value  # the dataset's entry: push would tag or describe with it
+    (mirror / MANIFEST).write_text(json.dumps(manifest))
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(mirror), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 2 and fake.requests == [], proc.stderr[-2000:]
+    assert words in proc.stderr.strip().splitlines()[-1] and "Traceback" not in proc.stderr
+
+
 def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path):
     from helpers.raw_release import write_release
     from lookbench.cli import main
