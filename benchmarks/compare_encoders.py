@@ -18,8 +18,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from lookbench.registry import gr_lite_mini_folder
+
 ROOT = Path(__file__).resolve().parent.parent
-MODEL = Path("models") / "gr_lite" / "gr-lite-mini"
+MODEL = gr_lite_mini_folder().relative_to(ROOT)  # the editable install's committed folder
 CARD = ROOT / MODEL / "README.md"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 V1_REVISION = "3117cad43298b4e749594c77e8097597b7af220a"  # main before GR-Lite-mini v2 replaced the weights

@@ -170,7 +170,8 @@ def entry_from_result(result: dict, origin: str) -> Entry:
     revision = _text(model.get("revision"), "provenance.model.revision", optional=True)
     label_model = name + (f"@{revision[:12]}" if revision and "@" not in name else "")
     cutoff = _text(model.get("training_cutoff"), "provenance.model.training_cutoff", optional=True)
-    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff})
+    published = _text(model.get("published_name"), "provenance.model.published_name", optional=True)
+    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff, "published_name": published})
 
 
 def load_store(root) -> tuple[list[Entry], list[str]]:
@@ -365,6 +366,24 @@ def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
     return out
 
 
+# A local run of a registered published model (its provenance names ``published_name``) on the published data.
+LOCAL_RUN = " (local run)"
+
+
+def _beside_published(rows: list[dict]) -> list[dict]:
+    """Ranked rows, each local run of a published model unranked right below that model's published row: the
+    published ranking stays the published one, and the two figures for one model read side by side."""
+    ranked = [r for r in rows if "beside" not in r]
+    for rank, row in enumerate(ranked, 1):
+        row["rank"] = rank
+    out = []
+    for row in ranked:
+        out.append(row)
+        out += [dict((k, v) for k, v in r.items() if k != "beside") | {"rank": None}
+                for r in rows if r.get("beside") == row["model"]]
+    return out
+
+
 def leaderboard(results=None, reference: str | None = "release_v2601", metric: str = "fine", k: int = 1,
                 subset: str | None = None, by_release: bool = False) -> Leaderboard:
     """Ranked tables of the published leaderboard and of a results store, one per comparable group; ``by_release``
@@ -397,9 +416,13 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
     for group, members in groups.items():
         names = [s for s in TEST_SUBSETS if any(s in e.subsets for e in members)] if subset is None else [subset]
         rows = []
+        published_here = {e.model for e in members if e.origin.startswith("published")}
         for entry in members:
             value = entry.score(key, k, subset, over=names)
             row = {"rank": 0, "model": entry.model, score_name: value}
+            twin = entry.extra.get("published_name")
+            if twin in published_here and not entry.origin.startswith("published"):
+                row.update(model=f"{twin}{LOCAL_RUN}", beside=twin)
             if id(entry) in after_cutoff:  # the same model and data, evaluated with --cutoff model
                 row[after_name] = after_cutoff[id(entry)].score(key, k, subset, over=names)
             if subset is None:
@@ -419,8 +442,7 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
         extra += [CUTOFF_COLUMN, *releases] if releases else []
         columns = ["rank", "model", score_name, *extra] + (names if subset is None else []) + ["queries"]
         rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
-        for rank, row in enumerate(rows, 1):
-            row["rank"] = rank
+        rows = _beside_published(rows)
         origin = sources.get(group)
         if origin is None:
             origin = "local results store"

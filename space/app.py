@@ -112,7 +112,7 @@ class SpaceApp:
     """The Blocks app over one assets folder; its handlers are plain methods (tests call them too)."""
 
     def __init__(self, assets_dir, results=None, models=DEFAULT_MODELS):
-        from lookbench.encoders import load_encoder
+        from lookbench.registry import load_encoder
 
         self.assets = SpaceAssets.load(assets_dir)
         self.models = [m for m in models if m in self.assets.models]

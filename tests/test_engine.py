@@ -266,7 +266,7 @@ def test_encoding_reuses_freed_memory_and_restores_the_allocator():
 def test_overlapped_and_alternating_decoding_give_the_same_embeddings(data, model):
     """The accelerator schedule (decode pool beside the forward passes, batches handed over by ``host_batch``)
     run on this CPU gives bit-identical embeddings to the CPU schedule, for a numpy and a torch model."""
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
     from lookbench.engine import BenchmarkImages, encode_images, load_benchmark
 
     images = BenchmarkImages.of(load_benchmark(data))
@@ -284,7 +284,7 @@ def test_a_torch_model_takes_a_handed_over_tensor_batch_like_an_array():
     """What ``host_batch`` hands over on CUDA (a pinned tensor) reaches the same forward pass as the stacked array."""
     import torch
 
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
 
     encoder = load_encoder("gr-lite-mini")
     rng = np.random.default_rng(0)

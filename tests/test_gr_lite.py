@@ -428,7 +428,7 @@ def test_build_labels_gives_arcface_classes_and_per_attribute_targets():
 
 
 def test_teacher_features_are_efficientnet_features_of_exactly_these_images(tmp_path, train_folder):
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
     from lookbench.models.gr_lite import teacher_features
 
     path = tmp_path / "teacher.safetensors"

@@ -14,10 +14,10 @@ import pytest
 import lookbench
 from lookbench import store
 from lookbench.cli import main
-from lookbench.encoders import TransformersEncoder, load_encoder
+from lookbench.encoders import TransformersEncoder
 from lookbench.engine import EvaluationError
 from lookbench.metric.fine_recall.fine_recall import score_retrieval
-from lookbench.registry import REGISTRY, _gr_lite_mini_folder
+from lookbench.registry import REGISTRY, gr_lite_mini_folder, load_encoder
 
 from helpers.engine_data import CountingEncoder, graded_release, write_folder
 
@@ -152,7 +152,7 @@ def test_cutoff_model_uses_the_declared_date(data, tmp_path):
 
 def test_a_model_card_declares_the_cutoff(data, tmp_path, capsys):
     folder = tmp_path / "my-model"
-    shutil.copytree(_gr_lite_mini_folder(), folder)
+    shutil.copytree(gr_lite_mini_folder(), folder)
     card = (folder / "README.md").read_text()
     assert "training_cutoff: 2023-12-31" in card  # gr-lite-mini's card is where the registry reads it from
     assert REGISTRY["gr-lite-mini"].training_cutoff == "2023-12-31"

@@ -80,7 +80,7 @@ def _expected_marks(query, items):
 
 
 def test_assets_hold_every_gallery_row_per_model_with_a_manifest(space_assets):
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
     from lookbench.space.assets import SpaceAssets
 
     assets = SpaceAssets.load(space_assets)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lookbench.files import new_sibling, replace_folder
+from lookbench.registry import gr_lite_mini_folder
 
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
@@ -241,7 +242,7 @@ def stage(out, data=None, namespace: str = "lookbench") -> Staging:
     try:
         _stage_dataset(source, tmp / DATASET)
         _copy_files(_package_dir("lookbench.metric.fine_recall"), METRIC_FILES, tmp / namespace / METRIC)
-        shutil.copytree(_package_dir("lookbench.models.gr_lite") / MODEL, tmp / namespace / MODEL,
+        shutil.copytree(gr_lite_mini_folder(), tmp / namespace / MODEL,
                         ignore=shutil.ignore_patterns("__pycache__"))
         _copy_files(_package_dir("lookbench.space"), SPACE_FILES, tmp / namespace / SPACE)
         for name in (METRIC, MODEL, SPACE):

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import store
-from ..encoders import load_encoder
 from ..files import new_sibling
+from ..registry import load_encoder
 from ..filtering import parse_cutoff
 from ..metric.fine_recall.fine_recall import MODES, combine_subsets
 from ..options import INDEXES, PRECISIONS
@@ -82,7 +82,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
              batch_size: int | None = None, precision: str = "fp32", device: str | None = None, index: str = "flat",
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
              quiet: bool = False, verbose: bool = False, output_dir=None, results_dir=None, overwrite: bool = False,
-             save_predictions: bool = False) -> EvaluationResult | None:
+             save_predictions: bool = False, trust_remote_code: bool = False) -> EvaluationResult | None:
     """Evaluate an image encoder on LookBench; returns an ``EvaluationResult`` (``None`` on non-main processes).
 
     ``model``: a registered name (see ``lookbench models``), a local transformers folder or Hub id, or any object
@@ -92,7 +92,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     model's declared training cutoff. ``results_dir``: a results store (``lookbench.store``) to write the result
     into; an identical stored evaluation is returned instead of recomputed unless ``overwrite``.
     ``save_predictions`` also writes every query's top gallery rows as Parquet beside the result. ``quiet``
-    shows no progress bar; ``verbose`` also shows the libraries' own bars and logging.
+    shows no progress bar; ``verbose`` also shows the libraries' own bars and logging. ``trust_remote_code`` lets a
+    Hub model run its own code (refused otherwise).
     """
     check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
                   cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions)
@@ -102,7 +103,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     quiet = quiet or not processes.is_main
     encoder = None
     if cutoff == "model":  # the model's declared date decides which queries are loaded (its weights load lazily)
-        encoder = load_encoder(model, device=device or processes.device, precision=precision)
+        encoder = load_encoder(model, device=device or processes.device, precision=precision,
+                               trust_remote_code=trust_remote_code)
         if encoder.training_cutoff is None:
             raise EvaluationError(f"model {encoder.name} declares no training cutoff (a registry entry's training_cutoff, "
                                   "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
@@ -118,7 +120,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
             for name, splits in bench.subsets.items():
                 if len(splits["query"]) == 0:
                     raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
-            encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision)
+            encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision,
+                                              trust_remote_code=trust_remote_code)
             bench.count_after(encoder.training_cutoff)
         planned = _planned(encoder, bench, results_dir, subsets, mode=mode, cutoff=cutoff, index=index, precision=precision)
         if planned.stored is not None and not overwrite:
