@@ -245,9 +245,6 @@ class Leaderboard:
 
         if any(s.releases for s in self.sections):
             return self._release_figure()
-
-        if any(s.releases for s in self.sections):
-            return self._plot_releases(path, plt)
         score = self.sections[0].columns[2] if self.sections else "score"
         fig = Figure(figsize=(9, 0.35 * sum(len(s.rows) for s in self.sections) + 1.5 * max(1, len(self.sections))))
         axes = fig.subplots(len(self.sections) or 1, 1, squeeze=False)
