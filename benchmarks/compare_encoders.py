@@ -3,7 +3,7 @@
 Runs the CLI for raw pixels, EfficientNet-Lite0 (ImageNet), the previous GR-Lite-mini (v1, read from git at
 `V1_REVISION`) and the committed one, in strict and leaderboard mode (the second mode re-uses the embedding
 cache, a repeated run the results store), and writes one table per release into the model card and
-benchmarks/RESULTS.md:
+benchmarks/RESULTS.md, and this model's scores into the card's ``model-index`` (huggingface_hub's ``EvalResult``):
 
     python benchmarks/compare_encoders.py --write                                   # the default LookBench-Mini
     python benchmarks/compare_encoders.py --write --table published --data DIR      # the published layout
@@ -36,7 +36,11 @@ COLUMNS = {  # column -> (metric, K) of the overall scores
     "nDCG@5": ("ndcg", "@5"),
 }
 THIS_MODEL = "GR-Lite-mini (this model)"
-TITLES = {"mini": "## Encoders on LookBench-Mini", "published": "## Encoders at the published layout"}
+TITLES = {"mini": "## Encoders on LookBench-Mini (synthetic)",
+          "published": "## Encoders on synthetic LookBench-Mini at the published layout's size"}
+DATASET_ID = "lookbench/lookbench"  # the project's dataset repo on the Hub (`lookbench stage --namespace` retargets it)
+METRIC_ID = "lookbench/fine_recall"
+CARD_URL = "https://huggingface.co/lookbench/gr-lite-mini"  # where a model-index entry's table is (the card itself)
 
 
 def v1_folder(folder: Path) -> Path:
@@ -93,8 +97,46 @@ def replace_block(text: str, begin: str, end: str, body: str) -> str:
     return pattern.sub(lambda _: f"{begin}\n{body}\n{end}", text)
 
 
-def write(name: str, body: str) -> None:
+def source_name(name: str) -> str:
+    """What a table's model-index entries are known by: the script and table that measured them."""
+    return f"benchmarks/compare_encoders.py --table {name}"
+
+
+def eval_results(name: str, rows: list[tuple[str, str, dict]]):
+    """This model's scores of one table as model-index entries, the dataset named as measured: per mode, the overall
+    columns (config ``all``) and each subset's Fine R@1 (config = the subset), in percent as the table shows them."""
+    from huggingface_hub import EvalResult
+
+    results = []
+    for model, mode, result in rows:
+        if model != THIS_MODEL:
+            continue
+        dataset = result["provenance"]["dataset"]
+        common = dict(task_type="image-feature-extraction", task_name="Fashion image retrieval", dataset_type=DATASET_ID,
+                      dataset_name=f"{dataset['name']}: {dataset['data']}", dataset_split="query",
+                      dataset_revision=dataset["revision"], metric_type=METRIC_ID, metric_config=mode,
+                      source_name=source_name(name), source_url=CARD_URL)
+        values = cells(result)
+        for column, value in zip(COLUMNS, values):
+            results.append(EvalResult(**common, dataset_config="all", metric_name=f"{column} ({mode})", metric_value=round(value, 2)))
+        for subset, value in zip(SUBSETS, values[len(COLUMNS):]):
+            results.append(EvalResult(**common, dataset_config=subset, metric_name=f"Fine R@1 ({mode})", metric_value=round(value, 2)))
+    return results
+
+
+def write_model_index(name: str, results) -> None:
+    """The card's model-index through huggingface_hub's card data: this table's entries replaced, the others kept."""
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(CARD)
+    kept = [r for r in card.data.eval_results or [] if r.source_name != source_name(name)]
+    card.data.model_name, card.data.eval_results = "GR-Lite-mini", kept + results
+    card.save(CARD)
+
+
+def write(name: str, body: str, results) -> None:
     CARD.write_text(replace_block(CARD.read_text(), f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->", body))
+    write_model_index(name, results)
     text = RESULTS.read_text()
     section = f"{TITLES[name]}\n\n{body}\n"
     if TITLES[name] in text:
@@ -129,14 +171,14 @@ def main() -> None:
     queries = sum(provenance["counts"]["queries"].values())
     command = f"python benchmarks/compare_encoders.py --write --table {args.table}" + (f" --data {args.data}" if args.data else "")
     body = (
-        f"{table(rows)}\n\n{verdict(rows)}\n\nScores in percent on the {queries} queries of {dataset['data']} "
+        f"{table(rows)}\n\n{verdict(rows)}\n\nMeasured on {dataset['name']}: scores in percent on the {queries} queries of {dataset['data']} "
         f"(revision {dataset['revision']}, releases {', '.join(dataset['releases'])}), shared noise gallery of "
         f"{dataset['noise_gallery']} included; the first six columns are the query-weighted overall. Each row is "
         f"`lookbench evaluate --model … --mode strict|leaderboard`; the table is produced by `{command}`."
     )
     print(body)
     if args.write:
-        write(args.table, body)
+        write(args.table, body, eval_results(args.table, rows))
 
 
 if __name__ == "__main__":

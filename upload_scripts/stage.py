@@ -6,6 +6,12 @@ metric Space ``fine_recall/``, the model ``gr-lite-mini/`` and the demo Space ``
 users' calls then work word for word: ``load_dataset("lookbench", ...)``, ``evaluate.load("lookbench/fine_recall")``,
 ``AutoModel.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True)``. Every staged file is a real file
 (links are followed), and ``repos.json`` names each repo for ``lookbench push``.
+
+Each Space folder is self-contained, as the Hub runs it: the Hub installs ``requirements.txt`` alone (mounted at
+``/tmp/requirements.txt`` before the repo's files are copied in) plus the gradio of ``sdk_version``, then runs
+``python app.py`` in ``/home/user/app``. So no requirement may name a file of the repo (a wheel would not be there
+yet): the demo Space carries the ``lookbench`` package it imports, and its requirements are the package's own
+dependencies, from the index.
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -23,7 +30,10 @@ MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
 METRIC_FILES = ("fine_recall.py", "README.md", "app.py", "requirements.txt")
-SPACE_FILES = ("app.py", "README.md", "requirements.txt")
+SPACE_FILES = ("app.py", "README.md")
+# The folders setup.cfg maps into the lookbench namespace (package_dir); with lookbench/ itself they are the package
+# the demo Space carries. In a regular install they already lie inside lookbench/.
+MAPPED_PACKAGES = ("dataset_builder", "metric", "models", "space", "upload_scripts")
 
 
 @dataclass(frozen=True)
@@ -198,10 +208,56 @@ def _copy_files(source: Path, names, target: Path) -> None:
 
 
 def _retarget(card: Path, namespace: str) -> None:
-    """Cards name the other repos as ``lookbench/<repo>``; under another namespace they are ``<namespace>/<repo>``."""
+    """Cards name the repos as ``lookbench/<repo>``; under another namespace they are ``<namespace>/<repo>``."""
     if namespace != "lookbench":
-        text = re.sub(rf"\blookbench/({METRIC}|{MODEL}|{SPACE})\b", rf"{namespace}/\1", card.read_text(encoding="utf-8"))
-        card.write_text(text, encoding="utf-8")
+        pattern = rf"\blookbench/({DATASET}|{METRIC}|{MODEL}|{SPACE})\b"
+        card.write_text(re.sub(pattern, rf"{namespace}/\1", card.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def _carry_package(target: Path) -> None:
+    """The lookbench package as site-packages lays it out, into the demo Space folder (``python app.py`` puts the
+    folder first on ``sys.path``, so ``import lookbench`` finds it there)."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    shutil.copytree(_package_dir("lookbench"), target / "lookbench", ignore=ignore)
+    for name in MAPPED_PACKAGES:
+        shutil.copytree(_package_dir(f"lookbench.{name}"), target / "lookbench" / name, ignore=ignore, dirs_exist_ok=True)
+
+
+def _space_requirements() -> str:
+    """The demo's requirements.txt: the package's own dependencies (its distribution metadata, extras left out; gradio
+    comes with the SDK), torch pinned to the tested release (an unpinned torch resolves to the newest, a CUDA build)."""
+    from importlib.metadata import requires, version
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    lines = []
+    for line in requires("lookbench") or ():
+        requirement = Requirement(line)
+        if requirement.marker is not None and "extra" in str(requirement.marker):
+            continue
+        if requirement.name == "torch":
+            requirement = Requirement(f"torch=={Version(version('torch')).base_version}")
+        lines.append(str(requirement))
+    return "\n".join(lines) + "\n"
+
+
+def _space_card(card: Path, datasets: list[str] | None = None) -> None:
+    """The Space YAML of what was tested: this Python and the installed gradio (``datasets`` set, if given)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from huggingface_hub import SpaceCard
+
+    try:
+        gradio = version("gradio")
+    except PackageNotFoundError:
+        raise ValueError("lookbench stage writes the Spaces' sdk_version from the installed gradio, and gradio is not "
+                         "installed: pip install 'lookbench[space]'") from None
+    space = SpaceCard.load(card)
+    space.data.sdk_version, space.data.python_version = gradio, f"{sys.version_info.major}.{sys.version_info.minor}"
+    if datasets is not None:
+        space.data.datasets = datasets or None
+    space.save(card)
 
 
 def _dataset_source(data) -> Path:
@@ -245,8 +301,13 @@ def stage(out, data=None, namespace: str = "lookbench") -> Staging:
         shutil.copytree(gr_lite_mini_folder(), tmp / namespace / MODEL,
                         ignore=shutil.ignore_patterns("__pycache__"))
         _copy_files(_package_dir("lookbench.space"), SPACE_FILES, tmp / namespace / SPACE)
-        for name in (METRIC, MODEL, SPACE):
-            _retarget(tmp / namespace / name / "README.md", namespace)
+        _carry_package(tmp / namespace / SPACE)
+        (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
+        _space_card(tmp / namespace / METRIC / "README.md")
+        # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
+        _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if data is None else [])
+        for card in (tmp / DATASET, *(tmp / namespace / name for name in (METRIC, MODEL, SPACE))):
+            _retarget(card / "README.md", namespace)
         nested = tuple(f"{name}/**" for name in (METRIC, MODEL, SPACE)) if namespace == DATASET else ()
         from lookbench.dataset_builder.export import release_facts
         from lookbench.files import folder_revision

@@ -80,7 +80,7 @@ class EvaluationResult:
             return str(int(v)) if key == "num_queries" else f"{v:.2f}"
 
         p = self.provenance
-        title = (f"LookBench — model {p['model']['name']}, {p['mode']} mode, "
+        title = (f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}, {p['mode']} mode, "
                  f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
         lines = [title, " ".join([f"{'subset':<{width}}"] + [f"{c:>9}" for c in cols])]
