@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from .metric.fine_recall.core import combine_subsets
-from .schema import TEST_SUBSETS, resolve_subset
+from .schema import RELEASE_PATTERN, TEST_SUBSETS, resolve_subset
 
 METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
 GROUPS_NOTE = ("ci95: the 95% interval of the ranked score (bootstrap of the stored per-query outcomes; a published row's "
@@ -88,6 +88,16 @@ class Entry:
         except ValueError:
             return None
 
+    def releases(self) -> list[str]:
+        """The releases this result scored separately (its subsets' ``per_release``), oldest first."""
+        return sorted({r for scores in self.subsets.values() for r in scores.get("per_release") or {}})
+
+    def on_release(self, release: str) -> "Entry":
+        """The same model on one release's queries only: each subset's ``per_release`` block of that release."""
+        blocks = {name: scores["per_release"][release] for name, scores in self.subsets.items()
+                  if release in (scores.get("per_release") or {})}
+        return Entry(self.model, self.group, blocks, self.origin, self.extra)
+
 
 def load_reference(name: str = "release_v2601") -> tuple[list[Entry], str]:
     """The published leaderboard ``name`` as entries, with its source line."""
@@ -134,6 +144,13 @@ def _checked_subset(name: str, scores) -> dict:
     count = scores.get("num_queries")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
         raise ValueError(f"{name} num_queries is {count!r}, not a count of queries")
+    if "per_release" in scores:  # release name -> the same scores on that release's queries
+        if not isinstance(scores["per_release"], dict):
+            raise ValueError(f"{name} per_release is {type(scores['per_release']).__name__}, not a mapping of releases")
+        for release in scores["per_release"]:
+            if not isinstance(release, str) or not RELEASE_PATTERN.match(release):
+                raise ValueError(f"{name} per_release names {terminal_safe(release)!r}, not a release v<YYYYMMDD>")
+        out["per_release"] = {r: _checked_subset(f"{name} {r}", block) for r, block in scores["per_release"].items()}
     return out
 
 
@@ -197,12 +214,14 @@ def load_store(root) -> tuple[list[Entry], list[str]]:
 
 @dataclass
 class Section:
-    """One ranked table: a comparable group, its rows best first, and where its figures come from."""
+    """One ranked table: a comparable group, its rows best first, and where its figures come from. ``releases``:
+    the columns that hold the score on one release's queries (``by_release``)."""
 
     title: str
     source: str
     columns: list[str]
     rows: list[dict]
+    releases: list[str] = field(default_factory=list)
 
     def frame(self):
         """The rows as a pandas DataFrame (what the Space shows), percentages to two decimals as published; the
@@ -239,9 +258,12 @@ class Leaderboard:
 
     def figure(self):
         """Bar chart of the ranked score with its 95 % interval as an error bar, one panel per section, each bar
-        labelled with its rank group (a matplotlib ``Figure``, not kept by pyplot)."""
+        labelled with its rank group (a matplotlib ``Figure``, not kept by pyplot); with scores per release, the
+        score against the release date instead, one line per model, its declared training cutoff marked."""
         from matplotlib.figure import Figure
 
+        if any(s.releases for s in self.sections):
+            return self._release_figure()
         score = self.sections[0].columns[3] if self.sections else "score"
         fig = Figure(figsize=(9, 0.35 * sum(len(s.rows) for s in self.sections) + 1.5 * max(1, len(self.sections))))
         axes = fig.subplots(len(self.sections) or 1, 1, squeeze=False)
@@ -264,6 +286,44 @@ class Leaderboard:
         path = path if path.suffix else path.with_name(path.name + ".png")
         self.figure().savefig(path, dpi=100)
         return path
+
+
+    def _release_figure(self):
+        import matplotlib
+        from matplotlib.figure import Figure
+
+        from .filtering import to_utc
+        from .schema import release_date
+
+        sections = [s for s in self.sections if s.releases]
+        fig = Figure(figsize=(9, 4 * len(sections)))
+        axes = fig.subplots(len(sections), 1, squeeze=False)
+        colours = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+        for ax, section in zip(axes[:, 0], sections):
+            dates = [release_date(r) for r in section.releases]
+            for i, row in enumerate(section.rows):
+                points = [(d, row[r]) for d, r in zip(dates, section.releases) if row[r] is not None]
+                if not points:
+                    continue
+                colour = colours[i % len(colours)]
+                ax.plot(*zip(*points), marker="o", color=colour, label=terminal_safe(row["model"]))
+                try:
+                    cutoff = to_utc(row[CUTOFF_COLUMN]) if row.get(CUTOFF_COLUMN) else None
+                except ValueError:
+                    cutoff = None  # a declared cutoff that is no date is shown in the table, not drawn
+                if cutoff is not None:
+                    ax.axvline(cutoff, color=colour, linestyle="--", linewidth=1)
+            ax.set_ylim(0, 100)
+            ax.set_ylabel(f"{section.columns[3]} (%)")
+            ax.set_xlabel("release date (dashed: the model's declared training cutoff)")
+            ax.set_title(terminal_safe(section.title), fontsize=9)
+            ax.legend(fontsize="small")
+        fig.autofmt_xdate()
+        fig.tight_layout()
+        return fig
+
+
+CUTOFF_COLUMN = "training cutoff"
 
 
 def terminal_safe(text) -> str:
@@ -383,8 +443,9 @@ def _beside_published(rows: list[dict]) -> list[dict]:
 
 
 def leaderboard(results=None, reference: str | None = "release_v2601", metric: str = "fine", k: int = 1,
-                subset: str | None = None) -> Leaderboard:
-    """Ranked tables of the published leaderboard and of a results store, one per comparable group."""
+                subset: str | None = None, by_release: bool = False) -> Leaderboard:
+    """Ranked tables of the published leaderboard and of a results store, one per comparable group; ``by_release``
+    adds each model's declared training cutoff and its score on every release's queries (the gallery whole)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -429,10 +490,18 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
             rows.append(row)
             ranked.append((row, entry))
         extra = [after_name] if any(after_name in r for r in rows) else []
-        columns = ["rank", "model", "group", score_name, "ci95", *extra] + (names if subset is None else []) + [
-            "queries", "ci_method"]
         for row in rows if extra else ():
             row.setdefault(after_name, None)
+        releases = sorted({r for e in members for r in e.releases()}) if by_release else []
+        for row, entry in zip(rows, members):
+            for release in releases:
+                on = entry.on_release(release)
+                row[release] = on.score(key, k, subset, over=[n for n in names if n in on.subsets] or None)
+            if releases:
+                row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
+        extra += [CUTOFF_COLUMN, *releases] if releases else []
+        columns = ["rank", "model", "group", score_name, "ci95", *extra] + (names if subset is None else []) + [
+            "queries", "ci_method"]
         rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
         order = {id(row): i for i, row in enumerate(rows)}
         ranked.sort(key=lambda pair: order[id(pair[0])])
@@ -443,7 +512,7 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
             origin = "local results store"
         elif any(not e.origin.startswith("published") for e in members):
             origin += "; other rows: local results store"
-        sections.append(Section(group.label, origin, columns, rows))
+        sections.append(Section(group.label, origin, columns, rows, releases))
     # The published table first, then local groups in a stable order.
     sections.sort(key=lambda s: (s.source == "local results store", s.title))
     return Leaderboard(sections, skipped, metric, k)

@@ -102,9 +102,11 @@ class Identity:
 
 
 def normalise_cutoff(cutoff) -> str | None:
-    from .filtering import to_utc
+    """The one spelling of a cutoff: a release name as it is, a date as UTC ISO 8601."""
+    from .filtering import parse_cutoff
 
-    return None if cutoff is None else to_utc(cutoff).isoformat()
+    parsed = None if cutoff is None else parse_cutoff(cutoff)
+    return parsed if parsed is None or isinstance(parsed, str) else parsed.isoformat()
 
 
 def result_path(root, *, model: str, revision: str | None, fingerprint: str | None, releases, data_revision,

@@ -322,6 +322,87 @@ def test_push_refuses_a_manifest_naming_a_folder_outside_the_mirror(hub, tmp_pat
     assert "names folder '../../outside', which is not a folder inside" in proc.stderr and "Traceback" not in proc.stderr
 
 
+# ---------------------------------------------------------------- a live dataset: releases, revisions, tags
+
+def test_stage_names_the_releases_and_the_data_revision_it_carries(hub):
+    from lookbench.dataset_builder import ensure_default_mini
+    from lookbench.dataset_builder.export import release_facts
+    from lookbench.files import folder_revision
+
+    dataset = next(r for r in Staging.load(hub).repos if r.repo_type == "dataset")
+    mini = ensure_default_mini()
+    assert dataset.releases == tuple(release_facts(mini)) and dataset.releases
+    assert dataset.data_revision == folder_revision(mini) == folder_revision(hub / "lookbench")
+    assert all(not r.releases and r.data_revision is None for r in Staging.load(hub).repos if r.repo_type != "dataset")
+
+
+def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachable(tmp_path):
+    from helpers.raw_release import write_release
+    from lookbench.cli import main
+
+    data = tmp_path / "data" / "lookbench"
+    assert main(["build", "--source", "raw", "--input", str(write_release(tmp_path / "raw1")), "--out", str(data), "--quiet"]) == 0
+    with FakeHub() as fake:
+        stage(tmp_path / "hub1", data=data)
+        first = run_cli("push", "--hub", str(tmp_path / "hub1"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        later = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
+        assert main(["build", "--append", str(write_release(tmp_path / "raw2", stamps=later, tag="b", variant=20)),
+                     "--out", str(data), "--quiet"]) == 0
+        staged = stage(tmp_path / "hub2", data=data)
+        plan = run_cli("push", "--hub", str(tmp_path / "hub2"), "--dry-run", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        second = run_cli("push", "--hub", str(tmp_path / "hub2"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        again = run_cli("push", "--hub", str(tmp_path / "hub2"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    for proc in (first, plan, second, again):
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    dataset = next(r for r in staged.repos if r.repo_type == "dataset")
+    assert dataset.releases == ("v20251201", "v20260301") and dataset.release_tag == "v20260301"
+    assert f"releases v20251201, v20260301 (data revision {dataset.data_revision}); tag v20260301 on the upload commit" in plan.stdout
+    uploads = [c for c in fake.commit_log if c["repo"] == "dataset/lookbench/lookbench"]
+    assert len(uploads) == 3
+    assert uploads[0]["summary"].startswith("Upload lookbench/lookbench: releases v20251201, data revision local-")
+    assert uploads[1]["summary"].startswith(f"Upload lookbench/lookbench: releases v20251201, v20260301, data revision {dataset.data_revision}")
+    # Each snapshot's tag names the commit that published it: v20251201 stays reachable after v20260301 is pushed.
+    assert {k: v["revision"] for k, v in fake.tags.items()} == {
+        "dataset/lookbench/lookbench@v20251201": uploads[0]["oid"], "dataset/lookbench/lookbench@v20260301": uploads[1]["oid"]}
+    assert "lookbench/lookbench (dataset): " in second.stdout and "tagged v20260301" in second.stdout
+    assert "tag v20260301 exists already, left where it is" in again.stdout
+    old = {p: n for p, n in uploads[0]["bytes"].items() if p.endswith(".parquet")}
+    assert old and {p: uploads[1]["bytes"][p] for p in old} == old  # the old shards go up again unchanged
+    assert sorted(set(uploads[1]["paths"]) - set(uploads[0]["paths"])) == sorted(
+        [p for p in uploads[1]["paths"] if "-v20260301-" in p] + ["validation_report-v20260301.json"])
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("releases", ["v2026-bad"], "releases ['v2026-bad'] is not a list of release names"),
+    ("data_revision", "a b\nc", "is not a content revision"),
+])
+def test_a_manifest_with_bad_release_data_is_refused_before_any_request(hub, tmp_path, field, value, words):
+    mirror = tmp_path / "hub"
+    shutil.copytree(hub, mirror)
+    manifest = json.loads((mirror / MANIFEST).read_text())
+    manifest["repos"][0][field] = value  # the dataset's entry: push would tag or describe with it
+    (mirror / MANIFEST).write_text(json.dumps(manifest))
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(mirror), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 2 and fake.requests == [], proc.stderr[-2000:]
+    assert words in proc.stderr.strip().splitlines()[-1] and "Traceback" not in proc.stderr
+
+
+def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path):
+    from helpers.raw_release import write_release
+    from lookbench.cli import main
+
+    data = tmp_path / "lookbench"
+    assert main(["build", "--source", "raw", "--input", str(write_release(tmp_path / "raw")), "--out", str(data), "--quiet"]) == 0
+    stage(tmp_path / "hub", data=data)
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(tmp_path / "hub"), "--revision", "v20251201", endpoint=fake.url, token=TOKEN,
+                       cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the branch v20251201 carries the release name (no tag)" in proc.stdout
+    assert fake.tags == {} and "dataset/lookbench/lookbench@v20251201" in fake.branches
+
+
 # ---------------------------------------------------------------- hostile mirrors (issue 19 cases 2, 3, 8)
 
 def _copy(hub: Path, tmp_path: Path) -> Path:

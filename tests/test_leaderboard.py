@@ -202,6 +202,46 @@ def test_every_format_carries_the_group_and_the_plot_draws_error_bars(tmp_path):
     assert ax.get_yticklabels()[-1].get_text() == "GR-Pro (group 1)"
 
 
+def with_releases(res: dict, per_release: dict) -> dict:
+    """Add what the engine writes per subset on each release's queries: ``per_release`` blocks (leaderboard shape)."""
+    for subset, releases in per_release.items():
+        res[subset]["per_release"] = {r: {"fine_recall": {"@1": v}, "num_queries": n} for r, (v, n) in releases.items()}
+    return res
+
+
+def test_by_release_shows_each_models_score_per_release_beside_its_cutoff(tmp_path, capsys):
+    from lookbench.cli import main
+
+    store = tmp_path / "results"
+    (store / "a").mkdir(parents=True)
+    two = {"RealStudioFlat": (64.0, 100), "AIGen-Studio": (44.0, 50)}
+    a = with_releases(result("model-a", two, training_cutoff="2025-06-30"), {
+        "RealStudioFlat": {"v20251201": (80.0, 60), "v20260301": (40.0, 40)},
+        "AIGen-Studio": {"v20251201": (60.0, 30), "v20260301": (20.0, 20)}})
+    b = with_releases(result("model-b", two), {"RealStudioFlat": {"v20251201": (70.0, 60)}, "AIGen-Studio": {"v20251201": (50.0, 30)}})
+    (store / "a" / "strict.json").write_text(json.dumps(a))
+    (store / "b.json").write_text(json.dumps(b))
+    section = leaderboard(results=store, reference="none", by_release=True).sections[0]
+    assert section.releases == ["v20251201", "v20260301"]
+    assert section.columns[:8] == ["rank", "model", "group", "overall fine R@1", "ci95", "training cutoff", "v20251201",
+                                   "v20260301"]
+    rows = {r["model"]: r for r in section.rows}
+    assert rows["model-a"]["v20251201"] == pytest.approx((80 * 60 + 60 * 30) / 90)
+    assert rows["model-a"]["v20260301"] == pytest.approx((40 * 40 + 20 * 20) / 60)
+    assert rows["model-a"]["training cutoff"] == "2025-06-30" and rows["model-b"]["training cutoff"] is None
+    assert rows["model-b"]["v20251201"] == pytest.approx((70 * 60 + 50 * 30) / 90) and rows["model-b"]["v20260301"] is None
+    one = leaderboard(results=store, reference="none", by_release=True, subset="AIGen-Studio").sections[0]
+    assert {r["model"]: r["v20260301"] for r in one.rows} == {"model-a": 20.0, "model-b": None}
+    assert "v20251201" not in leaderboard(results=store, reference="none").sections[0].columns  # only when asked
+
+    assert main(["leaderboard", "--results", str(store), "--reference", "none", "--by-release", "--plot",
+                 str(tmp_path / "releases.png")]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("rank"))
+    assert header.index("overall fine R@1") < header.index("training cutoff") < header.index("v20251201") < header.index("v20260301")
+    assert (tmp_path / "releases.png").stat().st_size > 1000
+
+
 # -- hostile store files (issue 19 cases 4, 5, 6, 8) -------------------------------------------------------------
 
 

@@ -54,7 +54,7 @@ def test_a_mini_build_says_synthetic_in_its_rows_releases_and_card(mini):
     assert "synthetic" in card.data.tags and card.data.pretty_name == "LookBench-Mini (synthetic)"
     title, opening = card.text.strip().split("\n\n")[:2]
     assert title == "# LookBench-Mini (synthetic)" and opening.startswith("**Synthetic data.**"), opening
-    table = [line for line in card.text.split("## Fields")[0].splitlines() if line.startswith("| `")]
+    table = [line for line in card.text.split("## Release history")[0].splitlines() if line.startswith("| `")]
     assert len(table) == 5 and all("| synthetic, " in row and "| Synthetic stand-in for " in row for row in table), table
     assert "| Synthetic stand-in for real flat-lay product photos" in table[0]
     assert "synthetic" in DatasetCard.load(root / "train" / "README.md").data.tags

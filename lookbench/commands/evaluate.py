@@ -16,6 +16,7 @@ def register(sub) -> None:
                     help="let a Hub model run the code in its repo (config.json auto_map); refused without it")
     ev.add_argument("--subsets", nargs="+", help="paper names or aliases (default: every test subset in --data)")
     ev.add_argument("--cutoff", help="contamination-aware: only queries time-stamped after this ISO date, e.g. 2025-06-01; "
+                                     "a release name, e.g. v20250101: only the queries of later releases; "
                                      "'model': after the model's declared training cutoff (see `lookbench models`)")
     ev.add_argument("--no-distractors", dest="distractors", action="store_false", help="leave the shared noise gallery out")
     ev.add_argument("--mode", choices=MODES, default="strict",

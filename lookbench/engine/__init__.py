@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import stats, store
 from ..files import new_sibling
 from ..registry import load_encoder
-from ..filtering import to_utc
+from ..filtering import parse_cutoff
 from ..metric.fine_recall.core import MODES, combine_subsets
 from ..options import INDEXES, PRECISIONS
 from ..progress import quiet_libraries, stage_bar
@@ -67,7 +67,7 @@ def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=N
             raise EvaluationError(f"{name} must be an integer of at least 1, got {value!r}")
     if cutoff is not None and cutoff != "model":
         try:
-            to_utc(cutoff)
+            parse_cutoff(cutoff)
         except TypeError as err:
             raise EvaluationError(str(err)) from err
     for path, what in ((cache_dir, "cache folder"), (output_dir, "output folder"), (results_dir, "results store")):

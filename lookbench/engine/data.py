@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import hash_files
+from ..files import folder_revision
 from ..paths import lookbench_home, looks_like_hub_id, split_revision
 from ..schema import NOISE, TEST_SUBSETS, resolve_subset
 from ..metric.fine_recall.core import RECORD_FIELDS
@@ -61,11 +61,6 @@ class Benchmark:
         for name, queries in self.all_queries.items():
             after = None if model_cutoff is None else int(after_mask(queries, model_cutoff).sum())
             self.provenance["counts"][name]["queries_after_model_cutoff"] = after
-
-
-def folder_revision(folder: Path) -> str:
-    """Identify a local dataset folder by the content of its card and data files (hashes memoised by mtime)."""
-    return "local-" + hash_files([folder / "README.md", *folder.rglob("*.parquet")])[:16]
 
 
 def convert_upstream(path: Path) -> Path:
