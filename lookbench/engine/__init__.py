@@ -21,6 +21,7 @@ from ..registry import load_encoder
 from ..filtering import parse_cutoff
 from ..metric.fine_recall.core import MODES, combine_subsets
 from ..options import INDEXES, PRECISIONS
+from ..per_release import per_release
 from ..progress import quiet_libraries, stage_bar
 from .data import Benchmark, DataSource, load_benchmark, resolve_data
 from .encode import Embeddings, EncodeStats, check_output, encode_images
@@ -168,13 +169,14 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                for name, s in scored.items()}
     outcomes = {name: s.outcomes for name, s in scored.items()}
     intervals = stats.intervals(outcomes)
+    release_scores, release_intervals = per_release(outcomes)
     provenance = _provenance(encoder, bench, images, embeddings, scored, processes, settings,
                              wall_time_s=round(time.perf_counter() - started, 3))
     provenance["intervals"] = stats.settings()
     provenance["timings_s"] = times.rounded()  # per stage; their sum leaves out option checks and bookkeeping
     provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
-    result = EvaluationResult(results, overall, provenance, outcomes, intervals, stored=planned.stored,
-                              notes=planned.notes, rankings=rankings)
+    result = EvaluationResult(results, overall, provenance, outcomes, intervals, release_scores, release_intervals,
+                              stored=planned.stored, notes=planned.notes, rankings=rankings)
     if planned.stored is not None:
         result.write_json(planned.stored)
     if output_dir is not None:

@@ -21,6 +21,31 @@ _COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG
             ("nDCG@10", "ndcg@10"))
 
 
+def _cell(value, bounds) -> str:
+    """A score as ``85.8 ±4.1`` (± half its 95 % interval), ``-`` when there is none."""
+    if value is None:
+        return "-"
+    return f"{value:.1f}" + (f" ±{(bounds[1] - bounds[0]) / 2:.1f}" if bounds else "")
+
+
+def _grid(head: str, names: list[str], columns: list[tuple[str, list[str]]], last: tuple[str, list[str]], width: int) -> list[str]:
+    """Fixed-width lines: the ``names`` column, as many of ``columns`` (title, cells) as fit in ``width``, in their
+    order, and the ``last`` column always."""
+    name_width = max(6, len(head), *(len(n) for n in names))
+    last_width = max(len(last[0]), *(len(v) for v in last[1]))
+    shown, used = [], name_width + 1 + last_width
+    for title, cells in columns:
+        column = max(len(title), *(len(v) for v in cells)) + 1
+        if used + column > width:
+            break
+        shown.append((title, cells, column - 1))
+        used += column
+    lines = [" ".join([f"{head:<{name_width}}", *(f"{t:>{w}}" for t, _, w in shown), f"{last[0]:>{last_width}}"])]
+    for i, name in enumerate(names):
+        lines.append(" ".join([f"{name:<{name_width}}", *(f"{c[i]:>{w}}" for _, c, w in shown), f"{last[1][i]:>{last_width}}"]))
+    return lines
+
+
 def _leaderboard(result: dict) -> dict:
     """Metric output {"fine_recall@1": x, ...} as {"fine_recall": {"@1": x}, ...}; other keys kept as they are."""
     out: dict = {}
@@ -31,6 +56,16 @@ def _leaderboard(result: dict) -> dict:
         else:
             out[key] = value
     return out
+
+
+def _ci95(bounds: dict) -> dict:
+    """Intervals ``{"fine_recall@1": (lo, hi)}`` in the leaderboard shape, to 1e-4 of a point."""
+    return _leaderboard({k: [round(lo, 4), round(hi, 4)] for k, (lo, hi) in bounds.items()})
+
+
+def _bounds(shaped: dict) -> dict:
+    """``_ci95`` read back."""
+    return {k: tuple(v) for k, v in _flat(shaped).items()}
 
 
 def _flat(shaped: dict) -> dict:
@@ -49,7 +84,9 @@ class EvaluationResult:
     """Scores per subset and overall (percent), and the provenance that makes them reproducible.
 
     ``outcomes``: per subset each query's outcome; ``intervals``: per subset and ``overall`` the 95 % interval of
-    every score (``{"fine_recall@1": (lo, hi)}``, ``lookbench.stats``). ``stored``: the results-store file it was
+    every score (``{"fine_recall@1": (lo, hi)}``, ``lookbench.stats``). ``per_release`` and ``release_intervals``:
+    the same, per subset and ``overall``, of the headline scores on each release's queries (``{release: {...}}``,
+    ``lookbench.per_release``; the gallery is whole). ``stored``: the results-store file it was
     written to or read from (``reused`` when an identical stored evaluation was returned instead of recomputed);
     ``notes``: what the user should know about the store; ``rankings``: per subset the saved ranking (a
     ``datasets.Dataset``) when predictions were asked for.
@@ -60,6 +97,8 @@ class EvaluationResult:
     provenance: dict
     outcomes: dict = field(default_factory=dict, repr=False)
     intervals: dict = field(default_factory=dict)
+    per_release: dict = field(default_factory=dict)
+    release_intervals: dict = field(default_factory=dict)
     stored: Path | None = None
     reused: bool = False
     notes: list = field(default_factory=list)
@@ -69,20 +108,29 @@ class EvaluationResult:
     def from_dict(cls, data: dict, **kwargs) -> "EvaluationResult":
         """A result from its ``to_dict()`` JSON (e.g. a stored one)."""
         blocks = {n: dict(r) for n, r in data.items() if n != "provenance"}
-        intervals = {n: {k: tuple(v) for k, v in _flat(r.pop("ci95", {})).items()} for n, r in blocks.items()}
+        releases = {n: r.pop("per_release") for n, r in blocks.items() if "per_release" in r}
+        per_release = {n: {rel: _flat({k: v for k, v in b.items() if k != "ci95"}) for rel, b in by.items()}
+                       for n, by in releases.items()}
+        release_intervals = {n: {rel: _bounds(b.get("ci95", {})) for rel, b in by.items()} for n, by in releases.items()}
+        intervals = {n: _bounds(r.pop("ci95", {})) for n, r in blocks.items()}
         outcomes = {n: Outcomes.from_json(r.pop("per_query"), n) for n, r in blocks.items() if "per_query" in r}
         overall = _flat(blocks.pop("overall"))
         subsets = {n: _flat(r) for n, r in blocks.items()}
-        return cls(subsets, overall, data["provenance"], outcomes, intervals, **kwargs)
+        return cls(subsets, overall, data["provenance"], outcomes, intervals, per_release, release_intervals, **kwargs)
 
     def to_dict(self) -> dict:
         """Leaderboard shape: subset → metric → "@K" → percent, with ``ci95`` (metric → "@K" → [lo, hi]) beside
-        the scores and, per subset, ``per_query`` (``lookbench.outcomes``); plus "overall" and "provenance"."""
+        the scores, ``per_release`` (release → the headline scores, ``num_queries`` and ``ci95`` in the same shape)
+        and, per subset, ``per_query`` (``lookbench.outcomes``); plus "overall" and "provenance"."""
         out = {}
         for name, scores in [*self.subsets.items(), ("overall", self.overall)]:
             out[name] = _leaderboard(scores)
             if name in self.intervals:
-                out[name]["ci95"] = _leaderboard({k: [round(lo, 4), round(hi, 4)] for k, (lo, hi) in self.intervals[name].items()})
+                out[name]["ci95"] = _ci95(self.intervals[name])
+            if name in self.per_release:
+                out[name]["per_release"] = {
+                    release: {**_leaderboard(block), "ci95": _ci95(self.release_intervals.get(name, {}).get(release, {}))}
+                    for release, block in self.per_release[name].items()}
             if name in self.outcomes:
                 out[name]["per_query"] = self.outcomes[name].to_json()
         out["provenance"] = self.provenance
@@ -90,35 +138,32 @@ class EvaluationResult:
 
     def table(self, width: int | None = None) -> str:
         """Subsets (and the overall) × the leading scores as ``85.8 ±4.1`` (± half the 95 % interval), never wider
-        than ``width`` (default: the terminal's): columns are dropped from the end of ``_COLUMNS`` to fit."""
+        than ``width`` (default: the terminal's): columns are dropped from the end of ``_COLUMNS`` to fit. Data of
+        more than one release adds a block of the scores per release."""
         width = width or shutil.get_terminal_size((100, 24)).columns
         rows = list(self.subsets.items()) + [("overall", self.overall)]
-        name_width = max(6, *(len(n) for n, _ in rows))
-
-        def cell(name, scores, key):
-            value = scores.get(key)
-            if value is None:
-                return "-"
-            lo_hi = self.intervals.get(name, {}).get(key)
-            return f"{value:.1f}" + (f" ±{(lo_hi[1] - lo_hi[0]) / 2:.1f}" if lo_hi else "")
-
-        cells = {title: [cell(n, r, key) for n, r in rows] for title, key in _COLUMNS}
-        queries = [str(int(r.get("num_queries", 0))) for _, r in rows]
-        shown, used = [], name_width + 1 + max(7, *(len(q) for q in queries))
-        for title, _ in _COLUMNS:
-            column = max(len(title), *(len(v) for v in cells[title])) + 1
-            if used + column > width:
-                break
-            shown.append((title, column - 1))
-            used += column
+        columns = [(title, [_cell(r.get(key), self.intervals.get(n, {}).get(key)) for n, r in rows]) for title, key in _COLUMNS]
+        queries = ("queries", [str(int(r.get("num_queries", 0))) for _, r in rows])
         p = self.provenance
         title = (f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}, {p['mode']} mode, "
                  f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
-        lines = textwrap.wrap(title, width)
-        lines.append(" ".join([f"{'subset':<{name_width}}", *(f"{t:>{w}}" for t, w in shown), f"{'queries':>7}"]))
-        for i, (name, _) in enumerate(rows):
-            lines.append(" ".join([f"{name:<{name_width}}", *(f"{cells[t][i]:>{w}}" for t, w in shown), f"{queries[i]:>7}"]))
+        lines = textwrap.wrap(title, width) + _grid("subset", [n for n, _ in rows], columns, queries, width)
+        releases = list(self.per_release.get("overall", {}))
+        if len(releases) > 1:
+            lines += [""] + textwrap.wrap("Per release (each release's queries, the gallery whole): overall Fine@1, each "
+                                          "subset's Fine@1, then the other overall scores.", width)
+            blocks = {n: self.per_release.get(n, {}) for n in [*self.subsets, "overall"]}
+            bounds = {n: self.release_intervals.get(n, {}) for n in blocks}
+
+            def by_release(name, key):
+                return [_cell(blocks[name].get(r, {}).get(key), bounds[name].get(r, {}).get(key)) for r in releases]
+
+            keys = [(title, key) for title, key in _COLUMNS if key in blocks["overall"][releases[0]]]
+            columns = ([(keys[0][0], by_release("overall", keys[0][1]))] + [(n, by_release(n, "fine_recall@1")) for n in self.subsets]
+                       + [(title, by_release("overall", key)) for title, key in keys[1:]])
+            queries = ("queries", [str(int(blocks["overall"][r]["num_queries"])) for r in releases])
+            lines += _grid("release", releases, columns, queries, width)
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
         intervals = p.get("intervals")
