@@ -21,6 +21,14 @@ _COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG
             ("nDCG@10", "ndcg@10"))
 
 
+def _after(releases: list[str], cutoff) -> set[str]:
+    """The releases whose snapshot date lies after a declared training cutoff (none when it is undeclared)."""
+    from ..filtering import to_utc
+    from ..schema import release_date
+
+    return set() if cutoff is None else {r for r in releases if release_date(r) > to_utc(cutoff)}
+
+
 def _cell(value, bounds) -> str:
     """A score as ``85.8 ±4.1`` (± half its 95 % interval), ``-`` when there is none."""
     if value is None:
@@ -163,7 +171,11 @@ class EvaluationResult:
             columns = ([(keys[0][0], by_release("overall", keys[0][1]))] + [(n, by_release(n, "fine_recall@1")) for n in self.subsets]
                        + [(title, by_release("overall", key)) for title, key in keys[1:]])
             queries = ("queries", [str(int(blocks["overall"][r]["num_queries"])) for r in releases])
-            lines += _grid("release", releases, columns, queries, width)
+            cutoff = p["model"].get("training_cutoff")
+            after = _after(releases, cutoff)
+            lines += _grid("release", [r + (" *" if r in after else "") for r in releases], columns, queries, width)
+            if after:
+                lines += textwrap.wrap(f"* a release after the model's declared training cutoff ({cutoff})", width)
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
         intervals = p.get("intervals")
