@@ -8,6 +8,8 @@ import re
 
 import numpy as np
 import pytest
+
+from lookbench import stats
 import torch
 import torch.nn.functional as F
 from helpers.engine_data import write_folder
@@ -352,6 +354,13 @@ def test_reproduce_lines_up_local_and_published_rows(capsys, hub, tmp_path):
         expected = published[row].score("fine_recall", 1, "RealStreetLook")
         assert float(cells[3]) == pytest.approx(expected, abs=0.005)  # the published RealStreetLook figure
         assert float(cells[4]) == pytest.approx(float(cells[2]) - expected, abs=0.011)
+        # the local bootstrap interval holds the local score; the published one is Wilson's on its 981 queries
+        local_lo, local_hi = float(cells[6].strip("[,")), float(cells[7].strip("]"))
+        assert local_lo <= float(cells[2]) <= local_hi
+        pub_lo, pub_hi = stats.wilson(expected, 981)
+        assert (float(cells[8].strip("[,")), float(cells[9].strip("]"))) == pytest.approx((pub_lo, pub_hi), abs=0.006)
+        half = ((local_hi - local_lo) / 2) ** 2 + ((pub_hi - pub_lo) / 2) ** 2
+        assert float(cells[5]) == pytest.approx(half ** 0.5, abs=0.02)
     # not cached, offline: named, with what to download
     assert "CLIP-L/14 (clip-l14): the Hub, offline now: hf download openai/clip-vit-large-patch14" in out
     assert "PP-ShiTuV2 (pp-shituv2): unavailable" in out
