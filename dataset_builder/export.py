@@ -22,6 +22,7 @@ from lookbench.paths import lookbench_home
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, resolve_subset
 
+from . import fashion_mnist
 from .builder import CITATION, TRAIN_DESCRIPTION, LookBench
 from .sources import TRAIN, SourceError, open_source, release_date
 from .validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
@@ -33,12 +34,19 @@ LICENCES = {
     "upstream": "Converted from the published LookBench release (`srpone/look-bench`, Apache-2.0, Gensmo.ai); "
     "see the paper for the provenance of the crawled and AI-generated images.",
     "raw": "Licence as declared by the maintainers of this release (Apache-2.0 for the LookBench releases).",
+    "fashion-mnist": "MIT. The images and class labels are Fashion-MNIST, Copyright (c) 2017 Zalando SE "
+    "(https://github.com/zalandoresearch/fashion-mnist; Xiao, Rasul and Vollgraf, arXiv:1708.07747), "
+    "read from the Debian package `dataset-fashion-mnist`; the conversion and the `shade` attribute are lookbench's.",
 }
+LICENSE_IDS = {"fashion-mnist": "mit"}  # the card's `license:`; every other source is Apache-2.0
 SOURCES = {
     "mini": "LookBench-Mini — procedurally rendered garments with known attribute ground truth (seeded, deterministic).",
     "upstream": "The published `srpone/look-bench` Parquet release, mapped onto the LookBench record schema.",
     "raw": "A raw LookBench release folder (JSON lines + images) from a crawl or an annotation job.",
+    "fashion-mnist": "Zalando's Fashion-MNIST: real product photos (28 px greyscale, 10 classes), read from the four IDX files.",
 }
+NOTES = {"fashion-mnist": fashion_mnist.CARD_NOTES}  # a source's own section of the card
+PRETTY_NAMES = {"mini": "LookBench-Mini", "fashion-mnist": "LookBench Fashion-MNIST"}
 
 
 @dataclass
@@ -94,10 +102,11 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, default: str | None = None) -> DatasetCardData:
+def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, default: str | None = None,
+               license: str = "apache-2.0") -> DatasetCardData:
     """The card's YAML through datasets' own writers: ``configs:`` (data files per split) and ``dataset_info``."""
     card_data = DatasetCardData(
-        license="apache-2.0",
+        license=license,
         pretty_name=pretty_name,
         task_categories=["image-feature-extraction"],
         tags=["fashion", "image-retrieval", "benchmark", "lookbench"],
@@ -185,10 +194,14 @@ def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release,
             generate_raw_release(input_path, scale=scale, seed=seed, split="train")
         taxonomy = taxonomy or write_taxonomy(tmp / "taxonomy.json")
         kind = "raw"
+    elif source == "fashion-mnist":
+        from .fashion_mnist import package_folder
+
+        input_path = input_path or package_folder()
     elif input_path is None:
         raise SourceError(f"--source {source} needs --input PATH")
     elif train_out is not None and source != "raw":
-        raise SourceError("--train-out needs a release with a train/ folder (sources raw or mini)")
+        raise SourceError("--train-out needs a release with a train split (sources raw, mini or fashion-mnist)")
     input_path = Path(input_path)
     if taxonomy:
         load_taxonomy(taxonomy)  # a malformed taxonomy stops the build before any row is read
@@ -232,7 +245,7 @@ def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release,
     summary.releases = sorted(releases)
     total = sum(n for splits in summary.rows.values() for n in splits.values())
     card_vars = {
-        "pretty_name": "LookBench-Mini" if source == "mini" else "LookBench",
+        "pretty_name": PRETTY_NAMES.get(source, "LookBench"),
         "summary": SOURCES[source],
         "subsets": [
             {**vars(SUBSETS[c]), "query": summary.rows[c].get("query", "—"), "gallery": summary.rows[c]["gallery"]}
@@ -247,8 +260,10 @@ def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release,
         "dataset_path": out.name,
         "validation_summary": _validation_summary(summary.report),
         "license_text": LICENCES[source],
+        "notes": NOTES.get(source, ""),
     }
-    card_data = _card_data(card_vars["pretty_name"], total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0])
+    card_data = _card_data(card_vars["pretty_name"], total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0],
+                           LICENSE_IDS.get(source, "apache-2.0"))
     DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars).save(out / "README.md")
     summary.report.write(out / REPORT_NAME)
     if train_out is not None:
@@ -260,12 +275,15 @@ def _build(source, out: Path, tmp: Path, progress: bool, *, input_path, release,
 def _write_train(builder: LookBench, train_out: Path, source: str) -> int:
     dataset = builder.as_dataset(split=TRAIN)
     write_parquet_shards(dataset, train_out / "data", TRAIN)
-    pretty_name = "LookBench-Mini train" if source == "mini" else "LookBench train"
-    card_data = _card_data(pretty_name, len(dataset), {"default": {TRAIN: "data/train-*"}}, {"default": builder.info})
+    pretty_name = f"{PRETTY_NAMES.get(source, 'LookBench')} train"
+    card_data = _card_data(pretty_name, len(dataset), {"default": {TRAIN: "data/train-*"}}, {"default": builder.info},
+                           license=LICENSE_IDS.get(source, "apache-2.0"))
+    notes = f"\n{NOTES[source]}\n" if source in NOTES else ""
     body = (
         f"# {pretty_name}\n\n{TRAIN_DESCRIPTION} {len(dataset)} rows in the LookBench record schema, "
         f"from {SOURCES[source]}\n\nNo item id and no image content is shared with the test subsets; use it to train "
-        "attribute-supervised encoders (e.g. `python -m lookbench.models.gr_lite.train_gr_lite`).\n"
+        f"attribute-supervised encoders (e.g. `python -m lookbench.models.gr_lite.train_gr_lite`).\n{notes}"
+        f"\n## Licence\n\n{LICENCES[source]}\n"
     )
     DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{body}").save(train_out / "README.md")
     builder.validation_report.write(train_out / REPORT_NAME)

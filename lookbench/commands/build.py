@@ -15,9 +15,11 @@ def _output_flags(parser) -> None:
 
 def register(sub) -> None:
     build = sub.add_parser("build", help="build a LookBench release into a script-less Hub dataset folder")
-    build.add_argument("--source", choices=["raw", "upstream", "mini"], required=True,
-                       help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini")
-    build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream)")
+    build.add_argument("--source", choices=["raw", "upstream", "mini", "fashion-mnist"], required=True,
+                       help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini; "
+                            "fashion-mnist: Zalando's real photos (t10k release, train split as --train-out)")
+    build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream; fashion-mnist: the folder of the "
+                                                  "four IDX .gz files, default the Debian package dataset-fashion-mnist's)")
     build.add_argument("--out", type=Path, required=True, help="dataset folder to write (load it with datasets.load_dataset)")
     build.add_argument("--release", help="snapshot name v<YYYYMMDD> for rows that carry none (default: v<date of the newest timestamp>)")
     build.add_argument("--scale", type=float, default=1.0, help="LookBench-Mini size multiplier (about 80 = the published ≈60k corpus per subset)")
