@@ -38,6 +38,7 @@ SHADE_BINS = ((128, "light"), (170, "medium"), (256, "dark"))
 PUBLISHED = dt.datetime(2017, 8, 25, tzinfo=dt.timezone.utc)
 RELEASE = f"v{PUBLISHED:%Y%m%d}"
 CONFIG = "RealStudioFlat"
+ID_PREFIX = "fashion-mnist-"  # item ids are ID_PREFIX + "<split>-<index>"
 
 
 def package_folder() -> Path:
@@ -149,7 +150,7 @@ class FashionMnistSource:
             value = shade(images[index])
             yield {
                 "_file": FILES[part][0], "_line": int(index) + 1, "_errors": {},
-                "item_id": f"fashion-mnist-{part}-{index:05d}", "category": CLASSES[labels[index]],
+                "item_id": f"{ID_PREFIX}{part}-{index:05d}", "category": CLASSES[labels[index]],
                 "main_attribute": value, "attributes": [{"name": "shade", "value": value}],
                 "timestamp": PUBLISHED, "release": self.release, "source": "real", "bbox": None, "outfit_id": None,
                 "image": {"bytes": photo(images[index]), "path": None}, "raw_image": None,

@@ -42,6 +42,8 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers.image_transforms import convert_to_rgb
 
+from lookbench.dataset_builder import fashion_mnist
+
 from . import GrLiteConfig, GrLiteModel, GrLiteImageProcessor, holdout, processor_for, teacher_features
 from .configuration_gr_lite import PRESETS
 
@@ -567,6 +569,8 @@ def save_model(session: Session, command: str) -> Path:
         facts = {
             "command": command, "world_size": accelerator.num_processes, "data": " + ".join(args.data), "split": args.split,
             "num_images": len(data.ds), "num_classes": len(data.classes), "init": args.init or f"random {args.preset}",
+            # Zalando's photos (MIT): the card's licence section credits them
+            "fashion_mnist_rows": sum(1 for item_id in data.ds["item_id"] if item_id.startswith(fashion_mnist.ID_PREFIX)),
             "training_cutoff": data.training_cutoff,
             "steps": session.step, "batch_size": args.batch_size, "epochs": session.step / session.steps_per_epoch,
             "lr": args.lr, "arcface_scale": args.arcface_scale, "arcface_margin": args.arcface_margin,
