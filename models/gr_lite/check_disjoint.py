@@ -3,7 +3,8 @@
 A model evaluated on images it was trained on measures memory, not retrieval. This reads every config and
 split of each test folder written by `lookbench build` and compares item ids and the sha256 of the stored
 image bytes (`image` and `raw_image`) with the training set's; it prints one line per test folder and exits
-non-zero on any overlap.
+non-zero on any overlap. Any build folder is a test release, the real-photo one too (`lookbench build --source
+fashion-mnist`: its t10k photos against the train split the `--train-out` folder holds).
 
     python -m lookbench.models.gr_lite.check_disjoint --train TRAIN_DIR --test TEST_DIR [TEST_DIR ...]
 """
