@@ -116,8 +116,9 @@ def test_check_disjoint_covers_the_real_photo_release(tmp_path, idx_folder, caps
     for t10k, train in zip(fm.FILES["t10k"], fm.FILES["train"]):
         shutil.copy(leaky / t10k, leaky / train)
     build_release("fashion-mnist", tmp_path / "leaky-out", input_path=leaky, train_out=tmp_path / "leaky-train")
-    assert check_main(["--train", str(tmp_path / "leaky-train"), "--test", str(tmp_path / "out")]) == 1
-    assert "shared with train: 0 item ids, 40 images" in capsys.readouterr().out
+    assert check_main(["--train", str(tmp_path / "train"), str(tmp_path / "leaky-train"), "--test", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith(f"train {tmp_path / 'leaky-train'}: 40 rows") and "shared with train: 0 item ids, 40 images" in out[2]
 
 
 @pytest.mark.parametrize("damage, expected", [
