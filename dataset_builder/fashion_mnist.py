@@ -21,7 +21,10 @@ from typing import Iterator
 import numpy as np
 from PIL import Image
 
-from .sources import TRAIN, SourceError, contained_file
+from lookbench.files import contained_file, read_regular
+
+from . import sources
+from .sources import TRAIN, SourceError
 
 PACKAGE = "dataset-fashion-mnist"
 FILES = {  # split -> (images, labels): the names Zalando publishes
@@ -63,9 +66,17 @@ def shade(original: np.ndarray) -> str:
 
 
 def _read_idx(path: Path, magic: int, item_bytes: int) -> np.ndarray:
-    """The records of one gzip IDX file as (n, item_bytes) uint8, after checking its header and length."""
+    """The records of one gzip IDX file as (n, item_bytes) uint8, after checking its header and length.
+
+    The compressed file is read like every file given from outside (regular, size-capped, non-blocking); the
+    decompressed data only as far as its header says, so a gzip bomb stops at the declared size.
+    """
     try:
-        with gzip.open(path, "rb") as file:
+        compressed = read_regular(path, sources.MAX_FILE_BYTES)
+    except ValueError as err:
+        raise SourceError(str(err)) from None
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(compressed), mode="rb") as file:
             header_size = 16 if magic == IMAGE_MAGIC else 8
             header = file.read(header_size)
             if len(header) < 8 or int.from_bytes(header[:4], "big") != magic:
@@ -90,15 +101,18 @@ def read_split(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
 
     A build reads each split several times (count, validate, write): the decoded files are kept while unchanged.
     """
-    paths = [contained_file(root, name) for name in FILES[split]]
+    try:
+        paths = [contained_file(root, name) for name in FILES[split]]
+    except ValueError as err:
+        raise SourceError(f"Fashion-MNIST folder {root}: {err}") from None
     return _read_split(root, split, tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in paths))
 
 
 @functools.lru_cache(maxsize=2)
 def _read_split(root: Path, split: str, stamps: tuple) -> tuple[np.ndarray, np.ndarray]:
     image_name, label_name = FILES[split]
-    images = _read_idx(contained_file(root, image_name), IMAGE_MAGIC, SIDE * SIDE).reshape(-1, SIDE, SIDE)
-    labels = _read_idx(contained_file(root, label_name), LABEL_MAGIC, 1)[:, 0]
+    images = _read_idx(root / image_name, IMAGE_MAGIC, SIDE * SIDE).reshape(-1, SIDE, SIDE)
+    labels = _read_idx(root / label_name, LABEL_MAGIC, 1)[:, 0]
     if len(images) != len(labels):
         raise SourceError(f"{root / label_name}: {len(labels)} labels, but {image_name} holds {len(images)} images")
     bad = np.flatnonzero(labels >= len(CLASSES))

@@ -13,22 +13,19 @@ import datetime as dt
 import functools
 import hashlib
 import json
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Iterator
 
 import pyarrow.parquet as pq
 
+from lookbench.files import contained_file, read_regular
 from lookbench.filtering import to_utc
 from lookbench.schema import RELEASE_PATTERN, SUBSETS, resolve_subset
 
 TRAIN = "train"
 # The largest file (image, raw_image) the builder reads; a bigger one is an invalid row. Tests lower it.
 MAX_FILE_BYTES = 64 * 1024 * 1024
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
-          (stat.S_ISSOCK, "a socket"))
 
 
 class SourceError(ValueError):
@@ -83,41 +80,9 @@ def release_date(name: str) -> dt.datetime:
         raise SourceError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>: {match.group(1)} is no date") from None
 
 
-def contained_file(base: Path, relative: str) -> Path:
-    """``base/relative`` resolved (symlinks followed), if it is a regular file inside ``base``.
-
-    Checked with ``stat`` before anything is opened, so a FIFO or a device never blocks or floods a build.
-    """
-    if os.path.isabs(relative):
-        raise ValueError(f"{relative} is an absolute path; paths are relative to the {base.name}/ folder")
-    root = base.resolve()
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root):
-        raise ValueError(f"{relative} lies outside the {base.name}/ folder (it resolves to {path})")
-    try:
-        mode = path.stat().st_mode
-    except OSError as err:
-        raise ValueError(f"cannot read {relative}: {err.strerror}") from None
-    kind = next((name for test, name in _KINDS if test(mode)), None)
-    if kind:
-        raise ValueError(f"{relative} is {kind}, not a regular file")
-    return path
-
-
 def read_contained(base: Path, relative: str) -> bytes:
     """The bytes of a contained regular file of at most ``MAX_FILE_BYTES`` (read with that limit)."""
-    path = contained_file(base, relative)
-    try:
-        # O_NONBLOCK: a file swapped for a FIFO after the check still cannot block the build.
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise ValueError(f"{relative} is not a regular file")
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise ValueError(f"cannot read {relative}: {err.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"{relative} is larger than the {MAX_FILE_BYTES}-byte limit of one file")
-    return data
+    return read_regular(contained_file(base, relative), MAX_FILE_BYTES, relative)
 
 
 def _blank(raw: bytes) -> bool:

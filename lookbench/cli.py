@@ -29,6 +29,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("lookbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `lookbench leaderboard | head`: the reader has gone; end quietly, as SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
+        return 141
     except (ValueError, OSError) as err:  # bad input: the message names the file, row, id or model at fault
         print(f"lookbench {args.command}: error: {err}", file=sys.stderr)
         return 2

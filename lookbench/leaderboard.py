@@ -10,6 +10,8 @@ import csv
 import io
 import json
 import math
+import os
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -91,35 +93,91 @@ def load_reference(name: str = "release_v2601") -> tuple[list[Entry], str]:
     return [Entry(model, group, subsets, f"published {name}") for model, subsets in models.items()], raw["source"]
 
 
+def _text(value, what: str, optional: bool = False):
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is {type(value).__name__}, not a string")
+    return value
+
+
+def _percent(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 100:
+        raise ValueError(f"{what} is {value!r}, not a percentage (a finite number in [0, 100])")
+    return float(value)
+
+
+def _checked_subset(name: str, scores) -> dict:
+    """A subset's scores as the leaderboard reads them: every ranked metric "@K" a percentage, num_queries a count."""
+    if not isinstance(scores, dict):
+        raise ValueError(f"{name} is {type(scores).__name__}, not a mapping of scores")
+    out = dict(scores)
+    for metric in METRICS.values():
+        if metric not in scores:
+            continue
+        if not isinstance(scores[metric], dict):
+            raise ValueError(f"{name} {metric} is {type(scores[metric]).__name__}, not a mapping of @K to a score")
+        out[metric] = {str(at): _percent(v, f"{name} {metric} {at}") for at, v in scores[metric].items()}
+    count = scores.get("num_queries")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+        raise ValueError(f"{name} num_queries is {count!r}, not a count of queries")
+    return out
+
+
 def entry_from_result(result: dict, origin: str) -> Entry:
-    """An entry from a results JSON written by ``lookbench evaluate`` (leaderboard shape plus provenance)."""
+    """An entry from a results JSON written by ``lookbench evaluate`` (leaderboard shape plus provenance); every
+    value the table shows is type-checked, so a tampered file is a ``ValueError`` naming the field."""
+    if not isinstance(result, dict) or not isinstance(result.get("provenance"), dict):
+        raise ValueError("no provenance mapping")
     p = result["provenance"]
-    data = p["dataset"]
+    data, model = p.get("dataset"), p.get("model")
+    if not isinstance(data, dict) or not isinstance(model, dict):
+        raise ValueError("provenance.dataset and provenance.model must be mappings")
     releases = data.get("releases") or []
+    if not isinstance(releases, list) or not all(isinstance(r, str) for r in releases):
+        raise ValueError("provenance.dataset.releases is not a list of strings")
     # The engine records the data's name (its card's pretty_name) and key; results without them name their data only.
-    label = f"{data.get('name') or data['data']} {'+'.join(releases) or '(no release)'}"
+    label = f"{_text(data.get('name') or data.get('data'), 'provenance.dataset.name')} {'+'.join(releases) or '(no release)'}"
     key = data.get("key") or data.get("revision")
     if key is None:
         raise ValueError("the result records no data revision, so nothing is comparable with it")
-    if not str(key).startswith("srpone/look-bench@"):
-        label += f", revision {str(key)[:22]}"
-    group = Group(label, str(key), p["mode"], bool(p["distractors"]), p.get("cutoff"))
-    subsets = {s: r for s, r in result.items() if s not in ("overall", "provenance") and isinstance(r, dict)}
-    model = p["model"]
-    label_model = model["name"] + (f"@{str(model['revision'])[:12]}" if model.get("revision") and "@" not in model["name"] else "")
-    return Entry(label_model, group, subsets, origin, {"training_cutoff": model.get("training_cutoff")})
+    key = _text(key, "provenance.dataset.key")
+    if not key.startswith("srpone/look-bench@"):
+        label += f", revision {key[:22]}"
+    if not isinstance(p.get("distractors"), bool):
+        raise ValueError("provenance.distractors is not true or false")
+    group = Group(label, key, _text(p.get("mode"), "provenance.mode"), p["distractors"],
+                  _text(p.get("cutoff"), "provenance.cutoff", optional=True))
+    subsets = {s: _checked_subset(s, r) for s, r in result.items() if s not in ("overall", "provenance") and isinstance(r, dict)}
+    name = _text(model.get("name"), "provenance.model.name")
+    revision = _text(model.get("revision"), "provenance.model.revision", optional=True)
+    label_model = name + (f"@{revision[:12]}" if revision and "@" not in name else "")
+    cutoff = _text(model.get("training_cutoff"), "provenance.model.training_cutoff", optional=True)
+    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff})
 
 
 def load_store(root) -> tuple[list[Entry], list[str]]:
-    """Every result JSON under a results store, and one line per file that is not a LookBench result."""
+    """Every result JSON under a results store, and one line per file that is skipped and why.
+
+    Each file is read as ``lookbench.store.read_json`` reads one (inside the store, regular, size-capped,
+    non-blocking, depth-checked), so no single file can stop, hang or corrupt the table."""
+    from .files import contained_file
+    from .store import read_json
+
     entries, skipped = [], []
     root = Path(root)
-    for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
+    # os.walk does not follow links to folders: a link to / in the store is not a walk of the whole disk.
+    found = sorted(Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json"))
+    for path in found:
         try:
-            entries.append(entry_from_result(json.loads(path.read_text()), str(path)))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-            reason = "not valid JSON" if isinstance(err, json.JSONDecodeError) else f"not a LookBench result ({type(err).__name__}: {err})"
-            skipped.append(f"{path}: {reason}")
+            raw = read_json(contained_file(root, str(path.relative_to(root))), "it")
+        except ValueError as err:
+            skipped.append(f"{path}: {err}")
+            continue
+        try:
+            entries.append(entry_from_result(raw, str(path)))
+        except ValueError as err:
+            skipped.append(f"{path}: not a LookBench result ({err})")
     return entries, skipped
 
 
@@ -147,62 +205,78 @@ class Leaderboard:
     k: int
 
     def render(self, fmt: str = "table") -> str:
+        """The sections as text. JSON is strict (no NaN); names are escaped for the terminal, Markdown and CSV. The
+        skipped files are not part of the text (``lookbench leaderboard`` names them on stderr, in every format)."""
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         if fmt == "json":
             return json.dumps([{"title": s.title, "source": s.source, "rows": s.rows} for s in self.sections]
-                              + ([{"skipped": self.skipped}] if self.skipped else []), indent=2)
+                              + ([{"skipped": self.skipped}] if self.skipped else []), indent=2, allow_nan=False)
         parts = [_render_section(s, fmt) for s in self.sections]
-        if not self.sections:
+        if not self.sections and fmt != "csv":
             parts.append("No results to show.")
-        if self.skipped and fmt != "csv":
-            parts.append("Skipped (not LookBench results):\n" + "\n".join(f"  {line}" for line in self.skipped))
         return "\n\n".join(parts)
 
-    def plot(self, path) -> Path:
-        """Bar chart of the ranked score, one panel per section."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    def figure(self):
+        """Bar chart of the ranked score, one panel per section (a matplotlib ``Figure``, not kept by pyplot)."""
+        from matplotlib.figure import Figure
 
         score = self.sections[0].columns[2] if self.sections else "score"
-        fig, axes = plt.subplots(len(self.sections) or 1, 1, squeeze=False,
-                                 figsize=(9, 0.35 * sum(len(s.rows) for s in self.sections) + 1.5 * max(1, len(self.sections))))
+        fig = Figure(figsize=(9, 0.35 * sum(len(s.rows) for s in self.sections) + 1.5 * max(1, len(self.sections))))
+        axes = fig.subplots(len(self.sections) or 1, 1, squeeze=False)
         for ax, section in zip(axes[:, 0], self.sections):
-            names = [r["model"] for r in section.rows][::-1]
+            names = [terminal_safe(r["model"]) for r in section.rows][::-1]
             values = [r[score] if r[score] is not None else 0.0 for r in section.rows][::-1]
             ax.barh(names, values, color="#4c72b0")
             ax.set_xlim(0, 100)
-            ax.set_title(section.title, fontsize=9)
+            ax.set_title(terminal_safe(section.title), fontsize=9)
             ax.set_xlabel(f"{score} (%)")
         fig.tight_layout()
+        return fig
+
+    def plot(self, path) -> Path:
+        """The bar chart written to ``path`` (``.png`` added when it has no suffix); returns the path written."""
         path = Path(path)
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        path = path if path.suffix else path.with_name(path.name + ".png")
+        self.figure().savefig(path, dpi=100)
         return path
+
+
+def terminal_safe(text) -> str:
+    """``text`` with every non-printable character (escape sequences, newlines, bidi controls) written as its Python
+    escape, so a name from a results file can neither move the cursor, retitle the window nor break a row."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
+def markdown_safe(text) -> str:
+    """``terminal_safe`` text with Markdown's active characters backslash-escaped (``|`` cannot end a cell)."""
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", terminal_safe(text))
 
 
 def _render_section(section: Section, fmt: str) -> str:
     def cell(v):
-        return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+        return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else terminal_safe(v))
 
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer)
         writer.writerow(["section", *section.columns])
-        writer.writerows([section.title, *(r[c] for c in section.columns)] for r in section.rows)
-        return buffer.getvalue().rstrip("\n")
-    cells = [[cell(r[c]) for c in section.columns] for r in section.rows]
+        writer.writerows([terminal_safe(section.title),
+                          *(terminal_safe(r[c]) if isinstance(r[c], str) else r[c] for c in section.columns)]
+                         for r in section.rows)
+        return buffer.getvalue().rstrip("\r\n")
     if fmt == "markdown":
-        lines = [f"### {section.title}", "", "| " + " | ".join(section.columns) + " |",
+        cells = [[markdown_safe(cell(r[c])) for c in section.columns] for r in section.rows]
+        lines = [f"### {markdown_safe(section.title)}", "", "| " + " | ".join(section.columns) + " |",
                  "|" + "|".join("---:" if i != 1 else "---" for i in range(len(section.columns))) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in cells]
-        return "\n".join(lines + ["", f"Source: {section.source}"])
+        return "\n".join(lines + ["", f"Source: {markdown_safe(section.source)}"])
+    cells = [[cell(r[c]) for c in section.columns] for r in section.rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(section.columns)]
-    lines = [section.title, "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(section.columns, widths)))]
+    lines = [terminal_safe(section.title),
+             "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(section.columns, widths)))]
     lines += ["  ".join(v.ljust(w) if i == 1 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))) for row in cells]
-    return "\n".join(lines + [f"source: {section.source}"])
+    return "\n".join(lines + [f"source: {terminal_safe(section.source)}"])
 
 
 def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
@@ -244,6 +318,10 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
     if results is not None:
         local, skipped = load_store(results)
         entries += local
+    present = sorted({int(at[1:]) for e in entries for scores in e.subsets.values() for at in scores.get(key, {})
+                      if re.fullmatch(r"@\d+", at)})
+    if entries and k not in present:
+        raise ValueError(f"no result has {metric} at K={k}; the Ks present are {', '.join(map(str, present)) or 'none'}")
     groups: dict[Group, list[Entry]] = {}
     for entry in entries:
         groups.setdefault(entry.group, []).append(entry)

@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import read_regular, regular_file, replacing
 from .paths import lookbench_home
+
+# A store file is read only when it is a regular file of at most this size, nested at most this deep.
+MAX_RESULT_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 32
 
 
 def default_root() -> Path:
@@ -92,10 +96,10 @@ def find_identical(path: Path, identity: Identity, *, need_predictions=()) -> di
     if not identity.known or not path.is_file():
         return None
     try:
-        stored = json.loads(path.read_text())
+        stored = read_json(path)
         if Identity.of(stored["provenance"]) != identity:
             return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None  # unreadable or foreign: recompute and replace it
     folder = predictions_folder(path)
     saved = stored["provenance"].get("saved_predictions") or ()
@@ -104,18 +108,34 @@ def find_identical(path: Path, identity: Identity, *, need_predictions=()) -> di
     return stored
 
 
+def read_json(path, shown=None):
+    """A JSON file from a store (or given by a user): a regular file of at most ``MAX_RESULT_BYTES``, read without
+    blocking, nested at most ``MAX_DEPTH`` deep. Anything else is a ``ValueError`` saying what is wrong."""
+    data = read_regular(regular_file(path, shown), MAX_RESULT_BYTES, shown)
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise ValueError(f"not valid JSON: nested deeper than {MAX_DEPTH} levels") from None
+    except UnicodeDecodeError:
+        raise ValueError("not valid JSON: not UTF-8 text") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"not a LookBench result: nested deeper than {MAX_DEPTH} levels")
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return value
+
+
 def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary sibling and ``os.replace``."""
+    """Write ``text`` to ``path`` through a temporary sibling and ``os.replace`` (the umask decides the mode)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replacing(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
     return path

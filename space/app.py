@@ -7,21 +7,25 @@ docs/architecture.md §2, §5. Runs as ``lookbench demo`` and, staged with its r
 """
 from __future__ import annotations
 
+import io
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 import gradio as gr
 
-from lookbench.leaderboard import METRICS, leaderboard
+from lookbench.files import contained_file, read_regular
+from lookbench.leaderboard import METRICS, leaderboard, markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, ensure_assets
 from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
 
 BOTH = "both"
 CONCURRENCY = 2
-MAX_FILE_SIZE = "25mb"
+MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # gradio's upload limit, and the most the app reads of one file
+MAX_SEED = 2**53 - 2  # the seed box moves on by one, and stays an exact number in the browser
+# The one answer to a file that gradio's upload did not produce: it says nothing about the server's files.
+REFUSED = "The query image was not uploaded through this page: upload it again, or pick a benchmark query"
 log = logging.getLogger("lookbench.space")
 
 INTRO = """# LookBench — attribute-aware fashion retrieval
@@ -31,12 +35,42 @@ query: LookBench's Fine Recall), a **coarse** hit (same category only) or a miss
 **both** models to see GR-Lite-mini and the generic EfficientNet-Lite0 side by side on the same query."""
 
 
-def _payload_path(value) -> str | None:
-    """The file path of an image component's raw value (the search events skip gradio's own image decoding,
-    so a bad file reaches our checks and gets our message)."""
-    if isinstance(value, dict):
-        return value.get("path")
-    return value or None
+def _read_upload(path) -> bytes:
+    """The bytes of a file in gradio's upload cache: a regular file (never a FIFO, device or folder, never opened
+    blocking) of at most ``MAX_UPLOAD_BYTES``. Anything else is the one ``REFUSED`` message."""
+    from gradio.utils import get_upload_folder
+
+    upload = Path(get_upload_folder())
+    if not isinstance(path, str) or not os.path.isabs(path):
+        raise QueryError(REFUSED)
+    try:
+        return read_regular(contained_file(upload, os.path.relpath(path, upload)), MAX_UPLOAD_BYTES)
+    except ValueError:
+        raise QueryError(REFUSED) from None
+
+
+def _uploaded(value) -> bytes | None:
+    """The bytes of an image component's raw value (the search events skip gradio's own image decoding, so a bad
+    file reaches our checks and gets our message): only a file gradio's upload produced, i.e. one that comes with
+    gradio's upload ``meta`` and lies in its upload cache. ``None``: no image."""
+    if value is None or value == "":
+        return None
+    meta = value.get("meta") if isinstance(value, dict) else None
+    if not isinstance(meta, dict) or meta.get("_type") != "gradio.FileData":
+        raise QueryError(REFUSED)
+    return _read_upload(value.get("path"))
+
+
+def _whole(value, name: str, low: int, high: int) -> int:
+    """A whole number in [low, high] from a component's value, or a ``QueryError`` saying so."""
+    try:
+        number = float(value)
+        whole = int(number)
+    except (TypeError, ValueError, OverflowError):
+        raise QueryError(f"{name} must be a whole number from {low} to {high}, got {str(value)[:40]!r}") from None
+    if whole != number or not low <= whole <= high:
+        raise QueryError(f"{name} must be a whole number from {low} to {high}, got {str(value)[:40]}")
+    return whole
 
 
 def _pairs(attributes) -> str:
@@ -87,28 +121,21 @@ class SpaceApp:
             encoder.encode_batch([encoder.preprocess(_blank())])
         self.retriever = Retriever(self.assets, self.encoders)
         self.results = results
-        self.plots = Path(tempfile.mkdtemp(prefix="lookbench-space-plots-"))
 
     # -- Search tab ---------------------------------------------------------------------------------------
 
     def _query(self, image, query_id) -> Query:
         if query_id and str(query_id).strip():
             return self.retriever.benchmark_query(str(query_id))
-        path = _payload_path(image)
-        if path is None:
+        blob = _uploaded(image)
+        if blob is None:
             raise QueryError("No query yet: upload an image, click an example or press Random query")
-        try:
-            blob = Path(path).read_bytes()
-        except OSError as err:
-            raise QueryError(f"The uploaded file cannot be read: {err.strerror}") from err
         return self.retriever.upload(blob)
 
     def search(self, image, query_id, subset, distractors, model, k):
         """Status, query annotation, outfit photo, then gallery + details for each of the two result columns."""
         try:
-            k = int(k)
-            if not 1 <= k <= 50:
-                raise QueryError(f"top-k must be between 1 and 50, got {k}")
+            k = _whole(k, "top-k", 1, 50)
             query = self._query(image, query_id)
             names = self.models if model == BOTH else [model]
             if any(n not in self.models for n in names):
@@ -144,7 +171,11 @@ class SpaceApp:
 
         A failure (no query after the cutoff) is a ``gr.Error``: shown, and the chained search does not run."""
         try:
-            seed = int(seed or 0)
+            seed = _whole(seed or 0, "Seed", 0, MAX_SEED)
+            if cutoff is not None and not isinstance(cutoff, str):
+                raise QueryError(f"Cutoff date must be text such as 2025-01-01, got {type(cutoff).__name__}")
+            if subset != ALL and subset not in TEST_SUBSETS:
+                raise QueryError(f"Unknown subset {str(subset)[:40]!r}; choose one of {', '.join([*TEST_SUBSETS, ALL])}")
             query = self.retriever.random_query(subset, seed, (cutoff or "").strip() or None)
         except ValueError as err:  # raised, so the search chained on success does not run
             raise gr.Error(str(err)) from err
@@ -154,24 +185,29 @@ class SpaceApp:
     def crop(self, editor):
         """Shop the look: the cropped garment of the editor (its composite, a file path) becomes the query image."""
         composite = editor.get("composite") if isinstance(editor, dict) else None
-        path = _payload_path(composite)
-        if path is None:
+        if not composite:
             gr.Warning("Load a street photo into Shop the look and crop one garment first")
             return gr.update(), gr.update(), "⚠️ Nothing to crop: load a street photo and crop one garment."
         from PIL import Image
 
-        with Image.open(path) as image:
-            box = image.getbbox() if "A" in image.getbands() else (0, 0, *image.size)
-            empty = box is None or box[2] - box[0] < 2 or box[3] - box[1] < 2
+        try:  # the composite gradio's preprocessing wrote into its upload cache
+            blob = _read_upload(composite)
+            with Image.open(io.BytesIO(blob)) as image:
+                box = image.getbbox() if "A" in image.getbands() else (0, 0, *image.size)
+                empty = box is None or box[2] - box[0] < 2 or box[3] - box[1] < 2
+        except (ValueError, OSError, Image.DecompressionBombError) as err:  # QueryError, not an image, a bomb
+            message = str(err) if isinstance(err, QueryError) else f"The crop is not an image PIL can read ({type(err).__name__})"
+            gr.Warning(message)
+            return gr.update(), gr.update(), f"⚠️ {message}"
         if empty:
             gr.Warning("The crop is empty: draw a larger box around one garment")
             return gr.update(), gr.update(), "⚠️ The crop is empty: draw a larger box around one garment."
-        return path, "", "Cropped garment loaded as the query."
+        return composite, "", "Cropped garment loaded as the query."
 
     def outfit_for_crop(self, query_id):
         """The current benchmark street look's full outfit photo, to crop another garment from."""
         try:
-            query = self.retriever.benchmark_query(query_id) if query_id else None
+            query = self.retriever.benchmark_query(str(query_id)) if query_id else None
         except QueryError:
             query = None
         if query is None or not self.assets.queries[query.benchmark_row]["photo"]:
@@ -192,7 +228,9 @@ class SpaceApp:
     # -- Leaderboard tab ----------------------------------------------------------------------------------
 
     def board(self, metric, k, subset):
-        return leaderboard(results=self.results, metric=metric, k=int(k), subset=None if subset == "overall" else subset)
+        """The leaderboard tab's tables; a bad metric, K or subset is a ``ValueError`` with the message to show."""
+        k = _whole(k, "K", 1, 1000)
+        return leaderboard(results=self.results, metric=metric, k=k, subset=None if subset == "overall" else subset)
 
     # -- layout -------------------------------------------------------------------------------------------
 
@@ -259,24 +297,27 @@ class SpaceApp:
 
                 @gr.render(inputs=[metric, board_k, board_subset])
                 def _board(metric_value, k_value, subset_value):
-                    board = self.board(metric_value, k_value, subset_value)
-                    plot = board.plot(self.plots / f"{metric_value}-{k_value}-{subset_value}.png")
+                    try:
+                        board = self.board(metric_value, k_value, subset_value)
+                    except ValueError as err:
+                        gr.Markdown(f"⚠️ {markdown_safe(err)}")
+                        return
                     for section in board.sections:
-                        gr.Markdown(f"### {section.title}")
+                        gr.Markdown(f"### {markdown_safe(section.title)}")
                         gr.Dataframe(section.frame(), interactive=False)
-                        gr.Markdown(f"Source: {section.source}")
+                        gr.Markdown(f"Source: {markdown_safe(section.source)}")
                     if self.results is None:
                         gr.Markdown("No local results store given (`lookbench demo --results DIR` adds its runs).")
                     for line in board.skipped:
-                        gr.Markdown(f"Skipped: {line}")
-                    gr.Image(str(plot), label="Bar plot", interactive=False)
+                        gr.Markdown(f"Skipped: {markdown_safe(line)}")
+                    gr.Plot(board.figure(), label="Bar plot")  # drawn in memory: no plot file is left anywhere
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
         return demo
 
     def launch(self, host=None, port=None, **kwargs):
         """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
-        return self.blocks().launch(server_name=host, server_port=port, allowed_paths=[str(self.assets.folder),
-                                    str(self.plots)], max_file_size=MAX_FILE_SIZE, show_error=True, **kwargs)
+        return self.blocks().launch(server_name=host, server_port=port, allowed_paths=[str(self.assets.folder)],
+                                    max_file_size=MAX_UPLOAD_BYTES, show_error=True, **kwargs)
 
 
 def _blank():

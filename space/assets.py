@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from ..engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
 from ..engine.search import build_index
-from ..files import replace_folder
+from ..files import new_sibling, replace_folder
 from ..paths import lookbench_home
 from ..progress import quiet_libraries, stage_bar
 from ..schema import NOISE
@@ -58,7 +57,7 @@ def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool 
         print(f"Preparing the Space's assets in {folder} for {source.label} "
               f"({', '.join(models)}); this happens once per data revision and model.", flush=True)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".space-", dir=folder.parent))
+    staging = new_sibling(folder, "space", folder=True)  # the umask decides the assets' mode (mkdtemp: 0700)
     try:
         _build(data, staging, encoders, wanted, quiet)
         replace_folder(staging, folder)

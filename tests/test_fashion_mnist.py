@@ -160,6 +160,12 @@ def test_cli_reports_a_bad_idx_file_in_one_line(tmp_path):
     ]
 
 
+def test_a_missing_idx_file_is_named_with_its_folder(tmp_path, idx_folder):
+    (idx_folder / fm.FILES["train"][1]).unlink()
+    with pytest.raises(SourceError, match=rf"Fashion-MNIST folder {idx_folder}: cannot read train-labels-idx1-ubyte.gz"):
+        build_release("fashion-mnist", tmp_path / "out", input_path=idx_folder, train_out=tmp_path / "train")
+
+
 def test_without_the_package_or_input_the_error_says_how_to_get_it(monkeypatch):
     monkeypatch.setattr(fm, "PACKAGE", "dataset-that-is-not-installed")
     with pytest.raises(SourceError, match=r"dataset-that-is-not-installed is not installed .*pass --input DIR"):

@@ -218,3 +218,103 @@ def test_push_refuses_a_manifest_naming_a_folder_outside_the_mirror(hub, tmp_pat
         proc = run_cli("push", "--hub", str(mirror), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
     assert proc.returncode == 2 and fake.requests == [], proc.stderr[-2000:]
     assert "names folder '../../outside', which is not a folder inside" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------- hostile mirrors (issue 19 cases 2, 3, 8)
+
+def _copy(hub: Path, tmp_path: Path) -> Path:
+    mirror = tmp_path / "hub"
+    shutil.copytree(hub, mirror, symlinks=True)
+    return mirror
+
+
+def test_push_refuses_a_link_out_of_its_repo_folder_before_any_request(hub, tmp_path):
+    """Case 2: a symlink demo/passwd.txt -> a file outside was prepared for upload with its contents."""
+    mirror = _copy(hub, tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0")
+    (mirror / "lookbench/demo/passwd.txt").symlink_to(secret)
+    for dry in ((), ("--dry-run",)):
+        with FakeHub() as fake:
+            proc = run_cli("push", "--hub", str(mirror), *dry, endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        assert proc.returncode == 2 and fake.requests == [], proc.stderr[-2000:]
+        last = proc.stderr.strip().splitlines()[-1]
+        assert "lookbench/demo (space): lookbench/demo/passwd.txt resolves to" in last and "outside the repo folder" in last
+        assert "root:x" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda m: m["repos"][3].update(repo_id="victim-org/demo"), "repo 'victim-org/demo' is not <namespace>/<name> for namespace 'lookbench'"),
+    (lambda m: m["repos"][3].update(repo_id="../../etc"), "repo '../../etc' is not <namespace>/<name>"),
+    (lambda m: m["repos"][3].update(repo_id="lookbench/de..mo"), "'lookbench/de..mo' is not a Hub repo id"),
+    (lambda m: m["repos"][2].update(repo_type="weird"), "repo lookbench/gr-lite-mini has type 'weird'; types are dataset, model, space"),
+    (lambda m: m["repos"][3].update(folder="."), "repo lookbench/demo names folder '.', the mirror itself"),
+    (lambda m: m["repos"][3].update(folder="lookbench/fine_recall"), "which repo lookbench/fine_recall has too"),
+    (lambda m: m["repos"][0].update(ignore="demo/**"), "repo lookbench/lookbench: ignore 'demo/**' is not a list of patterns"),
+    (lambda m: m.update(namespace="a名前"), "--namespace 'a名前' is not a Hub user or organisation name"),
+])
+def test_push_refuses_a_manifest_stage_would_not_have_written(hub, tmp_path, change, words):
+    """Case 2: a tampered repos.json got a dry-run plan for another namespace, a bad type, the whole mirror."""
+    mirror = _copy(hub, tmp_path)
+    manifest = json.loads((mirror / MANIFEST).read_text())
+    change(manifest)
+    (mirror / MANIFEST).write_text(json.dumps(manifest))
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(mirror), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        dry = run_cli("push", "--hub", str(mirror), "--dry-run", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert fake.requests == []
+    for run in (proc, dry):
+        assert run.returncode == 2 and "Plan" not in run.stdout, run.stdout + run.stderr[-2000:]
+        assert words in run.stderr and "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("namespace", ["a名前", "x" * 200, "x."])
+def test_namespaces_the_hub_rejects_are_refused_by_stage_and_push(hub, tmp_path, namespace):
+    """Case 8: these passed stage and the dry run; huggingface_hub's validate_repo_id decides now."""
+    proc = run_cli("stage", "--out", str(tmp_path / "out"), "--namespace", namespace, endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 2 and "is not a Hub user or organisation name" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "out").exists()
+    dry = run_cli("push", "--hub", str(hub), "--namespace", namespace, "--dry-run", endpoint=None, token=None, cwd=tmp_path)
+    assert dry.returncode == 2 and "is not a Hub user or organisation name" in dry.stderr and "Plan" not in dry.stdout
+
+
+def test_stage_never_deletes_what_it_did_not_write(hub, tmp_path):
+    """Case 3: a folder holding keep.txt and any repos.json was replaced whole, keep.txt deleted."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("my notes")
+    (mine / MANIFEST).write_text('{"namespace": "lookbench", "repos": []}')
+    with pytest.raises(ValueError, match=r"is not an earlier `lookbench stage` output: it holds keep.txt, which stage did not write"):
+        stage(mine)
+    assert sorted(p.name for p in mine.iterdir()) == ["keep.txt", MANIFEST] and (mine / "keep.txt").read_text() == "my notes"
+    mirror = _copy(hub, tmp_path)  # a real staging with one file of the user's added inside a repo folder
+    (mirror / "lookbench/demo/notes.md").write_text("mine")
+    proc = run_cli("stage", "--out", str(mirror), endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 2 and "it holds lookbench/demo/notes.md, which stage did not write" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and (mirror / "lookbench/demo/notes.md").read_text() == "mine"
+    (mirror / "lookbench/demo/notes.md").unlink()
+    assert stage(mirror).namespace == "lookbench"  # what stage wrote, and only that, is replaced
+
+
+def test_a_staged_mirror_follows_the_umask(tmp_path):
+    """Case 8: staged mirrors were 0700 (mkdtemp's mode), so a shared mirror was unreadable to a team."""
+    old = os.umask(0o022)
+    try:
+        out = stage(tmp_path / "HUB") and tmp_path / "HUB"
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o755
+    assert (out / MANIFEST).stat().st_mode & 0o777 == 0o644
+
+
+def test_push_offline_names_the_repo_and_the_variable(hub, tmp_path):
+    """Issue 20 item 6: with HF_HUB_OFFLINE=1, push printed huggingface_hub's message, which names no repo."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "PYTHONPATH")}
+    env.update(HF_HUB_OFFLINE="1", HF_TOKEN=TOKEN, HF_TOKEN_PATH=str(tmp_path / "no-token-file"))
+    with FakeHub() as fake:
+        env["HF_ENDPOINT"] = fake.url
+        proc = subprocess.run([sys.executable, "-m", "lookbench", "push", "--hub", str(hub)], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and fake.requests == []
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("lookbench push: error: lookbench/lookbench (dataset): HF_HUB_OFFLINE=1 is set") and "unset HF_HUB_OFFLINE" in last

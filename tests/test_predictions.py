@@ -62,8 +62,10 @@ def test_a_reused_result_keeps_its_rankings_and_asking_for_them_recomputes(grade
     assert not with_rankings.reused and (predictions_folder(plain.stored) / "AIGen-Studio.parquet").is_file()
     out = tmp_path / "out"
     reused = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, save_predictions=True, quiet=True, output_dir=out)
-    assert reused.reused and (out / "results.predictions" / "AIGen-Studio.parquet").read_bytes() == (
-        predictions_folder(plain.stored) / "AIGen-Studio.parquet").read_bytes()  # --output gets them too
+    import pyarrow.parquet as pq
+
+    assert reused.reused and pq.read_table(out / "results.predictions" / "AIGen-Studio.parquet").equals(
+        pq.read_table(predictions_folder(plain.stored) / "AIGen-Studio.parquet"))  # --output gets them too
 
 
 def test_explain_shows_what_each_result_lacks_or_has_differently(saved, capsys):

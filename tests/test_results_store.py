@@ -186,3 +186,113 @@ def test_filter_after_and_the_engine_cutoff_give_the_same_queries_and_scores(dat
         ranking = np.argsort(-(embed("query") @ embed("gallery").T), axis=1, kind="stable")
         scores = score_retrieval(ranking, recent["query"], recent["gallery"])
         assert {k: v for k, v in engine.subsets[subset].items() if k in scores} == scores
+
+
+# -- hostile stores (issue 19 case 7, case 8) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """A folder nobody may write to: mode 0555, or for root (whom mode bits do not stop) the immutable flag."""
+    import os
+    import subprocess
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+    yield folder
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o755)
+
+
+def test_a_read_only_results_store_fails_before_any_work(data, read_only):
+    """Case 7: --results on a read-only folder failed only after the whole evaluation."""
+    encoder = CountingEncoder()
+    with pytest.raises(EvaluationError, match=f"results store {read_only} cannot be written"):
+        run(encoder, data, read_only)
+    assert encoder.calls == 0
+    with pytest.raises(EvaluationError, match=f"results store {read_only / 'sub'} cannot be written: {read_only} is not a writable"):
+        run(encoder, data, read_only / "sub")
+    assert encoder.calls == 0
+
+
+def test_damaged_saved_rankings_are_never_reused_and_output_is_whole(data, tmp_path):
+    """Case 7: a truncated stored predictions Parquet was reused; a deleted predictions folder made --output fail
+    with a half-written output."""
+    first = run(CountingEncoder(), data, tmp_path / "s", save_predictions=True)
+    parquet = store.predictions_folder(first.stored) / "RealStudioFlat.parquet"
+    parquet.write_bytes(parquet.read_bytes()[:200])  # truncated
+    again = CountingEncoder()
+    result = run(again, data, tmp_path / "s", save_predictions=True)
+    assert not result.reused and again.images == 19
+    assert any("RealStudioFlat.parquet cannot be read as a saved ranking" in note and "evaluated again" in note
+               for note in result.notes), result.notes
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(parquet).num_rows > 0  # replaced by a whole one
+    shutil.rmtree(store.predictions_folder(first.stored))  # deleted; then --output without --save-predictions
+    out = tmp_path / "out"
+    third = CountingEncoder()
+    result = run(third, data, tmp_path / "s", output_dir=out)
+    assert not result.reused and third.images == 19
+    assert json.loads((out / "results.json").read_text())["provenance"]["saved_predictions"] == []
+    assert sorted(p.name for p in out.iterdir()) == ["fine_vs_coarse_r1.png", "per_category_fine_r1.png", "results.json"]
+
+
+def test_a_deeply_nested_stored_result_is_replaced(data, tmp_path):
+    """Case 7: a deeply nested stored JSON crashed evaluate instead of being replaced."""
+    first = run(CountingEncoder(), data, tmp_path)
+    first.stored.write_text("[" * 100_000 + "]" * 100_000)
+    enc = CountingEncoder()
+    assert not run(enc, data, tmp_path).reused and enc.images == 19
+    assert json.loads(first.stored.read_text())["provenance"]["mode"] == "strict"
+
+
+def _truncate(path):
+    path.write_bytes(path.read_bytes()[:300])
+
+
+def _drop_rank(path):
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(path).drop_columns(["rank"]), path)
+
+
+def _query_as_text(path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    pq.write_table(table.set_column(0, "query", pa.array(["one"] * table.num_rows)), path)
+
+
+@pytest.mark.parametrize("damage, words", [(_truncate, "cannot be read as a saved ranking"),
+                                           (_drop_rank, "column rank is missing"),
+                                           (_query_as_text, "column query is string, not an integer")])
+def test_explain_on_a_tampered_parquet_is_one_line_naming_the_file_and_column(data, tmp_path, capsys, damage, words):
+    """Case 7: explain on a tampered Parquet gave errors that did not name the file; one dumped the Arrow table."""
+    result = run(CountingEncoder(), data, tmp_path, save_predictions=True)
+    parquet = store.predictions_folder(result.stored) / "RealStudioFlat.parquet"
+    damage(parquet)
+    assert main(["explain", str(result.stored), "--subset", "RealStudioFlat", "--query", "1"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(parquet) in err and words in err, err
+
+
+def test_results_follow_the_umask(data, tmp_path):
+    """Case 8: result files were written 0600 (mkstemp's mode), so a shared store was unreadable to a team."""
+    import os
+
+    old = os.umask(0o022)
+    try:
+        result = run(CountingEncoder(), data, tmp_path, save_predictions=True)
+    finally:
+        os.umask(old)
+    assert result.stored.stat().st_mode & 0o777 == 0o644
+    folder = store.predictions_folder(result.stored)
+    assert folder.stat().st_mode & 0o777 == 0o755 and (folder / "RealStudioFlat.parquet").stat().st_mode & 0o777 == 0o644

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from lookbench.metric.fine_recall.fine_recall import score_retrieval
+from lookbench.space.app import REFUSED
 
 CAPTION = re.compile(r"^#(\d+) · (-?\d\.\d{3}) · ([^·]+) · ([^·]+?)( · (fine ✓|coarse ✓|✗))?$")
 CHROMIUM = Path("/usr/bin/chromium")
@@ -42,7 +43,7 @@ def served(space_app):
         port = probe.getsockname()[1]
     demo = space_app.blocks()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True,
-                allowed_paths=[str(space_app.assets.folder), str(space_app.plots)])
+                allowed_paths=[str(space_app.assets.folder)])
     yield f"http://127.0.0.1:{port}/"
     demo.close()
 
@@ -297,7 +298,25 @@ def test_api_query_identical_to_a_gallery_image_is_dropped_and_said(client, spac
     assert len(gallery) == 5 and all(Path(g["image"]).name != Path(item["thumb"]).name for g in gallery)
 
 
-def test_empty_crop_and_missing_crop_get_a_message(space_app, tmp_path):
+@pytest.fixture
+def upload_cache():
+    """A folder inside gradio's upload cache, where gradio's upload and preprocessing put files; removed after."""
+    import uuid
+
+    from gradio.utils import get_upload_folder
+
+    folder = Path(get_upload_folder()) / f"lookbench-test-{uuid.uuid4().hex}"
+    folder.mkdir(parents=True)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_empty_crop_and_missing_crop_get_a_message(space_app, upload_cache, tmp_path):
+    outside = tmp_path / "crop.png"  # not in gradio's upload cache: refused, never opened
+    Image.new("RGB", (40, 50), "navy").save(outside)
+    _, _, status = space_app.crop({"composite": str(outside)})
+    assert status == f"⚠️ {REFUSED}"
+    tmp_path = upload_cache
     transparent = tmp_path / "empty.png"
     Image.new("RGBA", (80, 60), (0, 0, 0, 0)).save(transparent)
     _, _, status = space_app.crop({"composite": str(transparent)})
@@ -317,8 +336,37 @@ def test_leaderboard_tab_uses_the_leaderboard_function(space_app):
     assert space_app.board("ndcg", 5, "RealStreetLook").sections[0].columns[2] == "RealStreetLook nDCG@5"
 
 
+def test_leaderboard_tab_survives_a_bad_store_file(space_app, monkeypatch, tmp_path):
+    """Case 4, in the Space's tab: a FIFO and a string score in the store are skipped and named, never a hang."""
+    import threading
+
+    from lookbench.leaderboard import load_reference
+
+    store = tmp_path / "results"
+    store.mkdir()
+    os.mkfifo(store / "fifo.json")
+    provenance = {"dataset": {"name": "x", "revision": "r", "releases": []}, "model": {"name": "m"}, "mode": "strict",
+                  "distractors": True, "cutoff": None}
+    (store / "bad.json").write_text(json.dumps({"RealStudioFlat": {"fine_recall": {"@1": "high"}, "num_queries": 3},
+                                                "provenance": provenance}))
+    monkeypatch.setattr(space_app, "results", store)
+    answer = []
+    worker = threading.Thread(target=lambda: answer.append(space_app.board("fine", 1, "overall")), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():
+        with open(store / "fifo.json", "w"):
+            pass
+        pytest.fail("the leaderboard tab blocked on a FIFO in the store")
+    board = answer[0]
+    assert len(board.sections[0].rows) == len(load_reference()[0])
+    assert {line.split(":")[0].rsplit("/", 1)[-1] for line in board.skipped} == {"fifo.json", "bad.json"}
+    assert any("bad.json: not a LookBench result (RealStudioFlat fine_recall @1 is 'high', not a percentage" in line
+               for line in board.skipped), board.skipped
+
+
 @pytest.mark.slow
-def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space_assets):
+def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space_assets, tmp_path):
     import subprocess
     import sys
     import time
@@ -331,8 +379,10 @@ def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    temp = tmp_path / "tmp"  # the demo's temporary folder: it must leave no lookbench-space-plots-* behind (case 8)
+    temp.mkdir()
     server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(space_assets)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "TMPDIR": str(temp)})
     try:
         deadline, page = time.monotonic() + 240, None
         while time.monotonic() < deadline and server.poll() is None and page is None:
@@ -345,6 +395,96 @@ def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space
     finally:
         server.terminate()
         server.wait(timeout=60)
+    assert not list(temp.glob("lookbench-space-plots-*"))
+
+
+# -- hostile requests (issue 19 case 1, case 8) ----------------------------------------------------------------------
+
+
+def _raw_search(served, image, query_id="", k=4, timeout=90):
+    """A search through the HTTP API as any client can send it: (event, data) of its answer."""
+    import urllib.request
+
+    body = json.dumps({"data": [image, query_id, "all", True, "gr-lite-mini", k]}).encode()
+    request = urllib.request.Request(f"{served}gradio_api/call/search", data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        event = json.loads(response.read())["event_id"]
+    with urllib.request.urlopen(f"{served}gradio_api/call/search/{event}", timeout=timeout) as response:
+        text = response.read().decode()
+    kind = re.findall(r"^event: (\w+)$", text, re.M)[-1]
+    data = re.findall(r"^data: (.*)$", text, re.M)[-1]
+    return kind, json.loads(data)
+
+
+@pytest.mark.slow
+def test_api_reads_no_server_file_it_was_not_sent(served, client, space_app, upload_cache, tmp_path):
+    """Case 1: a path outside the upload cache, a directory, a FIFO and a 1 GB sparse file, with and without gradio's
+    upload meta: each gets the one refusal (which names no server file); the next query answers; memory stays flat."""
+    import threading
+
+    import psutil
+
+    png = tmp_path / "server-side.png"  # a PNG on the server that nobody uploaded
+    Image.open(space_app.assets.path(space_app.assets.queries[0]["image"])).save(png)
+    (upload_cache / "folder").mkdir()
+    os.mkfifo(upload_cache / "fifo.png")
+    with open(upload_cache / "huge.png", "wb") as sparse:
+        sparse.truncate(1 << 30)
+    meta = {"_type": "gradio.FileData"}
+    hostile = [{"path": str(png)}, {"path": "/etc/shadow"}, {"path": "/no/such/file.png"}, {"path": str(upload_cache / "folder")},
+               {"path": str(upload_cache / "fifo.png")}, {"path": str(upload_cache / "huge.png")}, {"path": "relative.png"},
+               {"path": str(upload_cache / "folder"), "meta": meta}, {"path": str(upload_cache / "fifo.png"), "meta": meta},
+               {"path": str(upload_cache / "huge.png"), "meta": meta}]
+    server, peak, done = psutil.Process(), [], threading.Event()
+    baseline = server.memory_info().rss
+
+    def sample():
+        while not done.is_set():
+            peak.append(server.memory_info().rss)
+            done.wait(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        for value in hostile:
+            kind, data = _raw_search(served, value)
+            assert kind == "complete" and data[0] == f"⚠️ {REFUSED}" and data[3] == [], (value, kind, data)
+        for value in ({"path": str(png), "meta": meta}, {"path": "/etc/shadow", "meta": meta},
+                      {"path": "relative.png", "meta": meta}, "/etc/passwd", 7, {"path": 7}):  # gradio's own checks come first
+            kind, data = _raw_search(served, value)
+            assert kind == "error" or data[0] == f"⚠️ {REFUSED}", (value, kind, data)
+            assert "top 4" not in json.dumps(data)
+    finally:
+        done.set()
+        sampler.join()
+        try:  # a reader blocked on the FIFO (the bug) gets end-of-file, so the server can stop
+            os.close(os.open(upload_cache / "fifo.png", os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass  # no reader: nothing was blocked
+    assert max(peak) - baseline < 300 * 1024**2, (baseline, max(peak))
+    status, *_ = _search(client, query_id="RealStreetLook/1")  # the endpoint still answers everyone
+    assert status.startswith("RealStreetLook/1: top 6")
+    upload = tmp_path / "query.png"
+    upload.write_bytes(png.read_bytes())
+    status, _, _, gallery, *_ = _search(client, upload)  # a real upload is searched as before
+    assert status.startswith("uploaded file (PNG ") and len(gallery) == 6
+
+
+@pytest.mark.slow
+def test_api_bad_seed_top_k_and_cutoff_are_messages(served, client):
+    """Case 8: a random-query seed of 10**30 gave a server traceback and a bare client error."""
+    from gradio_client.exceptions import AppError
+
+    for seed in (10**30, -1):
+        with pytest.raises(AppError, match="Seed must be a whole number from 0 to"):
+            client.predict("all", seed, "", api_name="/random")
+    for k in (10**30, "ten", None, 0):
+        kind, data = _raw_search(served, None, query_id="RealStudioFlat/1", k=k)
+        assert kind == "complete" and data[0].startswith("⚠️ top-k must be a whole number from 1 to 50"), (k, data)
+    with pytest.raises(AppError, match="is not an ISO 8601"):
+        client.predict("all", 0, "yesterday", api_name="/random")
+    image, query_id, seed, status = client.predict("RealStreetLook", 4, "", api_name="/random")
+    assert seed == 5 and query_id.startswith("RealStreetLook/")
 
 
 # -- a real browser ----------------------------------------------------------------------------------------------

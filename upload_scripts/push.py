@@ -6,7 +6,10 @@ network failures become a one-line ``PushError`` naming the repo.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from lookbench.files import regular_file
 
 from .stage import StagedRepo, Staging, check_namespace
 
@@ -23,12 +26,26 @@ class PushError(ValueError):
 
 
 def files_of(hub: Path, repo: StagedRepo) -> list[Path]:
-    """What ``upload_folder`` sends: every file under the repo's folder except the nested repos' (same filter)."""
+    """What ``upload_folder`` sends: every file under the repo's folder except the nested repos' (same filter).
+
+    Anything that is not a regular file of the folder (a link resolving outside it, a FIFO, a device) is refused,
+    naming it, before any request: push never uploads or lists a file it did not stage."""
     from huggingface_hub.utils import filter_repo_objects
 
-    root = hub / repo.folder
-    relative = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-    return [root / p for p in filter_repo_objects(relative, ignore_patterns=list(repo.ignore) or None)]
+    root = (hub / repo.folder).resolve()
+    # Links to folders are not followed by the walk, but listed and checked like the files.
+    entries = sorted((Path(top) / name).relative_to(root).as_posix() for top, dirs, names in os.walk(root)
+                     for name in names + [d for d in dirs if (Path(top) / d).is_symlink()])
+    files = []
+    for shown in filter_repo_objects(entries, ignore_patterns=list(repo.ignore) or None):
+        path, where = root / shown, f"{repo.folder}/{shown}"
+        try:
+            if not path.resolve().is_relative_to(root):
+                raise ValueError(f"{where} resolves to {path.resolve()}, outside the repo folder")
+            files.append(regular_file(path, where))
+        except ValueError as err:
+            raise ValueError(f"{repo.repo_id} ({repo.repo_type}): {err}; nothing was uploaded") from None
+    return files
 
 
 def plan_lines(hub: Path, staging: Staging, private: bool, revision: str | None) -> list[str]:
@@ -84,7 +101,7 @@ def _transport_errors() -> tuple[type[Exception], ...]:
 
 def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False) -> None:
     """Create and upload every repo of the staged mirror ``hub`` (only print the plan when ``dry_run`` or tokenless)."""
-    from huggingface_hub import HfApi, get_token
+    from huggingface_hub import HfApi, constants, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
     hub = Path(hub).expanduser()
@@ -100,6 +117,10 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
         print("  " + line)
     if dry_run:
         return
+    if constants.HF_HUB_OFFLINE:  # huggingface_hub's own message names neither the repo nor the variable
+        first = staging.repos[0]
+        raise PushError(f"{first.repo_id} ({first.repo_type}): HF_HUB_OFFLINE=1 is set, so nothing can be uploaded to "
+                        f"{constants.ENDPOINT}; unset HF_HUB_OFFLINE to push, or add --dry-run to see the plan only")
     api = HfApi()
     for repo in staging.repos:
         try:

@@ -10,13 +10,13 @@ users' calls then work word for word: ``load_dataset("lookbench", ...)``, ``eval
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lookbench.files import replace_folder
+from lookbench.files import new_sibling, replace_folder
 
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
@@ -40,36 +40,120 @@ class StagedRepo:
         return "gradio" if self.repo_type == "space" else None
 
 
+REPO_TYPES = ("dataset", "model", "space")
+_REPO_KEYS = {"repo_id", "repo_type", "folder", "ignore"}
+
+
 @dataclass(frozen=True)
 class Staging:
+    """What ``repos.json`` records: the namespace, the repos, and every file stage wrote (relative to HUB), so a
+    later stage replaces the mirror only when it holds nothing else."""
+
     namespace: str
     repos: tuple[StagedRepo, ...]
+    files: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, hub) -> "Staging":
+        """The manifest of ``hub``, checked against what stage writes: ids ``<namespace>/<name>``, known repo types,
+        distinct folders inside the mirror (not the mirror itself), ``ignore`` a list of patterns."""
         path = Path(hub) / MANIFEST
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            staging = cls(raw["namespace"], tuple(StagedRepo(**{**r, "ignore": tuple(r["ignore"])}) for r in raw["repos"]))
         except FileNotFoundError:
             raise FileNotFoundError(f"{path} not found: {hub} is not a folder written by `lookbench stage`") from None
-        except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"{path} is not a staging manifest of `lookbench stage`: {err}") from err
-        root = Path(hub).resolve()
-        for repo in staging.repos:  # push uploads these folders: never one outside the mirror it was given
-            folder = (root / repo.folder).resolve()
-            if not folder.is_relative_to(root) or not folder.is_dir():
-                raise ValueError(f"{path}: repo {repo.repo_id} names folder {repo.folder!r}, which is not a folder inside {hub}")
-        return staging
+        except (OSError, ValueError, RecursionError) as err:
+            raise ValueError(f"{path} is not a staging manifest of `lookbench stage`: {type(err).__name__}") from None
+        try:
+            return cls._checked(raw, Path(hub))
+        except ValueError as err:
+            raise ValueError(f"{path} is not a staging manifest of `lookbench stage`: {err}") from None
+
+    @classmethod
+    def _checked(cls, raw, hub: Path) -> "Staging":
+        if not isinstance(raw, dict) or not isinstance(raw.get("repos"), list) or not isinstance(raw.get("namespace"), str):
+            raise ValueError("it needs a namespace string and a list of repos")
+        namespace = check_namespace(raw["namespace"])
+        files = raw.get("files", [])
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise ValueError("files is not a list of paths")
+        root, repos, seen = hub.resolve(), [], {}
+        for entry in raw["repos"]:
+            if not isinstance(entry, dict) or set(entry) != _REPO_KEYS:
+                raise ValueError(f"a repo entry must have exactly the keys {', '.join(sorted(_REPO_KEYS))}: {entry!r}"[:300])
+            repo_id, kind, folder, ignore = (entry[k] for k in ("repo_id", "repo_type", "folder", "ignore"))
+            if not isinstance(repo_id, str) or repo_id.count("/") != 1 or repo_id.split("/")[0] != namespace:
+                raise ValueError(f"repo {repo_id!r} is not <namespace>/<name> for namespace {namespace!r}")
+            _validate(repo_id)
+            if kind not in REPO_TYPES:
+                raise ValueError(f"repo {repo_id} has type {kind!r}; types are {', '.join(REPO_TYPES)}")
+            if not isinstance(ignore, list) or not all(isinstance(p, str) for p in ignore):
+                raise ValueError(f"repo {repo_id}: ignore {ignore!r} is not a list of patterns")
+            resolved = (root / folder).resolve() if isinstance(folder, str) and not os.path.isabs(folder) else None
+            if resolved is None or not resolved.is_relative_to(root) or not resolved.is_dir():
+                raise ValueError(f"repo {repo_id} names folder {folder!r}, which is not a folder inside {hub}")
+            if resolved == root:
+                raise ValueError(f"repo {repo_id} names folder {folder!r}, the mirror itself")
+            if resolved in seen or repo_id in {r.repo_id for r in repos}:
+                raise ValueError(f"repo {repo_id} names folder {folder!r}, which repo {seen.get(resolved, repo_id)} has too")
+            seen[resolved] = repo_id
+            repos.append(StagedRepo(repo_id, kind, folder, tuple(ignore)))
+        return cls(namespace, tuple(repos), tuple(files))
 
     def save(self, hub: Path) -> None:
-        (hub / MANIFEST).write_text(json.dumps({"namespace": self.namespace, "repos": [asdict(r) for r in self.repos]}, indent=2) + "\n")
+        manifest = {"namespace": self.namespace, "repos": [{**asdict(r), "ignore": list(r.ignore)} for r in self.repos],
+                    "files": list(self.files)}
+        (hub / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def _validate(repo_id: str) -> None:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as err:
+        raise ValueError(f"{repo_id!r} is not a Hub repo id: {' '.join(str(err).split())}") from None
 
 
 def check_namespace(namespace: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", namespace) or ".." in namespace:
+    """A Hub user or organisation name, as huggingface_hub's own ``validate_repo_id`` accepts it."""
+    if not isinstance(namespace, str) or "/" in namespace:
         raise ValueError(f"--namespace {namespace!r} is not a Hub user or organisation name")
+    try:
+        _validate(f"{namespace}/{DATASET}")
+    except ValueError as err:
+        raise ValueError(f"--namespace {namespace!r} is not a Hub user or organisation name "
+                         f"({str(err).split(': ', 1)[-1]})") from None
     return namespace
+
+
+def _written_files(folder: Path) -> tuple[str, ...]:
+    return tuple(sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST))
+
+
+def _check_replaceable(out: Path) -> None:
+    """``out`` is new, empty, or a mirror stage wrote holding nothing else (so replacing it deletes nothing of the user's)."""
+    if not out.exists() and not out.is_symlink():
+        return
+    if not out.is_dir() or out.is_symlink():
+        raise ValueError(f"--out {out} exists and is not a folder; choose a new or empty folder")
+    if not any(out.iterdir()):
+        return
+    refusal = f"--out {out} exists and is not an earlier `lookbench stage` output"
+    try:
+        staging = Staging.load(out)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{refusal} ({err}); choose a new or empty folder (nothing was deleted)") from None
+    written = set(staging.files) | {MANIFEST}
+    parents = {p.as_posix() for f in written for p in Path(f).parents if p != Path(".")}
+    for top, dirs, names in os.walk(out):
+        for name in dirs + names:
+            path = Path(top) / name
+            relative = path.relative_to(out).as_posix()
+            expected = relative in parents if name in dirs else relative in written
+            if path.is_symlink() or not expected:
+                raise ValueError(f"{refusal}: it holds {relative}, which stage did not write; choose a new or empty "
+                                 "folder (nothing was deleted)")
 
 
 def _package_dir(module: str) -> Path:
@@ -117,14 +201,14 @@ def _stage_dataset(source: Path, target: Path) -> None:
 
 
 def stage(out, data=None, namespace: str = "lookbench") -> Staging:
-    """Write the four repos into ``out`` (new, empty or an earlier staging, which is replaced whole)."""
+    """Write the four repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
+    replaced whole; anything else is refused and nothing is deleted)."""
     namespace = check_namespace(namespace)
     out = Path(out).expanduser()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
-        raise ValueError(f"--out {out} exists and is not an earlier `lookbench stage` output; choose a new or empty folder")
+    _check_replaceable(out)
     source = _dataset_source(data)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    tmp = new_sibling(out, "staging", folder=True)
     try:
         _stage_dataset(source, tmp / DATASET)
         _copy_files(_package_dir("lookbench.metric.fine_recall"), METRIC_FILES, tmp / namespace / METRIC)
@@ -139,7 +223,7 @@ def stage(out, data=None, namespace: str = "lookbench") -> Staging:
             StagedRepo(f"{namespace}/{METRIC}", "space", f"{namespace}/{METRIC}"),
             StagedRepo(f"{namespace}/{MODEL}", "model", f"{namespace}/{MODEL}"),
             StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),
-        ))
+        ), _written_files(tmp))
         staging.save(tmp)
         replace_folder(tmp, out)
     finally:

@@ -33,16 +33,16 @@ def differences(query_attributes, item_attributes) -> str:
 
 def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
+    from lookbench.engine.predictions import read
     from lookbench.schema import resolve_subset
-    from lookbench.store import predictions_folder
+    from lookbench.store import predictions_folder, read_json
 
     try:
-        provenance = json.loads(Path(result).read_text())["provenance"]
+        provenance = read_json(result)["provenance"]
         mode, saved = provenance["mode"], provenance.get("saved_predictions") or ()
     except (ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"{result} is not a LookBench result JSON ({type(err).__name__}: {err})") from err
+        raise ValueError(f"{result} is not a LookBench result JSON ({type(err).__name__}: {err})") from None
     subset = resolve_subset(subset)
     path = predictions_folder(result) / f"{subset}.parquet"
     if subset not in saved or not path.is_file():
@@ -50,11 +50,13 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
                          "evaluate again with --save-predictions")
     if top < 1:
         raise ValueError(f"--top must be at least 1, got {top}")
-    table = pq.read_table(path)
-    count = pc.max(table["query"]).as_py()
+    table = read(path)
+    count = pc.max(table["query"]).as_py() or 0
     if not 1 <= query <= count:
         raise ValueError(f"{subset} of {result} has queries 1..{count}; there is no query {query}")
     rows = table.filter(pc.equal(table["query"], query)).sort_by("rank").to_pylist()
+    if not rows:
+        raise ValueError(f"{path}: column query has no row for query {query}")
     q = rows[0]
     attrs = ", ".join(f"{a['name']}={a['value']}" for a in q["query_attributes"]) or "(none)"
     first = {kind: next((r["rank"] for r in rows if r[f"{kind}_hit"]), None) for kind in ("fine", "coarse")}

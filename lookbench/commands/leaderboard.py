@@ -24,12 +24,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from lookbench.leaderboard import leaderboard
+    from lookbench.leaderboard import leaderboard, terminal_safe
     from lookbench.store import default_root
 
     board = leaderboard(results=args.results or default_root(), reference=args.reference, metric=args.metric,
                         k=args.k, subset=args.subset)
-    print(board.render(args.format))
+    for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
+        print(f"lookbench leaderboard: skipped {terminal_safe(line)}", file=sys.stderr)
+    print(board.render(args.format), flush=True)
     if args.plot:
-        print(f"plot: {board.plot(args.plot)}", file=sys.stderr)  # stdout stays the table (csv/json parse cleanly)
+        print(f"plot: {board.plot(args.plot)}", file=sys.stderr)
     return 0

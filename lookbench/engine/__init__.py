@@ -11,14 +11,13 @@ saves the rankings. The Space, the benchmarks and the tests use these stages dir
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import store
 from ..encoders import load_encoder
+from ..files import new_sibling
 from ..filtering import to_utc
 from ..metric.fine_recall.fine_recall import MODES, combine_subsets
 from ..options import INDEXES, PRECISIONS
@@ -45,13 +44,16 @@ __all__ = [
 def _check_folder(path, what: str) -> None:
     """A folder that exists or can be made: not a file, and its nearest existing ancestor a writable folder."""
     path = Path(path).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise EvaluationError(f"{what} {path} exists and is not a folder")
-        return
-    parent = next(p for p in path.parents if p.exists())
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+    if path.exists() and not path.is_dir():
+        raise EvaluationError(f"{what} {path} exists and is not a folder")
+    parent = path if path.exists() else next(p for p in path.parents if p.exists())
+    if not parent.is_dir():
         raise EvaluationError(f"{what} {path} cannot be created: {parent} is not a writable folder")
+    try:  # a real write, not os.access: a read-only mount or an immutable folder refuses even root
+        new_sibling(parent / ".lookbench-write-check", "probe", folder=False).unlink()
+    except OSError as err:
+        where = "" if parent == path else f": {parent} is not a writable folder"
+        raise EvaluationError(f"{what} {path} cannot be written{where} ({err.strerror})") from None
 
 
 def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=None, workers=None, cutoff=None,
@@ -122,14 +124,18 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         if planned.stored is not None and not overwrite:
             found = store.find_identical(planned.stored, planned.identity,
                                          need_predictions=list(bench.subsets) if save_predictions else ())
+            try:  # the stored rankings are read and checked: a damaged one is never reused, nor copied to --output
+                saved = None if found is None else predictions.read_saved(planned.stored, found["provenance"])
+            except ValueError as err:
+                found = None
+                planned.notes.append(f"the stored result's saved rankings cannot be used ({err}): evaluated again")
             if found is not None:
                 if not processes.is_main:
                     return None
-                result = EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes)
+                result = EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes,
+                                                    rankings=saved or None)
                 if output_dir is not None:
-                    paths = result.save(output_dir)
-                    if result.provenance.get("saved_predictions"):  # the stored rankings go along with their JSON
-                        shutil.copytree(store.predictions_folder(planned.stored), store.predictions_folder(paths["json"]))
+                    result.save(output_dir)
                 return result
         with times.stage("hash"), stage_bar("hash", quiet=quiet, unit="img") as bar:
             images = BenchmarkImages.of(bench)

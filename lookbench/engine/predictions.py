@@ -43,17 +43,72 @@ def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: 
 
 
 def write(tables: dict, folder: Path) -> dict[str, Path]:
-    """Each subset's table as ``folder/<subset>.parquet`` (through a temporary name, replaced when complete)."""
-    import os
-
+    """Each subset's table as ``folder/<subset>.parquet``; ``folder`` is a new folder that replaces the saved
+    rankings whole when complete (``EvaluationResult.write_json``)."""
     import pyarrow.parquet as pq
 
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
     for name, table in tables.items():
-        path = folder / f"{name}.parquet"
-        tmp = folder / f".{name}.parquet.tmp"
-        pq.write_table(table.data.table, tmp)  # the Dataset's own Arrow table (to_parquet would draw a progress bar)
-        os.replace(tmp, path)
-        paths[name] = path
+        paths[name] = folder / f"{name}.parquet"
+        pq.write_table(table.data.table, paths[name])  # the Dataset's own Arrow table (to_parquet would draw a progress bar)
     return paths
+
+
+def _attributes(kind) -> bool:
+    import pyarrow as pa
+
+    return (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and pa.types.is_struct(kind.value_type) and all(
+        kind.value_type.get_field_index(f) >= 0 and pa.types.is_string(kind.value_type.field(f).type) for f in ("name", "value"))
+
+
+def _columns():
+    """What a saved ranking must hold to be read back: column -> (type check, what it is, nulls allowed)."""
+    import pyarrow as pa
+
+    text = (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "text", True)
+    whole = (pa.types.is_integer, "an integer", False)
+    flag = (pa.types.is_boolean, "true/false", False)
+    listed = (_attributes, "a list of {name, value} attributes", True)
+    return {"query": whole, "query_item_id": text, "query_category": text, "query_main_attribute": text,
+            "query_attributes": listed, "rank": whole, "gallery_index": whole, "item_id": text,
+            "score": (pa.types.is_floating, "a float", False), "category": text, "main_attribute": text,
+            "attributes": listed, "fine_hit": flag, "coarse_hit": flag}
+
+
+def read(path: Path):
+    """A saved ranking as a pyarrow Table, checked column by column; anything else is a one-line ``ValueError``
+    naming the file and the column (never the table's contents)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..files import regular_file
+
+    try:
+        table = pq.read_table(regular_file(path))
+    except (OSError, pa.ArrowException) as err:
+        first = (str(err).splitlines() or [type(err).__name__])[0][:200]
+        raise ValueError(f"{path} cannot be read as a saved ranking ({first})") from None
+    for column, (check, what, nullable) in _columns().items():
+        if column not in table.column_names:
+            raise ValueError(f"{path}: column {column} is missing")
+        kind = table.schema.field(column).type
+        if not check(kind):
+            raise ValueError(f"{path}: column {column} is {kind}, not {what}")
+        if not nullable and table[column].null_count:
+            raise ValueError(f"{path}: column {column} has {table[column].null_count} empty value(s)")
+    return table
+
+
+def read_saved(result_json: Path, provenance: dict) -> dict:
+    """Every saved ranking a stored result lists (subset -> ``datasets.Dataset``), each read and checked; a
+    ``ValueError`` naming the file when one is missing or damaged, so it is never reused."""
+    import datasets
+
+    from ..schema import SUBSETS
+    from ..store import predictions_folder
+
+    saved = provenance.get("saved_predictions") or []
+    if not isinstance(saved, list) or not all(isinstance(name, str) and name in SUBSETS for name in saved):
+        raise ValueError(f"{result_json}: saved_predictions {str(saved)[:100]} is not a list of subsets")
+    return {name: datasets.Dataset(read(predictions_folder(result_json) / f"{name}.parquet")) for name in saved}

@@ -101,20 +101,30 @@ class EvaluationResult:
         return paths
 
     def write_json(self, path) -> Path:
-        """The JSON at ``path`` (atomically) and the saved rankings, if any, in the folder beside it; rankings
-        left there by an earlier result are removed, so they never stand beside a result they do not belong to."""
+        """The JSON at ``path`` and the saved rankings, if any, in the folder beside it, each written whole and then
+        put in place, so a failure leaves what was there; rankings left by an earlier result are removed, so they
+        never stand beside a result they do not belong to."""
         import json
         import shutil
 
         from .. import store
+        from ..files import new_sibling, replace_folder
 
+        text = json.dumps(self.to_dict(), indent=2, default=str)
         folder = store.predictions_folder(path)
-        shutil.rmtree(folder, ignore_errors=True)
         if self.rankings:
             from .predictions import write
 
-            write(self.rankings, folder)
-        return store.write_atomic(Path(path), json.dumps(self.to_dict(), indent=2, default=str))
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            staged = new_sibling(folder, "writing", folder=True)
+            try:
+                write(self.rankings, staged)
+                replace_folder(staged, folder)
+            finally:
+                shutil.rmtree(staged, ignore_errors=True)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+        return store.write_atomic(Path(path), text)
 
     def plot(self, out: Path) -> dict[str, Path]:
         """Fine vs Coarse Recall@1 per subset, and Fine Recall@1 per category; returns their paths."""
@@ -136,8 +146,7 @@ class EvaluationResult:
         ax.set_title(f"{self.provenance['model']['name']}: Fine vs Coarse Recall@1")
         ax.legend()
         fig.tight_layout()
-        paths = {"fine_vs_coarse": out / "fine_vs_coarse_r1.png"}
-        fig.savefig(paths["fine_vs_coarse"], dpi=100)
+        paths = {"fine_vs_coarse": _save(fig, out / "fine_vs_coarse_r1.png")}
         plt.close(fig)
 
         per_cat: dict[str, dict[str, float]] = {}
@@ -155,7 +164,15 @@ class EvaluationResult:
         ax.set_title("Fine Recall@1 per category")
         ax.legend(fontsize="small")
         fig.tight_layout()
-        paths["per_category"] = out / "per_category_fine_r1.png"
-        fig.savefig(paths["per_category"], dpi=100)
+        paths["per_category"] = _save(fig, out / "per_category_fine_r1.png")
         plt.close(fig)
         return paths
+
+
+def _save(fig, path: Path) -> Path:
+    """A PNG written whole beside ``path`` and then moved into place (a failed write leaves the old plot)."""
+    from ..files import replacing
+
+    with replacing(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+    return path
