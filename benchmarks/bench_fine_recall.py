@@ -126,7 +126,7 @@ def main():
     strict = results["FineRecall().compute, Dataset gallery"]
     print(
         "  scores: "
-        + ", ".join(f"{key}={strict[key]:.2f}" for key in ("fine_recall@1", "coarse_recall@1", "ndcg@10", "mrr"))
+        + ", ".join(f"{key}={strict[key]:.2f}" for key in ("fine_recall@1", "coarse_recall@1", "ndcg@10", "mrr@10"))
     )
 
 

@@ -85,7 +85,8 @@ def child_pipeline(model: str, data: str) -> dict:
     import pyarrow.compute as pc
     from PIL import Image
 
-    from lookbench.encoders import as_batch, load_encoder
+    from lookbench.encoders import as_batch
+    from lookbench.registry import load_encoder
     from lookbench.engine import BenchmarkImages, Schedule, load_benchmark, reuse_freed_memory
 
     images = BenchmarkImages.of(load_benchmark(data))
@@ -158,7 +159,7 @@ def child_startup(model: str) -> dict:
 
     import lookbench.commands.evaluate  # noqa: F401
     import lookbench.engine  # noqa: F401
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
 
     encoder = load_encoder(model)
     getattr(encoder, "module", None)

@@ -3,7 +3,8 @@
 Runs the CLI for raw pixels, EfficientNet-Lite0 (ImageNet), the previous GR-Lite-minis (read from git at
 `PREVIOUS`, where their weights differ from the committed ones) and the committed one, in each mode of the
 table (a second mode re-uses the embedding cache, a repeated run the results store), and writes one table per
-release into the model card and benchmarks/RESULTS.md:
+release into the model card and benchmarks/RESULTS.md, and this model's scores of the LookBench-Mini tables into the
+card's ``model-index`` (huggingface_hub's ``EvalResult``):
 
     python benchmarks/compare_encoders.py --write                                   # the default LookBench-Mini
     python benchmarks/compare_encoders.py --write --table published --data DIR      # the published layout
@@ -22,8 +23,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from lookbench.registry import gr_lite_mini_folder
+
 ROOT = Path(__file__).resolve().parent.parent
-MODEL = Path("models") / "gr_lite" / "gr-lite-mini"
+MODEL = gr_lite_mini_folder().relative_to(ROOT)  # the editable install's committed folder
 CARD = ROOT / MODEL / "README.md"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 PREVIOUS = {  # version -> the main commit before the next version replaced the weights
@@ -42,8 +45,9 @@ COLUMNS = {  # column -> (metric, K) of the overall scores
 }
 THIS_MODEL = "GR-Lite-mini (this model)"
 BASELINE = "EfficientNet-Lite0 (ImageNet)"
-RENDERED = ("rendered images of the generator's world (LookBench-Mini's procedurally drawn garments), "
-            "not photographs")
+DATASET_ID = "lookbench/lookbench"  # the project's dataset repo on the Hub (`lookbench stage --namespace` retargets it)
+METRIC_ID = "lookbench/fine_recall"
+CARD_URL = "https://huggingface.co/lookbench/gr-lite-mini"  # where a model-index entry's table is (the card itself)
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,8 @@ class Table:
     """One table of the card: its RESULTS.md heading, what it measured, and how it is evaluated."""
 
     title: str
-    measured_on: str
+    measured_on: str | None = None  # what the rows were measured on, where the dataset's name does not say it
+    model_index: bool = True  # this model's rows go into the card's model-index (which names DATASET_ID)
     modes: tuple[str, ...] = ("strict", "leaderboard")
     distractors: bool = True  # the shared noise gallery appended to every subset's gallery
     per_subset: bool = True  # each subset's Fine R@1 beside the overall columns
@@ -59,11 +64,13 @@ class Table:
 
 
 TABLES = {
-    "mini": Table("## Encoders on LookBench-Mini", RENDERED),
-    "published": Table("## Encoders at the published layout", RENDERED),
+    "mini": Table("## Encoders on LookBench-Mini (synthetic)"),
+    "published": Table("## Encoders on synthetic LookBench-Mini at the published layout's size"),
+    # Not a LookBench dataset, so not in the model-index (whose entries name LookBench's dataset repo).
     "real-photos": Table("## Encoders on real photos (Fashion-MNIST t10k)",
                          "28 px Zalando product photos (Fashion-MNIST t10k, upscaled to 96 px; never trained on)",
-                         modes=("strict",), distractors=False, per_subset=False, rivals=(BASELINE, "raw pixels")),
+                         model_index=False, modes=("strict",), distractors=False, per_subset=False,
+                         rivals=(BASELINE, "raw pixels")),
 }
 
 
@@ -135,8 +142,48 @@ def replace_block(text: str, begin: str, end: str, body: str) -> str:
     return pattern.sub(lambda _: f"{begin}\n{body}\n{end}", text)
 
 
-def write(name: str, body: str) -> None:
+def source_name(name: str) -> str:
+    """What a table's model-index entries are known by: the script and table that measured them."""
+    return f"benchmarks/compare_encoders.py --table {name}"
+
+
+def eval_results(name: str, rows: list[tuple[str, str, dict]]):
+    """This model's scores of one table as model-index entries, the dataset named as measured: per mode, the overall
+    columns (config ``all``) and each subset's Fine R@1 (config = the subset), in percent as the table shows them."""
+    from huggingface_hub import EvalResult
+
+    spec, results = TABLES[name], []
+    if not spec.model_index:
+        return results
+    for model, mode, result in rows:
+        if model != THIS_MODEL:
+            continue
+        dataset = result["provenance"]["dataset"]
+        common = dict(task_type="image-feature-extraction", task_name="Fashion image retrieval", dataset_type=DATASET_ID,
+                      dataset_name=f"{dataset['name']}: {dataset['data']}", dataset_split="query",
+                      dataset_revision=dataset["revision"], metric_type=METRIC_ID, metric_config=mode,
+                      source_name=source_name(name), source_url=CARD_URL)
+        values = cells(result, spec)
+        for column, value in zip(COLUMNS, values):
+            results.append(EvalResult(**common, dataset_config="all", metric_name=f"{column} ({mode})", metric_value=round(value, 2)))
+        for subset, value in zip(SUBSETS, values[len(COLUMNS):]):
+            results.append(EvalResult(**common, dataset_config=subset, metric_name=f"Fine R@1 ({mode})", metric_value=round(value, 2)))
+    return results
+
+
+def write_model_index(name: str, results) -> None:
+    """The card's model-index through huggingface_hub's card data: this table's entries replaced, the others kept."""
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(CARD)
+    kept = [r for r in card.data.eval_results or [] if r.source_name != source_name(name)]
+    card.data.model_name, card.data.eval_results = "GR-Lite-mini", kept + results
+    card.save(CARD)
+
+
+def write(name: str, body: str, results) -> None:
     CARD.write_text(replace_block(CARD.read_text(), f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->", body))
+    write_model_index(name, results)
     text = RESULTS.read_text()
     title = TABLES[name].title
     section = f"{title}\n\n{body}\n"
@@ -177,16 +224,17 @@ def main() -> None:
     queries = sum(provenance["counts"]["queries"].values())
     command = f"python benchmarks/compare_encoders.py --write --table {args.table}" + (f" --data {args.data}" if args.data else "")
     gallery = (f"shared noise gallery of {dataset['noise_gallery']} included" if spec.distractors else "no distractors")
+    measured = f"Measured on {spec.measured_on or dataset['name']}"
     overall = "the first six columns are the query-weighted overall" if spec.per_subset else "one subset, RealStudioFlat"
     body = (
-        f"{table(rows, spec)}\n\n{verdict(rows, spec, ours)}\n\nMeasured on {spec.measured_on}. Scores in percent on "
-        f"the {queries} queries of {dataset['data']} (revision {dataset['revision']}, releases {', '.join(dataset['releases'])}), "
-        f"{gallery}; {overall}. Each row is `lookbench evaluate --model … --mode {'|'.join(spec.modes)}"
-        f"{'' if spec.distractors else ' --no-distractors'}`; the table is produced by `{command}`."
+        f"{table(rows, spec)}\n\n{verdict(rows, spec, ours)}\n\n{measured}: scores in percent on the {queries} queries of "
+        f"{dataset['data']} (revision {dataset['revision']}, releases {', '.join(dataset['releases'])}), {gallery}; {overall}. "
+        f"Each row is `lookbench evaluate --model … --mode {'|'.join(spec.modes)}{'' if spec.distractors else ' --no-distractors'}`; "
+        f"the table is produced by `{command}`."
     )
     print(body)
     if args.write:
-        write(args.table, body)
+        write(args.table, body, eval_results(args.table, rows))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from lookbench.files import contained_file, read_regular
 from lookbench.filtering import to_utc
-from lookbench.schema import RELEASE_PATTERN, SUBSETS, resolve_subset
+from lookbench.schema import RELEASE_PATTERN, SUBSETS, release_date, resolve_subset
 
 TRAIN = "train"
 # The largest file (image, raw_image) the builder reads; a bigger one is an invalid row. Tests lower it.
@@ -67,17 +67,6 @@ def parse_attributes(value) -> list[dict]:
             raise ValueError(f"attribute {name!r}: {val!r} needs a string name and a string value")
     pairs = {(n.strip(), v.strip()) for n, v in items}
     return [{"name": n, "value": v} for n, v in sorted(pairs)]
-
-
-def release_date(name: str) -> dt.datetime:
-    """The snapshot date a release folder such as ``v20251201`` stands for, midnight UTC."""
-    match = RELEASE_PATTERN.match(name)
-    if not match:
-        raise SourceError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>, e.g. v20251201")
-    try:
-        return dt.datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=dt.timezone.utc)
-    except ValueError:
-        raise SourceError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>: {match.group(1)} is no date") from None
 
 
 def read_contained(base: Path, relative: str) -> bytes:

@@ -190,7 +190,7 @@ class SplitChecker:
             messages.append(f"missing required field(s): {', '.join(missing)}")
         release = row.get("release")
         if isinstance(release, str) and release and not RELEASE_PATTERN.match(release):
-            messages.append(f"release {release!r} is not a snapshot name v<YYYYMMDD>")
+            messages.append(f"release {release!r} is not a snapshot name v<YYYYMMDD> (mini-v<YYYYMMDD> for LookBench-Mini)")
         digest = None
         if row.get("image") is not None:
             try:

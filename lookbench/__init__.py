@@ -7,16 +7,21 @@ from .schema import DEFAULT_CONFIG, NOISE, SUBSETS, TEST_SUBSETS, resolve_subset
 # GR-Lite loads with AutoConfig / AutoModel / AutoImageProcessor once transformers' Auto classes are first used.
 auto_classes.install()
 
-__all__ = ["__version__", "FEATURES", "SUBSETS", "TEST_SUBSETS", "NOISE", "DEFAULT_CONFIG", "resolve_subset", "filter_after", "evaluate"]
+__all__ = ["__version__", "FEATURES", "SUBSETS", "TEST_SUBSETS", "NOISE", "DEFAULT_CONFIG", "resolve_subset", "filter_after", "evaluate",
+           "load_encoder"]
 
 
 def __getattr__(name):
-    """The parts that import heavy libraries load when first used: the engine (faiss, the metric), the
-    contamination filter (pyarrow) and the datasets ``FEATURES``."""
+    """The parts that import heavy libraries load when first used: the engine (faiss, the metric), the encoder
+    registry's ``load_encoder``, the contamination filter (pyarrow) and the datasets ``FEATURES``."""
     if name == "evaluate":
         from .engine import evaluate
 
         return evaluate
+    if name == "load_encoder":
+        from .registry import load_encoder
+
+        return load_encoder
     if name == "filter_after":
         from .filtering import filter_after
 

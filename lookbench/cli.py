@@ -1,12 +1,12 @@
-"""The ``lookbench`` command line: build releases, list subsets, evaluate encoders, rank and explain results,
-serve the demo, stage and push the Hub repos."""
+"""The ``lookbench`` command line: build releases, list subsets and models, evaluate encoders, reproduce the
+published leaderboard, rank, compare, explain and export results, serve the demo, stage and push the Hub repos."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 
-from .commands import build, demo, evaluate, explain, leaderboard, push, stage
+from .commands import build, compare, demo, evaluate, explain, export, leaderboard, models, push, reproduce, stage
 
 
 def parser() -> argparse.ArgumentParser:
@@ -14,8 +14,12 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build.register(sub)
     evaluate.register(sub)
+    models.register(sub)
+    reproduce.register(sub)
     leaderboard.register(sub)
+    compare.register(sub)
     explain.register(sub)
+    export.register(sub)
     demo.register(sub)
     stage.register(sub)
     push.register(sub)

@@ -1,4 +1,4 @@
-"""Image encoders behind one interface, and the registry of named baselines (declared as data, MTEB style).
+"""Image encoders behind one interface; the registry of named models (``lookbench.registry``) builds them.
 
 An encoder splits its work in two so the engine can schedule them: ``preprocess(PIL) -> np.ndarray`` runs in
 worker threads (PIL and numpy release the GIL), ``encode_batch(inputs) -> (n, d) float32`` runs the forward pass
@@ -8,10 +8,9 @@ or the preprocessing change.
 """
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ from PIL import Image
 
 from .files import hash_files
 from .options import PRECISIONS
-from .paths import looks_like_hub_id
+from .paths import split_revision
 
 
 class EncoderError(ValueError):
@@ -161,78 +160,150 @@ class EfficientNetLite0Encoder(TorchEncoder):
         return self.module.extract_features(x).mean(dim=(2, 3))
 
 
-class TransformersEncoder(TorchEncoder):
-    """Any transformers image model: get_image_features, else pooler_output, else the CLS token."""
+@dataclass(frozen=True)
+class SquareTransform:
+    """The published harness's preprocessing (look-bench ``get_transform``): ``Resize((size, size))`` on the PIL
+    image — a squash to a square, no crop — then ``ToTensor`` and the model's mean/std. torchvision resizes a PIL
+    image with PIL itself, so PIL here gives the same pixels without torchvision (docs/architecture.md §6)."""
 
-    def __init__(self, source: str, meta=None):
-        """``meta``: the registry entry when the model is a registered one (its name and width)."""
+    size: int
+    mean: tuple[float, float, float]
+    std: tuple[float, float, float]
+    interpolation: str = "bilinear"  # torchvision's Resize default
+
+    @property
+    def key(self) -> str:
+        return f"rgb|square={self.size},{self.interpolation}|mean={self.mean}|std={self.std}"
+
+    def __call__(self, image: Image.Image) -> np.ndarray:
+        resample = {"bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC}[self.interpolation]
+        x = np.asarray(to_rgb(image).resize((self.size, self.size), resample), dtype=np.float32) / 255.0
+        return ((x - np.asarray(self.mean, np.float32)) / np.asarray(self.std, np.float32)).transpose(2, 0, 1).copy()
+
+
+def card_training_cutoff(folder) -> str | None:
+    """``training_cutoff:`` from the YAML of a model folder's README.md (its model card), or ``None``."""
+    from huggingface_hub import metadata_load
+
+    from .filtering import to_utc
+
+    card = Path(folder) / "README.md"
+    value = (metadata_load(card) or {}).get("training_cutoff") if card.is_file() else None
+    if value is None:
+        return None
+    try:
+        to_utc(str(value))
+    except ValueError as err:
+        raise ValueError(f"{card}: training_cutoff {value!r} is not an ISO 8601 date, e.g. 2025-06-30") from err
+    return str(value)
+
+
+def needs_remote_code(folder: Path) -> bool:
+    """A config whose ``model_type`` neither transformers nor lookbench registers: only its own code loads it."""
+    from transformers import CONFIG_MAPPING  # importing it registers GR-Lite (lookbench.auto_classes)
+
+    config = json.loads((folder / "config.json").read_text())
+    return bool(config.get("auto_map")) and config.get("model_type") not in CONFIG_MAPPING
+
+
+class TransformersEncoder(TorchEncoder):
+    """Any transformers image model: get_image_features, else pooler_output, else the CLS token (``output`` of a
+    registry entry names one of them)."""
+
+    def __init__(self, source: str, meta=None, trust_remote_code: bool = False, snapshot: tuple[Path, str] | None = None):
+        """``meta``: the registry entry when the model is a registered one (its name, width, preprocessing);
+        ``snapshot``: its folder and commit sha when the registry resolved them (e.g. a converted checkpoint)."""
         from transformers import AutoConfig, AutoImageProcessor  # GR-Lite joins them (lookbench.auto_classes)
 
-        folder, revision = _resolve_model_folder(source)
-        self.folder, self.source = folder, source
+        folder, revision = snapshot or resolve_model_folder(source)
+        self.folder, self.source, self.trust_remote_code = folder, source, trust_remote_code
+        self.architecture = None  # a converted folder names its transformers class (AutoModel would drop a head)
+        if needs_remote_code(folder) and not trust_remote_code:
+            raise EncoderError(f"Model {source!r} runs its own code from the Hub (config.json auto_map); "
+                               "pass --trust-remote-code (trust_remote_code=True) if you trust it")
+        self.transform = getattr(meta, "transform", None)
+        self.output = getattr(meta, "output", None)
         try:
-            self.processor = AutoImageProcessor.from_pretrained(folder)
-            config = AutoConfig.from_pretrained(folder)
+            self.processor = None if self.transform else AutoImageProcessor.from_pretrained(
+                folder, trust_remote_code=trust_remote_code)
+            config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
         except (OSError, ValueError, KeyError) as err:
             raise EncoderError(f"Cannot load transformers image model {source!r}: {err}") from err
-        self.name = meta.name if meta else (source if revision is None else f"{source}@{revision[:12]}")
-        from .registry import card_training_cutoff
-
+        if getattr(meta, "convert", None) == "open_clip":  # a vision tower with a projection head
+            self.architecture = config.architectures[0]
+        self.name = meta.name if meta else (source if revision is None or "@" in source else f"{source}@{revision[:12]}")
         self.training_cutoff = meta.training_cutoff if meta else card_training_cutoff(folder)
         weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
         if not weights:
             raise EncoderError(f"Model {source!r} has no *.safetensors or *.bin weights in {folder}")
-        # Unregistered: the output width is learnt from the first batch (configs name it inconsistently).
-        self.embed_dim = meta.embed_dim if meta else None
-        self.preprocessing = "hf:" + _digest(json.dumps(self.processor.to_dict(), sort_keys=True, default=str))
+        # Unregistered, or a Hub entry (whose declared width is metadata: the checkpoint decides): the output width is
+        # learnt from the first batch (configs name it inconsistently).
+        self.embed_dim = meta.embed_dim if meta and not getattr(meta, "hub_id", None) else None
+        self.preprocessing = self.transform.key if self.transform else (
+            "hf:" + _digest(json.dumps(self.processor.to_dict(), sort_keys=True, default=str)))
         self.fingerprint = f"transformers:{hash_files(weights + [folder / 'config.json'])}"
         self.provenance = {
-            "model": source,
+            "model": source if revision is None else split_revision(source)[0],  # a Hub id without its @revision
             "revision": revision,
             "weights_sha256": self.fingerprint.split(":")[1],
             "model_type": config.model_type,
         }
+        if getattr(meta, "published_name", None):  # its row in the published leaderboard (lookbench.leaderboard)
+            self.provenance["published_name"] = meta.published_name
 
     def _load(self):
-        from transformers import AutoModel
+        import transformers
 
         try:
-            return AutoModel.from_pretrained(self.folder)
+            if self.architecture:
+                return getattr(transformers, self.architecture).from_pretrained(self.folder)
+            return transformers.AutoModel.from_pretrained(self.folder, trust_remote_code=self.trust_remote_code)
         except (OSError, ValueError, KeyError) as err:
             raise EncoderError(f"Cannot load transformers image model {self.source!r}: {err}") from err
 
     def preprocess(self, image):
+        if self.transform:
+            return self.transform(image)
         return self.processor(images=to_rgb(image), return_tensors="np")["pixel_values"][0].astype(np.float32)
 
     def forward(self, batch):
-        if hasattr(self.module, "get_image_features"):
+        if self.output in (None, "image_features") and hasattr(self.module, "get_image_features"):
             out = self.module.get_image_features(pixel_values=batch)
             return out if hasattr(out, "shape") else out.pooler_output
         out = self.module(pixel_values=batch)
+        if self.output == "cls":
+            return out.last_hidden_state[:, 0]
         for key in ("image_embeds", "pooler_output"):
             if getattr(out, key, None) is not None:
                 return out[key]
         return out.last_hidden_state[:, 0]
 
 
-def _resolve_model_folder(source: str) -> tuple[Path, str | None]:
-    """A local folder as is; a Hub id through huggingface_hub (its cache offline), returning the commit sha."""
+def resolve_model_folder(source: str, revision: str | None = None, patterns=("*.json", "*.py", "*.txt", "README.md"),
+                         weights=("*.safetensors", "*.bin")) -> tuple[Path, str | None]:
+    """A local folder as is; a Hub id (``owner/name[@revision]``) through huggingface_hub — its cache offline —
+    at that revision, returning the snapshot folder and its commit sha."""
     path = Path(source).expanduser()
     if path.is_dir():
         if not (path / "config.json").exists():
             raise EncoderError(f"{source!r} is a folder but has no config.json, so it is not a transformers model")
         return path, None
+    repo, pinned = split_revision(source)
+    revision = revision or pinned
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
+    at = f" at revision {revision}" if revision else ""
     try:
-        folder = Path(snapshot_download(source, allow_patterns=["*.json", "*.safetensors", "*.py", "*.txt", "README.md"]))
-        if not any(folder.glob("*.safetensors")):
-            folder = Path(snapshot_download(source, allow_patterns=["*.json", "*.bin", "*.py", "*.txt", "README.md"]))
+        for kind in weights:  # the first weights format the repo has
+            folder = Path(snapshot_download(repo, revision=revision, allow_patterns=[*patterns, kind]))
+            if any(folder.glob(kind)):
+                break
     except LocalEntryNotFoundError as err:
-        raise EncoderError(f"Model {source!r} is not in the local Hugging Face cache and the Hub is offline") from err
+        raise EncoderError(f"Model {repo!r}{at} is not in the local Hugging Face cache and the Hub is offline; "
+                           f"download it first: hf download {repo}" + (f" --revision {revision}" if revision else "")) from err
     except (HfHubHTTPError, ValueError, OSError) as err:
-        raise EncoderError(f"Cannot fetch model {source!r} from the Hub: {err}") from err
+        raise EncoderError(f"Cannot fetch model {repo!r}{at} from the Hub: {err}") from err
     return folder, folder.name
 
 
@@ -280,37 +351,3 @@ class ObjectEncoder(Encoder):
 
     def encode_batch(self, arrays):
         return self.obj.encode(list(arrays))
-
-
-def load_encoder(model=None, device: str | None = None, precision: str = "fp32") -> Encoder:
-    """Registered name, local folder, Hub id, an ``Encoder``, or any object with ``encode`` and ``name``."""
-    from .registry import DEFAULT_MODEL, REGISTRY
-
-    model = DEFAULT_MODEL if model is None else model
-    if isinstance(model, Encoder):
-        encoder = model
-    elif isinstance(model, (str, os.PathLike)):
-        name = os.fspath(model)
-        if name in REGISTRY:
-            meta = REGISTRY[name]
-            if not meta.available():
-                raise EncoderError(f"Registered model {name!r} is not available in this installation ({meta.source})")
-            encoder = meta.build(meta)
-            encoder.training_cutoff = meta.training_cutoff
-        elif Path(name).expanduser().exists() or looks_like_hub_id(name):
-            encoder = TransformersEncoder(name)
-        else:
-            close = difflib.get_close_matches(name, list(REGISTRY), n=3, cutoff=0.5)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise EncoderError(
-                f"Unknown model {name!r}.{hint} Use a registered name ({', '.join(REGISTRY)}), "
-                "a local transformers model folder, or a Hub id such as owner/name."
-            )
-    elif callable(getattr(model, "encode", None)) and hasattr(model, "name"):
-        encoder = ObjectEncoder(model)
-    else:
-        raise EncoderError(
-            f"model must be a name, a path, a Hub id or an object with encode(list_of_PIL_images) and name; "
-            f"got {type(model).__name__}"
-        )
-    return encoder.to(device, precision)

@@ -115,6 +115,12 @@ def hash_files(paths: list[Path]) -> str:
     return digest.hexdigest()
 
 
+def folder_revision(folder: Path) -> str:
+    """Identify a local dataset folder by the content of its card and data files (hashes memoised by mtime); an
+    appended release changes it, a staged copy of the folder keeps it."""
+    return "local-" + hash_files([folder / "README.md", *folder.rglob("*.parquet")])[:16]
+
+
 # Batch-norm statistics are stored with the weights but are not learnt parameters.
 _BUFFER_SUFFIXES = ("running_mean", "running_var", "num_batches_tracked")
 

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .options import metric_numpy_function
-from .schema import TEST_SUBSETS, resolve_subset
-
-# The metric's own query-weighted overall, compiled from its source (importing the metric would import torch).
-_combine_subsets = metric_numpy_function("combine_subsets")
+from .metric.fine_recall.core import combine_subsets
+from .schema import RELEASE_PATTERN, TEST_SUBSETS, resolve_subset
 
 METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
+GROUPS_NOTE = ("ci95: the 95% interval of the ranked score (bootstrap of the stored per-query outcomes; a published row's "
+               "is a Wilson interval from its score and query count, approximate). group: rows share a rank group when "
+               "the data cannot separate them from the group's best row (paired test p >= 0.05 where both have "
+               "per-query outcomes, else overlapping intervals).")
 FORMATS = ("table", "markdown", "csv", "json")
 # Names of the published benchmark.json for the metrics above.
 _PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
@@ -73,7 +74,29 @@ class Entry:
             if value is None or not scores.get("num_queries"):
                 return None
             flat[name] = {f"{metric}@{k}": value, "num_queries": int(scores["num_queries"])}
-        return _combine_subsets(flat)[f"{metric}@{k}"] if flat else None
+        return combine_subsets(flat)[f"{metric}@{k}"] if flat else None
+
+    def outcomes(self, names) -> dict | None:
+        """The per-query outcomes of the subsets ``names`` (``lookbench.outcomes``), or ``None`` when any of them
+        has none (a published row, or a result written before they were kept)."""
+        from .outcomes import Outcomes
+
+        if any(not isinstance(self.subsets.get(s, {}).get("per_query"), dict) for s in names):
+            return None
+        try:
+            return {s: Outcomes.from_json(self.subsets[s]["per_query"], f"{self.origin}: {s}") for s in names}
+        except ValueError:
+            return None
+
+    def releases(self) -> list[str]:
+        """The releases this result scored separately (its subsets' ``per_release``), oldest first."""
+        return sorted({r for scores in self.subsets.values() for r in scores.get("per_release") or {}})
+
+    def on_release(self, release: str) -> "Entry":
+        """The same model on one release's queries only: each subset's ``per_release`` block of that release."""
+        blocks = {name: scores["per_release"][release] for name, scores in self.subsets.items()
+                  if release in (scores.get("per_release") or {})}
+        return Entry(self.model, self.group, blocks, self.origin, self.extra)
 
 
 def load_reference(name: str = "release_v2601") -> tuple[list[Entry], str]:
@@ -121,6 +144,13 @@ def _checked_subset(name: str, scores) -> dict:
     count = scores.get("num_queries")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
         raise ValueError(f"{name} num_queries is {count!r}, not a count of queries")
+    if "per_release" in scores:  # release name -> the same scores on that release's queries
+        if not isinstance(scores["per_release"], dict):
+            raise ValueError(f"{name} per_release is {type(scores['per_release']).__name__}, not a mapping of releases")
+        for release in scores["per_release"]:
+            if not isinstance(release, str) or not RELEASE_PATTERN.match(release):
+                raise ValueError(f"{name} per_release names {terminal_safe(release)!r}, not a release v<YYYYMMDD>")
+        out["per_release"] = {r: _checked_subset(f"{name} {r}", block) for r, block in scores["per_release"].items()}
     return out
 
 
@@ -153,7 +183,8 @@ def entry_from_result(result: dict, origin: str) -> Entry:
     revision = _text(model.get("revision"), "provenance.model.revision", optional=True)
     label_model = name + (f"@{revision[:12]}" if revision and "@" not in name else "")
     cutoff = _text(model.get("training_cutoff"), "provenance.model.training_cutoff", optional=True)
-    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff})
+    published = _text(model.get("published_name"), "provenance.model.published_name", optional=True)
+    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff, "published_name": published})
 
 
 def load_store(root) -> tuple[list[Entry], list[str]]:
@@ -183,18 +214,26 @@ def load_store(root) -> tuple[list[Entry], list[str]]:
 
 @dataclass
 class Section:
-    """One ranked table: a comparable group, its rows best first, and where its figures come from."""
+    """One ranked table: a comparable group, its rows best first, and where its figures come from. ``releases``:
+    the columns that hold the score on one release's queries (``by_release``)."""
 
     title: str
     source: str
     columns: list[str]
     rows: list[dict]
+    releases: list[str] = field(default_factory=list)
 
     def frame(self):
-        """The rows as a pandas DataFrame (what the Space shows), percentages to two decimals as published."""
+        """The rows as a pandas DataFrame (what the Space shows), percentages to two decimals as published; the
+        interval as two columns, ``ci95_lo`` and ``ci95_hi``."""
         import pandas as pd
 
-        return pd.DataFrame(self.rows, columns=self.columns).round(2)
+        frame = pd.DataFrame(self.rows, columns=self.columns)
+        at = frame.columns.get_loc("ci95")
+        bounds = [r["ci95"] or [None, None] for r in self.rows]
+        frame.insert(at, "ci95_hi", [b[1] for b in bounds])
+        frame.insert(at, "ci95_lo", [b[0] for b in bounds])
+        return frame.drop(columns="ci95").round(2)
 
 
 @dataclass
@@ -218,19 +257,26 @@ class Leaderboard:
         return "\n\n".join(parts)
 
     def figure(self):
-        """Bar chart of the ranked score, one panel per section (a matplotlib ``Figure``, not kept by pyplot)."""
+        """Bar chart of the ranked score with its 95 % interval as an error bar, one panel per section, each bar
+        labelled with its rank group (a matplotlib ``Figure``, not kept by pyplot); with scores per release, the
+        score against the release date instead, one line per model, its declared training cutoff marked."""
         from matplotlib.figure import Figure
 
-        score = self.sections[0].columns[2] if self.sections else "score"
+        if any(s.releases for s in self.sections):
+            return self._release_figure()
+        score = self.sections[0].columns[3] if self.sections else "score"
         fig = Figure(figsize=(9, 0.35 * sum(len(s.rows) for s in self.sections) + 1.5 * max(1, len(self.sections))))
         axes = fig.subplots(len(self.sections) or 1, 1, squeeze=False)
         for ax, section in zip(axes[:, 0], self.sections):
-            names = [terminal_safe(r["model"]) for r in section.rows][::-1]
-            values = [r[score] if r[score] is not None else 0.0 for r in section.rows][::-1]
-            ax.barh(names, values, color="#4c72b0")
+            rows = section.rows[::-1]
+            names = [terminal_safe(f"{r['model']} (group {r['group']})" if r["group"] else r["model"]) for r in rows]
+            values = [r[score] if r[score] is not None else 0.0 for r in rows]
+            bounds = [r["ci95"] or (v, v) for r, v in zip(rows, values)]
+            errors = [[v - lo for v, (lo, _) in zip(values, bounds)], [hi - v for v, (_, hi) in zip(values, bounds)]]
+            ax.barh(names, values, xerr=errors, capsize=3, color="#4c72b0", ecolor="#222222")
             ax.set_xlim(0, 100)
             ax.set_title(terminal_safe(section.title), fontsize=9)
-            ax.set_xlabel(f"{score} (%)")
+            ax.set_xlabel(f"{score} (%), 95% interval")
         fig.tight_layout()
         return fig
 
@@ -240,6 +286,44 @@ class Leaderboard:
         path = path if path.suffix else path.with_name(path.name + ".png")
         self.figure().savefig(path, dpi=100)
         return path
+
+
+    def _release_figure(self):
+        import matplotlib
+        from matplotlib.figure import Figure
+
+        from .filtering import to_utc
+        from .schema import release_date
+
+        sections = [s for s in self.sections if s.releases]
+        fig = Figure(figsize=(9, 4 * len(sections)))
+        axes = fig.subplots(len(sections), 1, squeeze=False)
+        colours = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+        for ax, section in zip(axes[:, 0], sections):
+            dates = [release_date(r) for r in section.releases]
+            for i, row in enumerate(section.rows):
+                points = [(d, row[r]) for d, r in zip(dates, section.releases) if row[r] is not None]
+                if not points:
+                    continue
+                colour = colours[i % len(colours)]
+                ax.plot(*zip(*points), marker="o", color=colour, label=terminal_safe(row["model"]))
+                try:
+                    cutoff = to_utc(row[CUTOFF_COLUMN]) if row.get(CUTOFF_COLUMN) else None
+                except ValueError:
+                    cutoff = None  # a declared cutoff that is no date is shown in the table, not drawn
+                if cutoff is not None:
+                    ax.axvline(cutoff, color=colour, linestyle="--", linewidth=1)
+            ax.set_ylim(0, 100)
+            ax.set_ylabel(f"{section.columns[3]} (%)")
+            ax.set_xlabel("release date (dashed: the model's declared training cutoff)")
+            ax.set_title(terminal_safe(section.title), fontsize=9)
+            ax.legend(fontsize="small")
+        fig.autofmt_xdate()
+        fig.tight_layout()
+        return fig
+
+
+CUTOFF_COLUMN = "training cutoff"
 
 
 def terminal_safe(text) -> str:
@@ -255,6 +339,8 @@ def markdown_safe(text) -> str:
 
 def _render_section(section: Section, fmt: str) -> str:
     def cell(v):
+        if isinstance(v, list):  # an interval
+            return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
         return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else terminal_safe(v))
 
     if fmt == "csv":
@@ -301,9 +387,65 @@ def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
     return out
 
 
+def _interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str], value, queries: int):
+    """(ci95, how it was computed) of one row's ranked score: the bootstrap of its stored per-query outcomes, else
+    (published rows) a Wilson interval from the score and the query count, marked approximate."""
+    from . import stats
+
+    outcomes = entry.outcomes(names)
+    if outcomes is not None:
+        lo, hi = stats.intervals(outcomes)["overall" if subset is None else subset][f"{key}@{k}"]
+        return [round(lo, 2), round(hi, 2)], "bootstrap"
+    if value is None or not queries:
+        return None, None
+    lo, hi = stats.wilson(value, queries)
+    return [round(lo, 2), round(hi, 2)], "Wilson (approximate)"
+
+
+def _rank_groups(ranked: list[tuple[dict, Entry]], score_name: str, key: str, names: list[str]) -> None:
+    """Number the rank groups, best first: a row joins the group of the row that opened it unless the data can tell
+    the two apart — by the paired test of ``lookbench compare`` (p < 0.05) when both have per-query outcomes on the
+    same queries, else by their 95 % intervals not overlapping. A row with no score has no group."""
+    from .comparison import paired_p, same_queries
+
+    group, leader = 0, None
+    for row, entry in ranked:
+        if row[score_name] is None or row["ci95"] is None:
+            row["group"] = None
+            continue
+        if leader is not None:
+            (lead_row, lead_entry), ours, theirs = leader, entry.outcomes(names), leader[1].outcomes(names)
+            if ours is not None and theirs is not None and same_queries(ours, theirs):
+                apart = paired_p(theirs, ours, key) < 0.05
+            else:
+                apart = row["ci95"][1] < lead_row["ci95"][0] or lead_row["ci95"][1] < row["ci95"][0]
+        if leader is None or apart:
+            group, leader = group + 1, (row, entry)
+        row["group"] = group
+
+
+# A local run of a registered published model (its provenance names ``published_name``) on the published data.
+LOCAL_RUN = " (local run)"
+
+
+def _beside_published(rows: list[dict]) -> list[dict]:
+    """Ranked rows, each local run of a published model unranked right below that model's published row: the
+    published ranking stays the published one, and the two figures for one model read side by side."""
+    ranked = [r for r in rows if "beside" not in r]
+    for rank, row in enumerate(ranked, 1):
+        row["rank"] = rank
+    out = []
+    for row in ranked:
+        out.append(row)
+        out += [dict((k, v) for k, v in r.items() if k != "beside") | {"rank": None}
+                for r in rows if r.get("beside") == row["model"]]
+    return out
+
+
 def leaderboard(results=None, reference: str | None = "release_v2601", metric: str = "fine", k: int = 1,
-                subset: str | None = None) -> Leaderboard:
-    """Ranked tables of the published leaderboard and of a results store, one per comparable group."""
+                subset: str | None = None, by_release: bool = False) -> Leaderboard:
+    """Ranked tables of the published leaderboard and of a results store, one per comparable group; ``by_release``
+    adds each model's declared training cutoff and its score on every release's queries (the gallery whole)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -331,29 +473,46 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
     sections = []
     for group, members in groups.items():
         names = [s for s in TEST_SUBSETS if any(s in e.subsets for e in members)] if subset is None else [subset]
-        rows = []
+        rows, ranked = [], []
+        published_here = {e.model for e in members if e.origin.startswith("published")}
         for entry in members:
             value = entry.score(key, k, subset, over=names)
-            row = {"rank": 0, "model": entry.model, score_name: value}
+            row = {"rank": 0, "model": entry.model, "group": None, score_name: value, "ci95": None, "ci_method": None}
+            twin = entry.extra.get("published_name")
+            if twin in published_here and not entry.origin.startswith("published"):
+                row.update(model=f"{twin}{LOCAL_RUN}", beside=twin)
             if id(entry) in after_cutoff:  # the same model and data, evaluated with --cutoff model
                 row[after_name] = after_cutoff[id(entry)].score(key, k, subset, over=names)
             if subset is None:
                 row.update({s: entry.score(key, k, s) for s in names})
             row["queries"] = sum(int(entry.subsets.get(s, {}).get("num_queries") or 0) for s in names)
+            row["ci95"], row["ci_method"] = _interval(entry, key, k, subset, names, value, row["queries"])
             rows.append(row)
+            ranked.append((row, entry))
         extra = [after_name] if any(after_name in r for r in rows) else []
-        columns = ["rank", "model", score_name, *extra] + (names if subset is None else []) + ["queries"]
         for row in rows if extra else ():
             row.setdefault(after_name, None)
+        releases = sorted({r for e in members for r in e.releases()}) if by_release else []
+        for row, entry in zip(rows, members):
+            for release in releases:
+                on = entry.on_release(release)
+                row[release] = on.score(key, k, subset, over=[n for n in names if n in on.subsets] or None)
+            if releases:
+                row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
+        extra += [CUTOFF_COLUMN, *releases] if releases else []
+        columns = ["rank", "model", "group", score_name, "ci95", *extra] + (names if subset is None else []) + [
+            "queries", "ci_method"]
         rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
-        for rank, row in enumerate(rows, 1):
-            row["rank"] = rank
+        order = {id(row): i for i, row in enumerate(rows)}
+        ranked.sort(key=lambda pair: order[id(pair[0])])
+        _rank_groups(ranked, score_name, f"{key}@{k}", names if subset is None else [subset])
+        rows = _beside_published(rows)  # copies each row with its group and interval
         origin = sources.get(group)
         if origin is None:
             origin = "local results store"
         elif any(not e.origin.startswith("published") for e in members):
             origin += "; other rows: local results store"
-        sections.append(Section(group.label, origin, columns, rows))
+        sections.append(Section(group.label, origin, columns, rows, releases))
     # The published table first, then local groups in a stable order.
     sections.sort(key=lambda s: (s.source == "local results store", s.title))
     return Leaderboard(sections, skipped, metric, k)

@@ -17,5 +17,14 @@ def lookbench_home() -> Path:
 
 
 def looks_like_hub_id(name: str) -> bool:
-    """``owner/name`` as the Hub spells repository ids (one slash, no spaces, no path segments)."""
-    return re.fullmatch(r"[\w.-]+/[\w.-]+", name) is not None and ".." not in name
+    """``owner/name`` as the Hub spells repository ids (one slash, no spaces, no path segments), optionally pinned
+    as ``owner/name@revision``."""
+    return re.fullmatch(r"[\w.-]+/[\w.-]+(@[\w./-]+)?", name) is not None and ".." not in name
+
+
+def split_revision(name: str) -> tuple[str, str | None]:
+    """``owner/name@revision`` → (``owner/name``, ``revision``); a name without ``@`` has no revision."""
+    repo, at, revision = name.partition("@")
+    if at and not revision:
+        raise ValueError(f"{name!r}: nothing after '@'; write owner/name@<branch, tag or commit sha>")
+    return repo, revision or None

@@ -1,6 +1,7 @@
 """The one LookBench record schema and the subset registry (docs/architecture.md §3), declared as data."""
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import re
 from dataclasses import dataclass
@@ -50,8 +51,21 @@ def __getattr__(name):
 REQUIRED_FIELDS = ("image", "item_id", "category", "main_attribute", "attributes", "timestamp", "release")
 # Fields whose values must be strings (no number, bool or list turned into one).
 STRING_FIELDS = tuple(name for name, kind in FIELD_KINDS.items() if kind == "string")
-# A snapshot name: v<YYYYMMDD> (docs/architecture.md §1).
-RELEASE_PATTERN = re.compile(r"^v(\d{8})$")
+# A snapshot name: v<YYYYMMDD> (docs/architecture.md §1); LookBench-Mini's synthetic releases are mini-v<YYYYMMDD>,
+# so that none can be taken for a real snapshot.
+RELEASE_PATTERN = re.compile(r"^(?:mini-)?v(\d{8})$")
+SYNTHETIC = "synthetic"  # the `source` of every LookBench-Mini row (rendered, neither a photo nor an AI-generated image)
+
+
+def release_date(name: str) -> dt.datetime:
+    """The snapshot date a release name such as ``v20251201`` stands for, midnight UTC (``ValueError`` otherwise)."""
+    match = RELEASE_PATTERN.match(name)
+    if not match:
+        raise ValueError(f"Release {name!r} is not a snapshot name v<YYYYMMDD> (mini-v<YYYYMMDD> for LookBench-Mini), e.g. v20251201")
+    try:
+        return dt.datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise ValueError(f"Release {name!r} is not a snapshot name v<YYYYMMDD>: {match.group(1)} is no date") from None
 
 
 @dataclass(frozen=True)

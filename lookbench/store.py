@@ -1,7 +1,7 @@
 """The results store: every finished evaluation as one JSON file at a path that says what was measured.
 
 ``<results>/<model>/<revision or fingerprint>/<data release>-<data revision>/<mode>[-after-<cutoff>][-qualifiers].json``
-(docs/architecture.md §5). Each segment is made safe, so a model called ``owner/name`` or ``../x`` never makes
+(docs/architecture.md §5). One ``Settings`` object gives the file name, the ``Identity`` and the provenance. Each segment is made safe, so a model called ``owner/name`` or ``../x`` never makes
 extra folders or leaves the store. An evaluation whose ``Identity`` equals a stored one's is not recomputed.
 Files are written to a temporary sibling and moved into place, so a failed write never damages a stored result.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .files import read_regular, regular_file, replacing
@@ -32,6 +32,53 @@ def safe_segment(text) -> str:
     return re.sub(r"^\.", "_", segment)
 
 
+# The layout of a result's JSON. A stored file of another format is recomputed and replaced, never misread; within
+# one format every key below is promised, so a missing one is a bug and fails loudly (find_identical).
+RESULT_FORMAT = 2
+
+
+@dataclass(frozen=True)
+class Settings:
+    """An evaluation's settings, declared once: the store identity, the result's file name and its provenance are
+    derived from them. ``subsets`` are the evaluated ones, sorted; ``chosen_subsets``: the user named them (then
+    they are part of the file name). ``cutoff`` is kept as given, and compared in UTC."""
+
+    mode: str = "strict"
+    distractors: bool = True
+    cutoff: str | None = field(default=None, compare=False)
+    subsets: tuple[str, ...] = ()
+    chosen_subsets: bool = False
+    index: str = "flat"
+    precision: str = "fp32"
+    cutoff_utc: str | None = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "cutoff", None if self.cutoff is None else str(self.cutoff))
+        object.__setattr__(self, "subsets", tuple(sorted(self.subsets)))
+        object.__setattr__(self, "cutoff_utc", normalise_cutoff(self.cutoff))
+
+    def provenance(self) -> dict:
+        """The provenance keys of these settings (``of`` reads them back)."""
+        return {"mode": self.mode, "cutoff": self.cutoff, "distractors": self.distractors, "subsets": list(self.subsets),
+                "chosen_subsets": self.chosen_subsets, "index": self.index, "precision": self.precision}
+
+    @classmethod
+    def of(cls, provenance: dict) -> "Settings":
+        """The settings recorded in a result's provenance (KeyError when one is missing)."""
+        return cls(provenance["mode"], bool(provenance["distractors"]), provenance["cutoff"], tuple(provenance["subsets"]),
+                   bool(provenance["chosen_subsets"]), provenance["index"], provenance["precision"])
+
+    def stem(self) -> str:
+        """The result's file name without ``.json``: the mode, then a qualifier for every setting off its default, so
+        different evaluations never share a file."""
+        stem = self.mode + (f"-after-{self.cutoff}" if self.cutoff is not None else "")
+        stem += "" if self.distractors else "-no-distractors"
+        stem += "" if self.index == "flat" else f"-{self.index}"
+        stem += "" if self.precision == "fp32" else f"-{self.precision}"
+        stem += "" if not self.chosen_subsets else "-" + "+".join(self.subsets)
+        return safe_segment(stem)
+
+
 @dataclass(frozen=True)
 class Identity:
     """What decides an evaluation's scores; two evaluations with equal identities give the same result.
@@ -42,12 +89,7 @@ class Identity:
 
     model: str | None
     data: str | None
-    mode: str
-    distractors: bool
-    cutoff: str | None  # normalised to UTC ISO 8601
-    subsets: tuple[str, ...]
-    index: str
-    precision: str
+    settings: Settings
 
     @property
     def known(self) -> bool:
@@ -55,34 +97,27 @@ class Identity:
 
     @classmethod
     def of(cls, provenance: dict) -> "Identity":
-        """The identity recorded in a result's provenance (KeyError on a file that is not a result)."""
-        return cls(provenance["model"]["fingerprint"], provenance["dataset"]["revision"], provenance["mode"],
-                   bool(provenance["distractors"]), normalise_cutoff(provenance["cutoff"]),
-                   tuple(sorted(provenance["dataset"]["counts"])), provenance["index"], provenance["precision"])
+        """The identity recorded in a result's provenance (KeyError on a missing key)."""
+        return cls(provenance["model"]["fingerprint"], provenance["dataset"]["revision"], Settings.of(provenance))
 
 
 def normalise_cutoff(cutoff) -> str | None:
-    from .filtering import to_utc
+    """The one spelling of a cutoff: a release name as it is, a date as UTC ISO 8601."""
+    from .filtering import parse_cutoff
 
-    return None if cutoff is None else to_utc(cutoff).isoformat()
+    parsed = None if cutoff is None else parse_cutoff(cutoff)
+    return parsed if parsed is None or isinstance(parsed, str) else parsed.isoformat()
 
 
 def result_path(root, *, model: str, revision: str | None, fingerprint: str | None, releases, data_revision,
-                mode: str, cutoff=None, distractors: bool = True, index: str = "flat", precision: str = "fp32",
-                subsets=None) -> Path:
-    """Where a result goes. Settings other than the defaults (no distractors, hnsw, bf16, an explicit subset
-    list) add a qualifier to the file name, so different evaluations never share a file."""
+                settings: Settings) -> Path:
+    """Where a result goes: model, its revision (or fingerprint), the data, then ``settings.stem()``."""
     version = revision or (fingerprint.rsplit(":", 1)[-1][:16] if fingerprint else "unversioned")
     # The content revision is part of the data segment: two builds of one release (e.g. LookBench-Mini at two
     # scales, both v20251201) are different data.
     data = "+".join(releases) or "no-release"
     data += f"-{str(data_revision)[:22]}" if data_revision else "-unknown-revision"
-    stem = mode + (f"-after-{cutoff}" if cutoff is not None else "")
-    stem += "" if distractors else "-no-distractors"
-    stem += "" if index == "flat" else f"-{index}"
-    stem += "" if precision == "fp32" else f"-{precision}"
-    stem += "" if not subsets else "-" + "+".join(sorted(subsets))
-    return Path(root) / safe_segment(model) / safe_segment(version) / safe_segment(data) / f"{safe_segment(stem)}.json"
+    return Path(root) / safe_segment(model) / safe_segment(version) / safe_segment(data) / f"{settings.stem()}.json"
 
 
 def predictions_folder(result_json) -> Path:
@@ -97,10 +132,13 @@ def find_identical(path: Path, identity: Identity, *, need_predictions=()) -> di
         return None
     try:
         stored = read_json(path)
-        if Identity.of(stored["provenance"]) != identity:
-            return None
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None  # unreadable or foreign: recompute and replace it
+    except ValueError:
+        return None  # unreadable: recompute and replace it
+    provenance = stored.get("provenance") if isinstance(stored, dict) else None
+    if not isinstance(provenance, dict) or provenance.get("result_format") != RESULT_FORMAT:
+        return None  # foreign, or written in an older layout: recompute and replace it
+    if Identity.of(provenance) != identity:  # a KeyError here is a key this format promises and lacks: a bug
+        return None
     folder = predictions_folder(path)
     saved = stored["provenance"].get("saved_predictions") or ()
     if any(name not in saved or not (folder / f"{name}.parquet").is_file() for name in need_predictions):

@@ -1,8 +1,8 @@
 """LookBench Space: fashion retrieval in the browser — a query, its top-k per model with fine / coarse marks and
 attribute differences, shop-the-look crops, two encoders side by side, and the leaderboard.
 
-docs/architecture.md §2, §5. Runs as ``lookbench demo`` and, staged with its requirements.txt, as a Hub Space
-(``python app.py``), so it imports the installed ``lookbench`` package only. Assets are prepared once (see
+docs/architecture.md §2, §5. Runs as ``lookbench demo`` and, staged, as a Hub Space (``python app.py``), so it
+imports the ``lookbench`` package only: installed, or the copy ``lookbench stage`` puts beside it. Assets are prepared once (see
 ``lookbench.space.assets``); a request only encodes an uploaded image and searches the stored index.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import gradio as gr
 
 from lookbench.files import contained_file, read_regular
-from lookbench.leaderboard import METRICS, leaderboard, markdown_safe
+from lookbench.leaderboard import GROUPS_NOTE, METRICS, leaderboard, markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, ensure_assets
 from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
@@ -112,7 +112,7 @@ class SpaceApp:
     """The Blocks app over one assets folder; its handlers are plain methods (tests call them too)."""
 
     def __init__(self, assets_dir, results=None, models=DEFAULT_MODELS):
-        from lookbench.encoders import load_encoder
+        from lookbench.registry import load_encoder
 
         self.assets = SpaceAssets.load(assets_dir)
         self.models = [m for m in models if m in self.assets.models]
@@ -306,6 +306,7 @@ class SpaceApp:
                         gr.Markdown(f"### {markdown_safe(section.title)}")
                         gr.Dataframe(section.frame(), interactive=False)
                         gr.Markdown(f"Source: {markdown_safe(section.source)}")
+                    gr.Markdown(GROUPS_NOTE)
                     if self.results is None:
                         gr.Markdown("No local results store given (`lookbench demo --results DIR` adds its runs).")
                     for line in board.skipped:

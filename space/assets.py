@@ -40,7 +40,7 @@ def _manifest_of(folder: Path) -> dict | None:
 
 def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool = False) -> Path:
     """The assets folder for ``data`` (default: the embedded LookBench-Mini), built or rebuilt if missing or stale."""
-    from ..encoders import load_encoder
+    from ..registry import load_encoder
 
     folder = Path(folder or default_assets_dir()).expanduser()
     manifest = _manifest_of(folder)

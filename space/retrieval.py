@@ -18,7 +18,7 @@ from PIL import Image, UnidentifiedImageError
 from ..embedding_cache import HASH_BYTES
 from ..engine import check_output, decode, remove_self_matches, search_depth
 from ..filtering import after_mask
-from ..metric.fine_recall.fine_recall import GalleryColumns, attribute_differences, score_queries
+from ..metric.fine_recall.core import GalleryColumns, attribute_differences, score_queries
 from ..schema import NOISE, TEST_SUBSETS, resolve_subset
 from .assets import ANNOTATION, SpaceAssets
 

@@ -79,7 +79,12 @@ def test_export_layout_card_and_counts(release, tmp_path):
     text = (out / "README.md").read_text()
     assert "default: true" in text.split("config_name: RealStreetLook")[1].split("config_name")[0]
     assert "| `RealStreetLook` | `real_streetlook` | real, multi-item | hard | 6 | 6 |" in text
-    assert "arXiv:2601.14706" in text and "license: apache-2.0" in text
+    assert "arXiv:2601.14706" in text and "https://arxiv.org/abs/2601.14706" in text and "license: apache-2.0" in text
+    # real data keeps the LookBench labels: no synthetic tag, name or stand-in wording
+    assert "pretty_name: LookBench\n" in text and "synthetic" not in text.split("## Fields")[0].lower()
+    assert "Real street outfit photos with several items" in text and "- Images and annotations: as declared" in text
+    usage = text.split("## Usage")[1].split("```python")[1].split("```")[0]
+    assert 'load_dataset("lookbench/lookbench", "RealStreetLook")' in usage and "import lookbench" not in usage
     assert "2024-06-01T00:00:00+00:00 → 2025-12-01T00:00:00+00:00" in text
     query = load_split(out, "AIGen-StreetLook", "query")
     assert query.unique("outfit_id") and len(set(query["outfit_id"])) == 3

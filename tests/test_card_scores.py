@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lookbench.cli import main
+from lookbench.leaderboard import entry_from_result
 
 CARD = Path(__file__).resolve().parent.parent / "models" / "gr_lite" / "gr-lite-mini" / "README.md"
 ROW = "GR-Lite-mini (this model)"
@@ -53,7 +54,10 @@ def test_card_scores_are_reproduced(tmp_path):
         assert main(["evaluate", "--model", "gr-lite-mini", "--mode", mode, "--cache-dir", str(tmp_path / "cache"),
                      "--output", str(out), "--no-save", "--quiet"]) == 0
         result = json.loads((out / "results.json").read_text())
-        assert result["provenance"]["dataset"]["name"] == "LookBench-Mini"  # from the card's pretty_name
+        assert result["provenance"]["dataset"]["name"] == "LookBench-Mini (synthetic)"  # from the card's pretty_name
+        # and so its leaderboard section says what it was measured on: synthetic data, a Mini release
+        section = entry_from_result(result, "results.json").group.data
+        assert section.startswith("LookBench-Mini (synthetic) mini-v20240601+mini-v20250101+mini-v20251201"), section
         check(expected, result, mode)
 
 

@@ -36,7 +36,7 @@ def test_cli_end_to_end(data, tmp_path, capsys):
                  "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "RealStudioFlat" in printed and "AIGen-Studio" in printed and "overall" in printed
-    assert "2 self-match(es) removed" in printed
+    assert "2 self-match(es) removed" in " ".join(printed.split())  # the footer wraps at the terminal's width
     result = json.loads((out / "results.json").read_text())
     assert set(result) == {"RealStudioFlat", "AIGen-Studio", "overall", "provenance"}
     flat = result["RealStudioFlat"]
@@ -50,8 +50,30 @@ def test_cli_end_to_end(data, tmp_path, capsys):
     assert prov["model"]["name"] == "raw-pixels" and prov["model"]["embedding_dim"] == 3072
     assert prov["counts"]["unique_images"] == UNIQUE_IMAGES and prov["counts"]["rows"] == 11 + 6 + 4
     assert prov["search"].startswith("exact") and prov["mode"] == "strict"
+    # every score has its interval, per subset and overall, from each query's stored outcome
+    assert prov["intervals"]["resamples"] == 1000 and prov["intervals"]["seed"] == 0 and "outfit_id" in prov["intervals"]["method"]
+    for block in (flat, result["AIGen-Studio"], result["overall"]):
+        for metric in ("fine_recall", "coarse_recall", "ndcg", "map", "mrr"):
+            assert set(block["ci95"][metric]) == {"@1", "@5", "@10", "@20"}
+            for at, (lo, hi) in block["ci95"][metric].items():
+                assert lo <= block[metric][at] <= hi, (metric, at)
+    assert flat["ci95"]["fine_recall"]["@1"] == [100.0, 100.0]  # every query is a hit: no spread
+    per_query = flat["per_query"]
+    assert per_query["first_fine_rank"] == [1, 1, 1, 1] and len(per_query["item_id"]) == 4
+    assert per_query["release"] == ["v20250101"] * 4 and set(per_query["ndcg"]) == {"@1", "@5", "@10", "@20"}
+    assert np.mean(per_query["ndcg"]["@5"]) * 100 == pytest.approx(flat["ndcg"]["@5"], abs=1e-4)
+    table = printed[: printed.index("saved in the results store")] if "saved in" in printed else printed
+    assert "100.0 ±0.0" in table
     for name in ("fine_vs_coarse_r1.png", "per_category_fine_r1.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_table_is_never_wider_than_asked(data, tmp_path):
+    result = lookbench.evaluate("raw-pixels", data=data, cache_dir=tmp_path, quiet=True)
+    for width in (60, 80, 120):
+        lines = result.table(width).splitlines()
+        assert max(map(len, lines)) <= width and any("±" in line for line in lines)
+    assert len(result.table(120).splitlines()[2]) > len(result.table(60).splitlines()[2])  # more columns when wider
 
 
 def test_cutoff_keeps_only_later_queries(data, tmp_path):
@@ -266,7 +288,7 @@ def test_encoding_reuses_freed_memory_and_restores_the_allocator():
 def test_overlapped_and_alternating_decoding_give_the_same_embeddings(data, model):
     """The accelerator schedule (decode pool beside the forward passes, batches handed over by ``host_batch``)
     run on this CPU gives bit-identical embeddings to the CPU schedule, for a numpy and a torch model."""
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
     from lookbench.engine import BenchmarkImages, encode_images, load_benchmark
 
     images = BenchmarkImages.of(load_benchmark(data))
@@ -284,7 +306,7 @@ def test_a_torch_model_takes_a_handed_over_tensor_batch_like_an_array():
     """What ``host_batch`` hands over on CUDA (a pinned tensor) reaches the same forward pass as the stacked array."""
     import torch
 
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
 
     encoder = load_encoder("gr-lite-mini")
     rng = np.random.default_rng(0)

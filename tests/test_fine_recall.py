@@ -42,7 +42,9 @@ def test_hand_worked_strict():
     # q2 rank 2 (empty A_q: any bag), q3 never (no maxi dress)
     assert [r[f"fine_recall@{k}"] for k in (1, 2, 3)] == [0.0, 75.0, 75.0]
     assert [r[f"coarse_recall@{k}"] for k in (1, 2, 3)] == [75.0, 100.0, 100.0]
-    assert r["mrr"] == pytest.approx(100 * (1 / 2 + 1 / 2 + 1 / 2 + 0) / 4)
+    assert r["mrr@3"] == r["mrr@2"] == pytest.approx(100 * (1 / 2 + 1 / 2 + 1 / 2 + 0) / 4) and r["mrr@1"] == 0.0
+    # q0, q1 and q2 (empty A_q: the one bag) each have one fine match in the gallery, found at rank 2; q3 none
+    assert r["map@2"] == pytest.approx(100 * (1 / 2 + 1 / 2 + 1 / 2 + 0) / 4) and r["map@1"] == 0.0
     # outfit A: both items hit at rank 2; outfit B: q3 never hits, so B is missed at every K
     assert [r[f"outfit_fine_recall@{k}"] for k in (1, 2, 3)] == [0.0, 50.0, 50.0]
     assert (r["num_queries"], r["num_outfits"]) == (4, 2)
@@ -60,10 +62,10 @@ def test_hand_worked_strict():
     }
     assert list(r) == [
         "fine_recall@1", "fine_recall@2", "fine_recall@3", "coarse_recall@1", "coarse_recall@2", "coarse_recall@3",
-        "ndcg@1", "ndcg@2", "ndcg@3", "mrr", "outfit_fine_recall@1", "outfit_fine_recall@2", "outfit_fine_recall@3",
+        "ndcg@1", "ndcg@2", "ndcg@3", "map@1", "map@2", "map@3", "mrr@1", "mrr@2", "mrr@3", "outfit_fine_recall@1", "outfit_fine_recall@2", "outfit_fine_recall@3",
         "num_queries", "num_outfits", "per_category",
     ]
-    assert all(type(v) is float for key, v in r.items() if "@" in key or key == "mrr")
+    assert all(type(v) is float for key, v in r.items() if "@" in key)
 
 
 def test_hand_worked_leaderboard():
@@ -72,7 +74,7 @@ def test_hand_worked_leaderboard():
     # leaderboard: q1's first result, a solid midi dress, has main attribute "midi" -> hit at rank 1;
     # q0's v-neck top and q3's midi dresses are no hits; q2's tote at rank 2
     assert [r[f"fine_recall@{k}"] for k in (1, 2, 3)] == [25.0, 75.0, 75.0]
-    assert r["mrr"] == pytest.approx(100 * (1 / 2 + 1 + 1 / 2 + 0) / 4)
+    assert r["mrr@3"] == pytest.approx(100 * (1 / 2 + 1 + 1 / 2 + 0) / 4)
     assert [r[f"outfit_fine_recall@{k}"] for k in (1, 2, 3)] == [0.0, 50.0, 50.0]
     assert r["per_category"]["dress"] == {"fine_recall@1": 50.0, "coarse_recall@1": 100.0, "num_queries": 2}
     # coarse recall and graded nDCG do not depend on the mode
@@ -99,7 +101,7 @@ def test_attribute_sets_ignore_repeats_and_accept_raw_objects():
 def test_query_of_a_category_absent_from_the_gallery_scores_zero():
     # the ranking is shorter than K = 5: a miss stays a miss at every K
     r = score_retrieval([[0]], [{"category": "shoe", "attributes": []}], GALLERY[:1], k=[1, 5])
-    assert (r["coarse_recall@5"], r["fine_recall@5"], r["ndcg@5"], r["mrr"]) == (0.0, 0.0, 0.0, 0.0)
+    assert (r["coarse_recall@5"], r["fine_recall@5"], r["ndcg@5"], r["mrr@5"]) == (0.0, 0.0, 0.0, 0.0)
 
 
 def test_faiss_array_with_padding_equals_lists():
@@ -218,7 +220,7 @@ def test_combine_subsets_of_real_results_weights_by_queries():
     b = score_retrieval(PREDICTIONS[1:], QUERIES[1:], GALLERY)
     both = score_retrieval(PREDICTIONS, QUERIES, GALLERY)
     combined = combine_subsets({"a": a, "b": b})
-    for key in ("fine_recall@5", "coarse_recall@1", "ndcg@10", "mrr"):
+    for key in ("fine_recall@5", "coarse_recall@1", "ndcg@10", "mrr@10", "map@5"):
         assert combined[key] == pytest.approx(both[key])
     with pytest.raises(ValueError, match=r"subset 'a' has no positive integer 'num_queries'"):
         combine_subsets({"a": {"fine_recall@1": 1.0}, "b": b})

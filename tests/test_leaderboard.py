@@ -8,6 +8,8 @@ import pytest
 
 from lookbench.leaderboard import leaderboard, load_reference
 
+from helpers.results import synthetic
+
 
 def result(model: str, fine: dict, *, name="LookBench-Mini", revision="local-abc", key=None, mode="strict", cutoff=None,
            training_cutoff=None):
@@ -115,13 +117,13 @@ def test_the_score_after_the_models_cutoff_stands_beside_the_full_one(tmp_path):
     (store / "other.json").write_text(json.dumps(result("no-date", FOUR)))
     board = leaderboard(results=store, reference="none")
     full = next(s for s in board.sections if "queries after" not in s.title)
-    assert full.columns[:4] == ["rank", "model", "overall fine R@1", "after model's cutoff"]
+    assert full.columns[:6] == ["rank", "model", "group", "overall fine R@1", "ci95", "after model's cutoff"]
     rows = {r["model"]: r for r in full.rows}
     weights = [n // 4 for _, n in FOUR.values()]
     expected = sum((v - 20) * w for (v, _), w in zip(FOUR.values(), weights)) / sum(weights)
     assert rows["m"]["after model's cutoff"] == pytest.approx(expected) and rows["no-date"]["after model's cutoff"] is None
     assert any("queries after 2025-06-30" in s.title for s in board.sections)  # and its own comparable section
-    assert list(full.frame().columns) == full.columns
+    assert list(full.frame().columns) == [*full.columns[:4], "ci95_lo", "ci95_hi", *full.columns[5:]]
 
 
 def test_the_cli_prints_the_published_table_and_the_store(tmp_path, capsys, own_results_store):
@@ -133,10 +135,111 @@ def test_the_cli_prints_the_published_table_and_the_store(tmp_path, capsys, own_
     assert "overall coarse R@5" in out and "GR-Pro" in out and "gr-lite-mini" in out and "local results store" in out
     assert main(["leaderboard", "--reference", "none", "--format", "csv", "--plot", str(tmp_path / "b.png")]) == 0
     captured = capsys.readouterr()
-    assert captured.out.splitlines()[0] == "section,rank,model,overall fine R@1,RealStudioFlat,AIGen-Studio,RealStreetLook,AIGen-StreetLook,queries"
+    assert captured.out.splitlines()[0] == ("section,rank,model,group,overall fine R@1,ci95,RealStudioFlat,AIGen-Studio,"
+                                            "RealStreetLook,AIGen-StreetLook,queries,ci_method")
     assert "GR-Pro" not in captured.out and (tmp_path / "b.png").stat().st_size > 1000 and "plot:" in captured.err
     assert main(["leaderboard", "--subset", "RealStret"]) == 2
     assert "Unknown LookBench subset" in capsys.readouterr().err
+
+
+def test_published_rows_carry_an_approximate_wilson_interval_and_the_top_three_share_a_group():
+    rows = {r["model"]: r for r in leaderboard(metric="fine", k=1).sections[0].rows}
+    assert rows["GR-Pro"]["ci95"] == pytest.approx([65.5, 69.3], abs=0.1)
+    assert rows["GR-Pro"]["ci_method"] == "Wilson (approximate)"
+    # 67.38, 66.27 and 65.71 on 2,345 queries: the data does not order them
+    assert rows["GR-Pro"]["group"] == rows["Tianmu-MERE"]["group"] == rows["GR-Lite"]["group"] == 1
+    assert rows["Marqo-fashionCLIP"]["group"] == 2  # its interval ends below GR-Pro's
+    groups = [r["group"] for r in leaderboard(metric="fine", k=1).sections[0].rows]
+    assert groups == sorted(groups) and groups[-1] > 3
+
+
+def local_store(tmp_path, results):
+    store = tmp_path / "results"
+    store.mkdir(parents=True)
+    for name, data in results.items():
+        data["provenance"].setdefault("model", {})["name"] = name
+        data["provenance"]["dataset"].update(name="LookBench-Mini", releases=["v20251201"])
+        (store / f"{name}.json").write_text(json.dumps(data))
+    return store
+
+
+SIZES = {"RealStudioFlat": 300, "RealStreetLook": 240}
+
+
+def test_local_rows_get_bootstrap_intervals_and_paired_groups(tmp_path):
+    strong, weak, twin = synthetic(1, SIZES, hit_rate=0.8), synthetic(2, SIZES, hit_rate=0.3), synthetic(1, SIZES, hit_rate=0.8)
+    store = local_store(tmp_path, {"strong": strong, "weak": weak, "twin": twin})
+    section = leaderboard(results=store, reference="none").sections[0]
+    rows = {r["model"]: r for r in section.rows}
+    from lookbench import stats
+    from lookbench.outcomes import Outcomes
+
+    outcomes = {s: Outcomes.from_json(strong[s]["per_query"], s) for s in SIZES}
+    lo, hi = stats.intervals(outcomes)["overall"]["fine_recall@1"]
+    assert rows["strong"]["ci95"] == [round(lo, 2), round(hi, 2)] and rows["strong"]["ci_method"] == "bootstrap"
+    # the same per-query outcomes cannot be told apart (McNemar p = 1); a far weaker model can
+    assert rows["strong"]["group"] == rows["twin"]["group"] == 1 and rows["weak"]["group"] == 2
+    # a result written before per-query outcomes were kept falls back to the approximate interval
+    for s in SIZES:
+        del twin[s]["per_query"]
+    store = local_store(tmp_path / "old", {"strong": strong, "twin": twin})
+    rows = {r["model"]: r for r in leaderboard(results=store, reference="none").sections[0].rows}
+    assert rows["twin"]["ci_method"] == "Wilson (approximate)" and rows["twin"]["group"] == 1
+
+
+def test_every_format_carries_the_group_and_the_plot_draws_error_bars(tmp_path):
+    from matplotlib.container import ErrorbarContainer
+
+    board = leaderboard(metric="fine", k=1)
+    assert "group" in board.render("table").splitlines()[1]
+    assert "| group |" in board.render("markdown") and ",group," in board.render("csv").splitlines()[0]
+    rows = json.loads(board.render("json"))[0]["rows"]
+    assert rows[0]["group"] == 1 and rows[0]["ci95"] == pytest.approx([65.46, 69.25], abs=0.01)
+    assert "group" in board.sections[0].frame().columns
+    ax = board.figure().axes[0]
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 1 and len(bars[0].lines[2][0].get_segments()) == 16  # one interval per model
+    assert ax.get_yticklabels()[-1].get_text() == "GR-Pro (group 1)"
+
+
+def with_releases(res: dict, per_release: dict) -> dict:
+    """Add what the engine writes per subset on each release's queries: ``per_release`` blocks (leaderboard shape)."""
+    for subset, releases in per_release.items():
+        res[subset]["per_release"] = {r: {"fine_recall": {"@1": v}, "num_queries": n} for r, (v, n) in releases.items()}
+    return res
+
+
+def test_by_release_shows_each_models_score_per_release_beside_its_cutoff(tmp_path, capsys):
+    from lookbench.cli import main
+
+    store = tmp_path / "results"
+    (store / "a").mkdir(parents=True)
+    two = {"RealStudioFlat": (64.0, 100), "AIGen-Studio": (44.0, 50)}
+    a = with_releases(result("model-a", two, training_cutoff="2025-06-30"), {
+        "RealStudioFlat": {"v20251201": (80.0, 60), "v20260301": (40.0, 40)},
+        "AIGen-Studio": {"v20251201": (60.0, 30), "v20260301": (20.0, 20)}})
+    b = with_releases(result("model-b", two), {"RealStudioFlat": {"v20251201": (70.0, 60)}, "AIGen-Studio": {"v20251201": (50.0, 30)}})
+    (store / "a" / "strict.json").write_text(json.dumps(a))
+    (store / "b.json").write_text(json.dumps(b))
+    section = leaderboard(results=store, reference="none", by_release=True).sections[0]
+    assert section.releases == ["v20251201", "v20260301"]
+    assert section.columns[:8] == ["rank", "model", "group", "overall fine R@1", "ci95", "training cutoff", "v20251201",
+                                   "v20260301"]
+    rows = {r["model"]: r for r in section.rows}
+    assert rows["model-a"]["v20251201"] == pytest.approx((80 * 60 + 60 * 30) / 90)
+    assert rows["model-a"]["v20260301"] == pytest.approx((40 * 40 + 20 * 20) / 60)
+    assert rows["model-a"]["training cutoff"] == "2025-06-30" and rows["model-b"]["training cutoff"] is None
+    assert rows["model-b"]["v20251201"] == pytest.approx((70 * 60 + 50 * 30) / 90) and rows["model-b"]["v20260301"] is None
+    one = leaderboard(results=store, reference="none", by_release=True, subset="AIGen-Studio").sections[0]
+    assert {r["model"]: r["v20260301"] for r in one.rows} == {"model-a": 20.0, "model-b": None}
+    assert "v20251201" not in leaderboard(results=store, reference="none").sections[0].columns  # only when asked
+
+    assert main(["leaderboard", "--results", str(store), "--reference", "none", "--by-release", "--plot",
+                 str(tmp_path / "releases.png")]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("rank"))
+    assert header.index("overall fine R@1") < header.index("training cutoff") < header.index("v20251201") < header.index("v20260301")
+    assert (tmp_path / "releases.png").stat().st_size > 1000
 
 
 # -- hostile store files (issue 19 cases 4, 5, 6, 8) -------------------------------------------------------------
@@ -227,7 +330,7 @@ def test_names_are_escaped_for_the_terminal_markdown_and_csv(tmp_path, capsys):
         assert "evil\\x1b[2J\\x1b]0;pwned\\x07" in shown
         if fmt == "table":
             rows = [line for line in out.splitlines() if "a|b" in line]
-            assert len(rows) == 1 and rows[0].rstrip().endswith("2345")  # one row, the newline shown as \n
+            assert len(rows) == 1 and rows[0].rstrip().endswith("2345  Wilson (approximate)")  # one row, the newline shown as \n
         if fmt == "markdown":
             row = next(line for line in out.splitlines() if "a\\|b" in line)
             cells = [c for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))]

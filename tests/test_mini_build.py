@@ -6,6 +6,7 @@ import datasets
 import pytest
 
 from lookbench.dataset_builder import build_release, default_mini_dir, ensure_default_mini
+from lookbench.dataset_builder.mini.plan import GENERATION
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def test_mini_builds_all_configs_with_three_releases(mini):
     root, summary = mini
     assert list(summary.rows) == ["RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise"]
     assert all(splits.get("query", 1) > 0 and splits["gallery"] > 0 for splits in summary.rows.values())
-    assert summary.releases == ["v20240601", "v20250101", "v20251201"]
+    assert summary.releases == ["mini-v20240601", "mini-v20250101", "mini-v20251201"]
     assert summary.report.problems == [] and summary.report.warnings == []
     street = datasets.load_dataset(str(root / "lookbench"), "RealStreetLook", split="query")
     assert all(o for o in street["outfit_id"]) and all(len(b) == 4 for b in street["bbox"])
@@ -33,7 +34,30 @@ def test_mini_builds_all_configs_with_three_releases(mini):
         sizes[outfit] = sizes.get(outfit, 0) + 1
     assert set(sizes.values()) <= {1, 2, 3, 4} and max(sizes.values()) >= 2
     card = (root / "lookbench" / "README.md").read_text()
-    assert "pretty_name: LookBench-Mini" in card and "lookbench build --source mini --scale 0.25 --seed 3" in card
+    assert "pretty_name: LookBench-Mini (synthetic)" in card and "lookbench build --source mini --scale 0.25 --seed 3" in card
+
+
+def test_a_mini_build_says_synthetic_in_its_rows_releases_and_card(mini):
+    """Rendered images never pass for real ones: every row's source, every release name, the card's tags, opening
+    lines and subset table."""
+    from huggingface_hub import DatasetCard
+
+    root, summary = mini
+    for config, splits in summary.rows.items():
+        for split in splits:
+            ds = datasets.load_dataset(str(root / "lookbench"), config, split=split)
+            assert ds.unique("source") == ["synthetic"], (config, split)
+            assert all(r.startswith("mini-v") for r in ds.unique("release")), (config, split)
+    train = datasets.load_dataset(str(root / "train"), split="train")
+    assert train.unique("source") == ["synthetic"] and train.unique("release") == ["mini-v20240101"]
+    card = DatasetCard.load(root / "lookbench" / "README.md")
+    assert "synthetic" in card.data.tags and card.data.pretty_name == "LookBench-Mini (synthetic)"
+    title, opening = card.text.strip().split("\n\n")[:2]
+    assert title == "# LookBench-Mini (synthetic)" and opening.startswith("**Synthetic data.**"), opening
+    table = [line for line in card.text.split("## Release history")[0].splitlines() if line.startswith("| `")]
+    assert len(table) == 5 and all("| synthetic, " in row and "| Synthetic stand-in for " in row for row in table), table
+    assert "| Synthetic stand-in for real flat-lay product photos" in table[0]
+    assert "synthetic" in DatasetCard.load(root / "train" / "README.md").data.tags
 
 
 def test_training_set_is_disjoint_from_every_test_config(mini):
@@ -52,7 +76,7 @@ def test_training_set_is_disjoint_from_every_test_config(mini):
 def test_ensure_default_mini_builds_once_under_hf_home(tmp_path, monkeypatch):
     monkeypatch.setattr("huggingface_hub.constants.HF_HOME", str(tmp_path / "hf"))
     target = default_mini_dir()
-    assert target == tmp_path / "hf" / "lookbench" / f"mini-{__import__('lookbench').__version__}" / "lookbench"
+    assert target == tmp_path / "hf" / "lookbench" / f"mini-{__import__('lookbench').__version__}-g{GENERATION}" / "lookbench"
     assert ensure_default_mini() == target and (target / "RealStreetLook").is_dir()
     stamp = (target / "README.md").stat().st_mtime_ns
     assert ensure_default_mini() == target and (target / "README.md").stat().st_mtime_ns == stamp

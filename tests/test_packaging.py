@@ -36,7 +36,8 @@ def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0", str(wheel)], capture_output=True, text=True)
+    install = subprocess.run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0", f"lookbench[space] @ {wheel.as_uri()}"],
+                             capture_output=True, text=True)  # [space]: stage writes the Spaces' sdk_version from gradio
     assert install.returncode == 0, install.stderr[-3000:]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     proc = subprocess.run([str(python), "-c", CHECK], cwd=tmp_path, capture_output=True, text=True, env=env)
@@ -55,11 +56,23 @@ def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path):
     cli = subprocess.run([str(venv / "bin" / "lookbench"), "evaluate", "--quiet", "--output", str(tmp_path / "results")],
                          cwd=tmp_path, capture_output=True, text=True, env=env)
     assert cli.returncode == 0, cli.stderr[-3000:]
-    assert "LookBench — model gr-lite-mini, strict mode" in cli.stdout
+    assert "LookBench-Mini (synthetic) — model gr-lite-mini, strict mode" in cli.stdout  # the table names its data
     overall = next(line for line in cli.stdout.splitlines() if line.startswith("overall")).split()
     assert overall[-1] == "282"  # LookBench-Mini's test queries
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["provenance"]["model"]["name"] == "gr-lite-mini"
+    # the demo Space carries the installed package as site-packages lays it out, file for file (less the
+    # subpackages of extras its requirements leave out)
+    stage = subprocess.run([str(venv / "bin" / "lookbench"), "stage", "--out", str(tmp_path / "hub")], cwd=tmp_path,
+                           capture_output=True, text=True, env=env)
+    assert stage.returncode == 0, stage.stderr[-3000:]
+    installed = Path(out["lookbench"]).parent
+    carried = tmp_path / "hub" / "lookbench" / "demo" / "lookbench"
+    from lookbench.upload_scripts.stage import EXTRA_ONLY
+
+    files = {p.relative_to(installed).as_posix() for p in installed.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.relative_to(installed).parts[0] not in EXTRA_ONLY}
+    assert {p.relative_to(carried).as_posix() for p in carried.rglob("*") if p.is_file()} == files
 
 
 def test_import_lookbench_is_the_library_beside_a_dataset_folder_named_lookbench(tmp_path):

@@ -14,10 +14,10 @@ import pytest
 import lookbench
 from lookbench import store
 from lookbench.cli import main
-from lookbench.encoders import TransformersEncoder, load_encoder
+from lookbench.encoders import TransformersEncoder
 from lookbench.engine import EvaluationError
 from lookbench.metric.fine_recall.fine_recall import score_retrieval
-from lookbench.registry import REGISTRY, _gr_lite_mini_folder
+from lookbench.registry import REGISTRY, gr_lite_mini_folder, load_encoder
 
 from helpers.engine_data import CountingEncoder, graded_release, write_folder
 
@@ -132,6 +132,30 @@ def test_a_stored_result_from_other_settings_or_garbage_is_recomputed(data, tmp_
     assert json.loads(first.stored.read_text())["provenance"]["mode"] == "strict"  # replaced by a valid result
 
 
+def test_identity_file_name_and_provenance_come_from_one_settings_object(data, tmp_path):
+    result = run(CountingEncoder(), data, tmp_path, cutoff="2025-01-02", distractors=False, subsets=["real_studio_flat"])
+    settings = store.Settings.of(result.provenance)
+    assert settings == store.Settings("strict", False, "2025-01-02", ("RealStudioFlat",), True, "flat", "fp32")
+    assert result.stored.name == settings.stem() + ".json" == "strict-after-2025-01-02-no-distractors-RealStudioFlat.json"
+    assert store.Identity.of(result.provenance).settings == settings
+    # the cutoff is compared in UTC, kept as given
+    assert store.Settings(cutoff="2025-01-02T00:00:00Z") == store.Settings(cutoff="2025-01-02")
+    assert store.Settings(cutoff="2025-01-02T00:00:00Z").cutoff == "2025-01-02T00:00:00Z"
+
+
+def test_a_provenance_key_missing_from_a_current_result_fails_instead_of_turning_reuse_off(data, tmp_path):
+    result = run(CountingEncoder(), data, tmp_path)
+    stored = json.loads(result.stored.read_text())
+    identity = store.Identity.of(stored["provenance"])
+    del stored["provenance"]["precision"]
+    result.stored.write_text(json.dumps(stored))
+    with pytest.raises(KeyError, match="precision"):
+        store.find_identical(result.stored, identity)
+    stored["provenance"]["result_format"] = store.RESULT_FORMAT - 1  # an older layout is recomputed, not misread
+    result.stored.write_text(json.dumps(stored))
+    assert store.find_identical(result.stored, identity) is None
+
+
 def test_cutoff_model_uses_the_declared_date(data, tmp_path):
     with pytest.raises(EvaluationError, match="model raw-pixels declares no training cutoff"):
         lookbench.evaluate("raw-pixels", data=data, cutoff="model", quiet=True)
@@ -152,7 +176,7 @@ def test_cutoff_model_uses_the_declared_date(data, tmp_path):
 
 def test_a_model_card_declares_the_cutoff(data, tmp_path, capsys):
     folder = tmp_path / "my-model"
-    shutil.copytree(_gr_lite_mini_folder(), folder)
+    shutil.copytree(gr_lite_mini_folder(), folder)
     card = (folder / "README.md").read_text()
     assert "training_cutoff: 2023-12-31" in card  # gr-lite-mini's card is where the registry reads it from
     assert REGISTRY["gr-lite-mini"].training_cutoff == "2023-12-31"

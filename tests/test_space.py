@@ -80,7 +80,7 @@ def _expected_marks(query, items):
 
 
 def test_assets_hold_every_gallery_row_per_model_with_a_manifest(space_assets):
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
     from lookbench.space.assets import SpaceAssets
 
     assets = SpaceAssets.load(space_assets)
@@ -333,7 +333,10 @@ def test_leaderboard_tab_uses_the_leaderboard_function(space_app):
     board = space_app.board("fine", 1, "overall")
     published = board.sections[0]
     assert "GR-Pro" in set(published.frame()["model"]) and published.source != "local results store"
-    assert space_app.board("ndcg", 5, "RealStreetLook").sections[0].columns[2] == "RealStreetLook nDCG@5"
+    assert space_app.board("ndcg", 5, "RealStreetLook").sections[0].columns[3] == "RealStreetLook nDCG@5"
+    frame = published.frame()  # each row's interval and rank group, as the tab shows them
+    gr_pro = frame[frame["model"] == "GR-Pro"].iloc[0]
+    assert (gr_pro["group"], round(gr_pro["ci95_lo"], 1), round(gr_pro["ci95_hi"], 1)) == (1, 65.5, 69.2)
 
 
 def test_leaderboard_tab_survives_a_bad_store_file(space_app, monkeypatch, tmp_path):
@@ -538,6 +541,7 @@ def test_browser_example_results_subset_switch_and_leaderboard(served, tmp_path)
             expect(results).to_have_count(8)
             page.get_by_role("tab", name="Leaderboard").click()
             expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
+            expect(page.get_by_text("rows share a rank group", exact=False).first).to_be_visible()
             expect(page.get_by_text("Error", exact=True)).to_have_count(0)
             page.screenshot(path=str(out / "space-leaderboard.png"), full_page=False)
         finally:

@@ -32,7 +32,7 @@ def cli(*argv: str) -> str:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["evaluate", "--help"], ["build", "--help"], ["leaderboard", "--help"],
-                                  ["explain", "--help"], ["stage", "--help"], ["push", "--help"]])
+                                  ["explain", "--help"], ["compare", "--help"], ["stage", "--help"], ["push", "--help"]])
 def test_help_imports_no_heavy_library(argv):
     assert loaded_after(cli(*argv)) == []
 
@@ -63,9 +63,12 @@ assert type(model).__module__ == "lookbench.models.gr_lite.modeling_gr_lite", ty
 
 
 def test_cli_choices_are_the_declared_ones():
-    from lookbench.metric.fine_recall import fine_recall
-    from lookbench.options import MODES, metric_constant
+    from lookbench.metric.fine_recall import core, fine_recall
+    from lookbench.options import MODES
 
-    assert MODES == fine_recall.MODES and metric_constant("DEFAULT_K") == fine_recall.DEFAULT_K
-    with pytest.raises(LookupError, match="declares no NOTHING"):
-        metric_constant("NOTHING")
+    assert MODES is core.MODES and fine_recall.score_retrieval is core.score_retrieval  # one implementation
+
+
+def test_the_metric_core_serves_the_cli_and_leaderboard_without_datasets_or_evaluate():
+    code = "import lookbench.options, lookbench.leaderboard, lookbench.metric.fine_recall.core"
+    assert loaded_after(code, extra="evaluate") == []

@@ -55,8 +55,17 @@ def plan_lines(hub: Path, staging: Staging, private: bool, revision: str | None)
         size = sum(p.stat().st_size for p in files)
         extra = f", sdk {repo.space_sdk}" if repo.space_sdk else ""
         lines.append(f"{repo.repo_type:<8} {repo.repo_id:<32} {len(files):>3} files {size / 1e6:8.1f} MB  from {hub / repo.folder}{extra}")
+        if repo.release_tag:
+            lines.append(f"{'':<8} releases {', '.join(repo.releases)} (data revision {repo.data_revision}); "
+                         + _tag_plan(repo, revision))
     lines.append(f"visibility: {'private' if private else 'public'}; revision: {revision or 'main'}")
     return lines
+
+
+def _tag_plan(repo: StagedRepo, revision: str | None) -> str:
+    if revision == repo.release_tag:
+        return f"the branch {revision} carries the release name (no tag)"
+    return f"tag {repo.release_tag} on the upload commit (an existing tag stays where it is)"
 
 
 def _upload(api, hub: Path, repo: StagedRepo, private: bool, revision: str | None) -> str:
@@ -66,13 +75,35 @@ def _upload(api, hub: Path, repo: StagedRepo, private: bool, revision: str | Non
     if revision:
         api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)
     folder, ignore = hub / repo.folder, list(repo.ignore) or None
+    message = f"Upload {repo.repo_id} (lookbench {lookbench.__version__})"
+    if repo.releases:
+        message = f"Upload {repo.repo_id}: releases {', '.join(repo.releases)}, data revision {repo.data_revision} (lookbench {lookbench.__version__})"
     if repo.repo_type == "dataset" and sum(p.stat().st_size for p in files_of(hub, repo)) > LARGE_FOLDER_BYTES:
         api.upload_large_folder(repo.repo_id, folder, repo_type=repo.repo_type, revision=revision, ignore_patterns=ignore,
                                 private=private)
-        return f"{repo.repo_id} ({repo.repo_type}): uploaded"
-    info = api.upload_folder(repo_id=repo.repo_id, folder_path=folder, repo_type=repo.repo_type, revision=revision,
-                             ignore_patterns=ignore, commit_message=f"Upload {repo.repo_id} (lookbench {lookbench.__version__})")
-    return f"{repo.repo_id} ({repo.repo_type}): {info.oid or 'no change'}"
+        line, commit = f"{repo.repo_id} ({repo.repo_type}): uploaded", revision  # many commits: tag the branch's head
+    else:
+        info = api.upload_folder(repo_id=repo.repo_id, folder_path=folder, repo_type=repo.repo_type, revision=revision,
+                                 ignore_patterns=ignore, commit_message=message)
+        line, commit = f"{repo.repo_id} ({repo.repo_type}): {info.oid or 'no change'}", info.oid or revision
+    if repo.release_tag and revision != repo.release_tag:
+        line += "; " + _tag(api, repo, commit)
+    return line
+
+
+def _tag(api, repo: StagedRepo, commit: str | None) -> str:
+    """Tag the commit that holds this data with its newest release; a tag that exists already is left where it is
+    (on the commit that first published the release)."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        api.create_tag(repo.repo_id, repo_type=repo.repo_type, tag=repo.release_tag, revision=commit,
+                       tag_message=f"LookBench releases {', '.join(repo.releases)} (data revision {repo.data_revision})")
+    except HfHubHTTPError as err:
+        if err.response is None or err.response.status_code != 409:
+            raise
+        return f"tag {repo.release_tag} exists already, left where it is"
+    return f"tagged {repo.release_tag}"
 
 
 def _one_line(repo: StagedRepo, err: Exception) -> PushError:

@@ -6,6 +6,12 @@ metric Space ``fine_recall/``, the model ``gr-lite-mini/`` and the demo Space ``
 users' calls then work word for word: ``load_dataset("lookbench", ...)``, ``evaluate.load("lookbench/fine_recall")``,
 ``AutoModel.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True)``. Every staged file is a real file
 (links are followed), and ``repos.json`` names each repo for ``lookbench push``.
+
+Each Space folder is self-contained, as the Hub runs it: the Hub installs ``requirements.txt`` alone (mounted at
+``/tmp/requirements.txt`` before the repo's files are copied in) plus the gradio of ``sdk_version``, then runs
+``python app.py`` in ``/home/user/app``. So no requirement may name a file of the repo (a wheel would not be there
+yet): the demo Space carries the ``lookbench`` package it imports, and its requirements are the package's own
+dependencies, from the index.
 """
 from __future__ import annotations
 
@@ -13,27 +19,45 @@ import json
 import os
 import re
 import shutil
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lookbench.files import new_sibling, replace_folder
+from lookbench.registry import gr_lite_mini_folder
 
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
-METRIC_FILES = ("fine_recall.py", "README.md", "app.py", "requirements.txt")
-SPACE_FILES = ("app.py", "README.md", "requirements.txt")
+METRIC_FILES = ("fine_recall.py", "core.py", "README.md", "app.py", "requirements.txt")
+SPACE_FILES = ("app.py", "README.md")
+# The folders setup.cfg maps into the lookbench namespace (package_dir); with lookbench/ itself they are the package
+# the demo Space carries. In a regular install they already lie inside lookbench/.
+MAPPED_PACKAGES = ("dataset_builder", "metric", "models", "space", "upload_scripts")
+# Subpackages of an optional extra the Space does not install (its requirements leave extras out): not carried.
+EXTRA_ONLY = ("mteb",)
 
 
 @dataclass(frozen=True)
 class StagedRepo:
     """One Hub repo of a staged mirror: its id, type and folder (relative to HUB); ``ignore`` are the patterns of
-    the other repos nested inside the folder, which are not part of it."""
+    the other repos nested inside the folder, which are not part of it. The dataset repo also names the releases
+    it holds and its content revision: ``push`` tags the commit with the newest release, so each snapshot stays
+    reachable on the Hub (``revision="v20251201"``) after later ones are pushed."""
 
     repo_id: str
     repo_type: str
     folder: str
     ignore: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    data_revision: str | None = None
+
+    @property
+    def release_tag(self) -> str | None:
+        """The newest release: the tag ``push`` puts on the commit that uploads this data."""
+        from lookbench.schema import release_date
+
+        return max(self.releases, key=release_date) if self.releases else None
 
     @property
     def space_sdk(self) -> str | None:
@@ -42,6 +66,7 @@ class StagedRepo:
 
 REPO_TYPES = ("dataset", "model", "space")
 _REPO_KEYS = {"repo_id", "repo_type", "folder", "ignore"}
+_DATA_KEYS = {"releases", "data_revision"}  # a dataset repo's too: the releases and content revision it carries
 
 
 @dataclass(frozen=True)
@@ -79,8 +104,9 @@ class Staging:
             raise ValueError("files is not a list of paths")
         root, repos, seen = hub.resolve(), [], {}
         for entry in raw["repos"]:
-            if not isinstance(entry, dict) or set(entry) != _REPO_KEYS:
-                raise ValueError(f"a repo entry must have exactly the keys {', '.join(sorted(_REPO_KEYS))}: {entry!r}"[:300])
+            if not isinstance(entry, dict) or not _REPO_KEYS <= set(entry) <= _REPO_KEYS | _DATA_KEYS:
+                raise ValueError(f"a repo entry must have exactly the keys {', '.join(sorted(_REPO_KEYS))} (a dataset's "
+                                 f"also {', '.join(sorted(_DATA_KEYS))}): {entry!r}"[:300])
             repo_id, kind, folder, ignore = (entry[k] for k in ("repo_id", "repo_type", "folder", "ignore"))
             if not isinstance(repo_id, str) or repo_id.count("/") != 1 or repo_id.split("/")[0] != namespace:
                 raise ValueError(f"repo {repo_id!r} is not <namespace>/<name> for namespace {namespace!r}")
@@ -97,13 +123,28 @@ class Staging:
             if resolved in seen or repo_id in {r.repo_id for r in repos}:
                 raise ValueError(f"repo {repo_id} names folder {folder!r}, which repo {seen.get(resolved, repo_id)} has too")
             seen[resolved] = repo_id
-            repos.append(StagedRepo(repo_id, kind, folder, tuple(ignore)))
+            repos.append(StagedRepo(repo_id, kind, folder, tuple(ignore), *_data_of(repo_id, kind, entry)))
         return cls(namespace, tuple(repos), tuple(files))
 
     def save(self, hub: Path) -> None:
-        manifest = {"namespace": self.namespace, "repos": [{**asdict(r), "ignore": list(r.ignore)} for r in self.repos],
+        manifest = {"namespace": self.namespace, "repos": [{**asdict(r), "ignore": list(r.ignore), "releases": list(r.releases)}
+                                                           for r in self.repos],
                     "files": list(self.files)}
         (hub / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def _data_of(repo_id: str, kind: str, entry: dict) -> tuple[tuple[str, ...], str | None]:
+    """A dataset entry's releases (snapshot names: push makes a tag of the newest) and data revision, checked."""
+    from lookbench.schema import RELEASE_PATTERN
+
+    releases, revision = entry.get("releases", []), entry.get("data_revision")
+    if (releases or revision is not None) and kind != "dataset":
+        raise ValueError(f"repo {repo_id} is a {kind}, which carries no releases")
+    if not isinstance(releases, list) or not all(isinstance(r, str) and RELEASE_PATTERN.match(r) for r in releases):
+        raise ValueError(f"repo {repo_id}: releases {releases!r} is not a list of release names v<YYYYMMDD>"[:300])
+    if revision is not None and not (isinstance(revision, str) and re.fullmatch(r"[\w.+-]{1,64}", revision)):
+        raise ValueError(f"repo {repo_id}: data_revision {revision!r} is not a content revision"[:300])
+    return tuple(releases), revision
 
 
 def _validate(repo_id: str) -> None:
@@ -169,10 +210,61 @@ def _copy_files(source: Path, names, target: Path) -> None:
 
 
 def _retarget(card: Path, namespace: str) -> None:
-    """Cards name the other repos as ``lookbench/<repo>``; under another namespace they are ``<namespace>/<repo>``."""
+    """Cards name the repos as ``lookbench/<repo>``; under another namespace they are ``<namespace>/<repo>``."""
     if namespace != "lookbench":
-        text = re.sub(rf"\blookbench/({METRIC}|{MODEL}|{SPACE})\b", rf"{namespace}/\1", card.read_text(encoding="utf-8"))
-        card.write_text(text, encoding="utf-8")
+        pattern = rf"\blookbench/({DATASET}|{METRIC}|{MODEL}|{SPACE})\b"
+        card.write_text(re.sub(pattern, rf"{namespace}/\1", card.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def _carry_package(target: Path) -> None:
+    """The lookbench package as site-packages lays it out, into the demo Space folder (``python app.py`` puts the
+    folder first on ``sys.path``, so ``import lookbench`` finds it there)."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    root = _package_dir("lookbench")
+
+    def ignore_root(folder, names):
+        return set(ignore(folder, names)) | (set(EXTRA_ONLY) & set(names) if Path(folder) == Path(root) else set())
+
+    shutil.copytree(root, target / "lookbench", ignore=ignore_root)
+    for name in MAPPED_PACKAGES:
+        shutil.copytree(_package_dir(f"lookbench.{name}"), target / "lookbench" / name, ignore=ignore, dirs_exist_ok=True)
+
+
+def _space_requirements() -> str:
+    """The demo's requirements.txt: the package's own dependencies (its distribution metadata, extras left out; gradio
+    comes with the SDK), torch pinned to the tested release (an unpinned torch resolves to the newest, a CUDA build)."""
+    from importlib.metadata import requires, version
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    lines = []
+    for line in requires("lookbench") or ():
+        requirement = Requirement(line)
+        if requirement.marker is not None and "extra" in str(requirement.marker):
+            continue
+        if requirement.name == "torch":
+            requirement = Requirement(f"torch=={Version(version('torch')).base_version}")
+        lines.append(str(requirement))
+    return "\n".join(lines) + "\n"
+
+
+def _space_card(card: Path, datasets: list[str] | None = None) -> None:
+    """The Space YAML of what was tested: this Python and the installed gradio (``datasets`` set, if given)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from huggingface_hub import SpaceCard
+
+    try:
+        gradio = version("gradio")
+    except PackageNotFoundError:
+        raise ValueError("lookbench stage writes the Spaces' sdk_version from the installed gradio, and gradio is not "
+                         "installed: pip install 'lookbench[space]'") from None
+    space = SpaceCard.load(card)
+    space.data.sdk_version, space.data.python_version = gradio, f"{sys.version_info.major}.{sys.version_info.minor}"
+    if datasets is not None:
+        space.data.datasets = datasets or None
+    space.save(card)
 
 
 def _dataset_source(data) -> Path:
@@ -187,13 +279,14 @@ def _dataset_source(data) -> Path:
 
 
 def _stage_dataset(source: Path, target: Path) -> None:
-    """The card and the Parquet shards of every config folder (the build's validation report too, if any)."""
+    """The card and the Parquet shards of every config folder (the build's and each append's validation report too)."""
+    from lookbench.dataset_builder.export import is_report
     from lookbench.schema import SUBSETS
 
     target.mkdir(parents=True)
     shutil.copyfile(source / "README.md", target / "README.md")
-    if (source / "validation_report.json").is_file():
-        shutil.copyfile(source / "validation_report.json", target / "validation_report.json")
+    for report in sorted(p for p in source.iterdir() if p.is_file() and is_report(p.name)):
+        shutil.copyfile(report, target / report.name)
     for shard in sorted(source.glob("*/*.parquet")):
         if shard.parent.name in SUBSETS:
             (target / shard.parent.name).mkdir(exist_ok=True)
@@ -212,14 +305,24 @@ def stage(out, data=None, namespace: str = "lookbench") -> Staging:
     try:
         _stage_dataset(source, tmp / DATASET)
         _copy_files(_package_dir("lookbench.metric.fine_recall"), METRIC_FILES, tmp / namespace / METRIC)
-        shutil.copytree(_package_dir("lookbench.models.gr_lite") / MODEL, tmp / namespace / MODEL,
+        shutil.copytree(gr_lite_mini_folder(), tmp / namespace / MODEL,
                         ignore=shutil.ignore_patterns("__pycache__"))
         _copy_files(_package_dir("lookbench.space"), SPACE_FILES, tmp / namespace / SPACE)
-        for name in (METRIC, MODEL, SPACE):
-            _retarget(tmp / namespace / name / "README.md", namespace)
+        _carry_package(tmp / namespace / SPACE)
+        (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
+        _space_card(tmp / namespace / METRIC / "README.md")
+        # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
+        _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if data is None else [])
+        for card in (tmp / DATASET, *(tmp / namespace / name for name in (METRIC, MODEL, SPACE))):
+            _retarget(card / "README.md", namespace)
         nested = tuple(f"{name}/**" for name in (METRIC, MODEL, SPACE)) if namespace == DATASET else ()
+        from lookbench.dataset_builder.export import release_facts
+        from lookbench.files import folder_revision
+
+        dataset = StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested, tuple(release_facts(tmp / DATASET)),
+                             folder_revision(tmp / DATASET))
         staging = Staging(namespace, (
-            StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested),
+            dataset,
             StagedRepo(f"{namespace}/{METRIC}", "space", f"{namespace}/{METRIC}"),
             StagedRepo(f"{namespace}/{MODEL}", "model", f"{namespace}/{MODEL}"),
             StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),

@@ -22,7 +22,10 @@ Ground-truth rules (documented once, here; ``plan`` implements them):
   ``rsl-``, ``asl-``, ``noi-``), so no item id is shared, and its own seed stream: every image is drawn
   from its own continuous view parameters (offset, scale, angle, background, light), so no image repeats
   across the two streams (the tests check content hashes). Its rows are time-stamped in release
-  ``v20240101``, before every test release, so a model trained on it is evaluated only on later data.
+  ``mini-v20240101``, before every test release, so a model trained on it is evaluated only on later data.
+- every row's ``source`` is ``synthetic`` and every release is named ``mini-v<YYYYMMDD>`` (test releases
+  ``mini-v20240601``, ``mini-v20250101``, ``mini-v20251201``): rendered images never pass for real ones, and no
+  synthetic release for a real LookBench snapshot.
 - sizes at ``scale=1``: about 70 queries and 250 gallery rows per test subset, 500 noise rows, ~1900 training
   images; ``scale`` multiplies every count (a subset's corpus, gallery + noise, is about 750·scale rows).
 """

@@ -16,21 +16,26 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.schema import NOISE, SUBSETS, TEST_SUBSETS
+from lookbench.schema import NOISE, SUBSETS, SYNTHETIC, TEST_SUBSETS
 
 TAXONOMY_PATH = Path(__file__).parent.parent / "mini_taxonomy.json"
 TAXONOMY: dict[str, dict[str, list[str]]] = json.loads(TAXONOMY_PATH.read_text(encoding="utf-8"))
 MAIN_ATTRIBUTE = "color"
 
-# Test releases (name -> snapshot date); rows are time-stamped up to 120 days before their snapshot.
+# Test releases (name -> snapshot date); rows are time-stamped up to 120 days before their snapshot. Named mini-v…, so
+# that no synthetic release reads as a real LookBench snapshot (v20251201 is one).
 RELEASES: dict[str, dt.datetime] = {
-    "v20240601": dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc),
-    "v20250101": dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc),
-    "v20251201": dt.datetime(2025, 12, 1, tzinfo=dt.timezone.utc),
+    "mini-v20240601": dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc),
+    "mini-v20250101": dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc),
+    "mini-v20251201": dt.datetime(2025, 12, 1, tzinfo=dt.timezone.utc),
 }
 RELEASE_WEIGHTS = (0.3, 0.3, 0.4)
-TRAIN_RELEASE = ("v20240101", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+TRAIN_RELEASE = ("mini-v20240101", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
 CRAWL_WINDOW_S = 120 * 86400
+
+# What a seed generates, versioned: bump it when the output of a seed changes (rows, names, pixels). The embedded
+# LookBench-Mini is built once into a folder keyed by it, so a change never leaves an earlier build in use.
+GENERATION = 2  # 2: every row's source is "synthetic" and releases are mini-v<YYYYMMDD>
 
 # Default sizes at scale=1; ``scale`` multiplies every count.
 STUDIO_QUERIES = 70
@@ -137,19 +142,20 @@ def _hard_negative(rng, ids, item: Item) -> Item:
     return _new_item(rng, ids, item.category, tuple(attrs.items()))
 
 
-def _row(item: Item, rng, release: str, snapshot: dt.datetime, source: str) -> dict:
-    """A docs/architecture.md §4 record without its image path (filled in when the file name is known)."""
+def _row(item: Item, rng, release: str, snapshot: dt.datetime) -> dict:
+    """A docs/architecture.md §4 record without its image path (filled in when the file name is known); its source
+    is ``synthetic`` whichever subset it stands in for."""
     stamp = snapshot - dt.timedelta(seconds=int(rng.integers(3600, CRAWL_WINDOW_S)))
     return {
         "item_id": item.item_id, "image": None, "category": item.category, "main_attribute": item.a[MAIN_ATTRIBUTE],
         "attributes": dict(item.attrs), "timestamp": stamp.strftime("%Y-%m-%dT%H:%M:%SZ"), "release": release,
-        "source": source,
+        "source": SYNTHETIC,
     }
 
 
-def _view(rng, item: Item, style: str, release: str, snapshot: dt.datetime, source: str) -> Task:
+def _view(rng, item: Item, style: str, release: str, snapshot: dt.datetime) -> Task:
     """A test product photo (its seed is drawn before its row: the order of draws fixes the files)."""
-    return Task("view", (item,), style, int(rng.integers(2**63)), (_row(item, rng, release, snapshot, source),))
+    return Task("view", (item,), style, int(rng.integers(2**63)), (_row(item, rng, release, snapshot),))
 
 
 def _count(base: int, scale: float) -> int:
@@ -175,14 +181,14 @@ def plan_test(seed: int, scale: float, noise_scale: float = 1.0) -> dict[str, di
         release, snapshot = _pick_release(rng)
         item = _new_item(rng, ids, _random_category(rng), pool="noise")
         style = "studio" if rng.uniform() < 0.4 else "flat"
-        noise.append(_view(rng, item, style, release, snapshot, SUBSETS[NOISE].source))
+        noise.append(_view(rng, item, style, release, snapshot))
     plan[NOISE] = {"gallery": noise}
     return plan
 
 
 def _test_subset(rng, name: str, scale: float) -> dict[str, list[Task]]:
     """A subset's queries, then per query item 1–2 other views of it and 1–3 hard negatives, shuffled."""
-    ids, source = _Ids(PREFIX[name]), SUBSETS[name].source
+    ids = _Ids(PREFIX[name])
     queries = (_street_queries if SUBSETS[name].multi_item else _studio_queries)(rng, ids, name, scale)
     gallery = []
     for task in queries:
@@ -191,7 +197,7 @@ def _test_subset(rng, name: str, scale: float) -> dict[str, list[Task]]:
             views = [item] * int(rng.integers(1, 3)) + [_hard_negative(rng, ids, item) for _ in range(int(rng.integers(1, 4)))]
             for it in views:
                 style = "studio" if rng.uniform() < _P_STUDIO_GALLERY[name] else "flat"
-                gallery.append(_view(rng, it, style, release, RELEASES[release], source))
+                gallery.append(_view(rng, it, style, release, RELEASES[release]))
     return {"query": queries, "gallery": [gallery[i] for i in rng.permutation(len(gallery))]}
 
 
@@ -201,20 +207,20 @@ def _studio_queries(rng, ids: _Ids, name: str, scale: float) -> list[Task]:
     for _ in range(_count(STUDIO_QUERIES, scale)):
         release, snapshot = _pick_release(rng)
         item = _new_item(rng, ids, _random_category(rng), pool="query")
-        tasks.append(_view(rng, item, style, release, snapshot, SUBSETS[name].source))
+        tasks.append(_view(rng, item, style, release, snapshot))
     return tasks
 
 
 def _street_queries(rng, ids: _Ids, name: str, scale: float) -> list[Task]:
     """Outfits of 2–4 query items; every item is one query row (a crop of the outfit photo)."""
-    source, tasks = SUBSETS[name].source, []
+    backdrop, tasks = SUBSETS[name].source, []  # the street drawn as the subset's kind: a photo's or an AI image's
     for o in range(_count(STREET_OUTFITS, scale)):
         release, snapshot = _pick_release(rng)
         cats = outfit_categories(rng, int(rng.choice([2, 3, 4], p=[0.3, 0.4, 0.3])))
         items = tuple(_new_item(rng, ids, c, pool="query") for c in cats)
         outfit = {"outfit_id": f"{PREFIX[name]}-o{o + 1:05d}"}
-        rows = tuple(_row(it, rng, release, snapshot, source) | outfit for it in items)
-        tasks.append(Task("outfit", items, source, int(rng.integers(2**63)), rows))
+        rows = tuple(_row(it, rng, release, snapshot) | outfit for it in items)
+        tasks.append(Task("outfit", items, backdrop, int(rng.integers(2**63)), rows))
     return tasks
 
 
@@ -227,7 +233,7 @@ def plan_train(seed: int, scale: float) -> dict[str, dict[str, list[Task]]]:
         item = _new_item(rng, ids, _random_category(rng))
         for _ in range(int(rng.integers(2, 5))):
             style = ("flat", "studio", "street")[int(rng.choice(3, p=[0.35, 0.35, 0.3]))]
-            row = _row(item, rng, release, snapshot, "aigen" if style == "studio" else "real")
+            row = _row(item, rng, release, snapshot)
             if style == "street":
                 cats = outfit_categories(rng, int(rng.integers(2, 4)), must=item.category)
                 others = tuple(_new_item(rng, None, c) for c in cats if c != item.category)

@@ -14,14 +14,19 @@ def _output_flags(parser) -> None:
 
 
 def register(sub) -> None:
-    build = sub.add_parser("build", help="build a LookBench release into a script-less Hub dataset folder")
-    build.add_argument("--source", choices=["raw", "upstream", "mini", "fashion-mnist"], required=True,
-                       help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini; "
-                            "fashion-mnist: Zalando's real photos (t10k release, train split as --train-out)")
+    build = sub.add_parser("build", help="build a LookBench release into a script-less Hub dataset folder, or append one")
+    what = build.add_mutually_exclusive_group(required=True)
+    what.add_argument("--source", choices=["raw", "upstream", "mini", "fashion-mnist"],
+                      help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini; "
+                           "fashion-mnist: Zalando's real photos (t10k release, train split as --train-out)")
+    what.add_argument("--append", type=Path, metavar="RAW",
+                      help="add this raw release folder to the built folder --out as new shards (it must be newer than "
+                           "everything there); the existing shards stay byte-identical")
     build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream; fashion-mnist: the folder of the "
                                                   "four IDX .gz files, default the Debian package dataset-fashion-mnist's)")
     build.add_argument("--out", type=Path, required=True, help="dataset folder to write (load it with datasets.load_dataset)")
     build.add_argument("--release", help="snapshot name v<YYYYMMDD> for rows that carry none (default: v<date of the newest timestamp>)")
+    build.add_argument("--notes", help="what changed with this release, for the card's release history")
     build.add_argument("--scale", type=float, default=1.0, help="LookBench-Mini size multiplier (about 80 = the published ≈60k corpus per subset)")
     build.add_argument("--noise-scale", type=float, default=1.0,
                        help="LookBench-Mini: multiply the noise gallery on top of --scale (about 13 = the published noise proportion)")
@@ -40,14 +45,22 @@ def register(sub) -> None:
 
 
 def run_build(args) -> int:
-    from lookbench.dataset_builder import build_release
+    from lookbench.dataset_builder import SourceError, append_release, build_release
 
+    if args.append is not None:
+        given = [flag for flag, value in (("--input", args.input), ("--train-out", args.train_out)) if value is not None]
+        if given:
+            raise SourceError(f"--append RAW is the raw release to add; it takes no {' or '.join(given)}")
     with quiet_libraries(args.verbose):
-        summary = build_release(
-            args.source, args.out, input_path=args.input, release=args.release, scale=args.scale, noise_scale=args.noise_scale,
-            seed=args.seed, skip_invalid=args.skip_invalid, taxonomy=args.taxonomy, subsets=args.subsets, train_out=args.train_out,
-            progress=not args.quiet,
-        )
+        if args.append is not None:
+            summary = append_release(args.append, args.out, release=args.release, skip_invalid=args.skip_invalid,
+                                     taxonomy=args.taxonomy, subsets=args.subsets, notes=args.notes, progress=not args.quiet)
+        else:
+            summary = build_release(
+                args.source, args.out, input_path=args.input, release=args.release, scale=args.scale,
+                noise_scale=args.noise_scale, seed=args.seed, skip_invalid=args.skip_invalid, taxonomy=args.taxonomy,
+                subsets=args.subsets, train_out=args.train_out, notes=args.notes, progress=not args.quiet,
+            )
     print("\n".join(summary.lines()))
     return 0
 

@@ -1,4 +1,4 @@
-"""``lookbench evaluate`` and ``lookbench models``."""
+"""``lookbench evaluate``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,12 +8,15 @@ from lookbench.options import INDEXES, MODES, PRECISIONS
 
 def register(sub) -> None:
     ev = sub.add_parser("evaluate", help="evaluate an image encoder on LookBench (default: the embedded LookBench-Mini)")
-    ev.add_argument("--data", help="a folder from `lookbench build`, a Hub dataset id, or a srpone/look-bench snapshot "
+    ev.add_argument("--data", help="a folder from `lookbench build`, a Hub dataset id (owner/name[@revision]), or a srpone/look-bench snapshot "
                                    "(default: the embedded LookBench-Mini, built on first use)")
     ev.add_argument("--model", help="a registered name (see `lookbench models`), a local transformers model folder or a "
-                                    "Hub id (default: the registry's default model)")
+                                    "Hub id, optionally pinned: owner/name@revision (default: the registry's default model)")
+    ev.add_argument("--trust-remote-code", action="store_true",
+                    help="let a Hub model run the code in its repo (config.json auto_map); refused without it")
     ev.add_argument("--subsets", nargs="+", help="paper names or aliases (default: every test subset in --data)")
     ev.add_argument("--cutoff", help="contamination-aware: only queries time-stamped after this ISO date, e.g. 2025-06-01; "
+                                     "a release name, e.g. v20250101: only the queries of later releases; "
                                      "'model': after the model's declared training cutoff (see `lookbench models`)")
     ev.add_argument("--no-distractors", dest="distractors", action="store_false", help="leave the shared noise gallery out")
     ev.add_argument("--mode", choices=MODES, default="strict",
@@ -38,9 +41,6 @@ def register(sub) -> None:
     ev.add_argument("--verbose", action="store_true", help="also show the libraries' own progress bars and logging")
     ev.set_defaults(run=run_evaluate)
 
-    models = sub.add_parser("models", help="list the registered image encoders")
-    models.set_defaults(run=run_models)
-
 
 def run_evaluate(args) -> int:
     """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
@@ -55,7 +55,7 @@ def run_evaluate(args) -> int:
         cache_dir=args.cache_dir, use_cache=args.use_cache, skip_invalid=args.skip_invalid, workers=args.workers,
         quiet=args.quiet, verbose=args.verbose, output_dir=args.output,
         results_dir=(args.results or default_root()) if args.save else None, overwrite=args.overwrite,
-        save_predictions=args.save_predictions,
+        save_predictions=args.save_predictions, trust_remote_code=args.trust_remote_code,
     )
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
@@ -70,18 +70,3 @@ def run_evaluate(args) -> int:
         print(f"results: {args.output / 'results.json'}; plots: {args.output}")
     return 0
 
-
-def run_models(args) -> int:
-    from lookbench.registry import describe_models
-
-    rows = describe_models()
-    columns = [k for k in rows[0] if k != "description"]
-    widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in columns}
-    print("  ".join(k.ljust(widths[k]) for k in columns) + "  description")
-    for r in rows:
-        print("  ".join(str(r[k]).ljust(widths[k]) for k in columns) + "  " + r["description"])
-    print("training_cutoff: the date the model's training data ends (`evaluate --cutoff model` scores only the queries "
-          "after it). Also accepted "
-          "by --model: a local transformers model folder, a Hub id (owner/name), or in Python any object with "
-          "encode(list_of_PIL_images) and name.")
-    return 0

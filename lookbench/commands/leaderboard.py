@@ -18,20 +18,26 @@ def register(sub) -> None:
     lb.add_argument("--metric", choices=list(METRICS), default="fine", help="fine or coarse Recall@K, or nDCG@K")
     lb.add_argument("--k", type=int, default=1, help="the K of the metric (published: 1, 5, 10, 20)")
     lb.add_argument("--subset", help="rank by one subset (paper name or alias) instead of the query-weighted overall")
+    lb.add_argument("--by-release", action="store_true",
+                    help="also each model's score on every release's queries (gallery whole) and its declared training cutoff")
     lb.add_argument("--format", choices=FORMATS, default="table")
-    lb.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the ranking as a bar chart")
+    lb.add_argument("--plot", type=Path, metavar="FILE.png",
+                    help="also draw the ranking as a bar chart (with --by-release: score against release date, one line per "
+                         "model, its training cutoff marked)")
     lb.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from lookbench.leaderboard import leaderboard, terminal_safe
+    from lookbench.leaderboard import GROUPS_NOTE, leaderboard, terminal_safe
     from lookbench.store import default_root
 
     board = leaderboard(results=args.results or default_root(), reference=args.reference, metric=args.metric,
-                        k=args.k, subset=args.subset)
+                        k=args.k, subset=args.subset, by_release=args.by_release)
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
         print(f"lookbench leaderboard: skipped {terminal_safe(line)}", file=sys.stderr)
     print(board.render(args.format), flush=True)
+    if args.format in ("table", "markdown") and board.sections:
+        print("\n" + GROUPS_NOTE)
     if args.plot:
         print(f"plot: {board.plot(args.plot)}", file=sys.stderr)
     return 0

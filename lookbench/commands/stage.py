@@ -21,5 +21,8 @@ def run_stage(args) -> int:
     print(f"Staged {args.out}:")
     for repo in staging.repos:
         print(f"  {repo.repo_type:<8} {repo.repo_id:<32} {args.out / repo.folder}")
+        if repo.releases:
+            print(f"  {'':<8} releases {', '.join(repo.releases)} (data revision {repo.data_revision}); "
+                  f"push tags it {repo.release_tag}")
     print(f"Next: lookbench push --hub {args.out} --dry-run")
     return 0

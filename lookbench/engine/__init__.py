@@ -15,12 +15,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import store
-from ..encoders import load_encoder
+from .. import stats, store
 from ..files import new_sibling
-from ..filtering import to_utc
-from ..metric.fine_recall.fine_recall import MODES, combine_subsets
+from ..registry import load_encoder
+from ..filtering import parse_cutoff
+from ..metric.fine_recall.core import MODES, combine_subsets
 from ..options import INDEXES, PRECISIONS
+from ..per_release import per_release
 from ..progress import quiet_libraries, stage_bar
 from .data import Benchmark, DataSource, load_benchmark, resolve_data
 from .encode import Embeddings, EncodeStats, check_output, encode_images
@@ -67,7 +68,7 @@ def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=N
             raise EvaluationError(f"{name} must be an integer of at least 1, got {value!r}")
     if cutoff is not None and cutoff != "model":
         try:
-            to_utc(cutoff)
+            parse_cutoff(cutoff)
         except TypeError as err:
             raise EvaluationError(str(err)) from err
     for path, what in ((cache_dir, "cache folder"), (output_dir, "output folder"), (results_dir, "results store")):
@@ -82,7 +83,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
              batch_size: int | None = None, precision: str = "fp32", device: str | None = None, index: str = "flat",
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
              quiet: bool = False, verbose: bool = False, output_dir=None, results_dir=None, overwrite: bool = False,
-             save_predictions: bool = False) -> EvaluationResult | None:
+             save_predictions: bool = False, trust_remote_code: bool = False) -> EvaluationResult | None:
     """Evaluate an image encoder on LookBench; returns an ``EvaluationResult`` (``None`` on non-main processes).
 
     ``model``: a registered name (see ``lookbench models``), a local transformers folder or Hub id, or any object
@@ -92,7 +93,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     model's declared training cutoff. ``results_dir``: a results store (``lookbench.store``) to write the result
     into; an identical stored evaluation is returned instead of recomputed unless ``overwrite``.
     ``save_predictions`` also writes every query's top gallery rows as Parquet beside the result. ``quiet``
-    shows no progress bar; ``verbose`` also shows the libraries' own bars and logging.
+    shows no progress bar; ``verbose`` also shows the libraries' own bars and logging. ``trust_remote_code`` lets a
+    Hub model run its own code (refused otherwise).
     """
     check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
                   cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions)
@@ -102,7 +104,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     quiet = quiet or not processes.is_main
     encoder = None
     if cutoff == "model":  # the model's declared date decides which queries are loaded (its weights load lazily)
-        encoder = load_encoder(model, device=device or processes.device, precision=precision)
+        encoder = load_encoder(model, device=device or processes.device, precision=precision,
+                               trust_remote_code=trust_remote_code)
         if encoder.training_cutoff is None:
             raise EvaluationError(f"model {encoder.name} declares no training cutoff (a registry entry's training_cutoff, "
                                   "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
@@ -118,9 +121,11 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
             for name, splits in bench.subsets.items():
                 if len(splits["query"]) == 0:
                     raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
-            encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision)
+            encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision,
+                                              trust_remote_code=trust_remote_code)
             bench.count_after(encoder.training_cutoff)
-        planned = _planned(encoder, bench, results_dir, subsets, mode=mode, cutoff=cutoff, index=index, precision=precision)
+        settings = store.Settings(mode, bench.noise is not None, cutoff, tuple(bench.subsets), bool(subsets), index, precision)
+        planned = _planned(encoder, bench, results_dir, settings)
         if planned.stored is not None and not overwrite:
             found = store.find_identical(planned.stored, planned.identity,
                                          need_predictions=list(bench.subsets) if save_predictions else ())
@@ -162,11 +167,16 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     overall = combine_subsets({name: s.scores for name, s in scored.items()})
     results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
                for name, s in scored.items()}
-    provenance = _provenance(encoder, bench, images, embeddings, scored, processes, mode=mode, index=index,
-                             precision=precision, cutoff=cutoff, wall_time_s=round(time.perf_counter() - started, 3))
+    outcomes = {name: s.outcomes for name, s in scored.items()}
+    intervals = stats.intervals(outcomes)
+    release_scores, release_intervals = per_release(outcomes)
+    provenance = _provenance(encoder, bench, images, embeddings, scored, processes, settings,
+                             wall_time_s=round(time.perf_counter() - started, 3))
+    provenance["intervals"] = stats.settings()
     provenance["timings_s"] = times.rounded()  # per stage; their sum leaves out option checks and bookkeeping
     provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
-    result = EvaluationResult(results, overall, provenance, stored=planned.stored, notes=planned.notes, rankings=rankings)
+    result = EvaluationResult(results, overall, provenance, outcomes, intervals, release_scores, release_intervals,
+                              stored=planned.stored, notes=planned.notes, rankings=rankings)
     if planned.stored is not None:
         result.write_json(planned.stored)
     if output_dir is not None:
@@ -183,10 +193,9 @@ class _Planned:
     notes: list
 
 
-def _planned(encoder, bench: Benchmark, results_dir, subsets, *, mode, cutoff, index, precision) -> _Planned:
+def _planned(encoder, bench: Benchmark, results_dir, settings: store.Settings) -> _Planned:
     p = bench.provenance
-    identity = store.Identity(encoder.fingerprint, p["revision"], mode, bench.noise is not None,
-                              store.normalise_cutoff(cutoff), tuple(sorted(bench.subsets)), index, precision)
+    identity = store.Identity(encoder.fingerprint, p["revision"], settings)
     notes = []
     if results_dir is not None and encoder.fingerprint is None:
         notes.append(f"model {encoder.name} declares no revision or fingerprint, so its identity is unknown: a stored "
@@ -195,13 +204,12 @@ def _planned(encoder, bench: Benchmark, results_dir, subsets, *, mode, cutoff, i
         notes.append(f"the data {p['data']} has no known revision, so a stored result is never reused for it")
     path = None if results_dir is None else store.result_path(
         results_dir, model=encoder.name, revision=encoder.provenance.get("revision"), fingerprint=encoder.fingerprint,
-        releases=p["releases"], data_revision=p["revision"], mode=mode, cutoff=cutoff, distractors=bench.noise is not None,
-        index=index, precision=precision, subsets=sorted(bench.subsets) if subsets else None)
+        releases=p["releases"], data_revision=p["revision"], settings=settings)
     return _Planned(path, identity, notes)
 
 
 def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings, scored: dict,
-                processes: Processes, *, mode, index, precision, cutoff, wall_time_s) -> dict:
+                processes: Processes, settings: store.Settings, *, wall_time_s) -> dict:
     """What makes the scores reproducible: versions, data revision, model fingerprint, settings and counts."""
     import lookbench
 
@@ -218,19 +226,17 @@ def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: 
         "queries": {name: s.scores.get("num_queries") for name, s in scored.items()},
     }
     return {
+        "result_format": store.RESULT_FORMAT,
         "lookbench_version": lookbench.__version__,
         "dataset": bench.provenance,
         "model": {"name": encoder.name, **encoder.provenance, "fingerprint": encoder.fingerprint,
                   "training_cutoff": encoder.training_cutoff,
                   "preprocessing": encoder.preprocessing, "embedding_dim": int(embeddings.matrix.shape[1])},
-        "precision": precision,
+        **settings.provenance(),
         "device": getattr(encoder, "device", "cpu"),
         "processes": processes.world,
-        "mode": mode,
-        "cutoff": None if cutoff is None else str(cutoff),
-        "distractors": bench.noise is not None,
-        "index": index,
-        "search": "exact (faiss knn, inner product of unit vectors = cosine)" if index == "flat" else "approximate (faiss HNSW32, cosine)",
+        "search": ("exact (faiss knn, inner product of unit vectors = cosine)" if settings.index == "flat"
+                   else "approximate (faiss HNSW32, cosine)"),
         "counts": counts,
         "wall_time_s": wall_time_s,
         "evaluated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

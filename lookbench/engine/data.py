@@ -10,34 +10,38 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import hash_files
-from ..paths import lookbench_home, looks_like_hub_id
+from ..files import folder_revision
+from ..paths import lookbench_home, looks_like_hub_id, split_revision
 from ..schema import NOISE, TEST_SUBSETS, resolve_subset
-from ..metric.fine_recall.fine_recall import RECORD_FIELDS
+from ..metric.fine_recall.core import RECORD_FIELDS
 from .errors import EvaluationError
 
 
 @dataclass(frozen=True)
 class DataSource:
     """What ``load_dataset`` gets, its revision (content hash of a local folder, commit of a Hub repo), a label,
-    and whether it was converted from a published ``srpone/look-bench`` snapshot."""
+    whether it was converted from a published ``srpone/look-bench`` snapshot, and the Hub commit it came from."""
 
     path: str
     revision: str | None
     label: str
     upstream: bool = False
+    commit: str | None = None
+
+    @property
+    def card(self) -> dict:
+        """The YAML of a local folder's dataset card (README.md), ``{}`` without one."""
+        card = Path(self.path) / "README.md"
+        if not card.is_file():
+            return {}
+        from huggingface_hub import metadata_load
+
+        return metadata_load(card) or {}
 
     @property
     def name(self) -> str:
         """The dataset's name: its card's ``pretty_name`` (e.g. "LookBench-Mini"), else the Hub id or path."""
-        card = Path(self.path) / "README.md"
-        if card.is_file():
-            from huggingface_hub import metadata_load
-
-            pretty = (metadata_load(card) or {}).get("pretty_name")
-            if pretty:
-                return str(pretty)
-        return self.path
+        return str(self.card.get("pretty_name") or self.path)
 
 
 @dataclass
@@ -59,11 +63,6 @@ class Benchmark:
             self.provenance["counts"][name]["queries_after_model_cutoff"] = after
 
 
-def folder_revision(folder: Path) -> str:
-    """Identify a local dataset folder by the content of its card and data files (hashes memoised by mtime)."""
-    return "local-" + hash_files([folder / "README.md", *folder.rglob("*.parquet")])[:16]
-
-
 def convert_upstream(path: Path) -> Path:
     """A published ``srpone/look-bench`` snapshot (v<date>/<snake_config>/*.parquet) converted once, by the builder."""
     from lookbench.dataset_builder import build_release
@@ -77,12 +76,15 @@ def convert_upstream(path: Path) -> Path:
     return out
 
 
-def _local(folder: Path, label: str, upstream: bool = False) -> DataSource:
-    return DataSource(str(folder), folder_revision(folder), label, upstream)
+def _local(folder: Path, label: str, upstream: bool = False, commit: str | None = None) -> DataSource:
+    return DataSource(str(folder), folder_revision(folder), label, upstream, commit)
 
 
 def resolve_data(data) -> DataSource:
-    """A folder from ``lookbench build``, a published snapshot, a Hub dataset id, or ``None`` for LookBench-Mini."""
+    """A folder from ``lookbench build``, a published snapshot, a Hub dataset id, or ``None`` for LookBench-Mini
+    (a ``DataSource`` is returned as it is)."""
+    if isinstance(data, DataSource):
+        return data
     if data is None:
         from lookbench.dataset_builder import ensure_default_mini
 
@@ -97,18 +99,25 @@ def resolve_data(data) -> DataSource:
             f"{path} is neither a folder written by `lookbench build` (README.md + <Config>/*.parquet) "
             "nor a published srpone/look-bench snapshot (v<YYYYMMDD>/<config>/*.parquet)"
         )
-    repo = os.fspath(data)
-    if not looks_like_hub_id(repo):
-        raise EvaluationError(f"--data {repo!r}: no such folder, and not a Hub dataset id (owner/name)")
+    name = os.fspath(data)
+    if not looks_like_hub_id(name):
+        raise EvaluationError(f"--data {name!r}: no such folder, and not a Hub dataset id (owner/name[@revision])")
+    repo, pinned = split_revision(name)
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     try:
-        if repo == "srpone/look-bench":  # the published layout has different columns: convert it first
-            return _local(convert_upstream(Path(snapshot_download(repo, repo_type="dataset"))), repo, upstream=True)
+        if repo == "srpone/look-bench" or pinned:  # the snapshot at that commit; the published layout converted first
+            snapshot = Path(snapshot_download(repo, repo_type="dataset", revision=pinned))
+            label = f"{repo}@{snapshot.name[:12]}" if pinned else repo
+            if repo == "srpone/look-bench":
+                return _local(convert_upstream(snapshot), label, upstream=True, commit=snapshot.name)
+            return DataSource(str(snapshot), snapshot.name, label, commit=snapshot.name)
         revision = None if os.environ.get("HF_HUB_OFFLINE") == "1" else HfApi().dataset_info(repo).sha
     except LocalEntryNotFoundError as err:
-        raise EvaluationError(f"Dataset {repo!r} is not in the local cache and the Hub is offline") from err
+        at = f" at revision {pinned}" if pinned else ""
+        raise EvaluationError(f"Dataset {repo!r}{at} is not in the local cache and the Hub is offline; download it "
+                              f"first: hf download {repo} --repo-type dataset" + (f" --revision {pinned}" if pinned else "")) from err
     except (HfHubHTTPError, OSError) as err:
         raise EvaluationError(f"Cannot reach dataset {repo!r} on the Hub: {err}") from err
     return DataSource(repo, revision, repo)
@@ -131,7 +140,8 @@ class _Loader:
                 self.config_of[resolve_subset(config)] = config
             except ValueError:
                 continue
-        local = source.revision is not None and source.revision.startswith("local-")
+        # A folder (local, or a Hub snapshot at a commit) gets a datasets cache of its own, named by its revision.
+        local = source.revision is not None and Path(source.path).is_dir()
         self.cache_dir = str(lookbench_home() / "datasets" / source.revision) if local else None
 
     def splits(self, subset: str, names) -> dict:
@@ -194,6 +204,7 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = Tru
         # What identifies the data for a leaderboard: the published snapshot it was converted from, else its revision.
         "key": f"srpone/look-bench@{'+'.join(sorted(releases))}" if source.upstream else source.revision,
         "revision": source.revision,
+        "commit": source.commit,  # the Hub commit a snapshot was resolved at (None: a local folder)
         "releases": sorted(releases),
         "counts": counts,
         "noise_gallery": len(noise) if noise is not None else 0,

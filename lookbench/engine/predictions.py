@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metric.fine_recall.fine_recall import GalleryColumns, score_queries
+from ..metric.fine_recall.core import GalleryColumns, score_queries
 from .scoring import Split, SubsetScore, SubsetTask
 
 _ANNOTATION = ("category", "main_attribute", "attributes")

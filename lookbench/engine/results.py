@@ -4,12 +4,54 @@ docs/architecture.md §5 (the results JSON shape) and §8.
 """
 from __future__ import annotations
 
+import shutil
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..metric.fine_recall.fine_recall import DEFAULT_K
+from ..outcomes import Outcomes
+
+# The table's columns, most wanted first: as many as the terminal's width allows are shown, in this order; every
+# score and interval is in results.json.
+_COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG@5", "ndcg@5"),
+            ("Fine@10", "fine_recall@10"), ("MRR@10", "mrr@10"), ("Fine@5", "fine_recall@5"), ("Fine@20", "fine_recall@20"),
+            ("MAP@10", "map@10"), ("Coarse@10", "coarse_recall@10"), ("Outfit@1", "outfit_fine_recall@1"),
+            ("nDCG@10", "ndcg@10"))
+
+
+def _after(releases: list[str], cutoff) -> set[str]:
+    """The releases whose snapshot date lies after a declared training cutoff (none when it is undeclared)."""
+    from ..filtering import to_utc
+    from ..schema import release_date
+
+    return set() if cutoff is None else {r for r in releases if release_date(r) > to_utc(cutoff)}
+
+
+def _cell(value, bounds) -> str:
+    """A score as ``85.8 ±4.1`` (± half its 95 % interval), ``-`` when there is none."""
+    if value is None:
+        return "-"
+    return f"{value:.1f}" + (f" ±{(bounds[1] - bounds[0]) / 2:.1f}" if bounds else "")
+
+
+def _grid(head: str, names: list[str], columns: list[tuple[str, list[str]]], last: tuple[str, list[str]], width: int) -> list[str]:
+    """Fixed-width lines: the ``names`` column, as many of ``columns`` (title, cells) as fit in ``width``, in their
+    order, and the ``last`` column always."""
+    name_width = max(6, len(head), *(len(n) for n in names))
+    last_width = max(len(last[0]), *(len(v) for v in last[1]))
+    shown, used = [], name_width + 1 + last_width
+    for title, cells in columns:
+        column = max(len(title), *(len(v) for v in cells)) + 1
+        if used + column > width:
+            break
+        shown.append((title, cells, column - 1))
+        used += column
+    lines = [" ".join([f"{head:<{name_width}}", *(f"{t:>{w}}" for t, _, w in shown), f"{last[0]:>{last_width}}"])]
+    for i, name in enumerate(names):
+        lines.append(" ".join([f"{name:<{name_width}}", *(f"{c[i]:>{w}}" for _, c, w in shown), f"{last[1][i]:>{last_width}}"]))
+    return lines
 
 
 def _leaderboard(result: dict) -> dict:
@@ -22,6 +64,16 @@ def _leaderboard(result: dict) -> dict:
         else:
             out[key] = value
     return out
+
+
+def _ci95(bounds: dict) -> dict:
+    """Intervals ``{"fine_recall@1": (lo, hi)}`` in the leaderboard shape, to 1e-4 of a point."""
+    return _leaderboard({k: [round(lo, 4), round(hi, 4)] for k, (lo, hi) in bounds.items()})
+
+
+def _bounds(shaped: dict) -> dict:
+    """``_ci95`` read back."""
+    return {k: tuple(v) for k, v in _flat(shaped).items()}
 
 
 def _flat(shaped: dict) -> dict:
@@ -39,14 +91,22 @@ def _flat(shaped: dict) -> dict:
 class EvaluationResult:
     """Scores per subset and overall (percent), and the provenance that makes them reproducible.
 
-    ``stored``: the results-store file it was written to or read from (``reused`` when an identical stored
-    evaluation was returned instead of recomputed); ``notes``: what the user should know about the store;
-    ``rankings``: per subset the saved ranking (a ``datasets.Dataset``) when predictions were asked for.
+    ``outcomes``: per subset each query's outcome; ``intervals``: per subset and ``overall`` the 95 % interval of
+    every score (``{"fine_recall@1": (lo, hi)}``, ``lookbench.stats``). ``per_release`` and ``release_intervals``:
+    the same, per subset and ``overall``, of the headline scores on each release's queries (``{release: {...}}``,
+    ``lookbench.per_release``; the gallery is whole). ``stored``: the results-store file it was
+    written to or read from (``reused`` when an identical stored evaluation was returned instead of recomputed);
+    ``notes``: what the user should know about the store; ``rankings``: per subset the saved ranking (a
+    ``datasets.Dataset``) when predictions were asked for.
     """
 
     subsets: dict
     overall: dict
     provenance: dict
+    outcomes: dict = field(default_factory=dict, repr=False)
+    intervals: dict = field(default_factory=dict)
+    per_release: dict = field(default_factory=dict)
+    release_intervals: dict = field(default_factory=dict)
     stored: Path | None = None
     reused: bool = False
     notes: list = field(default_factory=list)
@@ -55,42 +115,77 @@ class EvaluationResult:
     @classmethod
     def from_dict(cls, data: dict, **kwargs) -> "EvaluationResult":
         """A result from its ``to_dict()`` JSON (e.g. a stored one)."""
-        subsets = {n: _flat(r) for n, r in data.items() if n not in ("overall", "provenance")}
-        return cls(subsets, _flat(data["overall"]), data["provenance"], **kwargs)
+        blocks = {n: dict(r) for n, r in data.items() if n != "provenance"}
+        releases = {n: r.pop("per_release") for n, r in blocks.items() if "per_release" in r}
+        per_release = {n: {rel: _flat({k: v for k, v in b.items() if k != "ci95"}) for rel, b in by.items()}
+                       for n, by in releases.items()}
+        release_intervals = {n: {rel: _bounds(b.get("ci95", {})) for rel, b in by.items()} for n, by in releases.items()}
+        intervals = {n: _bounds(r.pop("ci95", {})) for n, r in blocks.items()}
+        outcomes = {n: Outcomes.from_json(r.pop("per_query"), n) for n, r in blocks.items() if "per_query" in r}
+        overall = _flat(blocks.pop("overall"))
+        subsets = {n: _flat(r) for n, r in blocks.items()}
+        return cls(subsets, overall, data["provenance"], outcomes, intervals, per_release, release_intervals, **kwargs)
 
     def to_dict(self) -> dict:
-        """Leaderboard shape: subset → metric → "@K" → percent, plus "overall" and "provenance"."""
-        out = {name: _leaderboard(r) for name, r in self.subsets.items()}
-        out["overall"] = _leaderboard(self.overall)
+        """Leaderboard shape: subset → metric → "@K" → percent, with ``ci95`` (metric → "@K" → [lo, hi]) beside
+        the scores, ``per_release`` (release → the headline scores, ``num_queries`` and ``ci95`` in the same shape)
+        and, per subset, ``per_query`` (``lookbench.outcomes``); plus "overall" and "provenance"."""
+        out = {}
+        for name, scores in [*self.subsets.items(), ("overall", self.overall)]:
+            out[name] = _leaderboard(scores)
+            if name in self.intervals:
+                out[name]["ci95"] = _ci95(self.intervals[name])
+            if name in self.per_release:
+                out[name]["per_release"] = {
+                    release: {**_leaderboard(block), "ci95": _ci95(self.release_intervals.get(name, {}).get(release, {}))}
+                    for release, block in self.per_release[name].items()}
+            if name in self.outcomes:
+                out[name]["per_query"] = self.outcomes[name].to_json()
         out["provenance"] = self.provenance
         return out
 
-    def table(self) -> str:
-        """A fixed-width table: subsets × Fine/Coarse R@K, nDCG@5, MRR, outfit R@1, with the overall row."""
-        cols = [f"Fine@{k}" for k in DEFAULT_K] + [f"Coarse@{k}" for k in DEFAULT_K] + ["nDCG@5", "MRR", "Outfit@1", "queries"]
-        keys = [f"fine_recall@{k}" for k in DEFAULT_K] + [f"coarse_recall@{k}" for k in DEFAULT_K] + [
-            "ndcg@5", "mrr", "outfit_fine_recall@1", "num_queries"]
+    def table(self, width: int | None = None) -> str:
+        """Subsets (and the overall) × the leading scores as ``85.8 ±4.1`` (± half the 95 % interval), never wider
+        than ``width`` (default: the terminal's): columns are dropped from the end of ``_COLUMNS`` to fit. Data of
+        more than one release adds a block of the scores per release."""
+        width = width or shutil.get_terminal_size((100, 24)).columns
         rows = list(self.subsets.items()) + [("overall", self.overall)]
-        width = max(len(n) for n, _ in rows)
-
-        def cell(r, key):
-            v = r.get(key)
-            if v is None:
-                return "-"
-            return str(int(v)) if key == "num_queries" else f"{v:.2f}"
-
+        columns = [(title, [_cell(r.get(key), self.intervals.get(n, {}).get(key)) for n, r in rows]) for title, key in _COLUMNS]
+        queries = ("queries", [str(int(r.get("num_queries", 0))) for _, r in rows])
         p = self.provenance
-        title = (f"LookBench — model {p['model']['name']}, {p['mode']} mode, "
+        title = (f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}, {p['mode']} mode, "
                  f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
-        lines = [title, " ".join([f"{'subset':<{width}}"] + [f"{c:>9}" for c in cols])]
-        lines += [" ".join([f"{n:<{width}}"] + [f"{cell(r, k):>9}" for k in keys]) for n, r in rows]
+        lines = textwrap.wrap(title, width) + _grid("subset", [n for n, _ in rows], columns, queries, width)
+        releases = list(self.per_release.get("overall", {}))
+        if len(releases) > 1:
+            lines += [""] + textwrap.wrap("Per release (each release's queries, the gallery whole): overall Fine@1, each "
+                                          "subset's Fine@1, then the other overall scores.", width)
+            blocks = {n: self.per_release.get(n, {}) for n in [*self.subsets, "overall"]}
+            bounds = {n: self.release_intervals.get(n, {}) for n in blocks}
+
+            def by_release(name, key):
+                return [_cell(blocks[name].get(r, {}).get(key), bounds[name].get(r, {}).get(key)) for r in releases]
+
+            keys = [(title, key) for title, key in _COLUMNS if key in blocks["overall"][releases[0]]]
+            columns = ([(keys[0][0], by_release("overall", keys[0][1]))] + [(n, by_release(n, "fine_recall@1")) for n in self.subsets]
+                       + [(title, by_release("overall", key)) for title, key in keys[1:]])
+            queries = ("queries", [str(int(blocks["overall"][r]["num_queries"])) for r in releases])
+            cutoff = p["model"].get("training_cutoff")
+            after = _after(releases, cutoff)
+            lines += _grid("release", [r + (" *" if r in after else "") for r in releases], columns, queries, width)
+            if after:
+                lines += textwrap.wrap(f"* a release after the model's declared training cutoff ({cutoff})", width)
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
-        lines.append(f"{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
-                     f"encoded, {counts['cache_hits']} from cache; "
-                     + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
-                     + f"{p['wall_time_s']:.1f} s")
+        intervals = p.get("intervals")
+        footer = ((f"± half the 95% interval ({intervals['resamples']} bootstrap resamples over queries, outfits "
+                   "resampled whole; all scores and intervals in results.json). " if intervals else "")
+                  + f"{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
+                  f"encoded, {counts['cache_hits']} from cache; "
+                  + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
+                  + f"{p['wall_time_s']:.1f} s")
+        lines += textwrap.wrap(footer, width)
         return "\n".join(lines)
 
     def save(self, output_dir) -> dict[str, Path]:
@@ -134,12 +229,13 @@ class EvaluationResult:
         import matplotlib.pyplot as plt
 
         names = list(self.subsets)
-        fine = [self.subsets[n].get("fine_recall@1", 0.0) for n in names]
-        coarse = [self.subsets[n].get("coarse_recall@1", 0.0) for n in names]
         x = np.arange(len(names))
         fig, ax = plt.subplots(figsize=(max(5, 1.8 * len(names)), 4))
-        ax.bar(x - 0.2, fine, 0.4, label="Fine R@1")
-        ax.bar(x + 0.2, coarse, 0.4, label="Coarse R@1")
+        for offset, key, label in ((-0.2, "fine_recall@1", "Fine R@1"), (0.2, "coarse_recall@1", "Coarse R@1")):
+            values = [self.subsets[n].get(key, 0.0) for n in names]
+            bounds = [self.intervals.get(n, {}).get(key, (v, v)) for n, v in zip(names, values)]
+            errors = np.array([[v - lo, hi - v] for v, (lo, hi) in zip(values, bounds)]).T  # the 95 % intervals
+            ax.bar(x + offset, values, 0.4, yerr=errors, capsize=3, label=label)
         ax.set_xticks(x, names, rotation=15)
         ax.set_ylabel("%")
         ax.set_ylim(0, 100)

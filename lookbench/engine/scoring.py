@@ -1,7 +1,8 @@
-"""Stage 5: rank every subset's gallery (+ the shared noise) and score it with the metric's ``score_retrieval``.
+"""Stage 5: rank every subset's gallery (+ the shared noise) and score it with the metric's core.
 
-docs/architecture.md §8. The metric's pure function is called directly (the ``evaluate`` module is the
-user-facing wrapper of the same function; its Arrow round trip buys the engine nothing), and the noise
+docs/architecture.md §8. The metric's pure functions are called directly (the ``evaluate`` module is the
+user-facing wrapper of the same functions; its Arrow round trip buys the engine nothing): ``score_queries`` judges
+every query, ``summarise`` averages the judgements and each query's outcome is kept (``Outcomes``). The noise
 annotations are read and factorised once for all subsets.
 """
 from __future__ import annotations
@@ -10,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metric.fine_recall.fine_recall import DEFAULT_K, RECORD_FIELDS, GalleryColumns, score_retrieval
+from ..metric.fine_recall.core import DEFAULT_K, RECORD_FIELDS, GalleryColumns, score_queries, summarise
+from ..outcomes import Outcomes
 from .encode import Embeddings
 from .errors import EvaluationError
 from .images import ImageSource
@@ -29,7 +31,8 @@ class Split:
     def of(cls, source: ImageSource, dataset, embeddings: Embeddings) -> "Split":
         """The encoded rows of one split (images skipped as unreadable are left out, with their annotations)."""
         keep = embeddings.encoded(source)
-        return cls(embeddings.rows(source)[keep], dataset.select_columns([*RECORD_FIELDS, "item_id"]).select(keep))
+        columns = [*RECORD_FIELDS, "item_id"] + (["release"] if "release" in dataset.column_names else [])
+        return cls(embeddings.rows(source)[keep], dataset.select_columns(columns).select(keep))
 
 
 @dataclass
@@ -42,11 +45,12 @@ class SubsetTask:
 
 @dataclass
 class SubsetScore:
-    """The metric's results for one subset, and what the search did for it: ``ranking`` holds every query's
-    top gallery rows (indices into the subset gallery followed by the noise, -1 pads) and ``gallery_rows``
-    the embedding row of each of those gallery rows."""
+    """The metric's results for one subset, and what the search did for it: ``outcomes`` holds each query's
+    outcome (first hits, nDCG, AP), ``ranking`` every query's top gallery rows (indices into the subset gallery
+    followed by the noise, -1 pads) and ``gallery_rows`` the embedding row of each of those gallery rows."""
 
     scores: dict
+    outcomes: Outcomes
     self_matches_removed: int
     gallery_size: int
     ranking: np.ndarray
@@ -97,8 +101,9 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
             columns = GalleryColumns(task.gallery.annotations)
             if name in noise_hits:
                 columns = columns + noise_columns
-            scores = score_retrieval(ranking.ids, task.queries.annotations, columns, k=list(DEFAULT_K), mode=mode)
-        out[name] = SubsetScore(scores, ranking.self_matches_removed, len(columns), ranking.ids, all_rows)
+            per_query = score_queries(ranking.ids, task.queries.annotations, columns, k=list(DEFAULT_K), mode=mode)
+            scores, outcomes = summarise(per_query), Outcomes.of(per_query, task.queries.annotations)
+        out[name] = SubsetScore(scores, outcomes, ranking.self_matches_removed, len(columns), ranking.ids, all_rows)
         if progress is not None:
             progress.update(1)
     return out

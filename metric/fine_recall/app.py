@@ -12,8 +12,9 @@ import evaluate
 import gradio as gr
 
 HERE = Path(__file__).resolve().parent
-# The module next to this file, so the Space runs exactly the code it ships.
-metric = evaluate.load(str(HERE))
+# The module next to this file, by its file path: evaluate.load(folder) would load <folder>/<folder name>.py, and a
+# Space runs from /home/user/app (that is, app.py itself). The Space runs exactly the code it ships.
+metric = evaluate.load(str(HERE / "fine_recall.py"))
 
 EXAMPLE_GALLERY = [
     {"category": "top", "main_attribute": "crew neck",
@@ -67,7 +68,7 @@ with gr.Blocks(title="LookBench Fine Recall") as demo:
         mode_box = gr.Radio(["strict", "leaderboard"], value="strict", label="mode")
     button = gr.Button("Compute", variant="primary")
     output = gr.JSON(label="scores (percent)")
-    button.click(score, [predictions_box, references_box, gallery_box, k_box, mode_box], output)
+    button.click(score, [predictions_box, references_box, gallery_box, k_box, mode_box], output, api_name="score")
     gr.Markdown(card())
 
 if __name__ == "__main__":

@@ -17,10 +17,10 @@ import datasets
 import numpy as np
 import torch
 
-from lookbench.metric.fine_recall.fine_recall import score_retrieval
+from lookbench.metric.fine_recall.core import score_retrieval
 
 ANNOTATIONS = ["category", "main_attribute", "attributes", "outfit_id"]
-REPORTED = ("fine_recall@1", "fine_recall@5", "fine_recall@10", "coarse_recall@1", "ndcg@5", "mrr")
+REPORTED = ("fine_recall@1", "fine_recall@5", "fine_recall@10", "coarse_recall@1", "ndcg@5", "mrr@10")
 SINGLE_QUERY_SHARE = 0.2  # the held-out one-view products that are queries (the rest are their gallery)
 
 
@@ -79,7 +79,7 @@ class RetrievalValidation:
         return np.concatenate(out)
 
     def score(self, model, processor) -> dict[str, float]:
-        """Strict Fine Recall, Coarse Recall, nDCG and MRR (percent) of `model` (in eval mode) on this split."""
+        """Strict Fine Recall, Coarse Recall, nDCG and MRR@10 (percent) of `model` (in eval mode) on this split."""
         return self.score_embeddings(self.embed(model, processor, self.queries), self.embed(model, processor, self.gallery))
 
     def score_embeddings(self, queries: np.ndarray, gallery: np.ndarray) -> dict[str, float]:

@@ -37,7 +37,7 @@ def image_hashes(ds: datasets.Dataset) -> np.ndarray:
 
 def compute(ds: datasets.Dataset, batch_size: int = 64) -> np.ndarray:
     """(rows × 1280) float32, L2-normalised teacher features, in row order."""
-    from lookbench.encoders import load_encoder
+    from lookbench.registry import load_encoder
 
     teacher = load_encoder(TEACHER, device="cpu")
     images = ds.select_columns(["image"])

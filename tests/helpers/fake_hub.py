@@ -1,4 +1,4 @@
-"""A Hub endpoint on loopback answering what `create_repo`, `create_branch` and `upload_folder` ask: it records each
+"""A Hub endpoint on loopback answering what `create_repo`, `create_branch`, `upload_folder` and `create_tag` ask: it records each
 request (method, path, repo ids, uploaded paths, whether a token came) and answers "regular" upload mode, so no LFS
 or xet transfer is attempted. `refuse` makes every request answer that HTTP status."""
 from __future__ import annotations
@@ -18,7 +18,9 @@ class FakeHub:
         self.requests: list[dict] = []
         self.created: list[dict] = []
         self.commits: dict[str, dict] = {}  # "type/owner/name" -> {"paths": [...], "summary": ..., "revision": ...}
+        self.commit_log: list[dict] = []  # every commit in order, with its repo and oid
         self.branches: list[str] = []
+        self.tags: dict[str, dict] = {}  # "type/owner/name@tag" -> {"revision": ..., "message": ...}; a second one is 409
         self.validated: list[str] = []  # repo types whose README YAML was checked
         hub = self
 
@@ -58,7 +60,16 @@ class FakeHub:
                         "bytes": {f["path"]: len(base64.b64decode(f["content"])) for f in files},
                         "summary": next(line["value"]["summary"] for line in lines if line["key"] == "header"),
                     }
-                    return self._json(200, {"commitUrl": f"{hub.url}/{m[1]}s/{m[2]}/commit/abc123", "commitOid": "abc123" + "0" * 34})
+                    oid = f"abc123{len(hub.commit_log):034d}"  # one oid per commit, as a tag must name one
+                    hub.commit_log.append({"repo": f"{m[1]}/{m[2]}", "oid": oid, **hub.commits[f"{m[1]}/{m[2]}"]})
+                    return self._json(200, {"commitUrl": f"{hub.url}/{m[1]}s/{m[2]}/commit/{oid}", "commitOid": oid})
+                if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/tag/(.+)", self.path):
+                    payload = json.loads(body)
+                    key = f"{m[1]}/{m[2]}@{payload['tag']}"
+                    if key in hub.tags:
+                        return self._json(409, {"error": f"tag {payload['tag']} already exists"})
+                    hub.tags[key] = {"revision": m[3], "message": payload.get("message")}
+                    return self._json(200, {})
                 if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/branch/(.+)", self.path):
                     hub.branches.append(f"{m[1]}/{m[2]}@{m[3]}")
                     return self._json(200, {})

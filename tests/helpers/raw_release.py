@@ -55,8 +55,10 @@ def write_split(root: Path, subset: str, split: str, rows: list[dict]) -> Path:
     return path
 
 
-def write_outfit(root: Path, subset: str, outfit_id: str, colours: list[str], timestamp="2025-03-01T00:00:00Z", start=0):
-    """A street look: one raw photo with several items; returns the item query rows (with crops)."""
+def write_outfit(root: Path, subset: str, outfit_id: str, colours: list[str], timestamp="2025-03-01T00:00:00Z", start=0,
+                 variant=0):
+    """A street look: one raw photo with several items; returns the item query rows (with crops). A ``variant``
+    other than 0 marks every item with a pixel of its own, so its crops differ from those of other variants."""
     folder = root / subset
     raw_rel = f"images/{outfit_id}.png"
     (folder / "images").mkdir(parents=True, exist_ok=True)
@@ -65,6 +67,8 @@ def write_outfit(root: Path, subset: str, outfit_id: str, colours: list[str], ti
     for k, colour in enumerate(colours):
         box = (k * 60 + 2, 4, k * 60 + 60, 60)
         ImageDraw.Draw(raw).rectangle(box, fill=COLOURS[colour])
+        if variant:
+            raw.putpixel((box[0] + 1 + variant % 50, box[1] + 1), (variant % 256, 255 - variant % 256, 7))
         rows.append({
             "item_id": f"{outfit_id}-{k}", "image": f"images/{outfit_id}-{k}.png", "category": "tops",
             "main_attribute": colour, "attributes": {"colour": colour}, "timestamp": timestamp,
@@ -76,26 +80,31 @@ def write_outfit(root: Path, subset: str, outfit_id: str, colours: list[str], ti
     return rows
 
 
-def write_release(root: Path) -> Path:
-    """A clean release with all five configs, three releases' worth of timestamps."""
-    stamps = ["2024-06-01T00:00:00Z", "2025-01-01T00:00:00Z", "2025-12-01T00:00:00Z"]
+STAMPS = ("2024-06-01T00:00:00Z", "2025-01-01T00:00:00Z", "2025-12-01T00:00:00Z")
+
+
+def write_release(root: Path, stamps=STAMPS, tag: str = "", variant: int = 0) -> Path:
+    """A clean release with all five configs, three timestamps' worth of rows. A later snapshot of it takes other
+    ``stamps``, a ``tag`` for its item ids and a ``variant`` offset for its images (20 and more: no image in common)."""
     colours = list(COLOURS)
     for subset in ("RealStudioFlat", "AIGen-Studio"):
-        queries = [item(f"{subset[:4]}{i}", colours[i % 4], stamps[i % 3], variant=1) for i in range(6)]
-        gallery = [item(f"{subset[:4]}{i}", colours[i % 4], stamps[i % 3], variant=2) for i in range(6)]
-        gallery += [item(f"{subset[:4]}neg{i}", colours[(i + 1) % 4], stamps[i % 3], variant=3) for i in range(4)]
+        queries = [item(f"{subset[:4]}{tag}{i}", colours[i % 4], stamps[i % 3], variant=variant + 1) for i in range(6)]
+        gallery = [item(f"{subset[:4]}{tag}{i}", colours[i % 4], stamps[i % 3], variant=variant + 2) for i in range(6)]
+        gallery += [item(f"{subset[:4]}{tag}neg{i}", colours[(i + 1) % 4], stamps[i % 3], variant=variant + 3) for i in range(4)]
         write_split(root, subset, "query", queries)
         write_split(root, subset, "gallery", gallery)
     for subset in ("RealStreetLook", "AIGen-StreetLook"):
         queries = []
         for o in range(3):
-            queries += write_outfit(root, subset, f"{subset[:4]}-look{o}", [colours[o], colours[(o + 1) % 4]], stamps[o])
-        gallery = [item(q["item_id"], q["main_attribute"], q["timestamp"], variant=5) for q in queries]
+            queries += write_outfit(root, subset, f"{subset[:4]}{tag}-look{o}", [colours[o], colours[(o + 1) % 4]], stamps[o],
+                                    variant=variant and variant + o)
+        gallery = [item(q["item_id"], q["main_attribute"], q["timestamp"], variant=variant + 5) for q in queries]
         for g in gallery:
             g["attributes"] = {"colour": g["main_attribute"]}
         write_split(root, subset, "query", queries)
         write_split(root, subset, "gallery", gallery)
-    write_split(root, "noise", "gallery", [item(f"noise{i}", colours[i % 4], stamps[i % 3], variant=9 + i) for i in range(5)])
+    write_split(root, "noise", "gallery", [item(f"noise{tag}{i}", colours[i % 4], stamps[i % 3], variant=variant + 9 + i)
+                                           for i in range(5)])
     return root
 
 

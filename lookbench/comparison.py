@@ -1,0 +1,144 @@
+"""``lookbench compare``: is result A better than result B on the same queries, and how sure is that?
+
+Per subset and overall: the paired difference A − B in points with its paired, outfit-clustered bootstrap interval;
+the exact McNemar p-value for a hit rate (Fine / Coarse Recall@K) or the paired bootstrap p-value for nDCG@K; and
+``p_holm``, Holm-adjusted across the subsets (the overall row is one test of its own: ``p_holm = p``). Both results
+must be on the same data, mode, distractors, cutoff and queries; anything else is refused with the difference named.
+Reads result JSON only (numpy; no torch). docs/architecture.md §5.
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from . import stats
+from .outcomes import Outcomes
+from .schema import TEST_SUBSETS
+from .store import normalise_cutoff
+
+METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
+FORMATS = ("table", "json")
+
+
+def read_result(path) -> dict:
+    """A result JSON: a file, or a folder holding ``results.json`` (``lookbench evaluate --output``)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ValueError(f"cannot read result {path}: {err.strerror or err}") from None
+    except ValueError as err:
+        raise ValueError(f"{path} is not valid JSON ({err})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict):
+        raise ValueError(f"{path} is not a LookBench result (no provenance)")
+    data["_path"] = str(path)
+    return data
+
+
+def _outcomes(result: dict) -> dict[str, Outcomes]:
+    where = result["_path"]
+    subsets = [s for s in TEST_SUBSETS if isinstance(result.get(s), dict)]
+    missing = [s for s in subsets if "per_query" not in result[s]]
+    if not subsets or missing:
+        raise ValueError(f"{where} has no per-query outcomes{' for ' + ', '.join(missing) if missing else ''}; "
+                         "it was written by an older lookbench: evaluate it again (--overwrite)")
+    return {s: Outcomes.from_json(result[s]["per_query"], f"{where}: {s}") for s in subsets}
+
+
+def _check_comparable(a: dict, b: dict, oa: dict, ob: dict) -> None:
+    """One line naming what differs, if anything does."""
+    pa, pb = a["provenance"], b["provenance"]
+    da, db = pa.get("dataset") or {}, pb.get("dataset") or {}
+    facts = (("data", da.get("key") or da.get("revision"), db.get("key") or db.get("revision")),
+             ("data revision", da.get("revision"), db.get("revision")),
+             ("mode", pa.get("mode"), pb.get("mode")),
+             ("distractors", pa.get("distractors"), pb.get("distractors")),
+             ("cutoff", normalise_cutoff(pa.get("cutoff")), normalise_cutoff(pb.get("cutoff"))),
+             ("subsets", sorted(oa), sorted(ob)))
+    for what, x, y in facts:
+        if x != y:
+            raise ValueError(f"A and B differ in {what} ({x} vs {y}): a paired comparison needs the same data and queries")
+    for name in oa:
+        qa, qb = oa[name].item_id, ob[name].item_id
+        if qa != qb:
+            at = next((i for i, (x, y) in enumerate(zip(qa, qb)) if x != y), min(len(qa), len(qb)))
+            raise ValueError(f"A and B scored different queries in {name}: {len(qa)} vs {len(qb)} queries, first "
+                             f"difference at query {at + 1}")
+
+
+def compare(a, b, metric: str = "fine", k: int = 1, *, resamples: int = stats.RESAMPLES, seed: int = stats.SEED) -> list[dict]:
+    """Rows (each subset, then ``overall``) of ``subset, a, b, diff, ci95, p, p_holm, n_queries, a_only, b_only``.
+
+    ``a`` and ``b`` are result paths or result dicts. ``a_only`` / ``b_only``: the queries that only A / only B gets
+    right (a hit metric), or that score higher under A / under B (nDCG)."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    a, b = (x if isinstance(x, dict) else read_result(x) for x in (a, b))
+    a.setdefault("_path", "A")
+    b.setdefault("_path", "B")
+    oa, ob = _outcomes(a), _outcomes(b)
+    _check_comparable(a, b, oa, ob)
+    ks = next(iter(oa.values())).k
+    if isinstance(k, bool) or k not in ks:
+        raise ValueError(f"k must be one of {', '.join(map(str, ks))} (the cut-offs the results keep), got {k!r}")
+    key = f"{METRICS[metric]}@{k}"
+    paired = stats.paired(oa, ob, key, resamples=resamples, seed=seed)
+    rows = []
+    for name in [*oa, "overall"]:
+        va, vb = _pooled(oa, key, name), _pooled(ob, key, name)
+        a_only, b_only = int(np.sum(va > vb)), int(np.sum(vb > va))
+        p = stats.mcnemar(a_only, b_only) if metric != "ndcg" else paired[name]["p"]
+        rows.append({"subset": name, "a": float(va.mean()), "b": float(vb.mean()), "diff": paired[name]["diff"],
+                     "ci95": list(paired[name]["ci95"]), "p": p, "p_holm": p, "n_queries": int(va.size),
+                     "a_only": a_only, "b_only": b_only})
+    for row, adjusted in zip(rows, stats.holm([r["p"] for r in rows[:-1]])):
+        row["p_holm"] = adjusted
+    return rows
+
+
+def _pooled(outcomes: dict[str, Outcomes], key: str, name: str) -> np.ndarray:
+    """Each query's share of score ``key`` in one subset, or in all of them (``overall``: the query-weighted mean)."""
+    names = list(outcomes) if name == "overall" else [name]
+    return np.concatenate([outcomes[s].scores()[key] for s in names])
+
+
+def same_queries(a: dict[str, Outcomes], b: dict[str, Outcomes]) -> bool:
+    return list(a) == list(b) and all(a[s].item_id == b[s].item_id for s in a)
+
+
+def paired_p(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str) -> float:
+    """The p-value ``compare`` gives the overall of these subsets: exact McNemar for a hit rate, else the paired
+    bootstrap (both results on the same queries)."""
+    if key.startswith("ndcg@"):
+        return stats.paired(a, b, key)["overall"]["p"]
+    va, vb = _pooled(a, key, "overall"), _pooled(b, key, "overall")
+    return stats.mcnemar(int(np.sum(va > vb)), int(np.sum(vb > va)))
+
+
+def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", metric: str = "fine", k: int = 1) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "json":
+        return json.dumps(rows, indent=2)
+    test = "exact McNemar" if metric != "ndcg" else "paired bootstrap"
+    right = "get right" if metric != "ndcg" else "score higher on"
+    header = (f"{METRICS[metric]}@{k}: A−B in points with its 95% paired bootstrap interval (outfits resampled whole); "
+              f"p: {test}; holm: p Holm-adjusted across the subsets; A+ / B+: queries only A / only B {right}")
+    lines = [f"A = {a_label}", f"B = {b_label}", *textwrap.wrap(header, 80),
+             f"{'subset':<16} {'A':>5} {'B':>5} {'A−B':>5} {'95% interval':>14} {'p':>7} {'holm':>7} {'n':>4} {'A+':>4} {'B+':>4}"]
+    for r in rows:
+        lo, hi = r["ci95"]
+        lines.append(f"{r['subset']:<16} {r['a']:>5.1f} {r['b']:>5.1f} {r['diff']:>+5.1f} {f'[{lo:+.1f}, {hi:+.1f}]':>14} "
+                     f"{r['p']:>7.2g} {r['p_holm']:>7.2g} {r['n_queries']:>4} {r['a_only']:>4} {r['b_only']:>4}")
+    return "\n".join(lines)
+
+
+def label(result: dict) -> str:
+    """``model (file)`` of a result, for the table's header."""
+    model = (result.get("provenance") or {}).get("model") or {}
+    return f"{model.get('name', '?')} ({result.get('_path', '?')})"

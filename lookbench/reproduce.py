@@ -1,0 +1,123 @@
+"""``lookbench reproduce``: every registered model of the published leaderboard, run here in leaderboard mode and
+set beside its published row.
+
+A model that cannot run here (not in the cache while offline, a package missing, remote code without the trust
+flag, no loadable checkpoint) is listed with the reason instead of stopping the others. The comparison is only
+meaningful on the published data: when the data is another snapshot, or its query counts differ from the published
+ones, the output says that the differences mean nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .leaderboard import METRICS, entry_from_result, load_reference
+from .registry import BY_PUBLISHED_NAME, find
+
+
+@dataclass
+class Row:
+    published_name: str
+    name: str
+    local: float | None = None
+    published: float | None = None
+    reason: str | None = None  # why it was not run
+
+    @property
+    def difference(self) -> float | None:
+        """Local minus published, in points. The significance work (confidence intervals over queries) is not in
+        this branch; when it lands, its interval of the local score belongs beside this difference."""
+        return None if self.local is None or self.published is None else self.local - self.published
+
+
+@dataclass
+class Reproduction:
+    score: str  # e.g. "overall fine R@1"
+    data: str
+    rows: list[Row]
+    notes: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        def cell(v, signed=False):
+            return "-" if v is None else (f"{v:+.2f}" if signed else f"{v:.2f}")
+
+        header = ("model", "published_name", f"local {self.score}", "published", "difference")
+        cells = [(r.name, r.published_name, cell(r.local), cell(r.published), cell(r.difference, True)) for r in self.rows]
+        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
+        lines = [f"Published leaderboard reproduced on {self.data}",
+                 "  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
+        lines += ["  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(c, widths))) for c in cells]
+        skipped = [r for r in self.rows if r.reason]
+        if skipped:
+            lines += ["", "Not run:"] + [f"  {r.published_name} ({r.name}): {r.reason}" for r in skipped]
+        return "\n".join(lines + [f"note: {n}" for n in self.notes])
+
+
+def published_models(reference: str = "release_v2601") -> list[str]:
+    """Registry names of the reference's rows that have an entry, in the reference's order."""
+    entries, _ = load_reference(reference)
+    return [BY_PUBLISHED_NAME[e.model].name for e in entries if e.model in BY_PUBLISHED_NAME]
+
+
+def reproduce(data=None, models=None, *, reference: str = "release_v2601", metric: str = "fine", k: int = 1,
+              distractors: bool = True, trust_remote_code: bool = False, results_dir=None, **evaluate_options) -> Reproduction:
+    """Run each model (default: every registered published model) in leaderboard mode on ``data`` (default: the
+    published ``srpone/look-bench`` snapshot) and pair its overall score with the published one."""
+    from .engine import evaluate
+    from .engine.errors import EvaluationError
+    from .encoders import EncoderError
+
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    data = "srpone/look-bench" if data is None else data
+    published, _ = load_reference(reference)
+    by_name = {e.model: e for e in published}
+    metas = [find(m) for m in (models or published_models(reference))]
+    if any(m.status()[0] for m in metas):
+        from .engine.data import load_benchmark
+
+        # Data that cannot be read fails here once, in one line, not once per model (the runs reuse datasets' cache).
+        load_benchmark(data, None, None, distractors)
+    key, rows, seen = METRICS[metric], [], None
+    for meta in metas:
+        row = Row(meta.published_name or "-", meta.name)
+        reference_entry = by_name.get(meta.published_name)
+        ready, needs = meta.status()
+        if not meta.published_name or reference_entry is None:
+            row.reason = f"not a model of the published leaderboard {reference}"
+        elif not ready:
+            row.reason = needs
+        else:
+            try:
+                result = evaluate(meta.name, data=data, mode="leaderboard", distractors=distractors,
+                                  trust_remote_code=trust_remote_code, results_dir=results_dir, **evaluate_options)
+            except (EncoderError, EvaluationError) as err:
+                row.reason = str(err)
+            else:
+                local = entry_from_result(result.to_dict(), "local run")
+                names = list(local.subsets)
+                row.local = local.score(key, k, over=names)
+                row.published = reference_entry.score(key, k, over=names)
+                seen = seen or (local, names)
+        rows.append(row)
+    out = Reproduction(f"{'overall' if seen is None else '+'.join(seen[1])} {metric}@{k}", str(data), rows)
+    if seen is not None:
+        out.notes += _comparability(seen[0], seen[1], published[0], distractors)
+    return out
+
+
+def _comparability(local, names, reference_entry, distractors: bool) -> list[str]:
+    """Why the differences may mean nothing: other data, other query counts, no distractors."""
+    notes = []
+    if local.group.key != reference_entry.group.key:
+        notes.append(f"the data is {local.group.key}, not the published {reference_entry.group.key}")
+    counts = {s: (int(local.subsets[s].get("num_queries") or 0), int(reference_entry.subsets.get(s, {}).get("num_queries") or 0))
+              for s in names}
+    differ = {s: c for s, c in counts.items() if c[0] != c[1]}
+    if differ:
+        notes.append("query counts differ from the published ones (" + ", ".join(
+            f"{s}: {a} here, {b} published" for s, (a, b) in differ.items()) + ")")
+    if not distractors:
+        notes.append("run without the noise gallery; the published figures include it")
+    if notes:
+        notes.append("so these scores are not the published measurement and their differences mean nothing")
+    return notes

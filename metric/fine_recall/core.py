@@ -1,0 +1,603 @@
+"""The numpy core of LookBench Fine Recall: annotation columns, per-query judgements and their averages.
+
+`fine_recall.py` (the evaluate module) imports it relatively, and evaluate's loader copies a sibling module
+imported that way beside the script, so `evaluate.load("lookbench/fine_recall")` ships it from a folder and from
+the Hub alike. It needs numpy only (a `datasets.Dataset` is recognised when datasets is already imported), so
+the leaderboard and the CLI use it without importing datasets or evaluate.
+"""
+
+import sys
+
+import numpy as np
+
+MODES = ("strict", "leaderboard")
+DEFAULT_K = (1, 5, 10, 20)
+# Fields of an annotation record that scoring reads; everything else (image, item_id, ...) is dropped.
+RECORD_FIELDS = ("category", "main_attribute", "attributes", "outfit_id")
+# Upper bound on the 64-bit words of one query x same-category-gallery block of attribute bitsets.
+_BLOCK_WORDS = 1 << 22
+
+
+def _normalise(text):
+    """Case- and whitespace-insensitive comparison key; a missing value becomes the empty key."""
+    return " ".join(text.split()).casefold() if text is not None else ""
+
+
+def _fields(record, index, what):
+    """Validated (category, main_attribute, [(name, value), ...], outfit_id) of one annotation record.
+
+    Raw-release records carry `attributes` as a `{name: value}` object; that form is accepted too.
+    """
+    if not isinstance(record, dict):
+        raise ValueError(f"{what}[{index}] is not an annotation record (a dict) but a {type(record).__name__}")
+    category = record.get("category")
+    if category is not None and not isinstance(category, str):
+        raise ValueError(f"{what}[{index}]: 'category' must be a string, got {category!r}")
+    if category is None or not category.strip():
+        raise ValueError(f"{what}[{index}] has no 'category'")
+    main_attribute = record.get("main_attribute")
+    if main_attribute is not None and not isinstance(main_attribute, str):
+        raise ValueError(f"{what}[{index}]: 'main_attribute' must be a string, got {main_attribute!r}")
+    attributes = record.get("attributes") or ()
+    try:
+        if isinstance(attributes, dict):
+            pairs = list(attributes.items())
+        else:
+            pairs = [(attribute["name"], attribute["value"]) for attribute in attributes]
+    except (KeyError, TypeError):
+        pairs = None
+    if pairs is None or not all(isinstance(name, str) and isinstance(value, str) for name, value in pairs):
+        raise ValueError(f"{what}[{index}]: every attribute needs a string 'name' and 'value', got {attributes!r}")
+    outfit_id = record.get("outfit_id")
+    return category, main_attribute or "", pairs, "" if outfit_id is None else str(outfit_id)
+
+
+def _is_dataset(value):
+    """A `datasets.Dataset`? One can only exist once datasets is imported, so the core never imports it."""
+    datasets = sys.modules.get("datasets")
+    return datasets is not None and isinstance(value, datasets.Dataset)
+
+
+def _as_rows(records):
+    """Records as a list; of a `Dataset` only the record columns are read (never its images)."""
+    if _is_dataset(records):
+        return records.select_columns([c for c in RECORD_FIELDS if c in records.column_names]).to_list()
+    return records
+
+
+def project_records(records, what="references"):
+    """Reduce annotation records to the declared fields, with the types evaluate's feature check wants.
+
+    evaluate rejects undeclared keys (a dataset row's `item_id`, `image` ...) with a bare KeyError and
+    `None` strings with a TypeError, so records are projected before they reach it.
+    """
+    projected = []
+    for index, record in enumerate(_as_rows(records)):
+        category, main_attribute, pairs, outfit_id = _fields(record, index, what)
+        attributes = [{"name": name, "value": value} for name, value in pairs]
+        projected.append(
+            {"category": category, "main_attribute": main_attribute, "attributes": attributes, "outfit_id": outfit_id}
+        )
+    return projected
+
+
+def _factorize(values):
+    """(codes, uniques) of a list of hashable values, in order of first appearance."""
+    table = {}
+    codes = np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
+    return codes, list(table)
+
+
+def _arrow_factorize(array):
+    """(codes, uniques) of an arrow string array; nulls get the unique `None`."""
+    encoded = array.dictionary_encode()
+    uniques = encoded.dictionary.to_pylist() + [None]
+    return encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False).astype(np.int64), uniques
+
+
+class _Vocabulary:
+    """Dense ids of normalised strings, shared by queries and gallery so that ids compare across both."""
+
+    def __init__(self):
+        self.texts = [""]  # id 0: empty or missing, never a category and never a matching main attribute
+        self._ids = {"": 0}
+
+    def ids(self, factorized):
+        codes, uniques = factorized
+        lookup = np.empty(len(uniques), dtype=np.int64)
+        for j, text in enumerate(uniques):
+            key = _normalise(text)
+            if key not in self._ids:
+                self._ids[key] = len(self.texts)
+                self.texts.append(key)
+            lookup[j] = self._ids[key]
+        return lookup[codes]
+
+
+def _columns_of_records(records, what):
+    """Factorised columns of annotation records: category, main attribute, the flat attribute list (with
+    the row of every attribute) and the outfit ids."""
+    fields = [_fields(record, index, what) for index, record in enumerate(records)]
+    lengths = np.fromiter((len(f[2]) for f in fields), dtype=np.int64, count=len(fields))
+    return {
+        "size": len(fields),
+        "category": _factorize([f[0] for f in fields]),
+        "main_attribute": _factorize([f[1] for f in fields]),
+        "rows": np.repeat(np.arange(len(fields), dtype=np.int64), lengths),
+        "name": _factorize([name for f in fields for name, _ in f[2]]),
+        "value": _factorize([value for f in fields for _, value in f[2]]),
+        "outfit_id": [f[3] for f in fields],
+    }
+
+
+def _columns_of_dataset(dataset):
+    """The same columns read column-wise from a `Dataset` through arrow: no row dicts, no image decoding."""
+    if "category" not in dataset.column_names:
+        raise ValueError(f"gallery has no 'category' column (columns: {dataset.column_names})")
+    present = [c for c in ("category", "main_attribute", "attributes") if c in dataset.column_names]
+    for name in present[:2]:
+        feature = dataset.features[name]
+        if getattr(feature, "dtype", None) not in ("string", "large_string"):
+            raise ValueError(f"gallery's '{name}' column must hold strings, got {feature}")
+    table = dataset.select_columns(present).with_format("arrow")[:]
+    size = table.num_rows
+    columns = {"size": size, "category": _arrow_factorize(table.column("category").combine_chunks())}
+    if "main_attribute" in present:
+        columns["main_attribute"] = _arrow_factorize(table.column("main_attribute").combine_chunks())
+    else:
+        columns["main_attribute"] = (np.zeros(size, dtype=np.int64), [None])
+    if "attributes" in present:
+        lists = table.column("attributes").combine_chunks()
+        lengths = lists.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
+        rows = np.repeat(np.arange(size, dtype=np.int64), lengths)
+        struct = lists.flatten()
+        fields = struct.flatten()  # child arrays, adjusted for the struct's offset
+        names = fields[struct.type.get_field_index("name")]
+        values = fields[struct.type.get_field_index("value")]
+        missing = np.flatnonzero(
+            names.is_null().to_numpy(zero_copy_only=False) | values.is_null().to_numpy(zero_copy_only=False)
+        )
+        if missing.size:
+            raise ValueError(f"gallery[{rows[missing[0]]}]: an attribute lacks its 'name' or 'value'")
+        columns.update(rows=rows, name=_arrow_factorize(names), value=_arrow_factorize(values))
+    else:
+        empty = (np.zeros(0, dtype=np.int64), [])
+        columns.update(rows=np.zeros(0, dtype=np.int64), name=empty, value=empty)
+    return columns
+
+
+class GalleryColumns:
+    """A gallery's annotations, read and factorised once; `score_retrieval` accepts it as `gallery`.
+
+    LookBench appends one noise gallery to every subset's gallery: `subset_columns + noise_columns` joins the
+    factorised columns without reading or factorising either gallery again.
+    """
+
+    def __init__(self, gallery):
+        if isinstance(gallery, GalleryColumns):
+            self.columns = gallery.columns
+        elif _is_dataset(gallery):
+            self.columns = _columns_of_dataset(gallery)
+        else:
+            self.columns = _columns_of_records(gallery, "gallery")
+
+    def __len__(self):
+        return self.columns["size"]
+
+    def __add__(self, other):
+        """The gallery of this one's rows followed by `other`'s."""
+        a, b = self.columns, GalleryColumns(other).columns
+
+        def joined(key):
+            (codes_a, uniques_a), (codes_b, uniques_b) = a[key], b[key]
+            return np.concatenate([codes_a, codes_b + len(uniques_a)]), list(uniques_a) + list(uniques_b)
+
+        out = object.__new__(GalleryColumns)
+        out.columns = {
+            "size": a["size"] + b["size"],
+            "category": joined("category"),
+            "main_attribute": joined("main_attribute"),
+            "rows": np.concatenate([a["rows"], b["rows"] + a["size"]]),
+            "name": joined("name"),
+            "value": joined("value"),
+        }
+        return out
+
+
+def _encode(columns, vocabulary, what):
+    """Integer ids: category and main attribute per row, and the deduplicated (row, attribute pair) set."""
+    category = vocabulary.ids(columns["category"])
+    blank = np.flatnonzero(category == 0)
+    if blank.size:
+        raise ValueError(f"{what}[{blank[0]}] has no 'category'")
+    rows = columns["rows"]
+    pairs = (vocabulary.ids(columns["name"]) << 32) | vocabulary.ids(columns["value"])
+    # An attribute listed twice on one record is still one attribute of the set A.
+    order = np.lexsort((pairs, rows))
+    rows, pairs = rows[order], pairs[order]
+    first = np.ones(rows.size, dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (pairs[1:] != pairs[:-1])
+    rows, pairs = rows[first], pairs[first]
+    return {
+        "category": category,
+        "main_attribute": vocabulary.ids(columns["main_attribute"]),
+        "rows": rows,
+        "pairs": pairs,
+        "num_attributes": np.bincount(rows, minlength=columns["size"]),
+    }
+
+
+def check_lengths(num_predictions, num_references, scope=""):
+    if num_predictions != num_references:
+        missing = "reference" if num_predictions > num_references else "ranking"
+        raise ValueError(
+            f"predictions has {num_predictions} rankings but references has {num_references} records: "
+            f"query {min(num_predictions, num_references)}{scope} has no {missing}"
+        )
+
+
+def _check_k(k):
+    if k is None:
+        raise ValueError("k must be an integer >= 1 or a list of them, got k=None")
+    try:
+        ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(k)
+    except TypeError:
+        raise ValueError(f"k must be an integer >= 1 or a list of them, got k={k!r}") from None
+    for value in ks:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"every K must be an integer >= 1, got k={k!r}")
+    if not ks:
+        raise ValueError("k must name at least one cut-off")
+    return sorted({int(value) for value in ks})
+
+
+def _is_index(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_rankings(predictions):
+    """Reject every ranking that is not a flat, non-empty sequence of integer indices.
+
+    Run on the caller's own values, before evaluate's Arrow cast would truncate a float index (1.9 -> 1)
+    or turn a bool into 0/1, so `compute` and `score_retrieval` refuse exactly the same input.
+    """
+    if predictions is None:
+        raise ValueError("predictions is required: one ranking of gallery indices per query")
+    if isinstance(predictions, np.ndarray):
+        if predictions.ndim != 2:
+            raise ValueError(f"predictions as an array must be 2-D (queries x ranks), got shape {predictions.shape}")
+        if predictions.shape[1] == 0 and predictions.shape[0]:
+            raise ValueError("query 0 has an empty ranking")
+        if predictions.dtype.kind not in "iu":
+            raise ValueError(f"query 0: rankings must hold integer gallery indices, got {predictions.dtype}")
+        return
+    for i, ranking in enumerate(predictions):
+        if isinstance(ranking, (str, bytes, dict)) or not hasattr(ranking, "__len__"):
+            raise ValueError(f"query {i}: a ranking must be a list of gallery indices, got {ranking!r}")
+        if isinstance(ranking, np.ndarray):
+            if ranking.ndim != 1:
+                raise ValueError(f"query {i}: a ranking must be a flat list of gallery indices")
+            bad = None if ranking.dtype.kind in "iu" or not ranking.size else (0, ranking[0].item())
+        else:
+            bad = next(((r, value) for r, value in enumerate(ranking) if not _is_index(value)), None)
+        if len(ranking) == 0:
+            raise ValueError(f"query {i} has an empty ranking")
+        if bad is not None:
+            rank, value = bad
+            raise ValueError(
+                f"query {i}: rankings must hold integer gallery indices, got {value!r} "
+                f"({type(value).__name__}) at rank {rank + 1}"
+            )
+
+
+def _ranking_matrix(predictions, gallery_size):
+    """Rankings (already through `check_rankings`) as a (queries x length) int64 matrix, -1 = no result;
+    indices outside the gallery, a -1 before an index and repeated indices are rejected."""
+    if isinstance(predictions, np.ndarray):
+        matrix = predictions
+    else:
+        rankings = [np.asarray(p, dtype=np.int64) for p in predictions]
+        lengths = np.array([r.size for r in rankings], dtype=np.int64)
+        matrix = np.full((len(rankings), int(lengths.max())), -1, dtype=np.int64)
+        matrix[np.arange(matrix.shape[1]) < lengths[:, None]] = np.concatenate(rankings)
+    matrix = matrix.astype(np.int64, copy=False)
+    outside = (matrix < -1) | (matrix >= gallery_size)
+    if outside.any():
+        q, r = np.argwhere(outside)[0]
+        raise ValueError(
+            f"query {q}: predicted index {matrix[q, r]} at rank {r + 1} is outside the gallery (0..{gallery_size - 1})"
+        )
+    padded = matrix == -1
+    resumed = np.logical_or.accumulate(padded, axis=1) & ~padded
+    if resumed.any():
+        q = np.flatnonzero(resumed.any(axis=1))[0]
+        raise ValueError(f"query {q}: -1 (no result) is followed by a gallery index; -1 may only pad the end")
+    ordered = np.sort(matrix, axis=1)
+    repeated = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
+    if repeated.any():
+        q, r = np.argwhere(repeated)[0]
+        raise ValueError(f"query {q}: gallery index {ordered[q, r]} appears more than once in its ranking")
+    return matrix
+
+
+def _group_starts(keys, values):
+    """For sorted `keys`, the [start, end) slice of every value in `values`."""
+    return np.searchsorted(keys, values, "left"), np.searchsorted(keys, values, "right")
+
+
+def _overlaps(query, gallery, ranking, max_k):
+    """|A_q ∩ A_i| for every retrieved item of the query's category, the max_k best relevances of each query
+    over the whole gallery (for the ideal DCG), and how many gallery items carry all of A_q (strict fine matches,
+    for MAP).
+
+    Relevance is zero across categories, so the work is done per query category: the attributes that the
+    category's queries use become bit positions, every query and gallery item of the category a bitset, and
+    overlaps are popcounts of their ANDs, in blocks of bounded size. (Popcounts, not a BLAS product: threaded
+    BLAS slows down by orders of magnitude on a busy machine.)
+    """
+    num_queries, length = ranking.shape
+    retrieved = np.zeros((num_queries, length), dtype=np.float64)
+    ideal = np.zeros((num_queries, max_k), dtype=np.float64)
+    complete = np.zeros(num_queries, dtype=np.int64)
+    g_order = np.argsort(gallery["category"], kind="stable")
+    g_sorted = gallery["category"][g_order]
+    position = np.empty(g_order.size, dtype=np.int64)  # row -> column inside its category's block
+    position[g_order] = np.arange(g_order.size) - np.searchsorted(g_sorted, g_sorted, "left")
+    ge_order = np.argsort(gallery["category"][gallery["rows"]], kind="stable")
+    ge_sorted = gallery["category"][gallery["rows"]][ge_order]
+    q_order = np.argsort(query["category"], kind="stable")
+    q_sorted = query["category"][q_order]
+    qe_order = np.argsort(query["category"][query["rows"]], kind="stable")
+    qe_sorted = query["category"][query["rows"]][qe_order]
+    categories = np.unique(query["category"])
+    g_lo, g_hi = _group_starts(g_sorted, categories)
+    ge_lo, ge_hi = _group_starts(ge_sorted, categories)
+    q_lo, q_hi = _group_starts(q_sorted, categories)
+    qe_lo, qe_hi = _group_starts(qe_sorted, categories)
+    valid = ranking >= 0
+    safe = np.where(valid, ranking, 0)
+    ranked_category = np.where(valid, gallery["category"][safe], -1)
+    for c, category in enumerate(categories):
+        width = g_hi[c] - g_lo[c]
+        if width == 0:
+            continue
+        queries = q_order[q_lo[c]:q_hi[c]]
+        local = np.empty(num_queries, dtype=np.int64)
+        local[queries] = np.arange(queries.size)
+        q_entries = qe_order[qe_lo[c]:qe_hi[c]]
+        bit_of, q_columns = np.unique(query["pairs"][q_entries], return_inverse=True)  # sorted pair per bit
+        words = max(1, -(-bit_of.size // 64))
+        q_bits = _bitsets(queries.size, words, local[query["rows"][q_entries]], q_columns)
+        g_entries = ge_order[ge_lo[c]:ge_hi[c]]
+        g_pairs = gallery["pairs"][g_entries]
+        g_columns = np.searchsorted(bit_of, g_pairs).clip(max=max(bit_of.size - 1, 0))
+        known = bit_of[g_columns] == g_pairs if bit_of.size else np.zeros(g_pairs.size, dtype=bool)
+        g_bits = _bitsets(width, words, position[gallery["rows"][g_entries][known]], g_columns[known])
+        same = ranked_category == category
+        block = max(1, _BLOCK_WORDS // (width * words))
+        for start in range(0, queries.size, block):
+            chunk = queries[start:start + block]
+            both = q_bits[start:start + block, None, :] & g_bits[None, :, :]
+            counts = np.bitwise_count(both).sum(axis=2, dtype=np.int64)
+            hits = same[chunk]
+            columns = np.where(hits, position[safe[chunk]], 0)
+            retrieved[chunk] = np.where(hits, counts[np.arange(chunk.size)[:, None], columns], 0.0)
+            sizes = query["num_attributes"][chunk][:, None]
+            relevance = np.where(sizes > 0, counts / np.maximum(sizes, 1), 1.0)
+            complete[chunk] = (counts == sizes).sum(axis=1)
+            top = min(max_k, width)
+            best = -np.partition(-relevance, top - 1, axis=1)[:, :top] if top < width else relevance
+            ideal[chunk, :top] = -np.sort(-best, axis=1)[:, :top]
+    return retrieved, ideal, complete
+
+
+def _bitsets(count, words, rows, columns):
+    """(count x words) uint64 bitsets with bit `columns[j]` set in row `rows[j]` (pairs are unique)."""
+    bits = np.zeros((count, words), dtype=np.uint64)
+    np.add.at(bits, (rows, columns // 64), np.left_shift(np.uint64(1), (columns % 64).astype(np.uint64)))
+    return bits
+
+
+def _first_hit(hits):
+    """0-based rank of the first hit per row, or infinity when there is none (a miss at every K)."""
+    return np.where(hits.any(axis=1), hits.argmax(axis=1), np.inf)
+
+
+def _same_pair_counts(query, items):
+    """For each query, the gallery items with its category and its (non-empty) main attribute."""
+    width = max(int(items["main_attribute"].max(initial=0)), int(query["main_attribute"].max(initial=0))) + 1
+    g_keys, counts = np.unique(items["category"] * width + items["main_attribute"], return_counts=True)
+    q_keys = query["category"] * width + query["main_attribute"]
+    at = np.searchsorted(g_keys, q_keys).clip(max=max(g_keys.size - 1, 0))
+    found = (g_keys[at] == q_keys) & (query["main_attribute"] != 0)
+    return np.where(found, counts[at], 0)
+
+
+def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
+    """Per-query outcomes, the building block of `score_retrieval` (which averages them); a demo shows them per result.
+
+    Arguments are those of `score_retrieval`. Returns a dict: `k` (the sorted cut-offs), `fine` and `coarse`
+    (boolean queries x ranks: is the item at that rank a fine / coarse hit), `first_fine` and `first_coarse` (the
+    0-based rank of each query's first fine / coarse hit, infinity for none), `ndcg` and `ap` (queries x len(k):
+    each query's nDCG@K and AP@K as fractions), `relevant` (each query's number of fine matches in the whole
+    gallery, the AP normalisation), `category` (each query's normalised category) and `outfit_id`.
+    """
+    ks = _check_k(k)
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    if gallery is None:
+        raise ValueError("gallery is required: the annotation record of every gallery row")
+    q_columns = _columns_of_records(_as_rows(references), "references")
+    check_rankings(predictions)
+    check_lengths(len(predictions), q_columns["size"])
+    if not q_columns["size"]:
+        raise ValueError("there are no queries to score")
+    g_columns = GalleryColumns(gallery).columns
+    if not g_columns["size"]:
+        raise ValueError("gallery is empty: it needs the annotation record of every gallery row")
+    ranking = _ranking_matrix(predictions, g_columns["size"])
+    vocabulary = _Vocabulary()
+    query = _encode(q_columns, vocabulary, "references")
+    items = _encode(g_columns, vocabulary, "gallery")
+
+    length = ranking.shape[1]
+    max_k = ks[-1]
+    valid = ranking >= 0
+    safe = np.where(valid, ranking, 0)
+    coarse = valid & (items["category"][safe] == query["category"][:, None])
+    overlap, ideal, complete = _overlaps(query, items, ranking, max_k)
+    sizes = query["num_attributes"][:, None]
+    relevance = np.where(sizes > 0, overlap / np.maximum(sizes, 1), 1.0) * coarse
+    if mode == "strict":
+        fine = coarse & (overlap == sizes)
+        relevant = complete
+    else:
+        q_main = query["main_attribute"][:, None]
+        fine = coarse & (items["main_attribute"][safe] == q_main) & (q_main != 0)
+        relevant = _same_pair_counts(query, items)
+    discount = 1.0 / np.log2(np.arange(2, max(length, max_k) + 2))
+    dcg = np.cumsum(relevance * discount[:length], axis=1)
+    idcg = np.cumsum(ideal * discount[:max_k], axis=1)
+    ndcg = np.empty((ranking.shape[0], len(ks)), dtype=np.float64)
+    for j, value in enumerate(ks):
+        best = idcg[:, value - 1]
+        # Clip float rounding: DCG sums the same relevances as the ideal, in a worse order.
+        ndcg[:, j] = np.where(best > 0, np.minimum(dcg[:, min(value, length) - 1] / np.where(best > 0, best, 1), 1.0), 0.0)
+    # AP@K (trec_eval's map_cut): the precision at each fine hit within the top K, summed and divided by the
+    # number of fine matches in the whole gallery (a query with none scores 0).
+    hits = np.cumsum(fine, axis=1)
+    precision_sum = np.cumsum(np.where(fine, hits / np.arange(1, length + 1), 0.0), axis=1)
+    ap = np.stack([precision_sum[:, min(value, length) - 1] for value in ks], axis=1)
+    ap = np.where(relevant[:, None] > 0, np.minimum(ap / np.maximum(relevant, 1)[:, None], 1.0), 0.0)
+    return {
+        "k": ks,
+        "fine": fine,
+        "coarse": coarse,
+        "first_fine": _first_hit(fine),
+        "first_coarse": _first_hit(coarse),
+        "ndcg": ndcg,
+        "ap": ap,
+        "relevant": relevant,
+        "category": [vocabulary.texts[c] for c in query["category"]],
+        "outfit_id": q_columns["outfit_id"],
+    }
+
+
+def query_scores(per_query):
+    """Each query's share of every mean score, in percent: `fine_recall@K` and `coarse_recall@K` (0 or 100),
+    `ndcg@K`, `map@K` and `mrr@K` (1/rank of the first fine hit if it is within the top K, else 0). A score is the
+    mean of its column over the queries.
+
+    `per_query` needs `k`, `first_fine`, `first_coarse`, `ndcg` and `ap` as `score_queries` returns them (or as a
+    stored result keeps them), so intervals and paired tests can be computed without the rankings.
+    """
+    ks = list(per_query["k"])
+    first_fine = np.asarray(per_query["first_fine"], dtype=np.float64)
+    first_coarse = np.asarray(per_query["first_coarse"], dtype=np.float64)
+    ndcg = np.asarray(per_query["ndcg"], dtype=np.float64).reshape(first_fine.size, len(ks))
+    ap = np.asarray(per_query["ap"], dtype=np.float64).reshape(first_fine.size, len(ks))
+    reciprocal = 1.0 / (first_fine + 1.0)
+    out = {}
+    for key, first in (("fine_recall", first_fine), ("coarse_recall", first_coarse)):
+        for value in ks:
+            out[f"{key}@{value}"] = 100.0 * (first < value)
+    for j, value in enumerate(ks):
+        out[f"ndcg@{value}"] = 100.0 * ndcg[:, j]
+    for j, value in enumerate(ks):
+        out[f"map@{value}"] = 100.0 * ap[:, j]
+    for value in ks:
+        out[f"mrr@{value}"] = 100.0 * np.where(first_fine < value, reciprocal, 0.0)
+    return out
+
+
+def outfit_hits(first_fine, outfit_ids, k):
+    """(outfit ids, outfits x len(k) booleans): an outfit is a hit at K when every one of its item queries is."""
+    outfit_ids = np.array(outfit_ids, dtype=object)
+    in_outfit = outfit_ids != ""
+    outfits, outfit_of = np.unique(outfit_ids[in_outfit].astype(str), return_inverse=True)
+    first = np.asarray(first_fine, dtype=np.float64)[in_outfit]
+    misses = np.stack([np.bincount(outfit_of, weights=first >= value, minlength=outfits.size) for value in k], axis=1) \
+        if outfits.size else np.zeros((0, len(k)))
+    return outfits, misses == 0
+
+
+def summarise(per_query):
+    """The scores (percent) of per-query outcomes: what `score_retrieval` returns, from `score_queries`' output."""
+    ks = per_query["k"]
+    columns = query_scores(per_query)
+    results = {key: float(np.mean(values)) for key, values in columns.items()}
+    outfits, hit = outfit_hits(per_query["first_fine"], per_query["outfit_id"], ks)
+    for j, value in enumerate(ks) if outfits.size else ():
+        results[f"outfit_fine_recall@{value}"] = 100.0 * float(np.mean(hit[:, j]))
+    results["num_queries"] = int(len(per_query["first_fine"]))
+    results["num_outfits"] = int(outfits.size)
+
+    per_category = {}
+    categories = np.array(per_query["category"], dtype=object)
+    first_fine, first_coarse = np.asarray(per_query["first_fine"]), np.asarray(per_query["first_coarse"])
+    for category in sorted(set(per_query["category"])):
+        members = categories == category
+        per_category[category] = {
+            "fine_recall@1": 100.0 * float(np.mean(first_fine[members] < 1)),
+            "coarse_recall@1": 100.0 * float(np.mean(first_coarse[members] < 1)),
+            "num_queries": int(members.sum()),
+        }
+    results["per_category"] = per_category
+    return results
+
+
+def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
+    """Score ranked retrieval results against annotations; the pure function behind `FineRecall.compute`.
+
+    Arguments and returned keys are those of `FineRecall.compute` (see the module's inputs description);
+    `gallery` may also be a `GalleryColumns`, factorised once for many calls.
+    """
+    return summarise(score_queries(predictions, references, gallery, k=k, mode=mode))
+
+
+def attribute_differences(reference, item):
+    """Why an item is not a strict match for a query: the query attributes it lacks and those it has otherwise.
+
+    Compared as scoring compares them (case- and whitespace-insensitive). Returns `lacks`, a list of
+    `(name, value)` of the query the item has no value for, and `differs`, a list of `(name, query_value,
+    item_values)` where the item carries the name with other value(s).
+    """
+    _, _, query_pairs, _ = _fields(reference, 0, "reference")
+    _, _, item_pairs, _ = _fields(item, 0, "item")
+    have = {}
+    for name, value in item_pairs:
+        have.setdefault(_normalise(name), {})[_normalise(value)] = value
+    lacks, differs = [], []
+    for name, value in query_pairs:
+        values = have.get(_normalise(name))
+        if values is None:
+            lacks.append((name, value))
+        elif _normalise(value) not in values:
+            differs.append((name, value, sorted(values.values())))
+    return {"lacks": lacks, "differs": differs}
+
+
+def combine_subsets(results_by_subset):
+    """Overall scores as the leaderboard computes them: the mean over subsets weighted by `num_queries`.
+
+    Every numeric score key common to all subsets is combined; `num_queries` (and `num_outfits`, when all
+    subsets report it) are summed. Nested entries such as `per_category` are left out.
+    """
+    if not results_by_subset:
+        raise ValueError("combine_subsets needs the results of at least one subset")
+    for name, results in results_by_subset.items():
+        if not isinstance(results.get("num_queries"), (int, np.integer)) or results["num_queries"] < 1:
+            raise ValueError(f"subset {name!r} has no positive integer 'num_queries'")
+    subsets = list(results_by_subset.values())
+    counts = {"num_queries", "num_outfits"}
+    common = [
+        key
+        for key in subsets[0]
+        if all(isinstance(r.get(key), (int, float, np.number)) and not isinstance(r.get(key), bool) for r in subsets)
+    ]
+    weights = np.array([r["num_queries"] for r in subsets], dtype=np.float64)
+    combined = {}
+    for key in common:
+        values = np.array([r[key] for r in subsets], dtype=np.float64)
+        combined[key] = int(values.sum()) if key in counts else float(values @ weights / weights.sum())
+    return combined

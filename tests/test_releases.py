@@ -1,0 +1,198 @@
+"""Releases in evaluation (issue 23): `--cutoff <release>` keeps the queries of later releases, and every result
+scores each release's queries apart (the gallery whole), on a folder that holds two snapshots because the second
+was appended with `lookbench build --append`."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pytest
+from PIL import Image
+
+import lookbench
+from lookbench import cli
+from lookbench.per_release import HEADLINE
+from helpers.raw_release import write_release
+
+LATER = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
+
+
+@pytest.fixture(scope="module")
+def two_releases(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("releases")
+    out = root / "lookbench"
+    assert cli.main(["build", "--source", "raw", "--input", str(write_release(root / "raw1")), "--out", str(out), "--quiet"]) == 0
+    assert cli.main(["build", "--append", str(write_release(root / "raw2", stamps=LATER, tag="b", variant=20)),
+                     "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_cutoff_by_release_name_keeps_the_queries_of_later_releases(two_releases, tmp_path):
+    subset = datasets.load_dataset(str(two_releases), "RealStudioFlat")
+    recent = lookbench.filter_after(subset, "v20251201")
+    assert set(recent["query"]["release"]) == {"v20260301"} and len(recent["query"]) == 6
+    assert len(recent["gallery"]) == len(subset["gallery"]) == 20  # the gallery stays whole
+    assert len(lookbench.filter_after(subset, "v20260301")["query"]) == 0
+    assert len(lookbench.filter_after(subset["query"], "v20250101")) == 12
+    # A release name is not a date: v20251201 keeps no query of v20251201, though a date of 2025-11-30 would.
+    assert len(lookbench.filter_after(subset["query"], "2025-11-30")) == 6 + 2
+
+    result = lookbench.evaluate("raw-pixels", data=two_releases, cutoff="v20251201", results_dir=tmp_path, quiet=True,
+                                use_cache=False)
+    counts = result.provenance["dataset"]["counts"]
+    assert {s: (c["queries"], c["queries_total"]) for s, c in counts.items()} == {
+        s: (6, 12) for s in ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook")}
+    assert result.provenance["cutoff"] == "v20251201" and result.stored.name == "strict-after-v20251201.json"
+    again = lookbench.evaluate("raw-pixels", data=two_releases, cutoff="v20251201", results_dir=tmp_path, quiet=True,
+                               use_cache=False)
+    assert again.reused  # the release name is the identity's cutoff, spelt one way
+
+
+def test_a_cutoff_that_is_neither_a_date_nor_a_release_is_one_line(two_releases, capsys):
+    assert cli.main(["evaluate", "--data", str(two_releases), "--cutoff", "v20251341", "--no-save", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "lookbench evaluate: error: Release 'v20251341' is not a snapshot name v<YYYYMMDD>: 20251341 is no date"
+    assert cli.main(["evaluate", "--data", str(two_releases), "--cutoff", "soon", "--no-save", "--quiet"]) == 2
+    assert "'soon' is not an ISO 8601 date, e.g. 2025-06-01 or 2025-06-01T12:00:00+02:00, nor a release name, e.g. v20250101" in (
+        capsys.readouterr().err)
+
+
+# ---------------------------------------------------------------- scores per release
+
+class MeanColour:
+    """A deliberately weak encoder (an image's mean colour, blurred by noise seeded on its content): its scores
+    differ per subset and per release."""
+
+    name = "noisy-mean-colour"
+    revision = "1"
+
+    def encode(self, images):
+        out = []
+        for im in images:
+            noise = np.random.default_rng(int(_content(im)[:12], 16)).normal(0, 90, 3)
+            out.append(np.asarray(im.convert("RGB"), dtype=np.float32).mean(axis=(0, 1)) + noise + 300.0)
+        return np.stack(out).astype(np.float32)
+
+
+def test_per_release_scores_recombine_to_the_subset_scores_and_count_the_data(two_releases, tmp_path):
+    result = lookbench.evaluate(MeanColour(), data=two_releases, results_dir=tmp_path, quiet=True, use_cache=False)
+    releases = ["v20251201", "v20260301"]
+    for subset, scores in result.subsets.items():
+        per = result.per_release[subset]
+        queries = datasets.load_dataset(str(two_releases), subset, split="query")
+        assert list(per) == releases
+        assert {r: per[r]["num_queries"] for r in releases} == {r: queries["release"].count(r) for r in releases}
+        for key in HEADLINE:
+            recombined = sum(per[r][key] * per[r]["num_queries"] for r in releases) / scores["num_queries"]
+            # Hits are exact; a query's nDCG is kept to 1e-6 of a fraction in the outcomes (lookbench.outcomes).
+            assert recombined == pytest.approx(scores[key], abs=1e-9 if "recall" in key else 1e-4), (subset, key)
+            assert all(lo <= per[r][key] <= hi for r in releases for lo, hi in [result.release_intervals[subset][r][key]])
+    overall = result.per_release["overall"]
+    for r in releases:  # a release's overall is the query-weighted mean over the subsets
+        n = sum(result.per_release[s][r]["num_queries"] for s in result.subsets)
+        assert overall[r]["num_queries"] == n
+        assert overall[r]["fine_recall@1"] == pytest.approx(
+            sum(result.per_release[s][r]["fine_recall@1"] * result.per_release[s][r]["num_queries"] for s in result.subsets) / n)
+    assert sum(overall[r]["fine_recall@1"] * overall[r]["num_queries"] for r in releases) / result.overall["num_queries"] == (
+        pytest.approx(result.overall["fine_recall@1"]))
+    assert len({round(result.per_release[s][r]["fine_recall@1"], 6) for s in result.subsets for r in releases}) > 2  # not trivial
+
+    # Only the queries are split: the later release's block is what --cutoff <the earlier one> scores, gallery whole.
+    later = lookbench.evaluate(MeanColour(), data=two_releases, cutoff="v20251201", quiet=True, use_cache=False)
+    for subset in result.subsets:
+        assert {k: result.per_release[subset]["v20260301"][k] for k in HEADLINE} == pytest.approx(
+            {k: later.subsets[subset][k] for k in HEADLINE})
+        assert result.release_intervals[subset]["v20260301"] == {k: later.intervals[subset][k] for k in HEADLINE}
+
+    table = result.table(width=200)
+    block = table.split("Per release")[1].splitlines()
+    assert [line.split()[0] for line in block[2:4]] == releases and block[1].split()[:2] == ["release", "Fine@1"]
+    assert "after the model's declared training cutoff" not in table  # the encoder declares none
+    dated = MeanColour()
+    dated.training_cutoff = "2025-12-31"
+    marked = lookbench.evaluate(dated, data=two_releases, quiet=True, use_cache=False).table(width=200)
+    block = marked.split("Per release")[1].splitlines()
+    assert block[2].split()[:1] == ["v20251201"] and block[2].split()[1] != "*" and block[3].split()[:2] == ["v20260301", "*"]
+    assert block[4] == "* a release after the model's declared training cutoff (2025-12-31)"
+    assert "Per release" not in later.table(width=200)  # one release: no block
+    stored = json.loads(result.stored.read_text())
+    assert stored["RealStudioFlat"]["per_release"]["v20260301"]["num_queries"] == 6
+    assert set(stored["overall"]["per_release"]["v20251201"]["ci95"]["fine_recall"]) == {"@1", "@5", "@10", "@20"}
+    again = lookbench.evaluate(MeanColour(), data=two_releases, results_dir=tmp_path, quiet=True, use_cache=False)
+    assert again.reused and again.per_release == result.per_release
+    assert {n: b["per_release"] for n, b in again.to_dict().items() if n != "provenance"} == {
+        n: b["per_release"] for n, b in result.to_dict().items() if n != "provenance"}  # intervals kept to 1e-4
+
+    from lookbench.leaderboard import leaderboard
+
+    row = leaderboard(results=tmp_path, reference="none", by_release=True).sections[0].rows[0]
+    assert row["model"].startswith("noisy-mean-colour") and row["training cutoff"] is None
+    assert {r: row[r] for r in releases} == pytest.approx({r: overall[r]["fine_recall@1"] for r in releases})
+
+
+def _content(image) -> str:
+    return hashlib.sha256(np.asarray(image.convert("RGB")).tobytes()).hexdigest()
+
+
+class KnowsOneRelease:
+    """Embeds by image content: the query and gallery shot of a product of the known release get the product's
+    own axis (perfect retrieval), every other image a seeded random vector."""
+
+    name = "knows-one-release"
+    revision = "1"
+
+    def __init__(self, axes: dict[str, int], dim: int = 64):
+        self.axes, self.dim = axes, dim
+
+    def vector(self, key: str) -> np.ndarray:
+        if key in self.axes:
+            return np.eye(self.dim, dtype=np.float32)[self.axes[key]]
+        return np.random.default_rng(int(key[:12], 16)).normal(size=self.dim).astype(np.float32)
+
+    def encode(self, images):
+        return np.stack([self.vector(_content(im)) for im in images])
+
+
+def test_perfect_on_one_release_and_random_on_another_shows_exactly_that_split(tmp_path):
+    from helpers.engine_data import PRODUCTS, png, record, write_folder
+    from lookbench.metric.fine_recall.core import score_retrieval
+
+    def row(i, seed, release, day):
+        colour, category, main, attrs = PRODUCTS[i % len(PRODUCTS)]
+        return dict(record(png(colour, seed), f"p{i}", category, main, attrs, day=1), release=release,
+                    timestamp=dt.datetime(2025, 1 if release == "v20250101" else 6, day, tzinfo=dt.timezone.utc))
+
+    known = [(row(i, 100 + i, "v20250101", 1), row(i, 200 + i, "v20250101", 1)) for i in range(6)]
+    unknown = [(row(i, 300 + i, "v20250601", 2), row(i, 400 + i, "v20250601", 2)) for i in range(6, 12)]
+    noise = [dict(row(i, 500 + i, "v20250101", 1), item_id=f"n{i}") for i in range(4)]
+    data = write_folder(tmp_path / "lookbench", {
+        "RealStudioFlat": {"query": [q for q, _ in known + unknown], "gallery": [g for _, g in known + unknown]},
+        "noise": {"gallery": noise}})
+    axes = {}
+    for axis, (query, gallery) in enumerate(known):
+        for item in (query, gallery):
+            axes[_content(Image.open(io.BytesIO(item["image"]["bytes"])))] = axis
+    encoder = KnowsOneRelease(axes)
+    result = lookbench.evaluate(encoder, data=data, quiet=True, use_cache=False)
+    per = result.per_release["RealStudioFlat"]
+    recalls = [k for k in HEADLINE if "recall" in k]
+    assert {k: per["v20250101"][k] for k in recalls} == {k: 100.0 for k in recalls}  # every hit at rank 1
+    assert per["v20250101"]["num_queries"] == per["v20250601"]["num_queries"] == 6
+
+    # Each release scored here from the same vectors against the whole gallery (subset + noise).
+    def embed(rows):
+        x = encoder.encode([Image.open(io.BytesIO(r["image"]["bytes"])) for r in rows])
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    gallery = [g for _, g in known + unknown] + noise
+    for release, pairs in (("v20250101", known), ("v20250601", unknown)):
+        ranking = np.argsort(-(embed([q for q, _ in pairs]) @ embed(gallery).T), axis=1, kind="stable")[:, :20]
+        expected = score_retrieval(ranking, [q for q, _ in pairs], gallery)
+        assert {k: per[release][k] for k in HEADLINE} == pytest.approx({k: expected[k] for k in HEADLINE}, abs=1e-4)
+    assert per["v20250601"]["fine_recall@1"] < 50.0  # random is far from perfect
+    assert result.subsets["RealStudioFlat"]["fine_recall@1"] == pytest.approx((100.0 + per["v20250601"]["fine_recall@1"]) / 2)
