@@ -62,6 +62,10 @@ class Entry:
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
 
+    def queries(self, names) -> int:
+        """The number of queries behind its scores on the subsets ``names``."""
+        return sum(int(self.subsets.get(s, {}).get("num_queries") or 0) for s in names)
+
     def score(self, metric: str, k: int, subset: str | None = None, over=None) -> float | None:
         """One subset's score, or the query-weighted overall over the subsets ``over`` (default: its own) with the
         metric's combine_subsets; ``None`` when one of them is missing."""
@@ -387,7 +391,7 @@ def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
     return out
 
 
-def _interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str], value, queries: int):
+def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str], value, queries: int):
     """(ci95, how it was computed) of one row's ranked score: the bootstrap of its stored per-query outcomes, else
     (published rows) a Wilson interval from the score and the query count, marked approximate."""
     from . import stats
@@ -485,8 +489,8 @@ def leaderboard(results=None, reference: str | None = "release_v2601", metric: s
                 row[after_name] = after_cutoff[id(entry)].score(key, k, subset, over=names)
             if subset is None:
                 row.update({s: entry.score(key, k, s) for s in names})
-            row["queries"] = sum(int(entry.subsets.get(s, {}).get("num_queries") or 0) for s in names)
-            row["ci95"], row["ci_method"] = _interval(entry, key, k, subset, names, value, row["queries"])
+            row["queries"] = entry.queries(names)
+            row["ci95"], row["ci_method"] = interval(entry, key, k, subset, names, value, row["queries"])
             rows.append(row)
             ranked.append((row, entry))
         extra = [after_name] if any(after_name in r for r in rows) else []

@@ -389,27 +389,29 @@ def load_encoder(model=None, device: str | None = None, precision: str = "fp32",
 
 
 def describe_models() -> list[dict]:
-    """One row per registered encoder, for ``lookbench models``; unknown values read "unknown"."""
+    """One row per registered encoder, for ``lookbench models``: typed values (``None`` where a fact is unknown or
+    does not apply; ``lookbench models`` prints those as "-" or "unknown")."""
     rows = []
     for meta in REGISTRY.values():
         ready, needs = meta.status()
         if meta.hub_id or meta.unavailable:
-            revision, params = meta.hub_revision or ("unpinned" if meta.hub_id else "-"), meta.n_parameters
+            revision, params = meta.hub_revision or ("unpinned" if meta.hub_id else None), meta.n_parameters
         else:
-            revision, params = (meta.revision, meta.n_parameters) if ready else ("unknown", None)
+            revision, params = (meta.revision, meta.n_parameters) if ready else (None, None)
         rows.append({
-            "name": meta.name + (" (default)" if meta.name == DEFAULT_MODEL else ""),
-            "published_name": meta.published_name or "-",
-            "hub_id": meta.hub_id or "-",
+            "name": meta.name,
+            "default": meta.name == DEFAULT_MODEL,
+            "published_name": meta.published_name,
+            "hub_id": meta.hub_id,
             "revision": revision,
-            "dim": meta.embed_dim or "-",
-            "input": f"{meta.image_size}px" if meta.image_size else "-",
-            "params": "unknown" if params is None else f"{params / 1e6:.2f}M",
+            "dim": meta.embed_dim,
+            "input": meta.image_size,
+            "params": params,
             "license": meta.license,
-            "released": meta.release_date or "unknown",
-            "training_cutoff": meta.training_cutoff or "unknown",
-            "available": "yes" if ready else "no",
-            "needs": needs,
+            "released": meta.release_date,
+            "training_cutoff": meta.training_cutoff,
+            "available": bool(ready),
+            "needs": None if needs == "-" else needs,
             "description": meta.description,
             "preprocessing": meta.preprocessing,
             "note": meta.note,

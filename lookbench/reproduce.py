@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .leaderboard import METRICS, entry_from_result, load_reference
+from .leaderboard import METRICS, entry_from_result, interval, load_reference
 from .registry import BY_PUBLISHED_NAME, find
 
 
@@ -20,13 +20,22 @@ class Row:
     name: str
     local: float | None = None
     published: float | None = None
+    local_ci: list[float] | None = None  # bootstrap of the local run's per-query outcomes
+    published_ci: list[float] | None = None  # Wilson, from the published score and query count (approximate)
     reason: str | None = None  # why it was not run
 
     @property
     def difference(self) -> float | None:
-        """Local minus published, in points. The significance work (confidence intervals over queries) is not in
-        this branch; when it lands, its interval of the local score belongs beside this difference."""
+        """Local minus published, in points."""
         return None if self.local is None or self.published is None else self.local - self.published
+
+    @property
+    def difference_pm(self) -> float | None:
+        """Half the 95 % interval of the difference, approximate: no per-query outcomes were published, so the two
+        half-widths combine as those of independent measurements."""
+        if self.local_ci is None or self.published_ci is None:
+            return None
+        return (((self.local_ci[1] - self.local_ci[0]) / 2) ** 2 + ((self.published_ci[1] - self.published_ci[0]) / 2) ** 2) ** 0.5
 
 
 @dataclass
@@ -40,8 +49,13 @@ class Reproduction:
         def cell(v, signed=False):
             return "-" if v is None else (f"{v:+.2f}" if signed else f"{v:.2f}")
 
-        header = ("model", "published_name", f"local {self.score}", "published", "difference")
-        cells = [(r.name, r.published_name, cell(r.local), cell(r.published), cell(r.difference, True)) for r in self.rows]
+        def span(ci):
+            return "-" if ci is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+        header = ("model", "published_name", f"local {self.score}", "published", "difference", "±", "local ci95",
+                  "published ci95")
+        cells = [(r.name, r.published_name, cell(r.local), cell(r.published), cell(r.difference, True),
+                  cell(r.difference_pm), span(r.local_ci), span(r.published_ci)) for r in self.rows]
         widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
         lines = [f"Published leaderboard reproduced on {self.data}",
                  "  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
@@ -49,6 +63,8 @@ class Reproduction:
         skipped = [r for r in self.rows if r.reason]
         if skipped:
             lines += ["", "Not run:"] + [f"  {r.published_name} ({r.name}): {r.reason}" for r in skipped]
+        lines.append("±: half the approximate 95 % interval of the difference (the local bootstrap interval and the "
+                     "published score's Wilson interval, combined as independent)")
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
 
@@ -97,6 +113,9 @@ def reproduce(data=None, models=None, *, reference: str = "release_v2601", metri
                 names = list(local.subsets)
                 row.local = local.score(key, k, over=names)
                 row.published = reference_entry.score(key, k, over=names)
+                row.local_ci = interval(local, key, k, None, names, row.local, local.queries(names))[0]
+                row.published_ci = interval(reference_entry, key, k, None, names, row.published,
+                                            reference_entry.queries(names))[0]
                 seen = seen or (local, names)
         rows.append(row)
     out = Reproduction(f"{'overall' if seen is None else '+'.join(seen[1])} {metric}@{k}", str(data), rows)

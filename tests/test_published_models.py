@@ -8,6 +8,8 @@ import re
 
 import numpy as np
 import pytest
+
+from lookbench import stats
 import torch
 import torch.nn.functional as F
 from helpers.engine_data import write_folder
@@ -63,11 +65,11 @@ def test_models_json_lists_every_open_published_model_with_its_pin(capsys, hub):
             "training_cutoff", "available", "needs"}
     assert all(keys <= set(r) for r in rows)
     published_rows = {e.model for e in load_reference("release_v2601")[0]}
-    by_published = {r["published_name"]: r for r in rows if r["published_name"] != "-"}
+    by_published = {r["published_name"]: r for r in rows if r["published_name"] is not None}
     assert set(by_published) == published_rows - CLOSED  # names exactly as in the shipped JSON; closed ones stay rows only
     open_models = {n: r for n, r in by_published.items() if n != "PP-ShiTuV2"}
     assert len(open_models) == 13 and all(re.fullmatch(r"[\w.-]+/[\w.-]+", r["hub_id"]) for r in open_models.values())
-    assert by_published["PP-ShiTuV2"]["available"] == "no" and "PaddlePaddle" in by_published["PP-ShiTuV2"]["needs"]
+    assert by_published["PP-ShiTuV2"]["available"] is False and "PaddlePaddle" in by_published["PP-ShiTuV2"]["needs"]
     # mteb's pins where it has them; "unpinned" (never an invented sha) where no public source gives one
     assert by_published["CLIP-B/32"]["revision"] == "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268"
     assert by_published["DINOv3-ViT-L"]["revision"] == "ea8dc2863c51be0a264bab82070e3e8836b02d51"
@@ -76,7 +78,8 @@ def test_models_json_lists_every_open_published_model_with_its_pin(capsys, hub):
                       "DINOv3-ViT-L", "DINOv3-ViT-7B"}
     assert all(open_models[n]["revision"] == "unpinned" for n in set(open_models) - pinned)
     # an empty cache, offline: every Hub model says what to download
-    assert by_published["CLIP-L/14"]["available"] == "no"
+    assert by_published["CLIP-L/14"]["available"] is False
+    assert all(isinstance(r["params"], (int, type(None))) and isinstance(r["input"], (int, type(None))) for r in rows)
     assert by_published["CLIP-L/14"]["needs"].endswith("hf download openai/clip-vit-large-patch14 --revision "
                                                       "32bd64288804d66eefd0ccbe215aa642df71cc41")
     assert "timm" in by_published["InternViT-6B"]["needs"]
@@ -85,7 +88,7 @@ def test_models_json_lists_every_open_published_model_with_its_pin(capsys, hub):
 def test_models_shows_the_cache_and_suggests_close_names(capsys, hub, tmp_path):
     cache_family(hub, "clip-b32", tmp_path)
     (row,) = models_json(capsys, "CLIP-B/32")  # a published name finds its entry
-    assert (row["name"], row["available"], row["needs"]) == ("clip-b32", "yes", "in local cache")
+    assert (row["name"], row["available"], row["needs"]) == ("clip-b32", True, "in local cache")
     assert main(["models", "clip-b23"]) == 2
     assert "Did you mean 'clip-b32'" in capsys.readouterr().err
 
@@ -351,6 +354,13 @@ def test_reproduce_lines_up_local_and_published_rows(capsys, hub, tmp_path):
         expected = published[row].score("fine_recall", 1, "RealStreetLook")
         assert float(cells[3]) == pytest.approx(expected, abs=0.005)  # the published RealStreetLook figure
         assert float(cells[4]) == pytest.approx(float(cells[2]) - expected, abs=0.011)
+        # the local bootstrap interval holds the local score; the published one is Wilson's on its 981 queries
+        local_lo, local_hi = float(cells[6].strip("[,")), float(cells[7].strip("]"))
+        assert local_lo <= float(cells[2]) <= local_hi
+        pub_lo, pub_hi = stats.wilson(expected, 981)
+        assert (float(cells[8].strip("[,")), float(cells[9].strip("]"))) == pytest.approx((pub_lo, pub_hi), abs=0.006)
+        half = ((local_hi - local_lo) / 2) ** 2 + ((pub_hi - pub_lo) / 2) ** 2
+        assert float(cells[5]) == pytest.approx(half ** 0.5, abs=0.02)
     # not cached, offline: named, with what to download
     assert "CLIP-L/14 (clip-l14): the Hub, offline now: hf download openai/clip-vit-large-patch14" in out
     assert "PP-ShiTuV2 (pp-shituv2): unavailable" in out

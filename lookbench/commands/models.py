@@ -16,21 +16,35 @@ def register(sub) -> None:
     models.set_defaults(run=run_models)
 
 
+def _shown(row: dict) -> dict:
+    """A row's values as the table prints them: unknown facts "unknown", facts that do not apply "-"."""
+    unknown = ("revision", "params", "released", "training_cutoff")
+    out = {k: ("unknown" if k in unknown else "-") if v is None else str(v) for k, v in row.items() if k != "default"}
+    out["name"] = row["name"] + (" (default)" if row["default"] else "")
+    if row["params"] is not None:
+        out["params"] = f"{row['params'] / 1e6:.2f}M"
+    if row["input"] is not None:
+        out["input"] = f"{row['input']}px"
+    out["available"] = "yes" if row["available"] else "no"
+    return out
+
+
 def run_models(args) -> int:
     from lookbench.registry import describe_models, find
 
     rows = describe_models()
     if args.name:
         wanted = find(args.name).name  # an unknown name: one line naming the close ones
-        rows = [r for r in rows if r["name"].split(" ")[0] == wanted]
+        rows = [r for r in rows if r["name"] == wanted]
     if args.format == "json":
-        print(json.dumps([{**r, "name": r["name"].split(" ")[0], "default": r["name"].endswith("(default)")} for r in rows],
-                         indent=2))
+        print(json.dumps(rows, indent=2))
         return 0
+    shown = [_shown(r) for r in rows]
     if args.name:
-        print("\n".join(f"{k}: {v}" for k, v in rows[0].items()))
+        print("\n".join(f"{k}: {v}" for k, v in shown[0].items()))
         return 0
-    cells = [{k: str(r[k])[:12] if k == "revision" and r["hub_id"] != "-" else str(r[k]) for k in _COLUMNS} for r in rows]
+    cells = [{k: v[:12] if k == "revision" and r["hub_id"] else v for k, v in c.items() if k in _COLUMNS}
+             for r, c in zip(rows, shown)]
     widths = {k: max(len(k), *(len(c[k]) for c in cells)) for k in _COLUMNS}
     print("  ".join(k.ljust(widths[k]) for k in _COLUMNS))
     for c in cells:
