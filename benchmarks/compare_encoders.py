@@ -1,12 +1,16 @@
 """Encoder comparison on a LookBench release, produced by `lookbench evaluate` (the GR-Lite-mini card's tables).
 
-Runs the CLI for raw pixels, EfficientNet-Lite0 (ImageNet), the previous GR-Lite-mini (v1, read from git at
-`V1_REVISION`) and the committed one, in strict and leaderboard mode (the second mode re-uses the embedding
-cache, a repeated run the results store), and writes one table per release into the model card and
-benchmarks/RESULTS.md, and this model's scores into the card's ``model-index`` (huggingface_hub's ``EvalResult``):
+Runs the CLI for raw pixels, EfficientNet-Lite0 (ImageNet), the previous GR-Lite-minis (read from git at
+`PREVIOUS`, where their weights differ from the committed ones) and the committed one, in each mode of the
+table (a second mode re-uses the embedding cache, a repeated run the results store), and writes one table per
+release into the model card and benchmarks/RESULTS.md, and this model's scores of the LookBench-Mini tables into the
+card's ``model-index`` (huggingface_hub's ``EvalResult``):
 
     python benchmarks/compare_encoders.py --write                                   # the default LookBench-Mini
     python benchmarks/compare_encoders.py --write --table published --data DIR      # the published layout
+    python benchmarks/compare_encoders.py --write --table real-photos --data DIR    # `lookbench build --source fashion-mnist`
+
+`--candidate DIR` scores a trained model folder in place of the committed one (printed, never written).
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.registry import gr_lite_mini_folder
@@ -24,8 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 MODEL = gr_lite_mini_folder().relative_to(ROOT)  # the editable install's committed folder
 CARD = ROOT / MODEL / "README.md"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
-V1_REVISION = "3117cad43298b4e749594c77e8097597b7af220a"  # main before GR-Lite-mini v2 replaced the weights
-V1_FILES = ("config.json", "preprocessor_config.json", "model.safetensors", "README.md")
+PREVIOUS = {  # version -> the main commit before the next version replaced the weights
+    "v1": "3117cad43298b4e749594c77e8097597b7af220a",
+    "v2": "530d90062d0e2522e4fdbd92f8ae71da3afa11ca",
+}
+MODEL_FILES = ("config.json", "preprocessor_config.json", "model.safetensors", "README.md")
 SUBSETS = ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook")
 COLUMNS = {  # column -> (metric, K) of the overall scores
     "Fine R@1": ("fine_recall", "@1"),
@@ -36,58 +44,95 @@ COLUMNS = {  # column -> (metric, K) of the overall scores
     "nDCG@5": ("ndcg", "@5"),
 }
 THIS_MODEL = "GR-Lite-mini (this model)"
-TITLES = {"mini": "## Encoders on LookBench-Mini (synthetic)",
-          "published": "## Encoders on synthetic LookBench-Mini at the published layout's size"}
+BASELINE = "EfficientNet-Lite0 (ImageNet)"
 DATASET_ID = "lookbench/lookbench"  # the project's dataset repo on the Hub (`lookbench stage --namespace` retargets it)
 METRIC_ID = "lookbench/fine_recall"
 CARD_URL = "https://huggingface.co/lookbench/gr-lite-mini"  # where a model-index entry's table is (the card itself)
 
 
-def v1_folder(folder: Path) -> Path:
-    """The v1 weights as a model folder: same config and weights, hence the same cache fingerprint as before."""
+@dataclass(frozen=True)
+class Table:
+    """One table of the card: its RESULTS.md heading, what it measured, and how it is evaluated."""
+
+    title: str
+    measured_on: str | None = None  # what the rows were measured on, where the dataset's name does not say it
+    model_index: bool = True  # this model's rows go into the card's model-index (which names DATASET_ID)
+    modes: tuple[str, ...] = ("strict", "leaderboard")
+    distractors: bool = True  # the shared noise gallery appended to every subset's gallery
+    per_subset: bool = True  # each subset's Fine R@1 beside the overall columns
+    rivals: tuple[str, ...] = (BASELINE,)  # the verdict compares this model with each
+
+
+TABLES = {
+    "mini": Table("## Encoders on LookBench-Mini (synthetic)"),
+    "published": Table("## Encoders on synthetic LookBench-Mini at the published layout's size"),
+    # Not a LookBench dataset, so not in the model-index (whose entries name LookBench's dataset repo).
+    "real-photos": Table("## Encoders on real photos (Fashion-MNIST t10k)",
+                         "28 px Zalando product photos (Fashion-MNIST t10k, upscaled to 96 px; never trained on)",
+                         model_index=False, modes=("strict",), distractors=False, per_subset=False,
+                         rivals=(BASELINE, "raw pixels")),
+}
+
+
+def git_blob(revision: str, name: str) -> bytes:
+    blob = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:{(MODEL / name).as_posix()}"], capture_output=True)
+    if blob.returncode:
+        sys.exit(f"cannot read {name} of GR-Lite-mini at {revision[:7]} from git: {blob.stderr.decode().strip()}")
+    return blob.stdout
+
+
+def previous_folder(revision: str, folder: Path) -> Path | None:
+    """An earlier version's weights as a model folder (same config and weights, hence the same cache fingerprint
+    as before), or None when they are the committed weights."""
+    if git_blob(revision, "model.safetensors") == (ROOT / MODEL / "model.safetensors").read_bytes():
+        return None
     folder.mkdir(parents=True)
-    for name in V1_FILES:
-        blob = subprocess.run(["git", "-C", str(ROOT), "show", f"{V1_REVISION}:{(MODEL / name).as_posix()}"],
-                              capture_output=True)
-        if blob.returncode:
-            sys.exit(f"cannot read {name} of GR-Lite-mini v1 at {V1_REVISION[:7]} from git: {blob.stderr.decode().strip()}")
-        (folder / name).write_bytes(blob.stdout)
+    for name in MODEL_FILES:
+        (folder / name).write_bytes(git_blob(revision, name))
     return folder
 
 
-def evaluate(model: str, mode: str, data: str | None, out: Path) -> dict:
+def evaluate(model: str, mode: str, data: str | None, out: Path, distractors: bool = True) -> dict:
     command = ["lookbench", "evaluate", "--model", model, "--mode", mode, "--output", str(out), "--quiet"]
     if data:
         command += ["--data", data]
+    if not distractors:
+        command.append("--no-distractors")
     proc = subprocess.run(command, capture_output=True, text=True)
     if proc.returncode:
         sys.exit(f"`{' '.join(command)}` failed:\n{proc.stderr}")
     return json.loads((out / "results.json").read_text())
 
 
-def cells(result: dict) -> list[float]:
-    """One table row: the overall columns, then each subset's Fine R@1."""
+def column_names(spec: Table) -> list[str]:
+    return [*COLUMNS, *(f"{s} Fine R@1" for s in SUBSETS if spec.per_subset)]
+
+
+def cells(result: dict, spec: Table) -> list[float]:
+    """One table row: the overall columns, then (per_subset) each subset's Fine R@1."""
     overall = [result["overall"][metric][k] for metric, k in COLUMNS.values()]
-    return overall + [result[subset]["fine_recall"]["@1"] for subset in SUBSETS]
+    return overall + [result[subset]["fine_recall"]["@1"] for subset in SUBSETS if spec.per_subset]
 
 
-def table(rows: list[tuple[str, str, dict]]) -> str:
-    header = ["encoder", "mode", *COLUMNS, *(f"{s} Fine R@1" for s in SUBSETS)]
+def table(rows: list[tuple[str, str, dict]], spec: Table) -> str:
+    header = ["encoder", "mode", *column_names(spec)]
     lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * (len(header) - 2)]
     for name, mode, result in rows:
-        lines.append(f"| {name} | {mode} | " + " | ".join(f"{v:.2f}" for v in cells(result)) + " |")
+        lines.append(f"| {name} | {mode} | " + " | ".join(f"{v:.2f}" for v in cells(result, spec)) + " |")
     return "\n".join(lines)
 
 
-def verdict(rows: list[tuple[str, str, dict]]) -> str:
-    """The issue's targets: this model against EfficientNet-Lite0 on every strict column."""
+def verdict(rows: list[tuple[str, str, dict]], spec: Table, ours: str = THIS_MODEL) -> str:
+    """The issue's targets: this model against each rival of the table on every strict column."""
     by_name = {name: result for name, mode, result in rows if mode == "strict"}
-    ours, base = cells(by_name[THIS_MODEL]), cells(by_name["EfficientNet-Lite0 (ImageNet)"])
-    names = [*COLUMNS, *(f"{s} Fine R@1" for s in SUBSETS)]
-    ahead = [n for n, a, b in zip(names, ours, base) if a >= b]
-    behind = [f"{n} ({a:.2f} vs {b:.2f})" for n, a, b in zip(names, ours, base) if a < b]
-    return (f"Strict mode, GR-Lite-mini vs EfficientNet-Lite0: ahead or equal on {len(ahead)} of {len(names)} "
-            f"columns ({', '.join(ahead) or 'none'}); behind on {', '.join(behind) or 'none'}.")
+    names, lines = column_names(spec), []
+    for rival in spec.rivals:
+        pairs = list(zip(names, cells(by_name[ours], spec), cells(by_name[rival], spec)))
+        ahead = [n for n, a, b in pairs if a >= b]
+        behind = [f"{n} ({a:.2f} vs {b:.2f})" for n, a, b in pairs if a < b]
+        lines.append(f"Strict mode, GR-Lite-mini vs {rival.removesuffix(' (ImageNet)')}: ahead or equal on {len(ahead)} of "
+                     f"{len(names)} columns ({', '.join(ahead) or 'none'}); behind on {', '.join(behind) or 'none'}.")
+    return " ".join(lines)
 
 
 def replace_block(text: str, begin: str, end: str, body: str) -> str:
@@ -107,7 +152,9 @@ def eval_results(name: str, rows: list[tuple[str, str, dict]]):
     columns (config ``all``) and each subset's Fine R@1 (config = the subset), in percent as the table shows them."""
     from huggingface_hub import EvalResult
 
-    results = []
+    spec, results = TABLES[name], []
+    if not spec.model_index:
+        return results
     for model, mode, result in rows:
         if model != THIS_MODEL:
             continue
@@ -116,7 +163,7 @@ def eval_results(name: str, rows: list[tuple[str, str, dict]]):
                       dataset_name=f"{dataset['name']}: {dataset['data']}", dataset_split="query",
                       dataset_revision=dataset["revision"], metric_type=METRIC_ID, metric_config=mode,
                       source_name=source_name(name), source_url=CARD_URL)
-        values = cells(result)
+        values = cells(result, spec)
         for column, value in zip(COLUMNS, values):
             results.append(EvalResult(**common, dataset_config="all", metric_name=f"{column} ({mode})", metric_value=round(value, 2)))
         for subset, value in zip(SUBSETS, values[len(COLUMNS):]):
@@ -138,9 +185,10 @@ def write(name: str, body: str, results) -> None:
     CARD.write_text(replace_block(CARD.read_text(), f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->", body))
     write_model_index(name, results)
     text = RESULTS.read_text()
-    section = f"{TITLES[name]}\n\n{body}\n"
-    if TITLES[name] in text:
-        text = re.sub(re.escape(TITLES[name]) + r"\n.*?(?=\n## |\Z)", lambda _: section, text, flags=re.S)
+    title = TABLES[name].title
+    section = f"{title}\n\n{body}\n"
+    if title in text:
+        text = re.sub(re.escape(title) + r"\n.*?(?=\n## |\Z)", lambda _: section, text, flags=re.S)
     else:
         text = text.rstrip() + "\n\n" + section
     RESULTS.write_text(text)
@@ -149,32 +197,40 @@ def write(name: str, body: str, results) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", help="dataset folder (default: the embedded LookBench-Mini)")
-    parser.add_argument("--table", choices=sorted(TITLES), default="mini", help="which table of the card to write")
+    parser.add_argument("--table", choices=sorted(TABLES), default="mini", help="which table of the card to write")
     parser.add_argument("--write", action="store_true", help="write the table into the model card and RESULTS.md")
+    parser.add_argument("--candidate", type=Path, help="score this model folder in place of the committed one (not with --write)")
     args = parser.parse_args()
+    if args.candidate and args.write:
+        parser.error("--candidate scores an uncommitted model; the card's tables show the committed one, so drop --write")
+    spec = TABLES[args.table]
+    ours = f"GR-Lite-mini candidate ({args.candidate})" if args.candidate else THIS_MODEL
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        models = [
-            ("raw pixels", "raw-pixels"),
-            ("EfficientNet-Lite0 (ImageNet)", "efficientnet-lite0"),
-            (f"GR-Lite-mini v1 ({V1_REVISION[:7]})", str(v1_folder(tmp / "gr-lite-mini-v1"))),
-            (THIS_MODEL, "gr-lite-mini"),
-        ]
+        models = [("raw pixels", "raw-pixels"), (BASELINE, "efficientnet-lite0")]
+        for version, revision in PREVIOUS.items():
+            folder = previous_folder(revision, tmp / f"gr-lite-mini-{version}")
+            if folder is not None:
+                models.append((f"GR-Lite-mini {version} ({revision[:7]})", str(folder)))
+        models.append((ours, str(args.candidate) if args.candidate else "gr-lite-mini"))
         rows = []
         for name, model in models:
-            for mode in ("strict", "leaderboard"):
-                result = evaluate(model, mode, args.data, tmp / f"{len(rows)}-{mode}")
+            for mode in spec.modes:
+                result = evaluate(model, mode, args.data, tmp / f"{len(rows)}-{mode}", spec.distractors)
                 rows.append((name, mode, result))
                 print(f"{name} ({mode}): Fine R@1 overall {result['overall']['fine_recall']['@1']:.2f}", flush=True)
     provenance = rows[-1][2]["provenance"]
     dataset = provenance["dataset"]
     queries = sum(provenance["counts"]["queries"].values())
     command = f"python benchmarks/compare_encoders.py --write --table {args.table}" + (f" --data {args.data}" if args.data else "")
+    gallery = (f"shared noise gallery of {dataset['noise_gallery']} included" if spec.distractors else "no distractors")
+    measured = f"Measured on {spec.measured_on or dataset['name']}"
+    overall = "the first six columns are the query-weighted overall" if spec.per_subset else "one subset, RealStudioFlat"
     body = (
-        f"{table(rows)}\n\n{verdict(rows)}\n\nMeasured on {dataset['name']}: scores in percent on the {queries} queries of {dataset['data']} "
-        f"(revision {dataset['revision']}, releases {', '.join(dataset['releases'])}), shared noise gallery of "
-        f"{dataset['noise_gallery']} included; the first six columns are the query-weighted overall. Each row is "
-        f"`lookbench evaluate --model … --mode strict|leaderboard`; the table is produced by `{command}`."
+        f"{table(rows, spec)}\n\n{verdict(rows, spec, ours)}\n\n{measured}: scores in percent on the {queries} queries of "
+        f"{dataset['data']} (revision {dataset['revision']}, releases {', '.join(dataset['releases'])}), {gallery}; {overall}. "
+        f"Each row is `lookbench evaluate --model … --mode {'|'.join(spec.modes)}{'' if spec.distractors else ' --no-distractors'}`; "
+        f"the table is produced by `{command}`."
     )
     print(body)
     if args.write:

@@ -23,6 +23,7 @@ from lookbench.paths import lookbench_home
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date, resolve_subset
 
+from . import fashion_mnist
 from .builder import CITATION, TRAIN_DESCRIPTION, LookBench
 from .sources import TRAIN, SourceError, open_source
 from .validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
@@ -42,7 +43,12 @@ LICENCES = {
     "- Conversion to the LookBench record schema: `lookbench` (Apache-2.0).",
     "raw": "- Images and annotations: as declared by the maintainers of this release (Apache-2.0 for the LookBench "
     "releases).\n- Code that built this folder: `lookbench` (Apache-2.0).",
+    "fashion-mnist": "- Images and class labels: Fashion-MNIST, Copyright (c) 2017 Zalando SE, MIT licence "
+    "(https://github.com/zalandoresearch/fashion-mnist; Xiao, Rasul and Vollgraf, arXiv:1708.07747), read from the "
+    "Debian package `dataset-fashion-mnist`.\n"
+    "- Conversion to the LookBench record schema and the `shade` attribute: `lookbench` (Apache-2.0).",
 }
+LICENSE_IDS = {"fashion-mnist": "mit"}  # the card's `license:`; every other source is Apache-2.0
 # The card's opening lines of a Mini build.
 SYNTHETIC_SUMMARY = (
     "**Synthetic data.** LookBench-Mini is procedurally rendered garments — drawn by the `lookbench` package, neither "
@@ -54,7 +60,10 @@ SOURCES = {
     "mini": "LookBench-Mini — procedurally rendered garments with known attribute ground truth (synthetic; seeded, deterministic).",
     "upstream": "The published `srpone/look-bench` Parquet release, mapped onto the LookBench record schema.",
     "raw": "A raw LookBench release folder (JSON lines + images) from a crawl or an annotation job.",
+    "fashion-mnist": "Zalando's Fashion-MNIST: real product photos (28 px greyscale, 10 classes), read from the four IDX files.",
 }
+NOTES = {"fashion-mnist": fashion_mnist.CARD_NOTES}  # a source's own section of the card
+PRETTY_NAMES = {"mini": "LookBench-Mini (synthetic)", "fashion-mnist": "LookBench Fashion-MNIST"}
 # The Hub id the card's usage names (``lookbench stage --namespace`` retargets it).
 HUB_ID = "lookbench/lookbench"
 
@@ -131,10 +140,10 @@ def _size_category(n: int) -> str:
 
 
 def _card_data(pretty_name: str, total_rows: int, layout: dict, infos: dict, default: str | None = None,
-               synthetic: bool = False, **extra) -> DatasetCardData:
+               license: str = "apache-2.0", synthetic: bool = False, **extra) -> DatasetCardData:
     """The card's YAML through datasets' own writers: ``configs:`` (data files per split) and ``dataset_info``."""
     card_data = DatasetCardData(
-        license="apache-2.0",
+        license=license,
         pretty_name=pretty_name,
         task_categories=["image-feature-extraction"],
         tags=["fashion", "image-retrieval", "benchmark", "lookbench"] + ([SYNTHETIC] if synthetic else []),
@@ -183,6 +192,8 @@ def build_release(
     """
     if release is not None:
         release_date(release)
+    if source == "fashion-mnist" and input_path is None:
+        input_path = fashion_mnist.package_folder()  # resolved here, so the card's build command names it
     targets = {"out": Path(out)} | ({"train_out": Path(train_out)} if train_out is not None else {})
     for flag, target in targets.items():
         _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS))
@@ -252,8 +263,8 @@ def build_shards(source, out: Path, tmp: Path, progress: bool, *, input_path, re
         kind = "raw"
     elif input_path is None:
         raise SourceError(f"--source {source} needs --input PATH")
-    elif train_out is not None and source != "raw":
-        raise SourceError("--train-out needs a release with a train/ folder (sources raw or mini)")
+    elif train_out is not None and source not in ("raw", "fashion-mnist"):
+        raise SourceError("--train-out needs a release with a train split (sources raw, mini or fashion-mnist)")
     input_path = Path(input_path)
     if taxonomy:
         load_taxonomy(taxonomy)  # a malformed taxonomy stops the build before any row is read
@@ -362,6 +373,7 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
         "validation_summary": reports[0][1] if len(reports) == 1 else "\n".join(
             f"- {', '.join(step.releases)}: {text}" for step, text in reports),
         "license_text": " ".join(LICENCES[s] for s in sources if s in LICENCES) or "Not recorded.",
+        "notes": NOTES.get(history[0].source, ""),
         "history_configs": configs,
         "release_history": [
             {"name": name, "span": f"{fact['first']:%Y-%m-%d} → {fact['last']:%Y-%m-%d}" if fact["first"] else "—",
@@ -372,7 +384,7 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
     }
     total = sum(n for splits in rows.values() for n in splits.values())
     card_data = _card_data(pretty_name, total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0],
-                           synthetic=mini, **{HISTORY_KEY: [asdict(step) for step in history]})
+                           license=LICENSE_IDS.get(history[0].source, "apache-2.0"), synthetic=mini, **{HISTORY_KEY: [asdict(step) for step in history]})
     DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=CITATION.strip(), **card_vars).save(out / "README.md")
 
 
@@ -381,11 +393,13 @@ def _write_train(builder: LookBench, train_out: Path, source: str) -> int:
     write_parquet_shards(dataset, train_out / "data", TRAIN)
     pretty_name = f"{_pretty_name(source)} train"
     card_data = _card_data(pretty_name, len(dataset), {"default": {TRAIN: "data/train-*"}}, {"default": builder.info},
-                           synthetic=source == "mini")
+                           license=LICENSE_IDS.get(source, "apache-2.0"), synthetic=source == "mini")
+    notes = f"\n{NOTES[source]}\n" if source in NOTES else ""
     body = (
         f"# {pretty_name}\n\n{TRAIN_DESCRIPTION} {len(dataset)} rows in the LookBench record schema, "
         f"from {SOURCES[source]}\n\nNo item id and no image content is shared with the test subsets; use it to train "
-        "attribute-supervised encoders (e.g. `python -m lookbench.models.gr_lite.train_gr_lite`).\n"
+        f"attribute-supervised encoders (e.g. `python -m lookbench.models.gr_lite.train_gr_lite`).\n{notes}"
+        f"\n## Licence\n\n{LICENCES[source]}\n"
     )
     DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{body}").save(train_out / "README.md")
     builder.validation_report.write(train_out / REPORT_NAME)
@@ -394,7 +408,7 @@ def _write_train(builder: LookBench, train_out: Path, source: str) -> int:
 
 def _pretty_name(source: str) -> str:
     """The card's name, which evaluation results and leaderboard sections carry: a Mini build says synthetic."""
-    return "LookBench-Mini (synthetic)" if source == "mini" else "LookBench"
+    return PRETTY_NAMES.get(source, "LookBench")
 
 
 def _stand_in(subset) -> dict:

@@ -314,9 +314,13 @@ def _image_struct(key: str, value) -> dict | None:
 
 
 def open_source(source: str, input_path, release: str | None = None):
-    """The reader for ``--source raw|upstream`` (``mini`` is generated into a raw folder first)."""
+    """The reader for ``--source raw|upstream|fashion-mnist`` (``mini`` is generated into a raw folder first)."""
     if source == "raw":
         return RawSource(input_path, release)
     if source == "upstream":
         return UpstreamSource(input_path)
-    raise SourceError(f"Unknown source {source!r}; expected raw, upstream or mini")
+    if source == "fashion-mnist":
+        from .fashion_mnist import FashionMnistSource
+
+        return FashionMnistSource(input_path, release)
+    raise SourceError(f"Unknown source {source!r}; expected raw, upstream, mini or fashion-mnist")

@@ -568,3 +568,41 @@ def test_validation_scores_embeddings_with_the_metric(train_folder):
     by_colour = np.eye(3, dtype=np.float32)[[colour[m] for m in held["main_attribute"]]]
     blurred = validation.score_embeddings(by_colour[validation.queries], by_colour[validation.gallery])
     assert 0 < blurred["fine_recall@1"] < 100.0
+
+
+@pytest.fixture(scope="module")
+def single_view_folder(tmp_path_factory, train_folder) -> Path:
+    """A second training set of one-view products (as Fashion-MNIST's photos are), in another category."""
+    ds = datasets.load_dataset(str(train_folder), split="train").select(range(0, 96, 2))
+    ds = ds.map(lambda row, i: {"item_id": f"solo-{i}", "category": "dress"}, with_indices=True)
+    folder = tmp_path_factory.mktemp("single-view-data")
+    ds.to_parquet(str(folder / "train-00000-of-00001.parquet"))
+    return folder
+
+
+def test_training_reads_several_sets_and_validates_each(train_folder, single_view_folder):
+    from lookbench.models.gr_lite.holdout import SINGLE_QUERY_SHARE
+    from lookbench.models.gr_lite.train_gr_lite import TrainData, parse_args
+
+    args = parse_args(["--data", str(train_folder), str(single_view_folder), "--output", "o", "--validation-fraction", "0.5"])
+    data = TrainData.load(args)
+    validation = data.validation
+    assert len(data.ds) + len(validation.ds) == 96 + 48
+    assert {c.split("|")[0] for c in data.classes} == {"top", "skirt", "dress"} and "dress" in data.vocab["category"]
+    groups = dict(zip(validation.queries, validation.query_groups))
+    solo = [i for i, g in groups.items() if g == str(single_view_folder)]
+    held_solo = sum(1 for i in validation.ds["item_id"] if i.startswith("solo-"))
+    # a one-view product cannot query its own other view: a share of them are queries, the rest their gallery
+    assert 0 < len(solo) < held_solo and len(solo) <= 3 * SINGLE_QUERY_SHARE * held_solo + 1
+    assert {validation.ds[i]["category"] for i in solo} == {"dress"}
+    rng = np.random.default_rng(0)
+    embeds = rng.normal(size=(len(validation.ds), 8)).astype(np.float32)
+    embeds /= np.linalg.norm(embeds, axis=1, keepdims=True)
+    scores = validation.score_embeddings(embeds[validation.queries], embeds[validation.gallery])
+    assert set(scores["groups"]) == {str(train_folder), str(single_view_folder)}
+    n = {name: sum(1 for g in validation.query_groups if g == name) for name in scores["groups"]}
+    for key in ("fine_recall@1", "coarse_recall@1"):  # the overall score is the query-weighted mean of the sets'
+        weighted = sum(scores["groups"][name][key] * n[name] for name in n) / len(validation.queries)
+        assert scores[key] == pytest.approx(weighted, abs=0.02)
+    with pytest.raises(SystemExit):
+        parse_args(["--data", "a", "b", "--output", "o", "--teacher-features", "t.safetensors", "--distill-weight", "1"])

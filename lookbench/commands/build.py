@@ -16,12 +16,14 @@ def _output_flags(parser) -> None:
 def register(sub) -> None:
     build = sub.add_parser("build", help="build a LookBench release into a script-less Hub dataset folder, or append one")
     what = build.add_mutually_exclusive_group(required=True)
-    what.add_argument("--source", choices=["raw", "upstream", "mini"],
-                      help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini")
+    what.add_argument("--source", choices=["raw", "upstream", "mini", "fashion-mnist"],
+                      help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini; "
+                           "fashion-mnist: Zalando's real photos (t10k release, train split as --train-out)")
     what.add_argument("--append", type=Path, metavar="RAW",
                       help="add this raw release folder to the built folder --out as new shards (it must be newer than "
                            "everything there); the existing shards stay byte-identical")
-    build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream)")
+    build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream; fashion-mnist: the folder of the "
+                                                  "four IDX .gz files, default the Debian package dataset-fashion-mnist's)")
     build.add_argument("--out", type=Path, required=True, help="dataset folder to write (load it with datasets.load_dataset)")
     build.add_argument("--release", help="snapshot name v<YYYYMMDD> for rows that carry none (default: v<date of the newest timestamp>)")
     build.add_argument("--notes", help="what changed with this release, for the card's release history")

@@ -3,9 +3,10 @@
 A model evaluated on images it was trained on measures memory, not retrieval. This reads every config and
 split of each test folder written by `lookbench build` and compares item ids and the sha256 of the stored
 image bytes (`image` and `raw_image`) with the training set's; it prints one line per test folder and exits
-non-zero on any overlap.
+non-zero on any overlap. Any build folder is a test release, the real-photo one too (`lookbench build --source
+fashion-mnist`: its t10k photos against the train split the `--train-out` folder holds).
 
-    python -m lookbench.models.gr_lite.check_disjoint --train TRAIN_DIR --test TEST_DIR [TEST_DIR ...]
+    python -m lookbench.models.gr_lite.check_disjoint --train TRAIN_DIR [TRAIN_DIR ...] --test TEST_DIR [TEST_DIR ...]
 """
 from __future__ import annotations
 
@@ -45,11 +46,16 @@ def folder_fingerprints(folder: Path) -> tuple[set[str], set[str], int]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--train", type=Path, required=True, help="the training set folder (`lookbench build ... --train-out`)")
+    p.add_argument("--train", type=Path, nargs="+", required=True,
+                   help="the training set folder(s) (`lookbench build ... --train-out`), e.g. Mini train and Fashion-MNIST train")
     p.add_argument("--test", type=Path, nargs="+", required=True, help="test release folders (`lookbench build ... --out`)")
     args = p.parse_args(argv)
-    train_ids, train_hashes, train_rows = folder_fingerprints(args.train)
-    print(f"train {args.train}: {train_rows} rows, {len(train_ids)} item ids, {len(train_hashes)} distinct images")
+    train_ids, train_hashes = set(), set()
+    for train in args.train:
+        ids, hashes, rows = folder_fingerprints(train)
+        train_ids |= ids
+        train_hashes |= hashes
+        print(f"train {train}: {rows} rows, {len(ids)} item ids, {len(hashes)} distinct images")
     overlaps = 0
     for test in args.test:
         ids, hashes, rows = folder_fingerprints(test)

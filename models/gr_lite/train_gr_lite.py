@@ -42,6 +42,8 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers.image_transforms import convert_to_rgb
 
+from lookbench.dataset_builder import fashion_mnist
+
 from . import GrLiteConfig, GrLiteModel, GrLiteImageProcessor, holdout, processor_for, teacher_features
 from .configuration_gr_lite import PRESETS
 
@@ -246,7 +248,8 @@ def write_card(folder: Path, facts: dict) -> None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", required=True, help="dataset folder written by `lookbench build`")
+    p.add_argument("--data", required=True, nargs="+",
+                   help="dataset folder(s) written by `lookbench build` (several: trained on together, e.g. Mini and Fashion-MNIST)")
     p.add_argument("--data-config", default=None, help="dataset config name, if the folder has several")
     p.add_argument("--split", default="train")
     p.add_argument("--output", required=True)
@@ -265,7 +268,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--arcface-margin", type=float, default=0.2)
     p.add_argument("--attribute-weight", type=float, default=1.0,
                    help="weight of the per-attribute (and category) cosine-softmax heads beside ArcFace; 0 = ArcFace only")
-    p.add_argument("--teacher-features", help="file written by `python -m lookbench.models.gr_lite.teacher_features` for --data")
+    p.add_argument("--teacher-features", nargs="+",
+                   help="file(s) written by `python -m lookbench.models.gr_lite.teacher_features`, one per --data folder, in order")
     p.add_argument("--distill-weight", type=float, default=0.0, help="weight of the distillation loss (needs --teacher-features)")
     p.add_argument("--distill-loss", default="cosine", choices=["cosine", "similarity"],
                    help="cosine: a linear map of the embedding regresses the teacher feature; similarity: match in-batch cosines")
@@ -281,6 +285,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if (args.distill_weight > 0) != bool(args.teacher_features):
         p.error("--distill-weight > 0 and --teacher-features go together")
+    if args.teacher_features and len(args.teacher_features) != len(args.data):
+        p.error(f"--teacher-features names {len(args.teacher_features)} file(s) for {len(args.data)} --data folder(s); give one per folder")
     if args.init and (args.image_size or args.width or args.depth):
         p.error("--image-size, --width and --depth cannot change an --init model")
     if args.width is not None and (args.width <= 0 or args.width % 64):
@@ -303,18 +309,28 @@ class TrainData:
 
     @classmethod
     def load(cls, args: argparse.Namespace) -> "TrainData":
-        full = load_train_split(args.data, args.data_config, args.split)
-        what = f"--data {args.data} split {args.split}"
-        teacher = teacher_features.load(args.teacher_features, full, what) if args.teacher_features else None
+        """Every --data folder's split with its own teacher features and held-out products, concatenated in order."""
+        parts, teachers, groups, train_rows, validation_rows = [], [], [], [], []
+        for data, features in zip(args.data, args.teacher_features or [None] * len(args.data)):
+            part = load_train_split(data, args.data_config, args.split)
+            what = f"--data {data} split {args.split}"
+            teachers.append(teacher_features.load(features, part, what) if features else None)
+            kept, held = holdout.split_rows(part, args.validation_fraction) if args.validation_fraction else (range(len(part)), [])
+            if args.validation_fraction and not held:
+                raise ValueError(f"--validation-fraction {args.validation_fraction} holds out no product of {what}.")
+            offset = len(groups)
+            train_rows += [offset + i for i in kept]
+            validation_rows += [offset + i for i in held]
+            groups += [data] * len(part)
+            parts.append(part)
+        full = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+        teacher = None if teachers[0] is None else torch.cat(teachers)
         newest = pc.max(full.data.column("timestamp")) if "timestamp" in full.column_names else None
         cutoff = newest.as_py().date().isoformat() if newest is not None and newest.is_valid else None
-        if not args.validation_fraction:
-            return cls(full, *build_labels(full), teacher=teacher, training_cutoff=cutoff)
-        train_rows, validation_rows = holdout.split_rows(full, args.validation_fraction)
         if not validation_rows:
-            raise ValueError(f"--validation-fraction {args.validation_fraction} holds out no product of {what}.")
+            return cls(full, *build_labels(full), teacher=teacher, training_cutoff=cutoff)
         ds = full.select(train_rows)
-        validation = holdout.RetrievalValidation(full.select(validation_rows))
+        validation = holdout.RetrievalValidation(full.select(validation_rows), [groups[i] for i in validation_rows])
         return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows], validation=validation,
                    training_cutoff=cutoff)
 
@@ -551,8 +567,10 @@ def save_model(session: Session, command: str) -> Path:
         trained.save_pretrained(final)
         session.processor.save_pretrained(final)
         facts = {
-            "command": command, "world_size": accelerator.num_processes, "data": args.data, "split": args.split,
+            "command": command, "world_size": accelerator.num_processes, "data": " + ".join(args.data), "split": args.split,
             "num_images": len(data.ds), "num_classes": len(data.classes), "init": args.init or f"random {args.preset}",
+            # Zalando's photos (MIT): the card's licence section credits them
+            "fashion_mnist_rows": sum(1 for item_id in data.ds["item_id"] if item_id.startswith(fashion_mnist.ID_PREFIX)),
             "training_cutoff": data.training_cutoff,
             "steps": session.step, "batch_size": args.batch_size, "epochs": session.step / session.steps_per_epoch,
             "lr": args.lr, "arcface_scale": args.arcface_scale, "arcface_margin": args.arcface_margin,
@@ -568,7 +586,7 @@ def save_model(session: Session, command: str) -> Path:
                 "parameters": trained.num_parameters(),
             },
             "distillation": None if data.teacher is None else {
-                "teacher": teacher_features.TEACHER, "features": args.teacher_features, "loss": args.distill_loss,
+                "teacher": teacher_features.TEACHER, "features": " + ".join(args.teacher_features), "loss": args.distill_loss,
                 "weight": args.distill_weight,
             },
             "validation": None if data.validation is None else {

@@ -1,0 +1,197 @@
+"""The Fashion-MNIST source (`lookbench build --source fashion-mnist`): IDX reading, the release, the training set."""
+import gzip
+import hashlib
+import io
+import shutil
+import subprocess
+import sys
+
+import datasets
+import numpy as np
+import pytest
+from PIL import Image
+
+from lookbench.dataset_builder import SourceError, build_release
+from lookbench.dataset_builder import fashion_mnist as fm
+from lookbench.schema import FEATURES
+
+try:
+    PACKAGE_DIR = fm.package_folder()
+except SourceError:
+    PACKAGE_DIR = None
+needs_package = pytest.mark.skipif(
+    PACKAGE_DIR is None, reason=f"needs the Debian package {fm.PACKAGE} (.ci/run installs it: apt-get install {fm.PACKAGE})"
+)
+
+
+def write_idx(folder, split, images, labels, *, image_magic=fm.IMAGE_MAGIC, image_count=None, cut=0):
+    """A gzip IDX pair as Zalando publishes it; ``image_count``/``cut`` forge a wrong header or a short file."""
+    image_name, label_name = fm.FILES[split]
+    header = image_magic.to_bytes(4, "big") + (len(images) if image_count is None else image_count).to_bytes(4, "big")
+    body = header + (28).to_bytes(4, "big") * 2 + np.asarray(images, dtype=np.uint8).tobytes()
+    (folder / image_name).write_bytes(gzip.compress(body[:len(body) - cut]))
+    labels = np.asarray(labels, dtype=np.uint8)
+    (folder / label_name).write_bytes(gzip.compress(fm.LABEL_MAGIC.to_bytes(4, "big") + len(labels).to_bytes(4, "big") + labels.tobytes()))
+
+
+def garment(label, level, rng):
+    """A 28 px white-on-black product of the given grey level (a filled block whose width depends on the class)."""
+    image = np.zeros((28, 28), dtype=np.uint8)
+    image[4:24, 10 - label // 2:18 + label // 2] = level
+    image[4, 10] = rng.integers(1, 255)  # makes every image distinct
+    return image
+
+
+@pytest.fixture
+def idx_folder(tmp_path):
+    """A small Fashion-MNIST folder: 40 t10k and 30 train photos of every class and all three shades."""
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "fmnist"
+    folder.mkdir()
+    for split, n in (("t10k", 40), ("train", 30)):
+        labels = [i % 10 for i in range(n)]
+        levels = [(90, 150, 220)[(i // 10 + (split == "train")) % 3] for i in range(n)]
+        write_idx(folder, split, [garment(lab, lev, rng) for lab, lev in zip(labels, levels)], labels)
+    return folder
+
+
+def one_line(message: str) -> bool:
+    return "\n" not in message.strip()
+
+
+def test_shade_is_the_mean_grey_level_of_the_product_pixels():
+    image = np.zeros((28, 28), dtype=np.uint8)
+    image[:5, :5] = 127
+    assert fm.shade(image) == "light"  # the black background does not count
+    image[:5, :5] = 128
+    assert fm.shade(image) == "medium"
+    image[:5, :5] = 170
+    assert fm.shade(image) == "dark"
+
+
+def test_photo_is_a_dark_product_on_white_at_the_documented_size():
+    image = np.zeros((28, 28), dtype=np.uint8)
+    image[8:20, 8:20] = 255
+    with Image.open(io.BytesIO(fm.photo(image))) as photo:
+        assert photo.size == (fm.SIZE, fm.SIZE) and photo.mode == "L"
+        pixels = np.asarray(photo)
+    assert pixels[0, 0] == 255 and pixels[fm.SIZE // 2, fm.SIZE // 2] == 0
+
+
+def test_release_and_training_set_from_idx_files(tmp_path, idx_folder):
+    summary = build_release("fashion-mnist", tmp_path / "out", input_path=idx_folder, train_out=tmp_path / "train")
+    assert summary.rows == {"RealStudioFlat": {"query": 4, "gallery": 36}} and summary.train_rows == 30
+    release = datasets.load_dataset(str(tmp_path / "out"), "RealStudioFlat")
+    query, gallery = release["query"], release["gallery"]
+    assert query["item_id"] == [f"fashion-mnist-t10k-{i:05d}" for i in (0, 10, 20, 30)]
+    digests = {split: {hashlib.sha256(img["bytes"]).hexdigest() for img in ds.cast_column("image", datasets.Image(decode=False))["image"]}
+               for split, ds in release.items()}
+    assert len(digests["query"]) == 4 and len(digests["gallery"]) == 36 and not digests["query"] & digests["gallery"]
+    assert query["category"] == ["t-shirt/top"] * 4 and set(gallery["category"]) == set(fm.CLASSES[1:])
+    # the shade follows the grey level: t10k rows 0-9 are 90 (light), 10-19 150 (medium), 20-29 220 (dark)
+    assert [a[0]["value"] for a in query["attributes"]] == ["light", "medium", "dark", "light"] == query["main_attribute"]
+    assert set(query["release"]) | set(gallery["release"]) == {"v20170825"} and summary.releases == ["v20170825"]
+    assert {t.isoformat() for t in query["timestamp"]} == {"2017-08-25T00:00:00+00:00"}
+    assert set(query["source"]) == {"real"} and query[0]["image"].size == (fm.SIZE, fm.SIZE)
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "license: mit" in card and "Zalando SE" in card and "**shade**" in card and f"{fm.SIZE} × {fm.SIZE} px" in card
+
+    train = datasets.load_dataset(str(tmp_path / "train"), split="train")
+    assert train.features == FEATURES  # Mini train's row schema, so the training recipe reads both
+    assert train["item_id"][:2] == ["fashion-mnist-train-00000", "fashion-mnist-train-00001"]
+    assert train["attributes"][0] == [{"name": "shade", "value": "medium"}]
+    train_card = (tmp_path / "train" / "README.md").read_text()
+    assert "license: mit" in train_card and "Zalando SE" in train_card and "**shade**" in train_card
+
+
+def test_check_disjoint_covers_the_real_photo_release(tmp_path, idx_folder, capsys):
+    from lookbench.models.gr_lite.check_disjoint import main as check_main
+
+    build_release("fashion-mnist", tmp_path / "out", input_path=idx_folder, train_out=tmp_path / "train")
+    assert check_main(["--train", str(tmp_path / "train"), "--test", str(tmp_path / "out")]) == 0
+    assert "shared with train: 0 item ids, 0 images" in capsys.readouterr().out
+    # a train split that repeats t10k photos (other ids) is caught by the image hashes
+    leaky = tmp_path / "leaky"
+    shutil.copytree(idx_folder, leaky)
+    for t10k, train in zip(fm.FILES["t10k"], fm.FILES["train"]):
+        shutil.copy(leaky / t10k, leaky / train)
+    build_release("fashion-mnist", tmp_path / "leaky-out", input_path=leaky, train_out=tmp_path / "leaky-train")
+    assert check_main(["--train", str(tmp_path / "train"), str(tmp_path / "leaky-train"), "--test", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith(f"train {tmp_path / 'leaky-train'}: 40 rows") and "shared with train: 0 item ids, 40 images" in out[2]
+
+
+@pytest.mark.parametrize("damage, expected", [
+    ({"image_magic": 0x00000801}, r"t10k-images-idx3-ubyte.gz: wrong magic number 0x00000801"),
+    ({"cut": 100}, r"t10k-images-idx3-ubyte.gz: truncated: the header declares 40 records of 784 byte\(s\)"),
+    ({"image_count": 39, "cut": 784}, r"t10k-labels-idx1-ubyte.gz: 40 labels, but t10k-images-idx3-ubyte.gz holds 39 images"),
+])
+def test_bad_idx_files_stop_the_build_with_one_line_naming_the_file(tmp_path, damage, expected):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    write_idx(folder, "t10k", np.zeros((40, 28, 28)), [0] * 40, **damage)
+    with pytest.raises(SourceError, match=expected) as err:
+        build_release("fashion-mnist", tmp_path / "out", input_path=folder)
+    assert one_line(str(err.value)) and str(folder) in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_that_is_not_gzip_and_a_bad_label_are_named(tmp_path, idx_folder):
+    (idx_folder / fm.FILES["t10k"][0]).write_bytes(b"not gzip at all")
+    with pytest.raises(SourceError, match=r"t10k-images-idx3-ubyte.gz: truncated or not a gzip IDX file"):
+        fm.FashionMnistSource(idx_folder).num_rows("RealStudioFlat", "query")
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    write_idx(folder, "t10k", np.zeros((3, 28, 28)), [0, 12, 1])
+    with pytest.raises(SourceError, match=r"t10k-labels-idx1-ubyte.gz: label 12 of record 2 is not a class \(0-9\)"):
+        fm.FashionMnistSource(folder).num_rows("RealStudioFlat", "query")
+
+
+def test_cli_reports_a_bad_idx_file_in_one_line(tmp_path):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    write_idx(folder, "t10k", np.zeros((5, 28, 28)), [0] * 5, cut=10)
+    proc = subprocess.run([sys.executable, "-m", "lookbench", "build", "--source", "fashion-mnist", "--input", str(folder),
+                           "--out", str(tmp_path / "out"), "--quiet"], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == [
+        f"lookbench build: error: {folder / fm.FILES['t10k'][0]}: truncated: the header declares 5 records of 784 byte(s), "
+        "the file holds 3910 byte(s) of data"
+    ]
+
+
+def test_a_missing_idx_file_is_named_with_its_folder(tmp_path, idx_folder):
+    (idx_folder / fm.FILES["train"][1]).unlink()
+    with pytest.raises(SourceError, match=rf"Fashion-MNIST folder {idx_folder}: cannot read train-labels-idx1-ubyte.gz"):
+        build_release("fashion-mnist", tmp_path / "out", input_path=idx_folder, train_out=tmp_path / "train")
+
+
+def test_without_the_package_or_input_the_error_says_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(fm, "PACKAGE", "dataset-that-is-not-installed")
+    with pytest.raises(SourceError, match=r"dataset-that-is-not-installed is not installed .*pass --input DIR"):
+        fm.package_folder()
+
+
+@needs_package
+def test_the_installed_package_is_found_through_dpkg_and_read_whole():
+    listed = subprocess.run(["dpkg", "-L", fm.PACKAGE], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert str(PACKAGE_DIR / fm.FILES["t10k"][0]) in listed
+    images, labels = fm.read_split(PACKAGE_DIR, "t10k")
+    assert images.shape == (10000, 28, 28) and np.bincount(labels).tolist() == [1000] * 10
+    source = fm.FashionMnistSource()
+    assert source.root == PACKAGE_DIR
+    assert (source.num_rows("RealStudioFlat", "query"), source.num_rows("RealStudioFlat", "gallery"), source.num_rows("train", "train")) \
+        == (1000, 9000, 60000)
+    shades = {fm.shade(image) for image in images[:200]}
+    assert shades == {"light", "medium", "dark"}  # Fine Recall asks for more than the class
+
+
+@needs_package
+@pytest.mark.slow
+def test_the_default_build_reads_the_package_and_shares_no_image(tmp_path):
+    summary = build_release("fashion-mnist", tmp_path / "out")
+    assert summary.rows == {"RealStudioFlat": {"query": 1000, "gallery": 9000}}
+    release = datasets.load_dataset(str(tmp_path / "out"), "RealStudioFlat").cast_column("image", datasets.Image(decode=False))
+    digests = [{hashlib.sha256(img["bytes"]).hexdigest() for img in release[split]["image"]} for split in ("query", "gallery")]
+    assert len(digests[0]) == 1000 and len(digests[1]) == 9000 and not digests[0] & digests[1]
+    assert f"--input {PACKAGE_DIR}" in (tmp_path / "out" / "README.md").read_text()
