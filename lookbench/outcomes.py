@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .metric.fine_recall.core import outfit_hits, query_scores
+from .metric.fine_recall.core import query_scores
 
 _DIGITS = 6  # nDCG and AP are stored to 1e-6 (of a fraction), far below any interval
 
@@ -92,34 +92,11 @@ class Outcomes:
                         [self.release[i] for i in pick], self.first_fine[keep], self.first_coarse[keep],
                         self.ndcg[keep], self.ap[keep])
 
+    def per_query(self) -> dict:
+        """The columns the metric's ``query_scores`` and ``bootstrap_intervals`` read."""
+        return {"k": self.k, "first_fine": self.first_fine, "first_coarse": self.first_coarse, "ndcg": self.ndcg,
+                "ap": self.ap, "outfit_id": self.outfit_id}
+
     def scores(self) -> dict[str, np.ndarray]:
         """Each query's share of every mean score, in percent (the metric's ``query_scores``)."""
-        return query_scores({"k": self.k, "first_fine": self.first_fine, "first_coarse": self.first_coarse,
-                             "ndcg": self.ndcg, "ap": self.ap})
-
-    def outfits(self) -> np.ndarray:
-        """Per query, the index of its resampling unit: queries sharing an outfit id share one, others are alone."""
-        ids = [f"outfit:{o}" if o not in (None, "") else f"query:{i}" for i, o in enumerate(self.outfit_id)]
-        _, unit = np.unique(np.array(ids, dtype=object).astype(str), return_inverse=True)
-        return unit
-
-    def outfit_scores(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Outfit Fine Recall@K as per-query shares that sum to the outfit mean: ``({key: numerator}, denominator)``.
-
-        Each member of an outfit carries 1/size of its outfit's hit and of its weight, so a resampled outfit counts
-        once, and queries outside any outfit weigh nothing."""
-        ids = [o if o not in (None, "") else "" for o in self.outfit_id]
-        outfits, hits = outfit_hits(self.first_fine, ids, self.k)
-        if not outfits.size:
-            return {}, np.zeros(len(self))
-        member = np.array([o != "" for o in ids])
-        index = np.searchsorted(outfits, np.array(ids, dtype=object)[member].astype(str))
-        size = np.bincount(index, minlength=outfits.size)
-        weight = np.zeros(len(self))
-        weight[member] = 1.0 / size[index]
-        numerators = {}
-        for j, value in enumerate(self.k):
-            share = np.zeros(len(self))
-            share[member] = 100.0 * hits[index, j] / size[index]
-            numerators[f"outfit_fine_recall@{value}"] = share
-        return numerators, weight
+        return query_scores(self.per_query())

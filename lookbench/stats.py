@@ -3,7 +3,9 @@
 Queries are resampled in units: the item queries of one street-look photo share an ``outfit_id`` and are not
 independent, so they are drawn together (a cluster bootstrap); every other query is a unit of its own. The overall
 score resamples each subset and combines the replicates with the subsets' query counts, as ``combine_subsets``
-combines the scores. docs/architecture.md §5 and the README's "How sure is a score".
+combines the scores. The bootstrap itself is the metric's (``core.bootstrap_replicates``), so the intervals of
+``evaluate.load("lookbench/fine_recall")`` and of a stored result are drawn alike. docs/architecture.md §5 and the
+README's "How sure is a score".
 """
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from .metric.fine_recall import core
 from .outcomes import Outcomes
 
-RESAMPLES = 1000
+RESAMPLES = core.RESAMPLES
 SEED = 0
-CONFIDENCE = 0.95
+CONFIDENCE = core.CONFIDENCE
 METHOD = ("percentile bootstrap over queries; queries sharing an outfit_id are resampled together; the overall "
           "resamples every subset and weights them by their query counts")
 
@@ -24,34 +27,6 @@ METHOD = ("percentile bootstrap over queries; queries sharing an outfit_id are r
 def settings(resamples: int = RESAMPLES, seed: int = SEED) -> dict:
     """What the provenance records about the intervals."""
     return {"method": METHOD, "resamples": resamples, "seed": seed, "confidence": CONFIDENCE}
-
-
-def _columns(outcomes: Outcomes, keys=None) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """(names, numerators, denominators), queries x metrics: a score is sum(numerator) / sum(denominator)."""
-    scores = outcomes.scores()
-    outfit, weight = outcomes.outfit_scores()
-    names = [key for key in (*scores, *outfit) if keys is None or key in keys]
-    numerators = np.stack([scores[n] if n in scores else outfit[n] for n in names], axis=1)
-    denominators = np.stack([np.ones(len(outcomes)) if n in scores else weight for n in names], axis=1)
-    return names, numerators, denominators
-
-
-def _replicates(units: np.ndarray, numerators: np.ndarray, denominators: np.ndarray, resamples: int,
-                rng: np.random.Generator) -> np.ndarray:
-    """resamples x metrics: the score of each cluster-bootstrap replicate (NaN where a replicate has no weight)."""
-    count = int(units.max()) + 1
-    top = np.zeros((count, numerators.shape[1]))
-    bottom = np.zeros_like(top)
-    np.add.at(top, units, numerators)
-    np.add.at(bottom, units, denominators)
-    draws = rng.multinomial(count, np.full(count, 1.0 / count), size=resamples).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (draws @ top) / (draws @ bottom)
-
-
-def _interval(replicates: np.ndarray) -> np.ndarray:
-    tail = 100 * (1 - CONFIDENCE) / 2
-    return np.nanpercentile(replicates, [tail, 100 - tail], axis=0).T
 
 
 def _overall(per_subset: dict[str, tuple[list[str], np.ndarray]], weights: dict[str, int]) -> tuple[list[str], np.ndarray]:
@@ -62,21 +37,17 @@ def _overall(per_subset: dict[str, tuple[list[str], np.ndarray]], weights: dict[
     return common, combined / total
 
 
-def _rng(seed: int, position: int) -> np.random.Generator:
-    """One generator per subset position, so a subset's draws do not depend on which other subsets were run."""
-    return np.random.default_rng([seed, position])
-
-
 def intervals(subsets: dict[str, Outcomes], *, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, dict]:
     """``{subset or "overall": {"fine_recall@1": (lo, hi), ...}}``: 95 % bootstrap intervals, percent."""
     reps, out = {}, {}
     for position, (name, outcomes) in enumerate(subsets.items()):
-        names, top, bottom = _columns(outcomes)
-        reps[name] = (names, _replicates(outcomes.outfits(), top, bottom, resamples, _rng(seed, position)))
-        out[name] = dict(zip(names, map(tuple, _interval(reps[name][1]))))
+        names, top, bottom = core.query_shares(outcomes.per_query())
+        units = core.resampling_units(outcomes.outfit_id)
+        reps[name] = (names, core.bootstrap_replicates(units, top, bottom, resamples, core.bootstrap_rng(seed, position)))
+        out[name] = dict(zip(names, map(tuple, core.percentile_interval(reps[name][1]))))
     if subsets:
         names, combined = _overall(reps, {s: len(o) for s, o in subsets.items()})
-        out["overall"] = dict(zip(names, map(tuple, _interval(combined))))
+        out["overall"] = dict(zip(names, map(tuple, core.percentile_interval(combined))))
     return out
 
 
@@ -87,7 +58,8 @@ def paired(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str, *, resample
     reps, out = {}, {}
     for position, name in enumerate(a):
         diff = (a[name].scores()[key] - b[name].scores()[key])[:, None]
-        replicates = _replicates(a[name].outfits(), diff, np.ones_like(diff), resamples, _rng(seed, position))
+        units = core.resampling_units(a[name].outfit_id)
+        replicates = core.bootstrap_replicates(units, diff, np.ones_like(diff), resamples, core.bootstrap_rng(seed, position))
         reps[name] = ([key], replicates)
         out[name] = _difference(float(diff.mean()), replicates[:, 0])
     weights = {s: len(o) for s, o in a.items()}
@@ -100,7 +72,7 @@ def paired(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str, *, resample
 def _difference(point: float, replicates: np.ndarray) -> dict:
     """The difference, its percentile interval and the two-sided bootstrap p-value (+1-corrected): twice the share
     of replicates on the far side of 0, so a difference that never leaves 0 has p = 1."""
-    lo, hi = _interval(replicates[:, None])[0]
+    lo, hi = core.percentile_interval(replicates[:, None])[0]
     below, above = int(np.sum(replicates <= 0)), int(np.sum(replicates >= 0))
     p = min(1.0, 2 * (min(below, above) + 1) / (replicates.size + 1))
     return {"diff": point, "ci95": (float(lo), float(hi)), "p": p}

@@ -5,7 +5,8 @@ import datasets
 import numpy as np
 import pytest
 
-from lookbench.metric.fine_recall.fine_recall import FineRecall, combine_subsets, score_retrieval
+from lookbench.metric.fine_recall.core import combine_subsets, score_retrieval
+from lookbench.metric.fine_recall.fine_recall import FineRecall
 from lookbench.schema import FEATURES
 
 
@@ -37,7 +38,7 @@ D2, D3 = 1 / math.log2(3), 1 / math.log2(4)  # DCG discounts of ranks 2 and 3
 
 
 def test_hand_worked_strict():
-    r = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 2, 3])
+    r = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 2, 3], n_resamples=0)
     # strict first fine hits: q0 rank 2 (item 1 lacks neckline=crew), q1 rank 2 (item 3 is solid),
     # q2 rank 2 (empty A_q: any bag), q3 never (no maxi dress)
     assert [r[f"fine_recall@{k}"] for k in (1, 2, 3)] == [0.0, 75.0, 75.0]
@@ -76,7 +77,8 @@ def test_hand_worked_leaderboard():
     assert [r[f"fine_recall@{k}"] for k in (1, 2, 3)] == [25.0, 75.0, 75.0]
     assert r["mrr@3"] == pytest.approx(100 * (1 / 2 + 1 + 1 / 2 + 0) / 4)
     assert [r[f"outfit_fine_recall@{k}"] for k in (1, 2, 3)] == [0.0, 50.0, 50.0]
-    assert r["per_category"]["dress"] == {"fine_recall@1": 50.0, "coarse_recall@1": 100.0, "num_queries": 2}
+    assert {k: v for k, v in r["per_category"]["dress"].items() if k != "ci95"} == {
+        "fine_recall@1": 50.0, "coarse_recall@1": 100.0, "num_queries": 2}
     # coarse recall and graded nDCG do not depend on the mode
     for key in ("coarse_recall@1", "coarse_recall@2", "ndcg@1", "ndcg@2", "ndcg@3"):
         assert r[key] == strict[key]
@@ -273,3 +275,68 @@ def test_dataset_gallery_with_a_non_string_category_column_is_named():
     gallery = datasets.Dataset.from_list(records)
     with pytest.raises(ValueError, match=r"gallery's 'category' column must hold strings, got Value\('int64'\)"):
         score_retrieval(PREDICTIONS, QUERIES, gallery)
+
+
+def crew_neck_run(hits, outfit=None):
+    """Queries for GALLERY[0]'s crew-neck top, each ranking it first where `hits` is true, else second."""
+    queries = [dict(QUERIES[0], outfit_id=outfit[i] if outfit else "") for i in range(len(hits))]
+    return [[0, 1] if hit else [1, 0] for hit in hits], queries
+
+
+def test_compute_gives_every_score_its_bootstrap_interval_as_the_engine_draws_it():
+    from lookbench import stats
+    from lookbench.metric.fine_recall.core import score_queries
+    from lookbench.outcomes import Outcomes
+
+    hits = np.random.default_rng(7).random(400) < 0.6
+    predictions, queries = crew_neck_run(hits)
+    r = FineRecall().compute(predictions=predictions, references=queries, gallery=GALLERY, k=[1, 2])
+    assert set(r["ci95"]) == {key for key, value in r.items() if isinstance(value, float)}
+    lo, hi = r["ci95"]["fine_recall@1"]
+    assert lo < r["fine_recall@1"] == 100 * hits.mean() < hi
+    # an independent percentile bootstrap over queries, and the binomial width, within Monte-Carlo error
+    rng = np.random.default_rng(123)
+    means = [100 * hits[rng.integers(0, hits.size, hits.size)].mean() for _ in range(4000)]
+    theirs = np.percentile(means, [2.5, 97.5])
+    assert hi - lo == pytest.approx(theirs[1] - theirs[0], rel=0.12)
+    p = hits.mean()
+    assert hi - lo == pytest.approx(2 * 1.96 * 100 * math.sqrt(p * (1 - p) / hits.size), rel=0.12)
+    # one bootstrap: a one-subset result of the engine stores these intervals (its nDCG is kept to 1e-6)
+    per_query = score_queries(predictions, queries, GALLERY, k=[1, 2])
+    engine = stats.intervals({"RealStudioFlat": Outcomes.of(per_query, queries)})["RealStudioFlat"]
+    assert engine.keys() == r["ci95"].keys()
+    for key, value in engine.items():
+        assert list(value) == (r["ci95"][key] if "ndcg" not in key else pytest.approx(r["ci95"][key], abs=1e-3))
+    # per category, and seeded: another seed moves the interval, the same seed repeats it
+    assert r["per_category"]["top"]["ci95"]["fine_recall@1"] == [lo, hi]
+    again = FineRecall().compute(predictions=predictions, references=queries, gallery=GALLERY, k=[1, 2])
+    assert again["ci95"] == r["ci95"]
+    other = FineRecall().compute(predictions=predictions, references=queries, gallery=GALLERY, k=[1, 2], random_state=5)
+    assert other["ci95"] != r["ci95"] and other["fine_recall@1"] == r["fine_recall@1"]
+
+
+def test_queries_of_one_outfit_are_resampled_together():
+    outfit_hit = np.random.default_rng(3).random(100) < 0.5
+    hits = np.repeat(outfit_hit, 4)  # four item queries per street photo, which succeed or fail together
+    predictions, queries = crew_neck_run(hits, [f"look-{i // 4}" for i in range(hits.size)])
+    together = FineRecall().compute(predictions=predictions, references=queries, gallery=GALLERY, k=[1])
+    alone = FineRecall().compute(predictions=predictions, references=crew_neck_run(hits)[1], gallery=GALLERY, k=[1])
+    width = {name: np.subtract(*r["ci95"]["fine_recall@1"][::-1]) for name, r in (("together", together), ("alone", alone))}
+    assert width["together"] > 1.6 * width["alone"]  # 100 independent outfits, not 400 queries
+    assert together["ci95"]["outfit_fine_recall@1"] == pytest.approx(together["ci95"]["fine_recall@1"])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"n_resamples": -1}, r"n_resamples must be a non-negative integer, got -1"),
+    ({"n_resamples": 2.5}, r"n_resamples must be a non-negative integer, got 2\.5"),
+    ({"random_state": "seed"}, r"random_state must be a non-negative integer, got 'seed'"),
+])
+def test_bad_bootstrap_settings_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        FineRecall().compute(predictions=PREDICTIONS, references=QUERIES, gallery=GALLERY, **kwargs)
+
+
+def test_no_resamples_no_intervals():
+    r = FineRecall().compute(predictions=PREDICTIONS, references=QUERIES, gallery=GALLERY, n_resamples=0)
+    assert "ci95" not in r and all("ci95" not in block for block in r["per_category"].values())
+    assert r == score_retrieval(PREDICTIONS, QUERIES, GALLERY, n_resamples=0)

@@ -13,7 +13,7 @@ import pytest
 from huggingface_hub import SpaceCard
 
 import lookbench.metric.fine_recall.fine_recall as fine_recall_module
-from lookbench.metric.fine_recall.fine_recall import score_retrieval
+from lookbench.metric.fine_recall.core import score_retrieval
 
 METRIC_DIR = Path(fine_recall_module.__file__).resolve().parent
 GALLERY = [
@@ -83,7 +83,7 @@ def run_examples(text, name, globs=None):
 def test_docstring_example_runs(staged, monkeypatch):
     monkeypatch.chdir(staged)
     failed, attempted = run_examples(fine_recall_module._KWARGS_DESCRIPTION, "fine_recall inputs description")
-    assert (failed, attempted) == (0, 11)
+    assert (failed, attempted) == (0, 12)
     assert fine_recall_module._KWARGS_DESCRIPTION in fine_recall_module.FineRecall.__doc__
 
 
@@ -109,5 +109,8 @@ def test_space_app_scores_and_reports_bad_input(staged, monkeypatch):
     assert isinstance(app["demo"], gradio.Blocks)
     results = app["score"](json.dumps(PREDICTIONS), json.dumps(QUERIES), json.dumps(GALLERY), "1, 5", "strict")
     assert results == score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 5])
+    # every score the Space shows has its interval, per category too
+    assert set(results["ci95"]) == {key for key, value in results.items() if isinstance(value, float)}
+    assert all(set(block["ci95"]) == {"fine_recall@1", "coarse_recall@1"} for block in results["per_category"].values())
     with pytest.raises(gradio.Error, match=r"query 0: predicted index 9"):
         app["score"]("[[9], [2], [0]]", json.dumps(QUERIES), json.dumps(GALLERY), "1", "strict")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lookbench.metric.fine_recall.fine_recall import score_retrieval
+from lookbench.metric.fine_recall.core import score_retrieval
 from lookbench.space.app import REFUSED
 
 CAPTION = re.compile(r"^#(\d+) · (-?\d\.\d{3}) · ([^·]+) · ([^·]+?)( · (fine ✓|coarse ✓|✗))?$")

@@ -67,7 +67,7 @@ with gr.Blocks(title="LookBench Fine Recall") as demo:
         k_box = gr.Textbox("1, 2", label="k (cut-offs)")
         mode_box = gr.Radio(["strict", "leaderboard"], value="strict", label="mode")
     button = gr.Button("Compute", variant="primary")
-    output = gr.JSON(label="scores (percent)")
+    output = gr.JSON(label="scores and their 95 % intervals, ci95 (percent)")
     button.click(score, [predictions_box, references_box, gallery_box, k_box, mode_box], output, api_name="score")
     gr.Markdown(card())
 

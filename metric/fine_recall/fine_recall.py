@@ -14,6 +14,7 @@ import datasets
 import evaluate
 
 from .core import DEFAULT_K
+from .core import RESAMPLES
 from .core import check_lengths
 from .core import check_rankings
 from .core import combine_subsets
@@ -53,10 +54,14 @@ Args:
     k (`list` of `int`, defaults to `[1, 5, 10, 20]`): the cut-offs K.
     mode (`str`, defaults to `"strict"`): `"strict"` (same category and the query's attributes are a subset
         of the item's) or `"leaderboard"` (same category and same main attribute).
+    n_resamples (`int`, defaults to 1000): bootstrap resamples of the 95 % intervals; 0 leaves `ci95` out.
+    random_state (`int`, defaults to 0): the bootstrap's seed, so the same inputs give the same intervals.
 Returns:
     `fine_recall@K`, `coarse_recall@K`, `ndcg@K`, `map@K`, `mrr@K` for each K, `outfit_fine_recall@K` (only when some
-    query has an outfit id), all in percent; `num_queries`, `num_outfits`; and `per_category`, mapping each
-    (normalised) query category to its `fine_recall@1`, `coarse_recall@1` and `num_queries`.
+    query has an outfit id), all in percent; `num_queries`, `num_outfits`; `per_category`, mapping each
+    (normalised) query category to its `fine_recall@1`, `coarse_recall@1` and `num_queries`; and `ci95`, the
+    `[low, high]` 95 % interval of every score (a percentile bootstrap over queries; the queries of one outfit
+    are drawn together), also inside each `per_category` entry.
 Examples:
     >>> import evaluate
     >>> fine_recall = evaluate.load("lookbench/fine_recall")
@@ -81,6 +86,8 @@ Examples:
     (0.0, 50.0, 0.0, 50.0)
     >>> results["outfit_fine_recall@1"], results["outfit_fine_recall@2"], results["num_outfits"]
     (0.0, 100.0, 1)
+    >>> results["ci95"]["fine_recall@2"], results["ci95"]["fine_recall@1"]  # two queries of one outfit: one unit
+    ([100.0, 100.0], [0.0, 0.0])
     >>> leaderboard = fine_recall.compute(predictions=[[1, 0, 2], [3, 2, 0]], references=references,
     ...                                   gallery=gallery, k=[1, 2], mode="leaderboard")
     >>> leaderboard["fine_recall@1"], leaderboard["mrr@2"], leaderboard["map@2"]
@@ -140,5 +147,7 @@ class FineRecall(evaluate.Metric):
             reference = project_records([reference], "reference")[0]
         return super().add(prediction=prediction, reference=reference, **kwargs)
 
-    def _compute(self, predictions, references, gallery=None, k=DEFAULT_K, mode="strict"):
-        return score_retrieval(predictions, references, gallery, k=k, mode=mode)
+    def _compute(self, predictions, references, gallery=None, k=DEFAULT_K, mode="strict", n_resamples=RESAMPLES,
+                 random_state=0):
+        return score_retrieval(predictions, references, gallery, k=k, mode=mode, n_resamples=n_resamples,
+                               random_state=random_state)
