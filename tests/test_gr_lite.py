@@ -606,3 +606,32 @@ def test_training_reads_several_sets_and_validates_each(train_folder, single_vie
         assert scores[key] == pytest.approx(weighted, abs=0.02)
     with pytest.raises(SystemExit):
         parse_args(["--data", "a", "b", "--output", "o", "--teacher-features", "t.safetensors", "--distill-weight", "1"])
+
+
+def test_data_repeat_weights_a_set_within_each_epoch(train_folder, single_view_folder):
+    from lookbench.models.gr_lite import processor_for, GrLiteConfig
+    from lookbench.models.gr_lite.train_gr_lite import Augment, TrainData, TrainImages, parse_args
+
+    common = ["--data", str(train_folder), str(single_view_folder), "--output", "o", "--validation-fraction", "0.5"]
+    plain = TrainData.load(parse_args(common))
+    data = TrainData.load(parse_args(common + ["--data-repeat", "3", "1"]))
+    assert len(data.ds) == len(plain.ds) and data.classes == plain.classes  # the same rows, visited more often
+    first = sum(1 for i in data.ds["item_id"] if not i.startswith("solo-"))
+    assert len(data.epoch_rows) == 3 * first + (len(data.ds) - first)
+    counts = np.bincount(data.epoch_rows, minlength=len(data.ds))
+    assert set(counts[:first]) == {3} and set(counts[first:]) == {1}
+    assert np.array_equal(plain.epoch_rows, np.arange(len(plain.ds)))
+    images = TrainImages(data, processor_for(GrLiteConfig(image_size=32)), Augment(), seed=0)
+    assert len(images) == len(data.epoch_rows)
+    copies = [i for i, row in enumerate(data.epoch_rows) if row == 0]
+    a, b = (images[i] for i in copies[:2])
+    assert a["labels"] == b["labels"] and not torch.equal(a["pixel_values"], b["pixel_values"])  # augmented apart
+
+
+@pytest.mark.parametrize("repeat", [["2"], ["0", "1"]])
+def test_data_repeat_needs_one_positive_count_per_set(train_folder, single_view_folder, repeat, capsys):
+    from lookbench.models.gr_lite.train_gr_lite import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--data", str(train_folder), str(single_view_folder), "--output", "o", "--data-repeat", *repeat])
+    assert "--data-repeat needs one integer >= 1 per --data folder (2)" in capsys.readouterr().err

@@ -116,20 +116,23 @@ class TrainImages(torch.utils.data.Dataset):
         self.ds, self.labels, self.processor, self.augment = data.ds.select_columns(["image"]), data.labels, processor, augment
         self.facet_labels = torch.from_numpy(data.facet_labels)
         self.teacher = data.teacher
+        self.order = data.epoch_rows
         self.seed, self.epoch = seed, 0
 
     def __len__(self) -> int:
-        return len(self.labels)
+        return len(self.order)
 
     def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
-        image = self.augment(self.ds[i]["image"], random.Random(f"{self.seed}/{self.epoch}/{i}"))
+        """Sample i of an epoch is row `order[i]`: a repeated row's copies are augmented apart (seeded by i)."""
+        row = int(self.order[i])
+        image = self.augment(self.ds[row]["image"], random.Random(f"{self.seed}/{self.epoch}/{i}"))
         sample = {
             "pixel_values": self.processor(image, return_tensors="pt")["pixel_values"][0],
-            "labels": torch.tensor(self.labels[i]),
-            "facet_labels": self.facet_labels[i],
+            "labels": torch.tensor(self.labels[row]),
+            "facet_labels": self.facet_labels[row],
         }
         if self.teacher is not None:
-            sample["teacher"] = self.teacher[i]
+            sample["teacher"] = self.teacher[row]
         return sample
 
 
@@ -268,6 +271,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--arcface-margin", type=float, default=0.2)
     p.add_argument("--attribute-weight", type=float, default=1.0,
                    help="weight of the per-attribute (and category) cosine-softmax heads beside ArcFace; 0 = ArcFace only")
+    p.add_argument("--data-repeat", type=int, nargs="+",
+                   help="how often each --data folder's rows appear in an epoch, in order (default 1 each): "
+                        "weights a small set up beside a large one")
     p.add_argument("--teacher-features", nargs="+",
                    help="file(s) written by `python -m lookbench.models.gr_lite.teacher_features`, one per --data folder, in order")
     p.add_argument("--distill-weight", type=float, default=0.0, help="weight of the distillation loss (needs --teacher-features)")
@@ -285,6 +291,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if (args.distill_weight > 0) != bool(args.teacher_features):
         p.error("--distill-weight > 0 and --teacher-features go together")
+    if args.data_repeat and (len(args.data_repeat) != len(args.data) or min(args.data_repeat) < 1):
+        p.error(f"--data-repeat needs one integer >= 1 per --data folder ({len(args.data)}), got {args.data_repeat}")
     if args.teacher_features and len(args.teacher_features) != len(args.data):
         p.error(f"--teacher-features names {len(args.teacher_features)} file(s) for {len(args.data)} --data folder(s); give one per folder")
     if args.init and (args.image_size or args.width or args.depth):
@@ -306,12 +314,18 @@ class TrainData:
     teacher: torch.Tensor | None = None
     validation: holdout.RetrievalValidation | None = None
     training_cutoff: str | None = None  # the date of the newest row read (trained on or held out): the card declares it
+    epoch_rows: np.ndarray | None = None  # the rows of `ds` one epoch visits (each set's rows --data-repeat times)
+
+    def __post_init__(self):
+        if self.epoch_rows is None:
+            self.epoch_rows = np.arange(len(self.ds))
 
     @classmethod
     def load(cls, args: argparse.Namespace) -> "TrainData":
         """Every --data folder's split with its own teacher features and held-out products, concatenated in order."""
-        parts, teachers, groups, train_rows, validation_rows = [], [], [], [], []
-        for data, features in zip(args.data, args.teacher_features or [None] * len(args.data)):
+        parts, teachers, groups, train_rows, validation_rows, epoch_rows = [], [], [], [], [], []
+        repeats = args.data_repeat or [1] * len(args.data)
+        for data, features, repeat in zip(args.data, args.teacher_features or [None] * len(args.data), repeats):
             part = load_train_split(data, args.data_config, args.split)
             what = f"--data {data} split {args.split}"
             teachers.append(teacher_features.load(features, part, what) if features else None)
@@ -319,6 +333,7 @@ class TrainData:
             if args.validation_fraction and not held:
                 raise ValueError(f"--validation-fraction {args.validation_fraction} holds out no product of {what}.")
             offset = len(groups)
+            epoch_rows += list(range(len(train_rows), len(train_rows) + len(kept))) * repeat
             train_rows += [offset + i for i in kept]
             validation_rows += [offset + i for i in held]
             groups += [data] * len(part)
@@ -327,12 +342,13 @@ class TrainData:
         teacher = None if teachers[0] is None else torch.cat(teachers)
         newest = pc.max(full.data.column("timestamp")) if "timestamp" in full.column_names else None
         cutoff = newest.as_py().date().isoformat() if newest is not None and newest.is_valid else None
+        epoch_rows = np.array(epoch_rows, dtype=np.int64)
         if not validation_rows:
-            return cls(full, *build_labels(full), teacher=teacher, training_cutoff=cutoff)
+            return cls(full, *build_labels(full), teacher=teacher, training_cutoff=cutoff, epoch_rows=epoch_rows)
         ds = full.select(train_rows)
         validation = holdout.RetrievalValidation(full.select(validation_rows), [groups[i] for i in validation_rows])
         return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows], validation=validation,
-                   training_cutoff=cutoff)
+                   training_cutoff=cutoff, epoch_rows=epoch_rows)
 
 
 @dataclass
@@ -568,6 +584,7 @@ def save_model(session: Session, command: str) -> Path:
         session.processor.save_pretrained(final)
         facts = {
             "command": command, "world_size": accelerator.num_processes, "data": " + ".join(args.data), "split": args.split,
+            "data_repeat": args.data_repeat, "samples_per_epoch": len(data.epoch_rows),
             "num_images": len(data.ds), "num_classes": len(data.classes), "init": args.init or f"random {args.preset}",
             # Zalando's photos (MIT): the card's licence section credits them
             "fashion_mnist_rows": sum(1 for item_id in data.ds["item_id"] if item_id.startswith(fashion_mnist.ID_PREFIX)),
