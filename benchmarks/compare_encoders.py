@@ -108,17 +108,25 @@ def column_names(spec: Table) -> list[str]:
     return [*COLUMNS, *(f"{s} Fine R@1" for s in SUBSETS if spec.per_subset)]
 
 
+def scores(result: dict, spec: Table, key: str) -> list:
+    """One table row of `key` (a score, or its ``ci95``): the overall columns, then (per_subset) each subset's Fine R@1."""
+    overall = [result["overall"][key][metric][k] if key == "ci95" else result["overall"][metric][k] for metric, k in COLUMNS.values()]
+    per_subset = [result[s]["ci95"]["fine_recall"]["@1"] if key == "ci95" else result[s]["fine_recall"]["@1"]
+                  for s in SUBSETS if spec.per_subset]
+    return overall + per_subset
+
+
 def cells(result: dict, spec: Table) -> list[float]:
-    """One table row: the overall columns, then (per_subset) each subset's Fine R@1."""
-    overall = [result["overall"][metric][k] for metric, k in COLUMNS.values()]
-    return overall + [result[subset]["fine_recall"]["@1"] for subset in SUBSETS if spec.per_subset]
+    return scores(result, spec, "score")
 
 
 def table(rows: list[tuple[str, str, dict]], spec: Table) -> str:
+    """Each cell is the score ± half its 95 % interval, as `lookbench evaluate` prints it."""
     header = ["encoder", "mode", *column_names(spec)]
     lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * (len(header) - 2)]
     for name, mode, result in rows:
-        lines.append(f"| {name} | {mode} | " + " | ".join(f"{v:.2f}" for v in cells(result, spec)) + " |")
+        shown = [f"{v:.2f} ±{(hi - lo) / 2:.2f}" for v, (lo, hi) in zip(cells(result, spec), scores(result, spec, "ci95"))]
+        lines.append(f"| {name} | {mode} | " + " | ".join(shown) + " |")
     return "\n".join(lines)
 
 
@@ -227,7 +235,8 @@ def main() -> None:
     measured = f"Measured on {spec.measured_on or dataset['name']}"
     overall = "the first six columns are the query-weighted overall" if spec.per_subset else "one subset, RealStudioFlat"
     body = (
-        f"{table(rows, spec)}\n\n{verdict(rows, spec, ours)}\n\n{measured}: scores in percent on the {queries} queries of "
+        f"{table(rows, spec)}\n\n{verdict(rows, spec, ours)}\n\n{measured}: scores in percent ± half their 95 % interval "
+        f"({provenance['intervals']['resamples']} bootstrap resamples over queries, outfits whole) on the {queries} queries of "
         f"{dataset['data']} (revision {dataset['revision']}, releases {', '.join(dataset['releases'])}), {gallery}; {overall}. "
         f"Each row is `lookbench evaluate --model … --mode {'|'.join(spec.modes)}{'' if spec.distractors else ' --no-distractors'}`; "
         f"the table is produced by `{command}`."
