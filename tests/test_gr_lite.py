@@ -524,6 +524,19 @@ def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, tr
     # the card declares the date its training data ends, which `lookbench evaluate --cutoff model` reads
     assert summary["training_cutoff"] == "2025-06-01" == card_training_cutoff(tmp_path / "run" / "model")
 
+    # the run's split rebuilt from train_args.json scores its model as training did, and the teacher as its features say
+    from lookbench.models.gr_lite import holdout, score_validation
+
+    model_line, teacher_line = score_validation.main(["--run", str(tmp_path / "run"), "--model", str(tmp_path / "run" / "model"), "--teacher"])
+    assert {key: model_line[key] for key in holdout.REPORTED} == {key: validation[-1][key] for key in holdout.REPORTED}
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    held = holdout.split_rows(ds, 0.25)[1]
+    stored = teacher_features.load(teacher, ds, "the fixture").numpy()[held]
+    split = holdout.RetrievalValidation(ds.select(held))
+    expected = split.score_embeddings(stored[split.queries], stored[split.gallery])
+    assert {key: teacher_line[key] for key in holdout.REPORTED} == {key: expected[key] for key in holdout.REPORTED}
+    assert teacher_line["distractors"] == 0 and teacher_line["queries"] == len(split.queries)
+
     # killed while writing step 20: that checkpoint has no trainer_state.json yet, so `latest` is step 10
     resumed = tmp_path / "resumed"
     shutil.copytree(tmp_path / "run", resumed, ignore=shutil.ignore_patterns("model", "trainer_state.json", "step-000024"))
@@ -635,3 +648,56 @@ def test_data_repeat_needs_one_positive_count_per_set(train_folder, single_view_
     with pytest.raises(SystemExit):
         parse_args(["--data", str(train_folder), str(single_view_folder), "--output", "o", "--data-repeat", *repeat])
     assert "--data-repeat needs one integer >= 1 per --data folder (2)" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def distractor_folder(tmp_path_factory, train_folder) -> Path:
+    """A build folder with a `noise` config only: 12 dresses, as `lookbench build --subsets noise` writes one."""
+    ds = datasets.load_dataset(str(train_folder), split="train").select(range(0, 96, 8))
+    ds = ds.map(lambda row, i: {"item_id": f"noise-{i}", "category": "dress"}, with_indices=True)
+    folder = tmp_path_factory.mktemp("distractors")
+    (folder / "noise").mkdir()
+    ds.to_parquet(str(folder / "noise" / "gallery-00000-of-00001.parquet"))
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: noise\n  data_files:\n  - split: gallery\n    path: noise/gallery-*.parquet\n---\n")
+    return folder
+
+
+def test_validation_distractors_join_the_gallery_and_take_rank_one_from_a_model_that_lets_them(train_folder, distractor_folder):
+    from lookbench.models.gr_lite.train_gr_lite import TrainData, parse_args
+
+    common = ["--data", str(train_folder), "--output", "o", "--validation-fraction", "0.25"]
+    plain = TrainData.load(parse_args(common)).validation
+    validation = TrainData.load(parse_args(common + ["--validation-distractors", str(distractor_folder)])).validation
+    held = len(plain.ds)
+    assert validation.queries == plain.queries and validation.distractors == 12
+    assert validation.gallery == plain.gallery + list(range(held, held + 12))  # gallery only, never a query
+    assert validation.ds["category"][held:] == ["dress"] * 12 and "12 of them distractors" in repr(validation)
+    # one direction per held-out product, the gallery views a little off it; distractor j sits exactly on the
+    # direction of query j's product, so it outranks the true view and (another category) is a coarse miss
+    product = {item_id: i for i, item_id in enumerate(dict.fromkeys(validation.ds["item_id"][:held]))}
+    dims = len(product) + 1
+    embeds = np.zeros((held + 12, dims), dtype=np.float32)
+    for i, item_id in enumerate(validation.ds["item_id"][:held]):
+        embeds[i, product[item_id]], embeds[i, -1] = 1.0, 0.0 if i in validation.queries else 0.5
+    targeted = validation.queries[:5]
+    for j, q in enumerate(targeted):
+        embeds[held + j] = embeds[q]
+    embeds[held + len(targeted):, -1] = 1.0  # the other distractors are far from every product
+    embeds /= np.linalg.norm(embeds, axis=1, keepdims=True)
+    scores = validation.score_embeddings(embeds[validation.queries], embeds[validation.gallery])
+    assert plain.score_embeddings(embeds[plain.queries], embeds[plain.gallery])["coarse_recall@1"] == 100.0
+    assert scores["coarse_recall@1"] == round(100 * (1 - len(targeted) / len(validation.queries)), 2)
+
+
+def test_validation_distractors_are_checked(tmp_path, train_folder, capsys):
+    from lookbench.models.gr_lite.train_gr_lite import TrainData, parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--data", str(train_folder), "--output", "o", "--validation-distractors", str(tmp_path)])
+    assert "--validation-distractors needs --validation-fraction > 0" in capsys.readouterr().err
+    common = ["--data", str(train_folder), "--output", "o", "--validation-fraction", "0.25", "--validation-distractors"]
+    with pytest.raises(FileNotFoundError, match="--validation-distractors .*missing does not exist"):
+        TrainData.load(parse_args(common + [str(tmp_path / "missing")]))
+    with pytest.raises(ValueError, match=f"--validation-distractors {train_folder} has no 'noise' config"):
+        TrainData.load(parse_args(common + [str(train_folder)]))

@@ -7,6 +7,9 @@ subset (docs/architecture.md §1): the first view of every held-out product that
 with one view (a Fashion-MNIST photo) is a query for one product in `SINGLE_QUERY_SHARE`, chosen by item id; every
 other held-out view is the gallery, ranked by cosine similarity and scored by the metric's `score_retrieval`.
 With several training sets (`groups`), the scores are over all queries against the one gallery, and per set.
+Distractors (a LookBench noise gallery, `--validation-distractors`) join the gallery as the benchmark's noise
+joins every subset's: without them the split cannot see a model lose its category lead to thousands of soft
+negatives, which is where a test release with a noise gallery takes it.
 """
 from __future__ import annotations
 
@@ -45,8 +48,9 @@ def split_rows(ds: datasets.Dataset, fraction: float) -> tuple[list[int], list[i
 class RetrievalValidation:
     """Query / gallery rows of the held-out products, and their scores for a model."""
 
-    def __init__(self, ds: datasets.Dataset, groups: list[str] | None = None):
-        """``groups``: the training set each row comes from (scored apart as well), when there are several."""
+    def __init__(self, ds: datasets.Dataset, groups: list[str] | None = None, distractors: datasets.Dataset | None = None):
+        """``groups``: the training set each row comes from (scored apart as well), when there are several;
+        ``distractors``: rows appended to the gallery only (never queries, never trained on)."""
         seen: set[str] = set()
         counts: dict[str, int] = {}
         for item_id in ds["item_id"]:
@@ -60,6 +64,10 @@ class RetrievalValidation:
                 self.gallery.append(i)
         if not self.queries:
             raise ValueError(f"The validation split ({len(ds)} rows) has no product with two views to query.")
+        self.distractors = 0 if distractors is None else len(distractors)
+        if self.distractors:
+            self.gallery += range(len(ds), len(ds) + self.distractors)
+            ds = datasets.concatenate_datasets([part.select_columns(["image", "item_id", *ANNOTATIONS]) for part in (ds, distractors)])
         self.ds = ds
         annotations = ds.select_columns(ANNOTATIONS)
         self.query_records = list(annotations.select(self.queries))
@@ -67,7 +75,8 @@ class RetrievalValidation:
         self.query_groups = None if groups is None or len(set(groups)) < 2 else [groups[i] for i in self.queries]
 
     def __repr__(self) -> str:
-        return f"RetrievalValidation({len(self.queries)} queries, {len(self.gallery)} gallery rows)"
+        return (f"RetrievalValidation({len(self.queries)} queries, {len(self.gallery)} gallery rows"
+                + (f", {self.distractors} of them distractors)" if self.distractors else ")"))
 
     @torch.no_grad()
     def embed(self, model, processor, rows: list[int], batch_size: int = 128) -> np.ndarray:

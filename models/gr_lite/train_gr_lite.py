@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 from transformers.image_transforms import convert_to_rgb
 
 from lookbench.dataset_builder import fashion_mnist
+from lookbench.schema import NOISE
 
 from . import GrLiteConfig, GrLiteModel, GrLiteImageProcessor, holdout, processor_for, teacher_features
 from .configuration_gr_lite import PRESETS
@@ -232,6 +233,16 @@ def load_train_split(data: str, config_name: str | None, split: str) -> datasets
     return ds
 
 
+def load_distractors(folder: str) -> datasets.Dataset:
+    """The noise gallery of a `lookbench build` folder, for the validation gallery."""
+    what = f"--validation-distractors {folder}"
+    if not Path(folder).is_dir():
+        raise FileNotFoundError(f"{what} does not exist (expected a folder written by `lookbench build`).")
+    if NOISE not in datasets.get_dataset_config_names(folder):
+        raise ValueError(f"{what} has no {NOISE!r} config (build one with `lookbench build --source mini --seed 1 --subsets noise`).")
+    return datasets.load_dataset(folder, NOISE, split="gallery")
+
+
 def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
     """The newest complete checkpoint (a run killed while saving leaves one without trainer_state.json), if any."""
     found = sorted((p.parent for p in checkpoint_dir.glob("step-*/trainer_state.json")), key=lambda p: int(p.name.split("-")[1]))
@@ -281,6 +292,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="cosine: a linear map of the embedding regresses the teacher feature; similarity: match in-batch cosines")
     p.add_argument("--validation-fraction", type=float, default=0.0,
                    help="hold out this fraction of the products (by item id) and score retrieval on them; 0 = train on all")
+    p.add_argument("--validation-distractors", metavar="DIR",
+                   help="a folder written by `lookbench build` whose noise gallery joins the validation gallery, as the "
+                        "benchmark's noise joins every subset's (build it apart from any test release, e.g. "
+                        "`lookbench build --source mini --seed 1 --subsets noise`)")
     p.add_argument("--validate-every", type=int, default=500, help="score the validation split every N steps (and at the end)")
     p.add_argument("--save-every", type=int, default=200, help="checkpoint every N steps (and at the end)")
     p.add_argument("--log-every", type=int, default=10)
@@ -295,6 +310,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--data-repeat needs one integer >= 1 per --data folder ({len(args.data)}), got {args.data_repeat}")
     if args.teacher_features and len(args.teacher_features) != len(args.data):
         p.error(f"--teacher-features names {len(args.teacher_features)} file(s) for {len(args.data)} --data folder(s); give one per folder")
+    if args.validation_distractors and not args.validation_fraction:
+        p.error("--validation-distractors needs --validation-fraction > 0 (they join the held-out products' gallery)")
     if args.init and (args.image_size or args.width or args.depth):
         p.error("--image-size, --width and --depth cannot change an --init model")
     if args.width is not None and (args.width <= 0 or args.width % 64):
@@ -346,7 +363,8 @@ class TrainData:
         if not validation_rows:
             return cls(full, *build_labels(full), teacher=teacher, training_cutoff=cutoff, epoch_rows=epoch_rows)
         ds = full.select(train_rows)
-        validation = holdout.RetrievalValidation(full.select(validation_rows), [groups[i] for i in validation_rows])
+        distractors = load_distractors(args.validation_distractors) if args.validation_distractors else None
+        validation = holdout.RetrievalValidation(full.select(validation_rows), [groups[i] for i in validation_rows], distractors)
         return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows], validation=validation,
                    training_cutoff=cutoff, epoch_rows=epoch_rows)
 
@@ -608,7 +626,8 @@ def save_model(session: Session, command: str) -> Path:
             },
             "validation": None if data.validation is None else {
                 "fraction": args.validation_fraction, "queries": len(data.validation.queries),
-                "gallery": len(data.validation.gallery), "scores": read_last(session.validation_path),
+                "gallery": len(data.validation.gallery), "distractors": data.validation.distractors,
+                "scores": read_last(session.validation_path),
             },
         }
         (final / "training_summary.json").write_text(json.dumps(facts, indent=2))
