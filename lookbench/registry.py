@@ -308,8 +308,8 @@ def _registry() -> dict[str, ModelMeta]:
     entries = (
         ModelMeta(
             "gr-lite-mini",
-            "GR-Lite-mini: small DINOv3 ViT trained on LookBench-Mini train with the attribute-supervised ArcFace recipe,"
-            " distilling EfficientNet-Lite0",
+            "GR-Lite-mini: small DINOv3 ViT trained on LookBench-Mini train and Fashion-MNIST train photos with the"
+            " attribute-supervised ArcFace recipe, distilling EfficientNet-Lite0",
             mini.get("embed_dim") or mini.get("vision_config", {}).get("hidden_size", 0), mini.get("image_size", 0),
             "RGB, bilinear resize, ImageNet mean/std (GrLiteImageProcessor)", "Apache-2.0",
             "its model card (README.md of the committed folder)", "committed with the package (gr_lite_mini_folder())",
