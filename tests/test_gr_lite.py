@@ -701,3 +701,22 @@ def test_validation_distractors_are_checked(tmp_path, train_folder, capsys):
         TrainData.load(parse_args(common + [str(tmp_path / "missing")]))
     with pytest.raises(ValueError, match=f"--validation-distractors {train_folder} has no 'noise' config"):
         TrainData.load(parse_args(common + [str(train_folder)]))
+
+
+def test_score_validation_names_bad_runs_models_and_distractor_schemas(tmp_path, train_folder, distractor_folder):
+    from lookbench.models.gr_lite import holdout, score_validation
+    from lookbench.models.gr_lite.train_gr_lite import parse_args
+
+    with pytest.raises(SystemExit, match=f"--run {tmp_path} has no train_args.json"):
+        score_validation.main(["--run", str(tmp_path), "--teacher"])
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train_args.json").write_text(json.dumps(vars(parse_args(["--data", str(train_folder), "--output", str(run),
+                                                                     "--validation-fraction", "0.25"]))))
+    with pytest.raises(SystemExit, match=r"--model .*missing is not a GR-Lite model folder"):
+        score_validation.main(["--run", str(run), "--model", str(tmp_path / "missing")])
+    ds = datasets.load_dataset(str(train_folder), split="train")
+    noise = datasets.load_dataset(str(distractor_folder), "noise", split="gallery").remove_columns("outfit_id")
+    noise = noise.add_column("outfit_id", [1] * len(noise))
+    with pytest.raises(ValueError, match=r"distractors' columns \['outfit_id'\] are not the training set's"):
+        holdout.RetrievalValidation(ds.select(holdout.split_rows(ds, 0.25)[1]), distractors=noise)

@@ -66,8 +66,12 @@ class RetrievalValidation:
             raise ValueError(f"The validation split ({len(ds)} rows) has no product with two views to query.")
         self.distractors = 0 if distractors is None else len(distractors)
         if self.distractors:
+            columns = ["image", "item_id", *ANNOTATIONS]
+            differ = [c for c in columns if distractors.features.get(c) != ds.features.get(c)]
+            if differ:
+                raise ValueError(f"The distractors' columns {differ} are not the training set's (one LookBench record schema).")
             self.gallery += range(len(ds), len(ds) + self.distractors)
-            ds = datasets.concatenate_datasets([part.select_columns(["image", "item_id", *ANNOTATIONS]) for part in (ds, distractors)])
+            ds = datasets.concatenate_datasets([part.select_columns(columns) for part in (ds, distractors)])
         self.ds = ds
         annotations = ds.select_columns(ANNOTATIONS)
         self.query_records = list(annotations.select(self.queries))

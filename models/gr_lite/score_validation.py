@@ -27,6 +27,7 @@ def run_args(run: Path, distractors: str | None) -> argparse.Namespace:
     if not getattr(args, "validation_fraction", 0):
         raise ValueError(f"--run {run} held out no products (--validation-fraction 0): it has no validation split.")
     args.validation_distractors = distractors or getattr(args, "validation_distractors", None)
+    args.teacher_features = None  # the split does not depend on them: skip loading and checking every training row's
     return args
 
 
@@ -46,7 +47,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     split = {"queries": len(validation.queries), "gallery": len(validation.gallery), "distractors": validation.distractors}
     lines = []
     for folder in args.model:
-        model = GrLiteModel.from_pretrained(folder).eval()
+        try:
+            model = GrLiteModel.from_pretrained(folder).eval()
+        except (OSError, ValueError) as err:
+            sys.exit(f"error: --model {folder} is not a GR-Lite model folder: {str(err).splitlines()[0]}")
         lines.append({"model": folder, **split, **validation.score(model, processor_for(model.config))})
     if args.teacher:
         features = teacher_features.compute(validation.ds)
