@@ -108,16 +108,13 @@ def column_names(spec: Table) -> list[str]:
     return [*COLUMNS, *(f"{s} Fine R@1" for s in SUBSETS if spec.per_subset)]
 
 
-def scores(result: dict, spec: Table, key: str) -> list:
-    """One table row of `key` (a score, or its ``ci95``): the overall columns, then (per_subset) each subset's Fine R@1."""
-    overall = [result["overall"][key][metric][k] if key == "ci95" else result["overall"][metric][k] for metric, k in COLUMNS.values()]
-    per_subset = [result[s]["ci95"]["fine_recall"]["@1"] if key == "ci95" else result[s]["fine_recall"]["@1"]
-                  for s in SUBSETS if spec.per_subset]
-    return overall + per_subset
+def cells(result: dict, spec: Table, ci95: bool = False) -> list:
+    """One table row: the overall columns, then (per_subset) each subset's Fine R@1; their [lo, hi] with ``ci95``."""
+    def value(scores: dict, metric: str, k: str):
+        return scores["ci95"][metric][k] if ci95 else scores[metric][k]
 
-
-def cells(result: dict, spec: Table) -> list[float]:
-    return scores(result, spec, "score")
+    return ([value(result["overall"], metric, k) for metric, k in COLUMNS.values()]
+            + [value(result[s], "fine_recall", "@1") for s in SUBSETS if spec.per_subset])
 
 
 def table(rows: list[tuple[str, str, dict]], spec: Table) -> str:
@@ -125,7 +122,7 @@ def table(rows: list[tuple[str, str, dict]], spec: Table) -> str:
     header = ["encoder", "mode", *column_names(spec)]
     lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * (len(header) - 2)]
     for name, mode, result in rows:
-        shown = [f"{v:.2f} ±{(hi - lo) / 2:.2f}" for v, (lo, hi) in zip(cells(result, spec), scores(result, spec, "ci95"))]
+        shown = [f"{v:.2f} ±{(hi - lo) / 2:.2f}" for v, (lo, hi) in zip(cells(result, spec), cells(result, spec, ci95=True))]
         lines.append(f"| {name} | {mode} | " + " | ".join(shown) + " |")
     return "\n".join(lines)
 
@@ -180,12 +177,15 @@ def eval_results(name: str, rows: list[tuple[str, str, dict]]):
 
 
 def write_model_index(name: str, results) -> None:
-    """The card's model-index through huggingface_hub's card data: this table's entries replaced, the others kept."""
+    """The card's model-index through huggingface_hub's card data: this table's entries replaced, the others kept,
+    in the order of TABLES (so re-writing one table leaves the card as it was when its scores are unchanged)."""
     from huggingface_hub import ModelCard
 
     card = ModelCard.load(CARD)
     kept = [r for r in card.data.eval_results or [] if r.source_name != source_name(name)]
-    card.data.model_name, card.data.eval_results = "GR-Lite-mini", kept + results
+    order = {source_name(table): i for i, table in enumerate(TABLES)}
+    entries = sorted(kept + results, key=lambda r: order.get(r.source_name, len(order)))  # stable: rows keep their order
+    card.data.model_name, card.data.eval_results = "GR-Lite-mini", entries
     card.save(CARD)
 
 
