@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -34,13 +35,15 @@ def mirror(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
-    """A fresh venv with the public libraries only (torch from local disk, the rest from PyPI through pip's cache)."""
+def venv(tmp_path_factory) -> Iterator[Path]:
+    """A fresh venv with the public libraries only (torch from local disk, the rest from PyPI through pip's cache);
+    removed after the module, so its 2 GB do not stay on disk for the rest of the run."""
     folder = tmp_path_factory.mktemp("venv") / "venv"
     subprocess.run(["python3.11", "-m", "venv", str(folder)], check=True)
     pip = subprocess.run([str(folder / "bin/python"), "-m", "pip", "install", "-q", *PUBLIC], capture_output=True, text=True)
     assert pip.returncode == 0, pip.stderr[-3000:]
-    return folder
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
