@@ -486,6 +486,29 @@ def test_validation_split_holds_out_whole_products_and_queries_their_first_view(
         split_rows(ds, 1.0)
 
 
+def test_category_weight_adds_the_category_heads_loss_once_more(train_folder):
+    from lookbench.models.gr_lite.train_gr_lite import TrainData, build_learner, parse_args
+
+    args = ["--data", str(train_folder), "--output", "o", "--width", "64", "--depth", "1", "--image-size", "32", "--attribute-weight", "2"]
+    data = TrainData.load(parse_args(args))
+    assert list(data.vocab) == ["category", "colour", "fit"]
+    torch.manual_seed(0)
+    plain = build_learner(parse_args(args), data)
+    torch.manual_seed(0)
+    weighted = build_learner(parse_args([*args, "--category-weight", "3"]), data)
+    plain.eval(), weighted.eval()  # the same weights, and no dropout in either forward pass
+    batch = dict(pixel_values=torch.randn(4, 3, 32, 32), labels=torch.tensor(data.labels[:4]),
+                 facet_labels=torch.from_numpy(data.facet_labels[:4]))
+    before, after = plain(**batch), weighted(**batch)
+    assert "category" not in before
+    heads = plain.attribute_heads(plain.model(pixel_values=batch["pixel_values"]).image_embeds, batch["facet_labels"])
+    torch.testing.assert_close(after["category"], heads[0])  # the category head's own cross-entropy
+    torch.testing.assert_close(after["attributes"], heads.mean())
+    torch.testing.assert_close(after["loss"], before["loss"] + 3 * heads[0])
+    with pytest.raises(SystemExit):
+        parse_args(["--data", "d", "--output", "o", "--attribute-weight", "0", "--category-weight", "1"])
+
+
 def test_architecture_and_distillation_flags():
     from lookbench.models.gr_lite.train_gr_lite import model_config, parse_args
 

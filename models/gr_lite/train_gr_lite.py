@@ -169,13 +169,14 @@ class AttributeHeads(nn.Module):
         self.scale = scale
 
     def forward(self, embeds: torch.Tensor, facet_labels: torch.Tensor) -> torch.Tensor:
+        """Each head's loss, in the order of the facets (`build_labels`' vocab)."""
         unit = F.normalize(embeds.float(), dim=-1)
         losses = []
         for j, head in enumerate(self.heads):  # every head stays in the graph (DDP), even with no labelled row here
             target = facet_labels[:, j]
             logits = self.scale * F.linear(unit, F.normalize(head.weight.float(), dim=-1))
             losses.append(F.cross_entropy(logits, target, ignore_index=-100, reduction="sum") / (target >= 0).sum().clamp(min=1))
-        return torch.stack(losses).mean()
+        return torch.stack(losses)
 
 
 class Distillation(nn.Module):
@@ -200,23 +201,32 @@ class Distillation(nn.Module):
 
 
 class MetricLearner(nn.Module):
-    """Model + ArcFace head (+ attribute heads, + distillation) as one module, so DDP synchronises all of them."""
+    """Model + ArcFace head (+ attribute heads, + distillation) as one module, so DDP synchronises all of them.
+
+    ``category_weight`` adds the category head's loss once more: in the mean over heads it is one facet of many
+    (1/16 of the weight on Mini), yet it alone decides Coarse Recall."""
 
     def __init__(self, model: GrLiteModel, head: ArcFaceHead, attribute_heads: AttributeHeads | None, attribute_weight: float,
-                 distillation: Distillation | None = None, distill_weight: float = 0.0):
+                 distillation: Distillation | None = None, distill_weight: float = 0.0,
+                 category_head: int | None = None, category_weight: float = 0.0):
         super().__init__()
         self.model, self.head, self.attribute_heads, self.attribute_weight = model, head, attribute_heads, attribute_weight
         self.distillation, self.distill_weight = distillation, distill_weight
+        self.category_head, self.category_weight = category_head, category_weight
 
     def forward(self, pixel_values: torch.Tensor, labels: torch.Tensor, facet_labels: torch.Tensor,
                 teacher: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        """The weighted total `loss` and each unweighted term (`arcface`, `attributes`, `distill`)."""
+        """The weighted total `loss` and each unweighted term (`arcface`, `attributes`, `category`, `distill`)."""
         embeds = self.model(pixel_values=pixel_values).image_embeds
         terms = {"arcface": self.head(embeds, labels)}
         loss = terms["arcface"]
         if self.attribute_heads is not None:
-            terms["attributes"] = self.attribute_heads(embeds, facet_labels)
+            heads = self.attribute_heads(embeds, facet_labels)
+            terms["attributes"] = heads.mean()
             loss = loss + self.attribute_weight * terms["attributes"]
+            if self.category_weight:
+                terms["category"] = heads[self.category_head]
+                loss = loss + self.category_weight * terms["category"]
         if self.distillation is not None:
             terms["distill"] = self.distillation(embeds, teacher)
             loss = loss + self.distill_weight * terms["distill"]
@@ -282,6 +292,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--arcface-margin", type=float, default=0.2)
     p.add_argument("--attribute-weight", type=float, default=1.0,
                    help="weight of the per-attribute (and category) cosine-softmax heads beside ArcFace; 0 = ArcFace only")
+    p.add_argument("--category-weight", type=float, default=0.0,
+                   help="the category head's loss once more, with this weight (needs --attribute-weight > 0): "
+                        "what Coarse Recall checks, beside the mean over all heads")
     p.add_argument("--data-repeat", type=int, nargs="+",
                    help="how often each --data folder's rows appear in an epoch, in order (default 1 each): "
                         "weights a small set up beside a large one")
@@ -310,6 +323,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--data-repeat needs one integer >= 1 per --data folder ({len(args.data)}), got {args.data_repeat}")
     if args.teacher_features and len(args.teacher_features) != len(args.data):
         p.error(f"--teacher-features names {len(args.teacher_features)} file(s) for {len(args.data)} --data folder(s); give one per folder")
+    if args.category_weight and args.attribute_weight <= 0:
+        p.error("--category-weight needs --attribute-weight > 0 (the category head is one of the attribute heads)")
     if args.validation_distractors and not args.validation_fraction:
         p.error("--validation-distractors needs --validation-fraction > 0 (they join the held-out products' gallery)")
     if args.init and (args.image_size or args.width or args.depth):
@@ -437,7 +452,8 @@ def build_learner(args: argparse.Namespace, data: TrainData) -> MetricLearner:
     )
     head = ArcFaceHead(dim, len(data.classes), args.arcface_scale, args.arcface_margin)
     distillation = Distillation(dim, data.teacher.shape[1], args.distill_loss) if data.teacher is not None else None
-    return MetricLearner(model, head, attribute_heads, args.attribute_weight, distillation, args.distill_weight)
+    return MetricLearner(model, head, attribute_heads, args.attribute_weight, distillation, args.distill_weight,
+                         list(data.vocab).index("category"), args.category_weight)
 
 
 def build_optimizer(learner: nn.Module, args: argparse.Namespace) -> torch.optim.Optimizer:
@@ -609,7 +625,7 @@ def save_model(session: Session, command: str) -> Path:
             "training_cutoff": data.training_cutoff,
             "steps": session.step, "batch_size": args.batch_size, "epochs": session.step / session.steps_per_epoch,
             "lr": args.lr, "arcface_scale": args.arcface_scale, "arcface_margin": args.arcface_margin,
-            "attribute_weight": args.attribute_weight, "attribute_heads": {n: len(v) for n, v in data.vocab.items()},
+            "attribute_weight": args.attribute_weight, "category_weight": args.category_weight, "attribute_heads": {n: len(v) for n, v in data.vocab.items()},
             "train_seconds": session.train_seconds(),
             "device": f"{accelerator.device} ({torch.get_num_threads()} threads/process)",
             "final_loss": session.last_loss, "first_loss": session.first_loss if session.first_loss is not None else float("nan"),
