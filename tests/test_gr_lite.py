@@ -505,8 +505,9 @@ def test_category_weight_adds_the_category_heads_loss_once_more(train_folder):
     torch.testing.assert_close(after["category"], heads[0])  # the category head's own cross-entropy
     torch.testing.assert_close(after["attributes"], heads.mean())
     torch.testing.assert_close(after["loss"], before["loss"] + 3 * heads[0])
-    with pytest.raises(SystemExit):
-        parse_args(["--data", "d", "--output", "o", "--attribute-weight", "0", "--category-weight", "1"])
+    for bad in (["--attribute-weight", "0", "--category-weight", "1"], ["--category-weight", "-1"]):
+        with pytest.raises(SystemExit):
+            parse_args(["--data", "d", "--output", "o", *bad])
 
 
 def test_architecture_and_distillation_flags():

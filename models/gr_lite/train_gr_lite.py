@@ -323,6 +323,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--data-repeat needs one integer >= 1 per --data folder ({len(args.data)}), got {args.data_repeat}")
     if args.teacher_features and len(args.teacher_features) != len(args.data):
         p.error(f"--teacher-features names {len(args.teacher_features)} file(s) for {len(args.data)} --data folder(s); give one per folder")
+    if args.category_weight < 0:
+        p.error(f"--category-weight must be >= 0, got {args.category_weight}")
     if args.category_weight and args.attribute_weight <= 0:
         p.error("--category-weight needs --attribute-weight > 0 (the category head is one of the attribute heads)")
     if args.validation_distractors and not args.validation_fraction:
