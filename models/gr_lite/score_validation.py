@@ -40,18 +40,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = p.parse_args(argv)
     if not args.model and not args.teacher:
         p.error("name at least one --model folder, or --teacher")
+    models = {}  # every folder loaded before the split is built and scored: a bad one fails at once, not after minutes
+    for folder in args.model:
+        try:
+            models[folder] = GrLiteModel.from_pretrained(folder).eval()
+        except (OSError, ValueError) as err:
+            sys.exit(f"error: --model {folder} is not a GR-Lite model folder: {str(err).splitlines()[0]}")
     try:
         validation = TrainData.load(run_args(args.run, args.validation_distractors)).validation
     except (OSError, ValueError) as err:
         sys.exit(f"error: {err}")
     split = {"queries": len(validation.queries), "gallery": len(validation.gallery), "distractors": validation.distractors}
-    lines = []
-    for folder in args.model:
-        try:
-            model = GrLiteModel.from_pretrained(folder).eval()
-        except (OSError, ValueError) as err:
-            sys.exit(f"error: --model {folder} is not a GR-Lite model folder: {str(err).splitlines()[0]}")
-        lines.append({"model": folder, **split, **validation.score(model, processor_for(model.config))})
+    lines = [{"model": folder, **split, **validation.score(model, processor_for(model.config))} for folder, model in models.items()]
     if args.teacher:
         features = teacher_features.compute(validation.ds)
         lines.append({"model": f"{teacher_features.TEACHER} (ImageNet)", **split,
