@@ -459,14 +459,62 @@ def test_distillation_losses():
 
     torch.manual_seed(0)
     teacher = F.normalize(torch.randn(6, 16), dim=-1)
+    ones = torch.ones(6)
     similarity = Distillation(16, 16, "similarity")
     assert similarity.projection is None and not list(similarity.parameters())
-    assert similarity(teacher * 3, teacher).item() < 1e-10  # same neighbourhoods, whatever the embedding's norm
-    assert similarity(torch.randn(6, 16), teacher).item() > 0.01
+    assert similarity(teacher * 3, teacher, ones)[0].item() < 1e-10  # same neighbourhoods, whatever the embedding's norm
+    student = torch.randn(6, 16)
+    plain, weighted = similarity(student, teacher, 100 * ones)
+    assert plain.item() > 0.01
+    torch.testing.assert_close(weighted, 100 * plain)  # one weight for every row: the weighted mean is a multiple
+    errors = (F.normalize(student, dim=-1) @ F.normalize(student, dim=-1).T - teacher @ teacher.T) ** 2
+    # rows 0-2 of a set weighted 4, rows 3-5 of one weighted 0: only the 6 ordered pairs among 0-2 count, of 30
+    plain, weighted = similarity(student, teacher, torch.tensor([4.0, 4, 4, 0, 0, 0]))
+    torch.testing.assert_close(weighted, 4 * (errors[:3, :3].sum() - errors[:3, :3].diagonal().sum()) / 30)
+    torch.testing.assert_close(plain, (errors.sum() - errors.diagonal().sum()) / 30)
+    # weights 9 and 1: a pair across the two sets weighs 3, the geometric mean
+    _, mixed = similarity(student, teacher, torch.tensor([9.0, 9, 9, 1, 1, 1]))
+    off = ~torch.eye(6, dtype=torch.bool)
+    pair_weights = torch.tensor([[9.0] * 3 + [3.0] * 3] * 3 + [[3.0] * 3 + [1.0] * 3] * 3)
+    torch.testing.assert_close(mixed, (pair_weights * errors)[off].mean())
     cosine = Distillation(8, 16, "cosine")
     student = torch.randn(6, 8)
-    expected = 1 - F.cosine_similarity(F.normalize(student, dim=-1) @ cosine.projection.weight.T, teacher, dim=-1).mean()
-    torch.testing.assert_close(cosine(student, teacher), expected)
+    errors = 1 - F.cosine_similarity(F.normalize(student, dim=-1) @ cosine.projection.weight.T, teacher, dim=-1)
+    plain, weighted = cosine(student, teacher, torch.tensor([2.0, 2, 2, 0, 0, 0]))
+    torch.testing.assert_close(plain, errors.mean())
+    torch.testing.assert_close(weighted, 2 * errors[:3].sum() / 6)
+
+
+def test_distill_weight_per_training_set(tmp_path, train_folder, single_view_folder):
+    from lookbench.models.gr_lite import teacher_features
+    from lookbench.models.gr_lite import GrLiteConfig, processor_for
+    from lookbench.models.gr_lite.train_gr_lite import Augment, TrainData, TrainImages, build_learner, parse_args
+
+    files = []
+    for folder in (train_folder, single_view_folder):
+        ds = datasets.load_dataset(str(folder), split="train")
+        features = F.normalize(torch.randn(len(ds), 8), dim=-1).numpy()
+        files.append(tmp_path / f"{folder.name}.safetensors")
+        teacher_features.save(files[-1], features, teacher_features.image_hashes(ds), str(folder))
+    common = ["--data", str(train_folder), str(single_view_folder), "--output", "o", "--validation-fraction", "0.5",
+              "--teacher-features", *map(str, files), "--width", "64", "--depth", "1", "--image-size", "32"]
+    data = TrainData.load(parse_args([*common, "--distill-weight", "100", "10"]))
+    photo = np.array([i.startswith("solo-") for i in data.ds["item_id"]])
+    assert 0 < photo.sum() < len(photo) and len(data.distill_weights) == len(data.ds)  # the held-out rows are not in it
+    assert set(data.distill_weights[photo].tolist()) == {10.0} and set(data.distill_weights[~photo].tolist()) == {100.0}
+    one = TrainData.load(parse_args([*common, "--distill-weight", "100"]))
+    assert set(one.distill_weights.tolist()) == {100.0}
+    images = TrainImages(data, processor_for(GrLiteConfig(image_size=32)), Augment(), seed=0)
+    batch = torch.utils.data.default_collate([images[int(i)] for i in (*np.flatnonzero(photo)[:2], *np.flatnonzero(~photo)[:2])])
+    assert batch["distill_weight"].tolist() == [10.0, 10.0, 100.0, 100.0] and batch["teacher"].shape == (4, 8)
+    learner = build_learner(parse_args([*common, "--distill-weight", "100", "10"]), data).eval()
+    terms = learner(**batch)  # the loss adds the weighted distillation; the log keeps the plain one
+    _, weighted = learner.distillation(learner.model(pixel_values=batch["pixel_values"]).image_embeds, batch["teacher"], batch["distill_weight"])
+    torch.testing.assert_close(terms["loss"], terms["arcface"] + terms["attributes"] + weighted)
+    assert weighted.item() > 10 * terms["distill"].item()
+    for bad in (["--distill-weight", "1", "2", "3"], ["--distill-weight", "100", "-1"], ["--distill-weight", "0", "0"]):
+        with pytest.raises(SystemExit):
+            parse_args([*common, *bad])
 
 
 def test_validation_split_holds_out_whole_products_and_queries_their_first_view(train_folder):

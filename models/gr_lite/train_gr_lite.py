@@ -116,7 +116,7 @@ class TrainImages(torch.utils.data.Dataset):
     def __init__(self, data: "TrainData", processor: GrLiteImageProcessor, augment: Augment, seed: int):
         self.ds, self.labels, self.processor, self.augment = data.ds.select_columns(["image"]), data.labels, processor, augment
         self.facet_labels = torch.from_numpy(data.facet_labels)
-        self.teacher = data.teacher
+        self.teacher, self.distill_weights = data.teacher, data.distill_weights
         self.order = data.epoch_rows
         self.seed, self.epoch = seed, 0
 
@@ -133,7 +133,7 @@ class TrainImages(torch.utils.data.Dataset):
             "facet_labels": self.facet_labels[row],
         }
         if self.teacher is not None:
-            sample["teacher"] = self.teacher[row]
+            sample["teacher"], sample["distill_weight"] = self.teacher[row], self.distill_weights[row]
         return sample
 
 
@@ -185,6 +185,8 @@ class Distillation(nn.Module):
     "cosine": a linear map of the embedding regresses the teacher feature (1 − cosine), so the embedding must
     carry what the teacher sees. "similarity": the batch's student cosine similarities are pulled onto the
     teacher's (mean squared error over image pairs), which shapes the neighbourhoods retrieval ranks by.
+    Each row weighs its training set's `--distill-weight`, an image pair the geometric mean of its two rows', so a
+    set with weight 0 is not distilled at all, not even against another set's images.
     """
 
     def __init__(self, dim: int, teacher_dim: int, kind: str):
@@ -192,12 +194,16 @@ class Distillation(nn.Module):
         self.kind = kind
         self.projection = nn.Linear(dim, teacher_dim, bias=False) if kind == "cosine" else None
 
-    def forward(self, embeds: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
+    def forward(self, embeds: torch.Tensor, teacher: torch.Tensor, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The mean error (the logged term) and the mean weighted error (what the loss adds)."""
         unit = F.normalize(embeds.float(), dim=-1)
         if self.projection is not None:
-            return (1 - F.cosine_similarity(self.projection(unit), teacher, dim=-1)).mean()
-        pairs = ~torch.eye(len(unit), dtype=torch.bool, device=unit.device)
-        return F.mse_loss((unit @ unit.T)[pairs], (teacher @ teacher.T)[pairs])
+            errors = 1 - F.cosine_similarity(self.projection(unit), teacher, dim=-1)
+        else:
+            pairs = ~torch.eye(len(unit), dtype=torch.bool, device=unit.device)
+            errors = ((unit @ unit.T)[pairs] - (teacher @ teacher.T)[pairs]) ** 2
+            weights = torch.sqrt(weights[:, None] * weights[None, :])[pairs]
+        return errors.mean(), (weights * errors).mean()
 
 
 class MetricLearner(nn.Module):
@@ -207,16 +213,17 @@ class MetricLearner(nn.Module):
     (1/16 of the weight on Mini), yet it alone decides Coarse Recall."""
 
     def __init__(self, model: GrLiteModel, head: ArcFaceHead, attribute_heads: AttributeHeads | None, attribute_weight: float,
-                 distillation: Distillation | None = None, distill_weight: float = 0.0,
-                 category_head: int | None = None, category_weight: float = 0.0):
+                 distillation: Distillation | None = None, category_head: int | None = None, category_weight: float = 0.0):
         super().__init__()
         self.model, self.head, self.attribute_heads, self.attribute_weight = model, head, attribute_heads, attribute_weight
-        self.distillation, self.distill_weight = distillation, distill_weight
+        self.distillation = distillation
         self.category_head, self.category_weight = category_head, category_weight
 
     def forward(self, pixel_values: torch.Tensor, labels: torch.Tensor, facet_labels: torch.Tensor,
-                teacher: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        """The weighted total `loss` and each unweighted term (`arcface`, `attributes`, `category`, `distill`)."""
+                teacher: torch.Tensor | None = None, distill_weight: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """The weighted total `loss` and each unweighted term (`arcface`, `attributes`, `category`, `distill`).
+
+        `distill_weight` is each row's `--distill-weight` (its training set's)."""
         embeds = self.model(pixel_values=pixel_values).image_embeds
         terms = {"arcface": self.head(embeds, labels)}
         loss = terms["arcface"]
@@ -228,8 +235,8 @@ class MetricLearner(nn.Module):
                 terms["category"] = heads[self.category_head]
                 loss = loss + self.category_weight * terms["category"]
         if self.distillation is not None:
-            terms["distill"] = self.distillation(embeds, teacher)
-            loss = loss + self.distill_weight * terms["distill"]
+            terms["distill"], weighted = self.distillation(embeds, teacher, distill_weight)
+            loss = loss + weighted
         return {"loss": loss, **terms}
 
 
@@ -300,7 +307,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "weights a small set up beside a large one")
     p.add_argument("--teacher-features", nargs="+",
                    help="file(s) written by `python -m lookbench.models.gr_lite.teacher_features`, one per --data folder, in order")
-    p.add_argument("--distill-weight", type=float, default=0.0, help="weight of the distillation loss (needs --teacher-features)")
+    p.add_argument("--distill-weight", type=float, nargs="+", default=[0.0],
+                   help="weight of the distillation loss (needs --teacher-features): one for all --data folders, or one "
+                        "per folder, in order (an image pair of two sets weighs the geometric mean of theirs)")
     p.add_argument("--distill-loss", default="cosine", choices=["cosine", "similarity"],
                    help="cosine: a linear map of the embedding regresses the teacher feature; similarity: match in-batch cosines")
     p.add_argument("--validation-fraction", type=float, default=0.0,
@@ -317,7 +326,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mixed-precision", default="no", choices=["no", "bf16"])
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    if (args.distill_weight > 0) != bool(args.teacher_features):
+    if len(args.distill_weight) not in (1, len(args.data)) or min(args.distill_weight) < 0:
+        p.error(f"--distill-weight needs one weight >= 0, or one per --data folder ({len(args.data)}), got {args.distill_weight}")
+    if (max(args.distill_weight) > 0) != bool(args.teacher_features):
         p.error("--distill-weight > 0 and --teacher-features go together")
     if args.data_repeat and (len(args.data_repeat) != len(args.data) or min(args.data_repeat) < 1):
         p.error(f"--data-repeat needs one integer >= 1 per --data folder ({len(args.data)}), got {args.data_repeat}")
@@ -346,6 +357,7 @@ class TrainData:
     facet_labels: np.ndarray
     vocab: dict[str, list[str]]
     teacher: torch.Tensor | None = None
+    distill_weights: torch.Tensor | None = None  # each row's --distill-weight (its set's), beside `teacher`
     validation: holdout.RetrievalValidation | None = None
     training_cutoff: str | None = None  # the date of the newest row read (trained on or held out): the card declares it
     epoch_rows: np.ndarray | None = None  # the rows of `ds` one epoch visits (each set's rows --data-repeat times)
@@ -357,9 +369,10 @@ class TrainData:
     @classmethod
     def load(cls, args: argparse.Namespace) -> "TrainData":
         """Every --data folder's split with its own teacher features and held-out products, concatenated in order."""
-        parts, teachers, groups, train_rows, validation_rows, epoch_rows = [], [], [], [], [], []
+        parts, teachers, groups, train_rows, validation_rows, epoch_rows, row_weights = [], [], [], [], [], [], []
         repeats = args.data_repeat or [1] * len(args.data)
-        for data, features, repeat in zip(args.data, args.teacher_features or [None] * len(args.data), repeats):
+        set_weights = args.distill_weight * len(args.data) if len(args.distill_weight) == 1 else args.distill_weight
+        for data, features, repeat, weight in zip(args.data, args.teacher_features or [None] * len(args.data), repeats, set_weights):
             part = load_train_split(data, args.data_config, args.split)
             what = f"--data {data} split {args.split}"
             teachers.append(teacher_features.load(features, part, what) if features else None)
@@ -371,18 +384,21 @@ class TrainData:
             train_rows += [offset + i for i in kept]
             validation_rows += [offset + i for i in held]
             groups += [data] * len(part)
+            row_weights += [weight] * len(part)
             parts.append(part)
         full = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
         teacher = None if teachers[0] is None else torch.cat(teachers)
+        weights = None if teacher is None else torch.tensor(row_weights)
         newest = pc.max(full.data.column("timestamp")) if "timestamp" in full.column_names else None
         cutoff = newest.as_py().date().isoformat() if newest is not None and newest.is_valid else None
         epoch_rows = np.array(epoch_rows, dtype=np.int64)
         if not validation_rows:
-            return cls(full, *build_labels(full), teacher=teacher, training_cutoff=cutoff, epoch_rows=epoch_rows)
+            return cls(full, *build_labels(full), teacher=teacher, distill_weights=weights, training_cutoff=cutoff, epoch_rows=epoch_rows)
         ds = full.select(train_rows)
         distractors = load_distractors(args.validation_distractors) if args.validation_distractors else None
         validation = holdout.RetrievalValidation(full.select(validation_rows), [groups[i] for i in validation_rows], distractors)
-        return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows], validation=validation,
+        return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows],
+                   distill_weights=None if weights is None else weights[train_rows], validation=validation,
                    training_cutoff=cutoff, epoch_rows=epoch_rows)
 
 
@@ -454,7 +470,7 @@ def build_learner(args: argparse.Namespace, data: TrainData) -> MetricLearner:
     )
     head = ArcFaceHead(dim, len(data.classes), args.arcface_scale, args.arcface_margin)
     distillation = Distillation(dim, data.teacher.shape[1], args.distill_loss) if data.teacher is not None else None
-    return MetricLearner(model, head, attribute_heads, args.attribute_weight, distillation, args.distill_weight,
+    return MetricLearner(model, head, attribute_heads, args.attribute_weight, distillation,
                          list(data.vocab).index("category"), args.category_weight)
 
 
@@ -640,7 +656,7 @@ def save_model(session: Session, command: str) -> Path:
             },
             "distillation": None if data.teacher is None else {
                 "teacher": teacher_features.TEACHER, "features": " + ".join(args.teacher_features), "loss": args.distill_loss,
-                "weight": args.distill_weight,
+                "weight": args.distill_weight[0] if len(args.distill_weight) == 1 else dict(zip(args.data, args.distill_weight)),
             },
             "validation": None if data.validation is None else {
                 "fraction": args.validation_fraction, "queries": len(data.validation.queries),
