@@ -787,6 +787,15 @@ def test_score_validation_names_bad_runs_models_and_distractor_schemas(tmp_path,
                                                                      "--validation-fraction", "0.25"]))))
     with pytest.raises(SystemExit, match=r"--model .*missing is not a GR-Lite model folder"):
         score_validation.main(["--run", str(run), "--model", str(tmp_path / "missing")])
+    # a run from before per-set distillation weights recorded one number, and teacher files not needed for the split
+    old = run.parent / "old-run"
+    old.mkdir()
+    recorded = {**json.loads((run / "train_args.json").read_text()), "distill_weight": 100.0, "teacher_features": ["gone.safetensors"]}
+    (old / "train_args.json").write_text(json.dumps(recorded))
+    from lookbench.models.gr_lite.train_gr_lite import TrainData
+
+    rebuilt = TrainData.load(score_validation.run_args(old, None)).validation
+    assert rebuilt.ds["item_id"] == TrainData.load(score_validation.run_args(run, None)).validation.ds["item_id"]
     ds = datasets.load_dataset(str(train_folder), split="train")
     noise = datasets.load_dataset(str(distractor_folder), "noise", split="gallery").remove_columns("outfit_id")
     noise = noise.add_column("outfit_id", [1] * len(noise))

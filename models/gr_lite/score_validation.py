@@ -27,7 +27,9 @@ def run_args(run: Path, distractors: str | None) -> argparse.Namespace:
     if not getattr(args, "validation_fraction", 0):
         raise ValueError(f"--run {run} held out no products (--validation-fraction 0): it has no validation split.")
     args.validation_distractors = distractors or getattr(args, "validation_distractors", None)
-    args.teacher_features = None  # the split does not depend on them: skip loading and checking every training row's
+    # the split does not depend on the teacher: skip loading and checking every training row's feature (and read the
+    # runs from before per-set weights, whose --distill-weight is one number)
+    args.teacher_features, args.distill_weight = None, [0.0]
     return args
 
 
