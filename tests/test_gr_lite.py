@@ -517,6 +517,31 @@ def test_distill_weight_per_training_set(tmp_path, train_folder, single_view_fol
             parse_args([*common, *bad])
 
 
+def test_arcface_classes_per_training_set(tmp_path, train_folder, single_view_folder):
+    from lookbench.models.gr_lite.train_gr_lite import TrainData, build_labels, parse_args
+
+    rows = {"image": [None] * 3, "category": ["tops", "tops", "shoes"],
+            "attributes": [[{"name": "color", "value": "red"}], [{"name": "color", "value": "blue"}], [{"name": "color", "value": "red"}]]}
+    labels, classes, facets, _ = build_labels(datasets.Dataset.from_dict(rows), by_category=[True, True, False])
+    assert classes == ["shoes|color=red", "tops|"] and labels == [1, 1, 0]
+    assert facets.tolist() == [[1, 1], [1, 0], [0, 1]]  # the colour head still tells the two tops apart
+
+    common = ["--data", str(train_folder), str(single_view_folder), "--output", "o"]
+    full = TrainData.load(parse_args(common))
+    coarse = TrainData.load(parse_args([*common, "--arcface-classes", "attributes", "category"]))
+    assert sorted(c for c in full.classes if c.startswith("dress")) == [f"dress|colour={c};fit=regular" for c in sorted(COLOURS)]
+    assert [c for c in coarse.classes if c.startswith("dress")] == ["dress|"]
+    assert [c for c in coarse.classes if not c.startswith("dress")] == [c for c in full.classes if not c.startswith("dress")]
+    dress = np.array(coarse.ds["category"]) == "dress"
+    assert {coarse.classes[i] for i in np.array(coarse.labels)[dress]} == {"dress|"}
+    assert coarse.vocab == full.vocab and (coarse.facet_labels == full.facet_labels).all()
+    everything = TrainData.load(parse_args([*common, "--arcface-classes", "category"]))
+    assert everything.classes == ["dress|", "skirt|", "top|"]
+    for bad in (["--arcface-classes", "category", "category", "category"], ["--arcface-classes", "colour"]):
+        with pytest.raises(SystemExit):
+            parse_args([*common, *bad])
+
+
 def test_validation_split_holds_out_whole_products_and_queries_their_first_view(train_folder):
     from lookbench.models.gr_lite.holdout import RetrievalValidation, split_rows
 

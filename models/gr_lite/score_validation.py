@@ -27,9 +27,9 @@ def run_args(run: Path, distractors: str | None) -> argparse.Namespace:
     if not getattr(args, "validation_fraction", 0):
         raise ValueError(f"--run {run} held out no products (--validation-fraction 0): it has no validation split.")
     args.validation_distractors = distractors or getattr(args, "validation_distractors", None)
-    # the split does not depend on the teacher: skip loading and checking every training row's feature (and read the
-    # runs from before per-set weights, whose --distill-weight is one number)
-    args.teacher_features, args.distill_weight = None, [0.0]
+    # the split depends on neither the teacher nor the ArcFace classes: skip loading and checking every training row's
+    # feature (and read the runs from before per-set weights and classes, whose --distill-weight is one number)
+    args.teacher_features, args.distill_weight, args.arcface_classes = None, [0.0], ["attributes"]
     return args
 
 

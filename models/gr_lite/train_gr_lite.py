@@ -57,12 +57,14 @@ def class_key(category: str, attributes: list[dict]) -> str:
     return category + "|" + ";".join(pairs)
 
 
-def build_labels(ds: datasets.Dataset) -> tuple[list[int], list[str], np.ndarray, dict[str, list[str]]]:
+def build_labels(ds: datasets.Dataset, by_category: list[bool] | None = None) -> tuple[list[int], list[str], np.ndarray, dict[str, list[str]]]:
     """Labels read from the annotation columns only.
 
     Returns the ArcFace class per row and the sorted class names, plus the attribute supervision: a
     (rows × heads) matrix holding, for the category and for every attribute name, the row's value index
-    (-100 where the row's category has no such attribute) and each head's sorted values.
+    (-100 where the row's category has no such attribute) and each head's sorted values. A row marked in
+    ``by_category`` (its set's `--arcface-classes category`) has its category alone as ArcFace class; its
+    attributes are still supervised by their heads.
     """
     missing = {"category", "attributes", "image"} - set(ds.column_names)
     if missing:
@@ -73,7 +75,7 @@ def build_labels(ds: datasets.Dataset) -> tuple[list[int], list[str], np.ndarray
         if not row["category"]:
             raise ValueError(f"Train row {i} has an empty category.")
         attributes = row["attributes"] or []
-        keys.append(class_key(row["category"], attributes))
+        keys.append(class_key(row["category"], [] if by_category and by_category[i] else attributes))
         facets.append({"category": row["category"], **{a["name"]: a["value"] for a in attributes}})
     classes = sorted(set(keys))
     index = {k: i for i, k in enumerate(classes)}
@@ -302,6 +304,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--category-weight", type=float, default=0.0,
                    help="the category head's loss once more, with this weight (needs --attribute-weight > 0): "
                         "what Coarse Recall checks, beside the mean over all heads")
+    p.add_argument("--arcface-classes", nargs="+", default=["attributes"], choices=["attributes", "category"],
+                   help="what one ArcFace class is, for all --data folders or one per folder, in order: 'attributes' = "
+                        "category × full attribute set (what strict Fine Recall matches); 'category' = the category alone "
+                        "(what Coarse Recall matches: a set whose attributes split its categories finely)")
     p.add_argument("--data-repeat", type=int, nargs="+",
                    help="how often each --data folder's rows appear in an epoch, in order (default 1 each): "
                         "weights a small set up beside a large one")
@@ -328,6 +334,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if len(args.distill_weight) not in (1, len(args.data)) or min(args.distill_weight) < 0:
         p.error(f"--distill-weight needs one weight >= 0, or one per --data folder ({len(args.data)}), got {args.distill_weight}")
+    if len(args.arcface_classes) not in (1, len(args.data)):
+        p.error(f"--arcface-classes needs one value, or one per --data folder ({len(args.data)}), got {args.arcface_classes}")
     if (max(args.distill_weight) > 0) != bool(args.teacher_features):
         p.error("--distill-weight > 0 and --teacher-features go together")
     if args.data_repeat and (len(args.data_repeat) != len(args.data) or min(args.data_repeat) < 1):
@@ -345,6 +353,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.width is not None and (args.width <= 0 or args.width % 64):
         p.error(f"--width must be a positive multiple of 64, got {args.width}")
     return args
+
+
+def per_set(values: list, sets: int) -> list:
+    """A per-folder flag's values, one per --data folder (one value given: the same for all)."""
+    return values * sets if len(values) == 1 else values
+
+
+def per_set_fact(values: list, folders: list[str]):
+    """A per-folder flag as the summary records it: the value, or a folder → value dict when they differ."""
+    return values[0] if len(values) == 1 else dict(zip(folders, values))
 
 
 @dataclass
@@ -369,10 +387,11 @@ class TrainData:
     @classmethod
     def load(cls, args: argparse.Namespace) -> "TrainData":
         """Every --data folder's split with its own teacher features and held-out products, concatenated in order."""
-        parts, teachers, groups, train_rows, validation_rows, epoch_rows, row_weights = [], [], [], [], [], [], []
+        parts, teachers, groups, train_rows, validation_rows, epoch_rows, row_weights, by_category = [], [], [], [], [], [], [], []
         repeats = args.data_repeat or [1] * len(args.data)
-        set_weights = args.distill_weight * len(args.data) if len(args.distill_weight) == 1 else args.distill_weight
-        for data, features, repeat, weight in zip(args.data, args.teacher_features or [None] * len(args.data), repeats, set_weights):
+        set_weights, set_classes = (per_set(getattr(args, name), len(args.data)) for name in ("distill_weight", "arcface_classes"))
+        for data, features, repeat, weight, classes in zip(args.data, args.teacher_features or [None] * len(args.data), repeats,
+                                                           set_weights, set_classes):
             part = load_train_split(data, args.data_config, args.split)
             what = f"--data {data} split {args.split}"
             teachers.append(teacher_features.load(features, part, what) if features else None)
@@ -385,6 +404,7 @@ class TrainData:
             validation_rows += [offset + i for i in held]
             groups += [data] * len(part)
             row_weights += [weight] * len(part)
+            by_category += [classes == "category"] * len(part)
             parts.append(part)
         full = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
         teacher = None if teachers[0] is None else torch.cat(teachers)
@@ -393,11 +413,11 @@ class TrainData:
         cutoff = newest.as_py().date().isoformat() if newest is not None and newest.is_valid else None
         epoch_rows = np.array(epoch_rows, dtype=np.int64)
         if not validation_rows:
-            return cls(full, *build_labels(full), teacher=teacher, distill_weights=weights, training_cutoff=cutoff, epoch_rows=epoch_rows)
+            return cls(full, *build_labels(full, by_category), teacher=teacher, distill_weights=weights, training_cutoff=cutoff, epoch_rows=epoch_rows)
         ds = full.select(train_rows)
         distractors = load_distractors(args.validation_distractors) if args.validation_distractors else None
         validation = holdout.RetrievalValidation(full.select(validation_rows), [groups[i] for i in validation_rows], distractors)
-        return cls(ds, *build_labels(ds), teacher=None if teacher is None else teacher[train_rows],
+        return cls(ds, *build_labels(ds, [by_category[i] for i in train_rows]), teacher=None if teacher is None else teacher[train_rows],
                    distill_weights=None if weights is None else weights[train_rows], validation=validation,
                    training_cutoff=cutoff, epoch_rows=epoch_rows)
 
@@ -643,6 +663,7 @@ def save_model(session: Session, command: str) -> Path:
             "training_cutoff": data.training_cutoff,
             "steps": session.step, "batch_size": args.batch_size, "epochs": session.step / session.steps_per_epoch,
             "lr": args.lr, "arcface_scale": args.arcface_scale, "arcface_margin": args.arcface_margin,
+            "arcface_classes": per_set_fact(args.arcface_classes, args.data),
             "attribute_weight": args.attribute_weight, "category_weight": args.category_weight, "attribute_heads": {n: len(v) for n, v in data.vocab.items()},
             "train_seconds": session.train_seconds(),
             "device": f"{accelerator.device} ({torch.get_num_threads()} threads/process)",
@@ -656,7 +677,7 @@ def save_model(session: Session, command: str) -> Path:
             },
             "distillation": None if data.teacher is None else {
                 "teacher": teacher_features.TEACHER, "features": " + ".join(args.teacher_features), "loss": args.distill_loss,
-                "weight": args.distill_weight[0] if len(args.distill_weight) == 1 else dict(zip(args.data, args.distill_weight)),
+                "weight": per_set_fact(args.distill_weight, args.data),
             },
             "validation": None if data.validation is None else {
                 "fraction": args.validation_fraction, "queries": len(data.validation.queries),
