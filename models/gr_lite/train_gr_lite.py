@@ -389,7 +389,7 @@ class TrainData:
         """Every --data folder's split with its own teacher features and held-out products, concatenated in order."""
         parts, teachers, groups, train_rows, validation_rows, epoch_rows, row_weights, by_category = [], [], [], [], [], [], [], []
         repeats = args.data_repeat or [1] * len(args.data)
-        set_weights, set_classes = (per_set(getattr(args, name), len(args.data)) for name in ("distill_weight", "arcface_classes"))
+        set_weights, set_classes = per_set(args.distill_weight, len(args.data)), per_set(args.arcface_classes, len(args.data))
         for data, features, repeat, weight, classes in zip(args.data, args.teacher_features or [None] * len(args.data), repeats,
                                                            set_weights, set_classes):
             part = load_train_split(data, args.data_config, args.split)
