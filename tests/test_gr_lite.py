@@ -662,6 +662,25 @@ def test_check_disjoint_counts_shared_item_ids_and_images(tmp_path, train_folder
     assert out[2].endswith("3 rows, 2 item ids, 3 distinct images; shared with train: 2 item ids, 3 images (e.g. ['top-green-4', 'top-red-0'])")
 
 
+
+@pytest.mark.parametrize("script, args", [
+    ("train_gr_lite", ["--data", "{missing}", "--output", "{tmp}/run"]),
+    ("teacher_features", ["--data", "{missing}", "--output", "{tmp}/teacher.safetensors"]),
+    ("score_validation", ["--run", "{missing}", "--teacher"]),
+    ("check_disjoint", ["--train", "{missing}", "--test", "{tmp}"]),
+    ("convert_gr_lite_checkpoint", ["--checkpoint", "{missing}", "--output", "{tmp}/model"]),
+])
+def test_model_scripts_report_bad_input_in_one_line(tmp_path, script, args):
+    """As `lookbench` does: the user sees the cause and the path, exit 2, no traceback."""
+    missing = tmp_path / "missing"
+    argv = [a.format(missing=missing, tmp=tmp_path) for a in args]
+    proc = subprocess.run([sys.executable, "-m", f"lookbench.models.gr_lite.{script}", *argv], env=clean_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"{script}: error: ") and str(missing) in lines[0], proc.stderr[-2000:]
+    assert not missing.exists()
+
 def test_validation_scores_embeddings_with_the_metric(train_folder):
     from lookbench.models.gr_lite.holdout import RetrievalValidation, split_rows
 
@@ -804,13 +823,13 @@ def test_score_validation_names_bad_runs_models_and_distractor_schemas(tmp_path,
     from lookbench.models.gr_lite import holdout, score_validation
     from lookbench.models.gr_lite.train_gr_lite import parse_args
 
-    with pytest.raises(SystemExit, match=f"--run {tmp_path} has no train_args.json"):
+    with pytest.raises(FileNotFoundError, match=f"--run {tmp_path} has no train_args.json"):
         score_validation.main(["--run", str(tmp_path), "--teacher"])
     run = tmp_path / "run"
     run.mkdir()
     (run / "train_args.json").write_text(json.dumps(vars(parse_args(["--data", str(train_folder), "--output", str(run),
                                                                      "--validation-fraction", "0.25"]))))
-    with pytest.raises(SystemExit, match=r"--model .*missing is not a GR-Lite model folder"):
+    with pytest.raises(ValueError, match=r"--model .*missing is not a GR-Lite model folder"):
         score_validation.main(["--run", str(run), "--model", str(tmp_path / "missing")])
     # a run from before per-set distillation weights recorded one number, and teacher files not needed for the split
     old = run.parent / "old-run"

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import datasets
 
+from lookbench.cli import report_errors
+
 
 def fingerprints(ds: datasets.Dataset) -> tuple[set[str], set[str]]:
     """The item ids and the sha256 of every stored image (image and, where present, raw_image) of a split."""
@@ -33,6 +35,8 @@ def fingerprints(ds: datasets.Dataset) -> tuple[set[str], set[str]]:
 
 def folder_fingerprints(folder: Path) -> tuple[set[str], set[str], int]:
     """Item ids, image hashes and row count over every config and split of a `lookbench build` folder."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} does not exist (expected a folder written by `lookbench build`).")
     ids, hashes, rows = set(), set(), 0
     configs = datasets.get_dataset_config_names(str(folder))
     for config in configs:
@@ -68,4 +72,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(report_errors("check_disjoint", main))

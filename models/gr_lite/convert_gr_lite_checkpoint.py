@@ -13,9 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 
 import torch
+
+from lookbench.cli import report_errors
 
 from . import GrLiteConfig, GrLiteModel, processor_for
 from .configuration_gr_lite import PRESETS
@@ -151,4 +154,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors("convert_gr_lite_checkpoint", main))

@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from lookbench.cli import report_errors
+
 from . import GrLiteModel, processor_for, teacher_features
 from .train_gr_lite import TrainData
 
@@ -47,11 +49,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         try:
             models[folder] = GrLiteModel.from_pretrained(folder).eval()
         except (OSError, ValueError) as err:
-            sys.exit(f"error: --model {folder} is not a GR-Lite model folder: {str(err).splitlines()[0]}")
-    try:
-        validation = TrainData.load(run_args(args.run, args.validation_distractors)).validation
-    except (OSError, ValueError) as err:
-        sys.exit(f"error: {err}")
+            raise ValueError(f"--model {folder} is not a GR-Lite model folder: {str(err).splitlines()[0]}") from err
+    validation = TrainData.load(run_args(args.run, args.validation_distractors)).validation
     split = {"queries": len(validation.queries), "gallery": len(validation.gallery), "distractors": validation.distractors}
     lines = [{"model": folder, **split, **validation.score(model, processor_for(model.config))} for folder, model in models.items()]
     if args.teacher:
@@ -64,4 +63,4 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors("score_validation", main))

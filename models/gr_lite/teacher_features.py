@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import datasets
@@ -25,6 +26,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 from tqdm.auto import tqdm
+
+from lookbench.cli import report_errors
 
 TEACHER = "efficientnet-lite0"
 
@@ -97,4 +100,4 @@ def main(argv: list[str] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors("teacher_features", main))

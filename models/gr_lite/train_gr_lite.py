@@ -42,6 +42,7 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers.image_transforms import convert_to_rgb
 
+from lookbench.cli import report_errors
 from lookbench.dataset_builder import fashion_mnist
 from lookbench.schema import NOISE
 
@@ -709,4 +710,4 @@ def main(argv: list[str] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors("train_gr_lite", main))
