@@ -517,6 +517,23 @@ def test_distill_weight_per_training_set(tmp_path, train_folder, single_view_fol
             parse_args([*common, *bad])
 
 
+def test_card_names_each_sets_distillation_weight_and_classes(tmp_path):
+    """Per-set flags read as prose in the card, one value as a plain number (the committed run's facts, varied)."""
+    from lookbench.models.gr_lite.train_gr_lite import write_card
+    from lookbench.registry import gr_lite_mini_folder
+
+    facts = json.loads((gr_lite_mini_folder() / "training_summary.json").read_text())
+    facts["distillation"] = {**facts["distillation"], "weight": {"mini/train": 100.0, "photos/train": 10.0}}
+    facts["arcface_classes"] = {"mini/train": "attributes", "photos/train": "category"}
+    write_card(tmp_path, facts)
+    card = (tmp_path / "README.md").read_text()
+    assert "similarity loss, weight 100.0 on `mini/train`, 10.0 on `photos/train`\n" in card
+    assert "ArcFace classes (`mini/train`: category × full attribute set; `photos/train`: category alone)" in card
+    facts["distillation"]["weight"], facts["arcface_classes"] = 100.0, "category"
+    write_card(tmp_path, facts)
+    card = (tmp_path / "README.md").read_text()
+    assert "similarity loss, weight 100.0\n" in card and "ArcFace classes (category alone)" in card
+
 def test_arcface_classes_per_training_set(tmp_path, train_folder, single_view_folder):
     from lookbench.models.gr_lite.train_gr_lite import TrainData, build_labels, parse_args
 
