@@ -32,6 +32,7 @@ RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 PREVIOUS = {  # version -> the main commit before the next version replaced the weights
     "v1": "3117cad43298b4e749594c77e8097597b7af220a",
     "v2": "530d90062d0e2522e4fdbd92f8ae71da3afa11ca",
+    "v3": "e0318585e745b4d1a0d79ebd03fe87a60c1e6b72",
 }
 MODEL_FILES = ("config.json", "preprocessor_config.json", "model.safetensors", "README.md")
 SUBSETS = ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook")
