@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from naive_harness import naive_evaluate  # noqa: E402
 
 import lookbench  # noqa: E402
-from lookbench.encoders import as_batch  # noqa: E402
-from lookbench.registry import load_encoder  # noqa: E402
+from lookbench.encoders.base import as_batch  # noqa: E402
+from lookbench.encoders.registry import load_encoder  # noqa: E402
 from lookbench.engine import Split, SubsetTask, load_benchmark, reuse_freed_memory, score_subsets  # noqa: E402
 from lookbench.metric.fine_recall.fine_recall import DEFAULT_K  # noqa: E402
 from lookbench.paths import lookbench_home  # noqa: E402

@@ -85,8 +85,8 @@ def child_pipeline(model: str, data: str) -> dict:
     import pyarrow.compute as pc
     from PIL import Image
 
-    from lookbench.encoders import as_batch
-    from lookbench.registry import load_encoder
+    from lookbench.encoders.base import as_batch
+    from lookbench.encoders.registry import load_encoder
     from lookbench.engine import BenchmarkImages, Schedule, load_benchmark, reuse_freed_memory
 
     images = BenchmarkImages.of(load_benchmark(data))
@@ -159,7 +159,7 @@ def child_startup(model: str) -> dict:
 
     import lookbench.commands.evaluate  # noqa: F401
     import lookbench.engine  # noqa: F401
-    from lookbench.registry import load_encoder
+    from lookbench.encoders.registry import load_encoder
 
     encoder = load_encoder(model)
     getattr(encoder, "module", None)
@@ -204,7 +204,7 @@ def main():
         print(json.dumps({"pipeline": child_pipeline, "search": child_search, "startup": child_startup}[mode](*rest)))
         return
 
-    from lookbench.registry import REGISTRY
+    from lookbench.encoders.registry import REGISTRY
 
     data = args.data or build_published()
     shape = shapes(data)  # also prepares the datasets Arrow cache every process below reads

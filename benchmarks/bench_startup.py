@@ -5,7 +5,7 @@
 S1 `lookbench --help` wall time (target <= 1.0 s)
 S2 `python -c "import lookbench"` / `python -c "import torch, transformers"` (target <= 1.15): lookbench may cost
    no more than the libraries every user of it has anyway; GR-Lite's Auto registration is deferred until
-   transformers' Auto classes are used (lookbench/auto_classes.py)
+   transformers' Auto classes are used (lookbench/encoders/auto.py)
 Also shown, not targets: `lookbench evaluate --help`, `lookbench models`, and `from transformers import AutoModel`.
 """
 from __future__ import annotations

@@ -25,8 +25,16 @@ from huggingface_hub import DatasetCard
 from lookbench.files import replace_folder
 from lookbench.schema import FEATURES, SUBSETS, release_date
 
-from .export import REPORT_NAME, BuildSummary, Step, build_shards, release_facts, staging_folder, write_card
-from .sources import SourceError
+from lookbench.dataset_builder.export import (
+    REPORT_NAME,
+    BuildSummary,
+    Step,
+    build_shards,
+    release_facts,
+    staging_folder,
+    write_card,
+)
+from lookbench.dataset_builder.sources import SourceError
 
 
 def append_release(raw, out, *, release: str | None = None, skip_invalid: bool = False, taxonomy=None, subsets=None,

@@ -9,8 +9,14 @@ import datasets
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, FEATURES, NOISE, SUBSETS, resolve_subset
 
-from .sources import TRAIN, open_source
-from .validation import SplitChecker, ValidationError, ValidationReport, leak_warnings, load_taxonomy
+from lookbench.dataset_builder.sources import TRAIN, open_source
+from lookbench.dataset_builder.validation import (
+    SplitChecker,
+    ValidationError,
+    ValidationReport,
+    leak_warnings,
+    load_taxonomy,
+)
 
 CITATION = """\
 @article{gao2026lookbench,

@@ -17,16 +17,16 @@ from datasets.utils.metadata import MetadataConfigs
 from datasets.utils.py_utils import convert_file_size_to_int
 from huggingface_hub import DatasetCard, DatasetCardData
 
-import lookbench
+from lookbench._version import __version__
 from lookbench.files import new_sibling, replace_folder
 from lookbench.paths import lookbench_home
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date, resolve_subset
 
-from . import fashion_mnist
-from .builder import CITATION, TRAIN_DESCRIPTION, LookBench
-from .sources import TRAIN, SourceError, open_source
-from .validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
+from lookbench.dataset_builder import fashion_mnist
+from lookbench.dataset_builder.builder import CITATION, TRAIN_DESCRIPTION, LookBench
+from lookbench.dataset_builder.sources import TRAIN, SourceError, open_source
+from lookbench.dataset_builder.validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
 
 CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
 REPORT_NAME = "validation_report.json"
@@ -253,7 +253,7 @@ def build_shards(source, out: Path, tmp: Path, progress: bool, *, input_path, re
     summary and each config's ``DatasetInfo``. The card and the report are the caller's."""
     kind = source
     if source == "mini":
-        from .mini import generate_raw_release, write_taxonomy
+        from lookbench.dataset_builder.mini import generate_raw_release, write_taxonomy
 
         input_path = tmp / "raw"
         generate_raw_release(input_path, scale=scale, seed=seed, split="test", noise_scale=noise_scale)
@@ -367,7 +367,7 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
         "first_timestamp": min(stamps).isoformat() if stamps else "-",
         "last_timestamp": max(stamps).isoformat() if stamps else "-",
         "build_command": history[0].command,
-        "lookbench_version": lookbench.__version__,
+        "lookbench_version": __version__,
         "data_source": " ".join(SOURCES[s] for s in sources if s in SOURCES) or "not recorded",
         "dataset_path": HUB_ID,
         "validation_summary": reports[0][1] if len(reports) == 1 else "\n".join(
@@ -433,9 +433,9 @@ def _command(source, input_path, release, scale, noise_scale, seed) -> str:
 def default_mini_dir() -> Path:
     """Where the embedded LookBench-Mini lives: under ``lookbench_home()``, one folder per package version and
     generator generation (``mini.plan.GENERATION``)."""
-    from .mini.plan import GENERATION
+    from lookbench.dataset_builder.mini.plan import GENERATION
 
-    return lookbench_home() / f"mini-{lookbench.__version__}-g{GENERATION}" / "lookbench"
+    return lookbench_home() / f"mini-{__version__}-g{GENERATION}" / "lookbench"
 
 
 def ensure_default_mini() -> Path:

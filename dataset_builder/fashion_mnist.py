@@ -23,8 +23,8 @@ from PIL import Image
 
 from lookbench.files import contained_file, read_regular
 
-from . import sources
-from .sources import TRAIN, SourceError
+from lookbench.dataset_builder import sources
+from lookbench.dataset_builder.sources import TRAIN, SourceError
 
 PACKAGE = "dataset-fashion-mnist"
 FILES = {  # split -> (images, labels): the names Zalando publishes

@@ -320,7 +320,7 @@ def open_source(source: str, input_path, release: str | None = None):
     if source == "upstream":
         return UpstreamSource(input_path)
     if source == "fashion-mnist":
-        from .fashion_mnist import FashionMnistSource
+        from lookbench.dataset_builder.fashion_mnist import FashionMnistSource
 
         return FashionMnistSource(input_path, release)
     raise SourceError(f"Unknown source {source!r}; expected raw, upstream, mini or fashion-mnist")

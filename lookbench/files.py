@@ -19,7 +19,7 @@ import stat
 import struct
 from pathlib import Path
 
-from .paths import lookbench_home
+from lookbench.paths import lookbench_home
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
           (stat.S_ISSOCK, "a socket"))

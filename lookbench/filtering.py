@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import RELEASE_PATTERN, release_date
+from lookbench.schema import RELEASE_PATTERN, release_date
 
 
 def to_utc(cutoff) -> dt.datetime:

@@ -15,7 +15,7 @@ from pathlib import Path
 import gradio as gr
 
 from lookbench.files import contained_file, read_regular
-from lookbench.leaderboard import GROUPS_NOTE, METRICS, leaderboard, markdown_safe
+from lookbench.leaderboard.board import GROUPS_NOTE, METRICS, leaderboard, markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, ensure_assets
 from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
@@ -112,7 +112,7 @@ class SpaceApp:
     """The Blocks app over one assets folder; its handlers are plain methods (tests call them too)."""
 
     def __init__(self, assets_dir, results=None, models=DEFAULT_MODELS):
-        from lookbench.registry import load_encoder
+        from lookbench.encoders.registry import load_encoder
 
         self.assets = SpaceAssets.load(assets_dir)
         self.models = [m for m in models if m in self.assets.models]

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
-from ..engine.search import build_index
-from ..files import new_sibling, replace_folder
-from ..paths import lookbench_home
-from ..progress import quiet_libraries, stage_bar
-from ..schema import NOISE
+from lookbench.engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
+from lookbench.engine.search import build_index
+from lookbench.files import new_sibling, replace_folder
+from lookbench.paths import lookbench_home
+from lookbench.progress import quiet_libraries, stage_bar
+from lookbench.schema import NOISE
 
 FORMAT = 2
 DEFAULT_MODELS = ("gr-lite-mini", "efficientnet-lite0")
@@ -40,7 +40,7 @@ def _manifest_of(folder: Path) -> dict | None:
 
 def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool = False) -> Path:
     """The assets folder for ``data`` (default: the embedded LookBench-Mini), built or rebuilt if missing or stale."""
-    from ..registry import load_encoder
+    from lookbench.encoders.registry import load_encoder
 
     folder = Path(folder or default_assets_dir()).expanduser()
     manifest = _manifest_of(folder)
@@ -71,7 +71,7 @@ def _thumbnail(blob: bytes, path: Path, box=None, size: int = THUMBNAIL) -> None
 
     from PIL import Image, ImageDraw
 
-    from ..encoders import to_rgb
+    from lookbench.encoders.base import to_rgb
 
     with Image.open(io.BytesIO(blob)) as image:
         image = to_rgb(image)

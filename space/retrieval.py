@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from ..embedding_cache import HASH_BYTES
-from ..engine import check_output, decode, remove_self_matches, search_depth
-from ..filtering import after_mask
-from ..metric.fine_recall.core import GalleryColumns, attribute_differences, score_queries
-from ..schema import NOISE, TEST_SUBSETS, resolve_subset
-from .assets import ANNOTATION, SpaceAssets
+from lookbench.engine.embedding_cache import HASH_BYTES
+from lookbench.engine import check_output, decode, remove_self_matches, search_depth
+from lookbench.filtering import after_mask
+from lookbench.metric.fine_recall.core import GalleryColumns, attribute_differences, score_queries
+from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
+from lookbench.space.assets import ANNOTATION, SpaceAssets
 
 ALL = "all"
 

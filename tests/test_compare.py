@@ -9,7 +9,7 @@ import pytest
 
 import lookbench
 from lookbench.cli import main
-from lookbench.comparison import compare
+from lookbench.results.comparison import compare
 from helpers.engine_data import write_folder
 from helpers.results import synthetic
 

@@ -7,8 +7,8 @@ import torch
 from PIL import Image
 
 from lookbench.cli import main
-from lookbench.encoders import EncoderError, ObjectEncoder, TransformersEncoder, to_rgb
-from lookbench.registry import DEFAULT_MODEL, REGISTRY, load_encoder
+from lookbench.encoders.base import EncoderError, ObjectEncoder, TransformersEncoder, to_rgb
+from lookbench.encoders.registry import DEFAULT_MODEL, REGISTRY, load_encoder
 
 
 def test_models_command_lists_the_registry(capsys):

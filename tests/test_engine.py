@@ -12,7 +12,7 @@ import pytest
 
 import lookbench
 from lookbench.cli import main
-from lookbench.encoders import EncoderError
+from lookbench.encoders.base import EncoderError
 from lookbench.engine import EvaluationError, remove_self_matches, reuse_freed_memory
 
 from helpers.engine_data import CountingEncoder, png, record, tiny_release, write_folder
@@ -154,7 +154,7 @@ def test_corrupted_cache_is_detected_and_recomputed(data, tmp_path, damage):
 
 @pytest.mark.parametrize("damage", ["truncate", "flip-middle", "garbage-between"])
 def test_a_damaged_cache_record_costs_only_its_own_images(data, tmp_path, monkeypatch, damage):
-    from lookbench import embedding_cache
+    from lookbench.engine import embedding_cache
 
     monkeypatch.setattr(embedding_cache, "RECORD_ROWS", 4)  # 19 entries -> records of 4, 4, 4, 4, 3
     reference = lookbench.evaluate(CountingEncoder(), data=data, cache_dir=tmp_path, quiet=True).to_dict()
@@ -288,7 +288,7 @@ def test_encoding_reuses_freed_memory_and_restores_the_allocator():
 def test_overlapped_and_alternating_decoding_give_the_same_embeddings(data, model):
     """The accelerator schedule (decode pool beside the forward passes, batches handed over by ``host_batch``)
     run on this CPU gives bit-identical embeddings to the CPU schedule, for a numpy and a torch model."""
-    from lookbench.registry import load_encoder
+    from lookbench.encoders.registry import load_encoder
     from lookbench.engine import BenchmarkImages, encode_images, load_benchmark
 
     images = BenchmarkImages.of(load_benchmark(data))
@@ -306,7 +306,7 @@ def test_a_torch_model_takes_a_handed_over_tensor_batch_like_an_array():
     """What ``host_batch`` hands over on CUDA (a pinned tensor) reaches the same forward pass as the stacked array."""
     import torch
 
-    from lookbench.registry import load_encoder
+    from lookbench.encoders.registry import load_encoder
 
     encoder = load_encoder("gr-lite-mini")
     rng = np.random.default_rng(0)
@@ -365,7 +365,7 @@ def test_exact_search_in_gallery_blocks_equals_a_flat_index(monkeypatch):
 
 
 def test_compacting_the_cache_keeps_entries_of_other_images(tmp_path):
-    from lookbench.embedding_cache import EmbeddingCache
+    from lookbench.engine.embedding_cache import EmbeddingCache
 
     rng = np.random.default_rng(2)
     other = [bytes([i]) * 16 for i in range(5)]  # another dataset's images, cached earlier

@@ -284,9 +284,9 @@ def crew_neck_run(hits, outfit=None):
 
 
 def test_compute_gives_every_score_its_bootstrap_interval_as_the_engine_draws_it():
-    from lookbench import stats
+    from lookbench.results import stats
     from lookbench.metric.fine_recall.core import score_queries
-    from lookbench.outcomes import Outcomes
+    from lookbench.results.outcomes import Outcomes
 
     hits = np.random.default_rng(7).random(400) < 0.6
     predictions, queries = crew_neck_run(hits)

@@ -19,7 +19,7 @@ from PIL import Image, ImageDraw, ImageFilter
 from safetensors.torch import load_file, save_file
 from transformers import DINOv3ViTModel
 
-from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for, register_auto_classes
 from lookbench.models.gr_lite.convert_gr_lite_checkpoint import convert, main as convert_main
 from lookbench.schema import FEATURES
 
@@ -238,7 +238,7 @@ def test_fresh_process_registration_both_ways(tmp_path):
     with torch.no_grad():
         expected = model(**processor_for(config)([Image.open(p) for p in images], return_tensors="pt")).image_embeds.numpy()
 
-    a = run_python("import lookbench\n" + EMBED_SNIPPET.format(folder=str(folder), kwargs="", images=images, out=str(tmp_path / "a.npy")), tmp_path)
+    a = run_python("from lookbench.models.gr_lite import register_auto_classes\nregister_auto_classes()\n" + EMBED_SNIPPET.format(folder=str(folder), kwargs="", images=images, out=str(tmp_path / "a.npy")), tmp_path)
     assert a.stdout.split() == ["lookbench.models.gr_lite.modeling_gr_lite", "lookbench.models.gr_lite.image_processing_gr_lite", "True"]
     code_b = BLOCK_LOOKBENCH + EMBED_SNIPPET.format(folder=str(folder), kwargs="trust_remote_code=True", images=images, out=str(tmp_path / "b.npy"))
     b = run_python(code_b, tmp_path)
@@ -367,6 +367,7 @@ def test_training_single_process_learns_and_resumes_exactly(tmp_path, train_fold
     # the trained embedding separates the ArcFace classes far better than the same network at random init
     from transformers import AutoImageProcessor, AutoModel
 
+    register_auto_classes()
     model, processor = AutoModel.from_pretrained(final).eval(), AutoImageProcessor.from_pretrained(final)
     torch.manual_seed(0)
     untrained = GrLiteModel(model.config).eval()
@@ -428,7 +429,7 @@ def test_build_labels_gives_arcface_classes_and_per_attribute_targets():
 
 
 def test_teacher_features_are_efficientnet_features_of_exactly_these_images(tmp_path, train_folder):
-    from lookbench.registry import load_encoder
+    from lookbench.encoders.registry import load_encoder
     from lookbench.models.gr_lite import teacher_features
 
     path = tmp_path / "teacher.safetensors"
@@ -520,7 +521,7 @@ def test_distill_weight_per_training_set(tmp_path, train_folder, single_view_fol
 def test_card_names_each_sets_distillation_weight_and_classes(tmp_path):
     """Per-set flags read as prose in the card, one value as a plain number (the committed run's facts, varied)."""
     from lookbench.models.gr_lite.train_gr_lite import write_card
-    from lookbench.registry import gr_lite_mini_folder
+    from lookbench.encoders.registry import gr_lite_mini_folder
 
     facts = json.loads((gr_lite_mini_folder() / "training_summary.json").read_text())
     facts["distillation"] = {**facts["distillation"], "weight": {"mini/train": 100.0, "photos/train": 10.0}}
@@ -633,7 +634,7 @@ def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, tr
     assert summary["architecture"]["width"] == 128 and summary["distillation"]["loss"] == "similarity"
     card = (tmp_path / "run" / "model" / "README.md").read_text()
     assert "Distillation from efficientnet-lite0" in card and f"strict Fine R@1 {validation[-1]['fine_recall@1']}" in card
-    from lookbench.registry import card_training_cutoff
+    from lookbench.encoders.registry import card_training_cutoff
 
     # the card declares the date its training data ends, which `lookbench evaluate --cutoff model` reads
     assert summary["training_cutoff"] == "2025-06-01" == card_training_cutoff(tmp_path / "run" / "model")

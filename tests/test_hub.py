@@ -88,18 +88,19 @@ def test_the_demo_space_carries_the_package_it_imports(hub):
     site-packages lays it out (every mapped folder of setup.cfg), byte for byte."""
     import configparser
 
-    from lookbench.upload_scripts.stage import MAPPED_PACKAGES
+    from lookbench.upload_scripts.stage import mapped_packages
 
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
     mapped = [line.split("=")[1].strip() for line in config["options"]["package_dir"].strip().splitlines()]
-    assert sorted({m.split("/")[0] for m in mapped} - {"lookbench"}) == sorted(MAPPED_PACKAGES)
+    assert sorted({m.split("/")[0] for m in mapped} - {"lookbench"}) == sorted(mapped_packages(ROOT / "lookbench"))
+    assert mapped_packages(ROOT / "tests" / "helpers") == []  # no setup.cfg beside it: an installed package holds them all
     carried = hub / "lookbench/demo/lookbench"
     for source, target in (("lookbench/engine/search.py", "engine/search.py"), ("space/app.py", "space/app.py"),
                            ("metric/fine_recall/fine_recall.py", "metric/fine_recall/fine_recall.py"),
                            ("dataset_builder/mini_taxonomy.json", "dataset_builder/mini_taxonomy.json"),
                            ("models/gr_lite/gr-lite-mini/model.safetensors", "models/gr_lite/gr-lite-mini/model.safetensors"),
-                           ("lookbench/leaderboards/release_v2601.json", "leaderboards/release_v2601.json")):
+                           ("lookbench/leaderboard/published/release_v2601.json", "leaderboard/published/release_v2601.json")):
         assert (carried / target).read_bytes() == (ROOT / source).read_bytes(), target
     assert not list(carried.rglob("__pycache__"))
 

@@ -139,7 +139,7 @@ print(json.dumps({{"model": type(model).__module__, "embeds": embeds.tolist(), "
 def test_3_automodel_from_pretrained_lookbench_gr_lite_mini_word_for_word(venv, mirror, env, tmp_path):
     import datasets
 
-    from lookbench.registry import load_encoder
+    from lookbench.encoders.registry import load_encoder
 
     gallery = datasets.load_dataset(str(mirror / "lookbench"), "RealStudioFlat", split="gallery")
     paths = []

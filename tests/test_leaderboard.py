@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from lookbench.leaderboard import leaderboard, load_reference
+from lookbench.leaderboard.board import leaderboard, load_reference
 
 from helpers.results import synthetic
 
@@ -171,8 +171,8 @@ def test_local_rows_get_bootstrap_intervals_and_paired_groups(tmp_path):
     store = local_store(tmp_path, {"strong": strong, "weak": weak, "twin": twin})
     section = leaderboard(results=store, reference="none").sections[0]
     rows = {r["model"]: r for r in section.rows}
-    from lookbench import stats
-    from lookbench.outcomes import Outcomes
+    from lookbench.results import stats
+    from lookbench.results.outcomes import Outcomes
 
     outcomes = {s: Outcomes.from_json(strong[s]["per_query"], s) for s in SIZES}
     lo, hi = stats.intervals(outcomes)["overall"]["fine_recall@1"]

@@ -8,7 +8,7 @@ import pytest
 
 import lookbench
 from lookbench.cli import main
-from lookbench.store import predictions_folder
+from lookbench.results.store import predictions_folder
 
 from helpers.engine_data import graded_release, write_folder
 

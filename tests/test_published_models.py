@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from lookbench import stats
+from lookbench.results import stats
 import torch
 import torch.nn.functional as F
 from helpers.engine_data import write_folder
@@ -19,9 +19,9 @@ from helpers.raw_release import write_upstream
 from PIL import Image
 
 from lookbench.cli import main
-from lookbench.encoders import EncoderError
-from lookbench.leaderboard import load_reference
-from lookbench.registry import REGISTRY, load_encoder
+from lookbench.encoders.base import EncoderError
+from lookbench.leaderboard.board import load_reference
+from lookbench.encoders.registry import REGISTRY, load_encoder
 
 CLOSED = {"GR-Pro", "Tianmu-MERE"}
 # The upstream harness's get_transform constants, typed from look-bench models/{clip,siglip,dinov2}_model.py.
@@ -216,7 +216,7 @@ def timm_siglip_reference(state: dict, pixels: torch.Tensor, heads: int) -> torc
 def test_open_clip_vit_conversion_reproduces_the_open_clip_forward(tmp_path):
     from transformers import CLIPVisionModelWithProjection
 
-    from lookbench.open_clip_layout import convert_open_clip
+    from lookbench.encoders.open_clip import convert_open_clip
 
     out = convert_open_clip(tiny_marqo_clip(tmp_path / "src"), tmp_path / "out")
     converted = CLIPVisionModelWithProjection.from_pretrained(out).eval()
@@ -230,7 +230,7 @@ def test_open_clip_vit_conversion_reproduces_the_open_clip_forward(tmp_path):
 def test_open_clip_siglip_conversion_reproduces_the_timm_forward(tmp_path):
     from transformers import SiglipVisionModel
 
-    from lookbench.open_clip_layout import convert_open_clip
+    from lookbench.encoders.open_clip import convert_open_clip
 
     converted = SiglipVisionModel.from_pretrained(convert_open_clip(tiny_marqo_siglip(tmp_path / "src"), tmp_path / "out")).eval()
     pixels = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(2))
@@ -241,7 +241,7 @@ def test_open_clip_siglip_conversion_reproduces_the_timm_forward(tmp_path):
 
 
 def test_an_open_clip_checkpoint_with_an_unmapped_vision_key_is_refused(tmp_path):
-    from lookbench.open_clip_layout import convert_open_clip
+    from lookbench.encoders.open_clip import convert_open_clip
     from helpers.hub_cache import write_open_clip
 
     state = {**open_clip_vit_state(), "visual.attn_pool.query": torch.zeros(2)}
@@ -378,7 +378,7 @@ def test_reproduce_on_data_it_cannot_read_fails_once_in_one_line(capsys, hub, tm
 
 
 def test_a_local_run_of_a_published_model_stands_beside_its_published_row(tmp_path):
-    from lookbench.leaderboard import leaderboard
+    from lookbench.leaderboard.board import leaderboard
 
     def result(name, published_name, key, score):
         subsets = {s: {"fine_recall": {"@1": score}, "coarse_recall": {"@1": score}, "ndcg": {"@1": score}, "num_queries": n}
@@ -424,7 +424,7 @@ def test_a_checkpoint_that_does_not_convert_is_one_line_and_leaves_no_folder(hub
 
 def test_an_open_clip_setting_the_conversion_cannot_reproduce_is_refused(tmp_path):
     from helpers.hub_cache import write_open_clip
-    from lookbench.open_clip_layout import convert_open_clip
+    from lookbench.encoders.open_clip import convert_open_clip
 
     cfg = {"embed_dim": 8, "vision_cfg": {"image_size": 224, "layers": 2, "width": 16, "patch_size": 32, "head_width": 8,
                                           "pool_type": "avg"}}

@@ -16,7 +16,7 @@ from PIL import Image
 
 import lookbench
 from lookbench import cli
-from lookbench.per_release import HEADLINE
+from lookbench.results.per_release import HEADLINE
 from helpers.raw_release import write_release
 
 LATER = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
@@ -89,7 +89,7 @@ def test_per_release_scores_recombine_to_the_subset_scores_and_count_the_data(tw
         assert {r: per[r]["num_queries"] for r in releases} == {r: queries["release"].count(r) for r in releases}
         for key in HEADLINE:
             recombined = sum(per[r][key] * per[r]["num_queries"] for r in releases) / scores["num_queries"]
-            # Hits are exact; a query's nDCG is kept to 1e-6 of a fraction in the outcomes (lookbench.outcomes).
+            # Hits are exact; a query's nDCG is kept to 1e-6 of a fraction in the outcomes (lookbench.results.outcomes).
             assert recombined == pytest.approx(scores[key], abs=1e-9 if "recall" in key else 1e-4), (subset, key)
             assert all(lo <= per[r][key] <= hi for r in releases for lo, hi in [result.release_intervals[subset][r][key]])
     overall = result.per_release["overall"]
@@ -128,7 +128,7 @@ def test_per_release_scores_recombine_to_the_subset_scores_and_count_the_data(tw
     assert {n: b["per_release"] for n, b in again.to_dict().items() if n != "provenance"} == {
         n: b["per_release"] for n, b in result.to_dict().items() if n != "provenance"}  # intervals kept to 1e-4
 
-    from lookbench.leaderboard import leaderboard
+    from lookbench.leaderboard.board import leaderboard
 
     row = leaderboard(results=tmp_path, reference="none", by_release=True).sections[0].rows[0]
     assert row["model"].startswith("noisy-mean-colour") and row["training cutoff"] is None

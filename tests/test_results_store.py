@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 import lookbench
-from lookbench import store
+from lookbench.results import store
 from lookbench.cli import main
-from lookbench.encoders import TransformersEncoder
+from lookbench.encoders.base import TransformersEncoder
 from lookbench.engine import EvaluationError
 from lookbench.metric.fine_recall.core import score_retrieval
-from lookbench.registry import REGISTRY, gr_lite_mini_folder, load_encoder
+from lookbench.encoders.registry import REGISTRY, gr_lite_mini_folder, load_encoder
 
 from helpers.engine_data import CountingEncoder, graded_release, write_folder
 

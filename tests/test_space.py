@@ -80,7 +80,7 @@ def _expected_marks(query, items):
 
 
 def test_assets_hold_every_gallery_row_per_model_with_a_manifest(space_assets):
-    from lookbench.registry import load_encoder
+    from lookbench.encoders.registry import load_encoder
     from lookbench.space.assets import SpaceAssets
 
     assets = SpaceAssets.load(space_assets)
@@ -343,7 +343,7 @@ def test_leaderboard_tab_survives_a_bad_store_file(space_app, monkeypatch, tmp_p
     """Case 4, in the Space's tab: a FIFO and a string score in the store are skipped and named, never a hang."""
     import threading
 
-    from lookbench.leaderboard import load_reference
+    from lookbench.leaderboard.board import load_reference
 
     store = tmp_path / "results"
     store.mkdir()

@@ -1,4 +1,4 @@
-"""Intervals and paired tests (lookbench.stats) against computations written out in the test."""
+"""Intervals and paired tests (lookbench.results.stats) against computations written out in the test."""
 from __future__ import annotations
 
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from lookbench import stats
-from lookbench.outcomes import Outcomes
+from lookbench.results import stats
+from lookbench.results.outcomes import Outcomes
 
 K = (1, 5, 10, 20)
 

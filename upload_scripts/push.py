@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lookbench.files import regular_file
 
-from .stage import StagedRepo, Staging, check_namespace
+from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace
 
 LARGE_FOLDER_BYTES = 5 * 1024**3  # above this a dataset goes through upload_large_folder (resumable, many commits)
 HTTP_REASONS = {
@@ -69,15 +69,15 @@ def _tag_plan(repo: StagedRepo, revision: str | None) -> str:
 
 
 def _upload(api, hub: Path, repo: StagedRepo, private: bool, revision: str | None) -> str:
-    import lookbench
+    from lookbench._version import __version__
 
     api.create_repo(repo.repo_id, repo_type=repo.repo_type, space_sdk=repo.space_sdk, private=private, exist_ok=True)
     if revision:
         api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)
     folder, ignore = hub / repo.folder, list(repo.ignore) or None
-    message = f"Upload {repo.repo_id} (lookbench {lookbench.__version__})"
+    message = f"Upload {repo.repo_id} (lookbench {__version__})"
     if repo.releases:
-        message = f"Upload {repo.repo_id}: releases {', '.join(repo.releases)}, data revision {repo.data_revision} (lookbench {lookbench.__version__})"
+        message = f"Upload {repo.repo_id}: releases {', '.join(repo.releases)}, data revision {repo.data_revision} (lookbench {__version__})"
     if repo.repo_type == "dataset" and sum(p.stat().st_size for p in files_of(hub, repo)) > LARGE_FOLDER_BYTES:
         api.upload_large_folder(repo.repo_id, folder, repo_type=repo.repo_type, revision=revision, ignore_patterns=ignore,
                                 private=private)

@@ -24,16 +24,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lookbench.files import new_sibling, replace_folder
-from lookbench.registry import gr_lite_mini_folder
+from lookbench.encoders.registry import gr_lite_mini_folder
 
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
 METRIC_FILES = ("fine_recall.py", "core.py", "README.md", "app.py", "requirements.txt")
 SPACE_FILES = ("app.py", "README.md")
-# The folders setup.cfg maps into the lookbench namespace (package_dir); with lookbench/ itself they are the package
-# the demo Space carries. In a regular install they already lie inside lookbench/.
-MAPPED_PACKAGES = ("dataset_builder", "metric", "models", "space", "upload_scripts")
 # Subpackages of an optional extra the Space does not install (its requirements leave extras out): not carried.
 EXTRA_ONLY = ("mteb",)
 
@@ -226,8 +223,23 @@ def _carry_package(target: Path) -> None:
         return set(ignore(folder, names)) | (set(EXTRA_ONLY) & set(names) if Path(folder) == Path(root) else set())
 
     shutil.copytree(root, target / "lookbench", ignore=ignore_root)
-    for name in MAPPED_PACKAGES:
+    for name in mapped_packages(root):
         shutil.copytree(_package_dir(f"lookbench.{name}"), target / "lookbench" / name, ignore=ignore, dirs_exist_ok=True)
+
+
+def mapped_packages(root: Path) -> list[str]:
+    """The folders setup.cfg's ``package_dir`` maps into the namespace (``lookbench.models`` = ``models``), read from
+    setup.cfg itself — the one list. They lie outside ``lookbench/`` only in a checkout (an editable install), where
+    setup.cfg sits beside it; an installed package already holds them, so there is nothing to add."""
+    import configparser
+
+    setup_cfg = root.parent / "setup.cfg"
+    if not setup_cfg.is_file():
+        return []
+    config = configparser.ConfigParser()
+    config.read(setup_cfg, encoding="utf-8")
+    names = [line.split("=")[0].strip() for line in config["options"]["package_dir"].strip().splitlines()]
+    return [name.split(".")[1] for name in names if name.count(".") == 1]
 
 
 def _space_requirements() -> str:

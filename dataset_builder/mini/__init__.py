@@ -29,13 +29,22 @@ Ground-truth rules (documented once, here; ``plan`` implements them):
 - sizes at ``scale=1``: about 70 queries and 250 gallery rows per test subset, 500 noise rows, ~1900 training
   images; ``scale`` multiplies every count (a subset's corpus, gallery + noise, is about 750·scale rows).
 """
-from .plan import (
-    MAIN_ATTRIBUTE, RELEASES, TAXONOMY, TAXONOMY_PATH, TRAIN_RELEASE, Item, Task, _is_noise_combo, outfit_categories,
-    plan_test, plan_train,
+from lookbench.dataset_builder.mini.plan import (
+    MAIN_ATTRIBUTE,
+    RELEASES,
+    TAXONOMY,
+    TAXONOMY_PATH,
+    TRAIN_RELEASE,
+    Item,
+    Task,
+    _is_noise_combo,
+    outfit_categories,
+    plan_test,
+    plan_train,
 )
-from .garments import ITEM_PX, RAW_PX, render_garment
-from .render import render_outfit, render_view
-from .write import generate_raw_release, write_taxonomy
+from lookbench.dataset_builder.mini.garments import ITEM_PX, RAW_PX, render_garment
+from lookbench.dataset_builder.mini.render import render_outfit, render_view
+from lookbench.dataset_builder.mini.write import generate_raw_release, write_taxonomy
 
 __all__ = [
     "MAIN_ATTRIBUTE", "RELEASES", "TAXONOMY", "TAXONOMY_PATH", "TRAIN_RELEASE", "Item", "Task", "outfit_categories",

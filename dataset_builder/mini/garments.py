@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .plan import Item
+from lookbench.dataset_builder.mini.plan import Item
 
 ITEM_PX = 128  # item images
 RAW_PX = 256  # outfit photos

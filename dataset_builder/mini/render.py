@@ -14,8 +14,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .garments import G, RAW_PX, SS, render_garment
-from .plan import Item
+from lookbench.dataset_builder.mini.garments import G, RAW_PX, SS, render_garment
+from lookbench.dataset_builder.mini.plan import Item
 
 # --------------------------------------------------------------------------------------------- views
 def _place(garment: Image.Image, size: int, center, scale, angle=0.0, flip=False, squash=1.0, shear=0.0, pivot=(G / 2, G / 2)):

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .plan import STREAMS, TAXONOMY, Task, plan_test, plan_train
-from .render import render_outfit, render_view
+from lookbench.dataset_builder.mini.plan import STREAMS, TAXONOMY, Task, plan_test, plan_train
+from lookbench.dataset_builder.mini.render import render_outfit, render_view
 
 
 def write_taxonomy(path) -> Path:

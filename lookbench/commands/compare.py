@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    from lookbench.comparison import FORMATS, METRICS
+    from lookbench.results.comparison import FORMATS, METRICS
 
     cp = sub.add_parser("compare", help="paired difference A − B of two results on the same data and queries, with "
                                         "95%% intervals, exact McNemar / bootstrap p-values and Holm across subsets")
@@ -21,7 +21,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from lookbench.comparison import compare, label, read_result, render
+    from lookbench.results.comparison import compare, label, read_result, render
 
     a, b = read_result(args.a), read_result(args.b)
     rows = compare(a, b, args.metric, args.k)

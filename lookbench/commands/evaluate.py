@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lookbench.options import INDEXES, MODES, PRECISIONS
+from lookbench.settings import INDEXES, MODES, PRECISIONS
 
 
 def register(sub) -> None:
@@ -45,7 +45,7 @@ def register(sub) -> None:
 def run_evaluate(args) -> int:
     """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
     from lookbench.engine import evaluate
-    from lookbench.store import default_root
+    from lookbench.results.store import default_root
 
     if args.results and not args.save:
         raise ValueError("--results names a store to save in and --no-save says not to save: give one of them")

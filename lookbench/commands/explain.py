@@ -36,7 +36,7 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
 
     from lookbench.engine.predictions import read
     from lookbench.schema import resolve_subset
-    from lookbench.store import predictions_folder, read_json
+    from lookbench.results.store import predictions_folder, read_json
 
     try:
         provenance = read_json(result)["provenance"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    from lookbench.leaderboard import FORMATS, METRICS, references
+    from lookbench.leaderboard.board import FORMATS, METRICS, references
 
     lb = sub.add_parser("leaderboard", help="rank stored results beside the published leaderboard, per comparable group")
     lb.add_argument("--results", type=Path, help="the results store to read (default: $HF_HOME/lookbench/results)")
@@ -28,8 +28,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from lookbench.leaderboard import GROUPS_NOTE, leaderboard, terminal_safe
-    from lookbench.store import default_root
+    from lookbench.leaderboard.board import GROUPS_NOTE, leaderboard, terminal_safe
+    from lookbench.results.store import default_root
 
     board = leaderboard(results=args.results or default_root(), reference=args.reference, metric=args.metric,
                         k=args.k, subset=args.subset, by_release=args.by_release)

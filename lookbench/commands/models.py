@@ -30,7 +30,7 @@ def _shown(row: dict) -> dict:
 
 
 def run_models(args) -> int:
-    from lookbench.registry import describe_models, find
+    from lookbench.encoders.registry import describe_models, find
 
     rows = describe_models()
     if args.name:

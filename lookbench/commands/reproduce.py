@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lookbench.options import PRECISIONS
+from lookbench.settings import PRECISIONS
 
 
 def register(sub) -> None:
@@ -28,8 +28,8 @@ def register(sub) -> None:
 
 
 def run_reproduce(args) -> int:
-    from lookbench.reproduce import reproduce
-    from lookbench.store import default_root
+    from lookbench.leaderboard.reproduce import reproduce
+    from lookbench.results.store import default_root
 
     out = reproduce(args.data, args.models, reference=args.reference, metric=args.metric, k=args.k,
                     distractors=args.distractors, trust_remote_code=args.trust_remote_code,

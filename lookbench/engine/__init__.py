@@ -5,7 +5,7 @@ and hashes their bytes → ``encode`` makes one ``Embeddings`` matrix of every d
 decode schedule from ``runtime``) → ``scoring`` searches each ``SubsetTask`` (``search``: faiss, noise merge,
 self-match removal) and scores it with the metric's ``score_retrieval`` → ``results`` holds the
 ``EvaluationResult``. ``check_options`` runs first, so a bad option fails before anything is loaded. With a
-results store (``lookbench.store``), an identical stored evaluation is returned before ``images``; ``predictions``
+results store (``lookbench.results.store``), an identical stored evaluation is returned before ``images``; ``predictions``
 saves the rankings. The Space, the benchmarks and the tests use these stages directly.
 """
 from __future__ import annotations
@@ -15,24 +15,24 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import stats, store
-from ..files import new_sibling
-from ..registry import load_encoder
-from ..filtering import parse_cutoff
-from ..metric.fine_recall.core import MODES, combine_subsets
-from ..options import INDEXES, PRECISIONS
-from ..per_release import per_release
-from ..progress import quiet_libraries, stage_bar
-from .data import Benchmark, DataSource, load_benchmark, resolve_data
-from .encode import Embeddings, EncodeStats, check_output, encode_images
-from . import predictions
-from .errors import EvaluationError
-from .images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
-from .results import EvaluationResult
-from .runtime import Processes, Schedule, reuse_freed_memory
-from .scoring import Split, SubsetScore, SubsetTask, score_subsets
-from .search import Hits, Ranking, merge_noise, remove_self_matches, search, search_depth
-from .timings import StageTimes
+from lookbench.results import stats, store
+from lookbench.files import new_sibling
+from lookbench.encoders.registry import load_encoder
+from lookbench.filtering import parse_cutoff
+from lookbench.metric.fine_recall.core import MODES, combine_subsets
+from lookbench.settings import INDEXES, PRECISIONS
+from lookbench.results.per_release import per_release
+from lookbench.progress import quiet_libraries, stage_bar
+from lookbench.engine.data import Benchmark, DataSource, load_benchmark, resolve_data
+from lookbench.engine.encode import Embeddings, EncodeStats, check_output, encode_images
+from lookbench.engine import predictions
+from lookbench.errors import EvaluationError
+from lookbench.engine.images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
+from lookbench.engine.results import EvaluationResult
+from lookbench.engine.runtime import Processes, Schedule, reuse_freed_memory
+from lookbench.engine.scoring import Split, SubsetScore, SubsetTask, score_subsets
+from lookbench.engine.search import Hits, Ranking, merge_noise, remove_self_matches, search, search_depth
+from lookbench.engine.timings import StageTimes
 
 __all__ = [
     "Benchmark", "BenchmarkImages", "DataSource", "Decoded", "Embeddings", "EncodeStats", "EvaluationError", "EvaluationResult",
@@ -90,7 +90,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     with ``encode(list_of_PIL_images) -> (n, d) array`` and ``name``. ``data``: a folder from ``lookbench build``,
     a Hub dataset id, a published ``srpone/look-bench`` snapshot, or ``None`` for the embedded LookBench-Mini.
     ``cutoff`` keeps only queries time-stamped after it (contamination-aware evaluation); ``"model"`` takes the
-    model's declared training cutoff. ``results_dir``: a results store (``lookbench.store``) to write the result
+    model's declared training cutoff. ``results_dir``: a results store (``lookbench.results.store``) to write the result
     into; an identical stored evaluation is returned instead of recomputed unless ``overwrite``.
     ``save_predictions`` also writes every query's top gallery rows as Parquet beside the result. ``quiet``
     shows no progress bar; ``verbose`` also shows the libraries' own bars and logging. ``trust_remote_code`` lets a
@@ -211,7 +211,7 @@ def _planned(encoder, bench: Benchmark, results_dir, settings: store.Settings) -
 def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings, scored: dict,
                 processes: Processes, settings: store.Settings, *, wall_time_s) -> dict:
     """What makes the scores reproducible: versions, data revision, model fingerprint, settings and counts."""
-    import lookbench
+    from lookbench._version import __version__
 
     stats = embeddings.stats
     counts = {
@@ -227,7 +227,7 @@ def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: 
     }
     return {
         "result_format": store.RESULT_FORMAT,
-        "lookbench_version": lookbench.__version__,
+        "lookbench_version": __version__,
         "dataset": bench.provenance,
         "model": {"name": encoder.name, **encoder.provenance, "fingerprint": encoder.fingerprint,
                   "training_cutoff": encoder.training_cutoff,

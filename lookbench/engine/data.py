@@ -10,11 +10,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import folder_revision
-from ..paths import lookbench_home, looks_like_hub_id, split_revision
-from ..schema import NOISE, TEST_SUBSETS, resolve_subset
-from ..metric.fine_recall.core import RECORD_FIELDS
-from .errors import EvaluationError
+from lookbench.files import folder_revision
+from lookbench.paths import lookbench_home, looks_like_hub_id, split_revision
+from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
+from lookbench.metric.fine_recall.core import RECORD_FIELDS
+from lookbench.errors import EvaluationError
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Benchmark:
 
     def count_after(self, model_cutoff) -> None:
         """Record per subset how many queries lie after the model's declared training cutoff (``None``: undeclared)."""
-        from ..filtering import after_mask
+        from lookbench.filtering import after_mask
 
         for name, queries in self.all_queries.items():
             after = None if model_cutoff is None else int(after_mask(queries, model_cutoff).sum())
@@ -169,7 +169,7 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = Tru
 
     ``progress`` (a tqdm bar) advances once per loaded config.
     """
-    from ..filtering import filter_after
+    from lookbench.filtering import filter_after
 
     loader = _Loader(resolve_data(data))
     label = loader.source.label

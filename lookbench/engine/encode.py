@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..embedding_cache import EmbeddingCache
-from ..encoders import Encoder, EncoderError
-from ..paths import lookbench_home
-from .errors import EvaluationError
-from .images import ImageSource, decode
-from .runtime import Processes, Schedule, reuse_freed_memory
+from lookbench.engine.embedding_cache import EmbeddingCache
+from lookbench.encoders.base import Encoder, EncoderError
+from lookbench.paths import lookbench_home
+from lookbench.errors import EvaluationError
+from lookbench.engine.images import ImageSource, decode
+from lookbench.engine.runtime import Processes, Schedule, reuse_freed_memory
 
 
 @dataclass

@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from PIL import Image
 
-from ..embedding_cache import HASH_BYTES
-from ..encoders import Encoder, as_batch
-from ..schema import NOISE
-from .errors import EvaluationError
+from lookbench.engine.embedding_cache import HASH_BYTES
+from lookbench.encoders.base import Encoder, as_batch
+from lookbench.schema import NOISE
+from lookbench.errors import EvaluationError
 
 
 @dataclass

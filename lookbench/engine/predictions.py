@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metric.fine_recall.core import GalleryColumns, score_queries
-from .scoring import Split, SubsetScore, SubsetTask
+from lookbench.metric.fine_recall.core import GalleryColumns, score_queries
+from lookbench.engine.scoring import Split, SubsetScore, SubsetTask
 
 _ANNOTATION = ("category", "main_attribute", "attributes")
 
@@ -82,7 +82,7 @@ def read(path: Path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..files import regular_file
+    from lookbench.files import regular_file
 
     try:
         table = pq.read_table(regular_file(path))
@@ -105,8 +105,8 @@ def read_saved(result_json: Path, provenance: dict) -> dict:
     ``ValueError`` naming the file when one is missing or damaged, so it is never reused."""
     import datasets
 
-    from ..schema import SUBSETS
-    from ..store import predictions_folder
+    from lookbench.schema import SUBSETS
+    from lookbench.results.store import predictions_folder
 
     saved = provenance.get("saved_predictions") or []
     if not isinstance(saved, list) or not all(isinstance(name, str) and name in SUBSETS for name in saved):

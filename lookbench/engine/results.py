@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..outcomes import Outcomes
+from lookbench.results.outcomes import Outcomes
 
 # The table's columns, most wanted first: as many as the terminal's width allows are shown, in this order; every
 # score and interval is in results.json.
@@ -23,8 +23,8 @@ _COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG
 
 def _after(releases: list[str], cutoff) -> set[str]:
     """The releases whose snapshot date lies after a declared training cutoff (none when it is undeclared)."""
-    from ..filtering import to_utc
-    from ..schema import release_date
+    from lookbench.filtering import to_utc
+    from lookbench.schema import release_date
 
     return set() if cutoff is None else {r for r in releases if release_date(r) > to_utc(cutoff)}
 
@@ -92,9 +92,9 @@ class EvaluationResult:
     """Scores per subset and overall (percent), and the provenance that makes them reproducible.
 
     ``outcomes``: per subset each query's outcome; ``intervals``: per subset and ``overall`` the 95 % interval of
-    every score (``{"fine_recall@1": (lo, hi)}``, ``lookbench.stats``). ``per_release`` and ``release_intervals``:
+    every score (``{"fine_recall@1": (lo, hi)}``, ``lookbench.results.stats``). ``per_release`` and ``release_intervals``:
     the same, per subset and ``overall``, of the headline scores on each release's queries (``{release: {...}}``,
-    ``lookbench.per_release``; the gallery is whole). ``stored``: the results-store file it was
+    ``lookbench.results.per_release``; the gallery is whole). ``stored``: the results-store file it was
     written to or read from (``reused`` when an identical stored evaluation was returned instead of recomputed);
     ``notes``: what the user should know about the store; ``rankings``: per subset the saved ranking (a
     ``datasets.Dataset``) when predictions were asked for.
@@ -129,7 +129,7 @@ class EvaluationResult:
     def to_dict(self) -> dict:
         """Leaderboard shape: subset → metric → "@K" → percent, with ``ci95`` (metric → "@K" → [lo, hi]) beside
         the scores, ``per_release`` (release → the headline scores, ``num_queries`` and ``ci95`` in the same shape)
-        and, per subset, ``per_query`` (``lookbench.outcomes``); plus "overall" and "provenance"."""
+        and, per subset, ``per_query`` (``lookbench.results.outcomes``); plus "overall" and "provenance"."""
         out = {}
         for name, scores in [*self.subsets.items(), ("overall", self.overall)]:
             out[name] = _leaderboard(scores)
@@ -202,13 +202,13 @@ class EvaluationResult:
         import json
         import shutil
 
-        from .. import store
-        from ..files import new_sibling, replace_folder
+        from lookbench.results import store
+        from lookbench.files import new_sibling, replace_folder
 
         text = json.dumps(self.to_dict(), indent=2, default=str)
         folder = store.predictions_folder(path)
         if self.rankings:
-            from .predictions import write
+            from lookbench.engine.predictions import write
 
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             staged = new_sibling(folder, "writing", folder=True)
@@ -267,7 +267,7 @@ class EvaluationResult:
 
 def _save(fig, path: Path) -> Path:
     """A PNG written whole beside ``path`` and then moved into place (a failed write leaves the old plot)."""
-    from ..files import replacing
+    from lookbench.files import replacing
 
     with replacing(path) as tmp:
         fig.savefig(tmp, dpi=100, format="png")

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metric.fine_recall.core import DEFAULT_K, RECORD_FIELDS, GalleryColumns, score_queries, summarise
-from ..outcomes import Outcomes
-from .encode import Embeddings
-from .errors import EvaluationError
-from .images import ImageSource
-from .search import merge_noise, remove_self_matches, search, search_depth
-from .timings import StageTimes
+from lookbench.metric.fine_recall.core import DEFAULT_K, RECORD_FIELDS, GalleryColumns, score_queries, summarise
+from lookbench.results.outcomes import Outcomes
+from lookbench.engine.encode import Embeddings
+from lookbench.errors import EvaluationError
+from lookbench.engine.images import ImageSource
+from lookbench.engine.search import merge_noise, remove_self_matches, search, search_depth
+from lookbench.engine.timings import StageTimes
 
 
 @dataclass

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..options import INDEXES
-from .errors import EvaluationError
+from lookbench.settings import INDEXES
+from lookbench.errors import EvaluationError
 
 
 @dataclass

@@ -11,9 +11,9 @@ try:
 except ImportError as err:  # pragma: no cover - depends on the installation
     raise ModuleNotFoundError("lookbench.mteb needs mteb: pip install torch==2.13.0 'lookbench[mteb]'") from err
 
-from .export import export_result, to_task_result
-from .model import LookBenchMtebModel, as_mteb_model
-from .tasks import LookBenchRetrieval, lookbench_tasks, task_name
+from lookbench.mteb.export import export_result, to_task_result
+from lookbench.mteb.model import LookBenchMtebModel, as_mteb_model
+from lookbench.mteb.tasks import LookBenchRetrieval, lookbench_tasks, task_name
 
 __all__ = ["LookBenchMtebModel", "LookBenchRetrieval", "as_mteb_model", "export_result", "lookbench_tasks",
            "task_name", "to_task_result"]

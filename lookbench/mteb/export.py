@@ -13,9 +13,9 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from ..engine.errors import EvaluationError
-from ..engine.results import EvaluationResult
-from .tasks import LANGUAGES, SPLIT, task_name
+from lookbench.errors import EvaluationError
+from lookbench.engine.results import EvaluationResult
+from lookbench.mteb.tasks import LANGUAGES, SPLIT, task_name
 
 COUNTS = ("num_queries", "num_outfits", "gallery_size", "self_matches_removed")
 
@@ -65,7 +65,7 @@ def to_task_result(result: dict):
 
 def export_result(result_path, out) -> Path:
     """Write ``<out>/<task name>.json`` (mteb's ``TaskResult.to_disk``) for the result JSON at ``result_path``."""
-    from ..store import read_json
+    from lookbench.results.store import read_json
 
     try:
         result = read_json(result_path)

@@ -4,7 +4,7 @@ prompt_type=…)`` and a filled ``ModelMeta``.
 docs/architecture.md §5. The images of a batch go through the engine's own encode stage (``encode_images``): the
 encoder's ``preprocess`` turns every PIL mode into RGB with the engine's ``to_rgb``, output is checked as the
 engine checks it, and vectors are stored by image content hash — in the persistent embedding cache
-(``lookbench/embedding_cache.py``, shared with ``lookbench evaluate``) and in this wrapper's memory. So the noise
+(``lookbench/engine/embedding_cache.py``, shared with ``lookbench evaluate``) and in this wrapper's memory. So the noise
 gallery, which is in every subset's corpus, is encoded once for all subsets (mteb's own cache wrapper is not
 used: it keys by task and prompt type, so it would not share the noise across them).
 """
@@ -16,10 +16,10 @@ import numpy as np
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 
-from ..encoders import Encoder, TorchEncoder
-from ..registry import load_encoder
-from ..engine.encode import encode_images
-from ..engine.images import ImageSource
+from lookbench.encoders.base import Encoder, TorchEncoder
+from lookbench.encoders.registry import load_encoder
+from lookbench.engine.encode import encode_images
+from lookbench.engine.images import ImageSource
 
 
 def _image_dataset(inputs):
@@ -104,7 +104,7 @@ def as_mteb_model(model=None, *, device: str | None = None, precision: str = "fp
                   use_cache: bool = True) -> LookBenchMtebModel:
     """``model`` as ``lookbench evaluate --model`` takes it (a registered name, a transformers folder or Hub id, or
     an object with ``encode(list_of_PIL)`` and ``name``), wrapped for ``mteb.evaluate``."""
-    from ..registry import DEFAULT_MODEL, REGISTRY
+    from lookbench.encoders.registry import DEFAULT_MODEL, REGISTRY
 
     model = DEFAULT_MODEL if model is None else model
     encoder = load_encoder(model, device=device, precision=precision)

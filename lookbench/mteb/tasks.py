@@ -25,13 +25,13 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.types import Licenses
 
-from ..engine import check_options
-from ..engine.data import load_benchmark, resolve_data
-from ..engine.errors import EvaluationError
-from ..engine.images import BenchmarkImages
-from ..metric.fine_recall.core import RECORD_FIELDS, GalleryColumns, score_queries
-from ..metric.fine_recall.fine_recall import _CITATION
-from ..paths import lookbench_home
+from lookbench.engine import check_options
+from lookbench.engine.data import load_benchmark, resolve_data
+from lookbench.errors import EvaluationError
+from lookbench.engine.images import BenchmarkImages
+from lookbench.metric.fine_recall.core import RECORD_FIELDS, GalleryColumns, score_queries
+from lookbench.metric.fine_recall.fine_recall import _CITATION
+from lookbench.paths import lookbench_home
 
 SPLIT = "test"
 LANGUAGES = ["zxx-Zxxx"]  # images: no linguistic content (mteb's code for it)

@@ -1,13 +1,14 @@
 """GR-Lite for LookBench: configuration, model, processor, checkpoint conversion and training recipe."""
-from .configuration_gr_lite import PRESETS, GrLiteConfig
-from .image_processing_gr_lite import GrLiteImageProcessor
-from .modeling_gr_lite import GrLiteModel, GrLiteModelOutput, GrLitePreTrainedModel
+from lookbench.models.gr_lite.configuration_gr_lite import PRESETS, GrLiteConfig
+from lookbench.models.gr_lite.image_processing_gr_lite import GrLiteImageProcessor
+from lookbench.models.gr_lite.modeling_gr_lite import GrLiteModel, GrLiteModelOutput, GrLitePreTrainedModel
 
 
 def register_auto_classes() -> None:
     """Make AutoConfig / AutoModel / AutoImageProcessor resolve model_type "gr_lite" without remote code.
 
-    Idempotent: `import lookbench` calls it, and calling it again is harmless.
+    Explicit, not on import: `from transformers import AutoModel` costs about twice `import torch, transformers`, so
+    only what loads a GR-Lite folder (the encoders, or a user) pays for it. Idempotent.
     """
     from transformers import AutoConfig, AutoImageProcessor, AutoModel
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import datasets
 
-from lookbench.cli import report_errors
+from lookbench.errors import report_errors
 
 
 def fingerprints(ds: datasets.Dataset) -> tuple[set[str], set[str]]:

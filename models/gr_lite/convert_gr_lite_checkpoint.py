@@ -18,10 +18,10 @@ from pathlib import Path
 
 import torch
 
-from lookbench.cli import report_errors
+from lookbench.errors import report_errors
 
-from . import GrLiteConfig, GrLiteModel, processor_for
-from .configuration_gr_lite import PRESETS
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteModel, processor_for
+from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
 
 _BLOCK = re.compile(r"^layer\.(\d+)\.")
 # Wrappers that training scripts commonly put around a state dict in a .pt file.

@@ -14,10 +14,10 @@ import json
 import sys
 from pathlib import Path
 
-from lookbench.cli import report_errors
+from lookbench.errors import report_errors
 
-from . import GrLiteModel, processor_for, teacher_features
-from .train_gr_lite import TrainData
+from lookbench.models.gr_lite import GrLiteModel, processor_for, teacher_features
+from lookbench.models.gr_lite.train_gr_lite import TrainData
 
 
 def run_args(run: Path, distractors: str | None) -> argparse.Namespace:

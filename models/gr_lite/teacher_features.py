@@ -27,7 +27,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from tqdm.auto import tqdm
 
-from lookbench.cli import report_errors
+from lookbench.errors import report_errors
 
 TEACHER = "efficientnet-lite0"
 
@@ -40,7 +40,7 @@ def image_hashes(ds: datasets.Dataset) -> np.ndarray:
 
 def compute(ds: datasets.Dataset, batch_size: int = 64) -> np.ndarray:
     """(rows × 1280) float32, L2-normalised teacher features, in row order."""
-    from lookbench.registry import load_encoder
+    from lookbench.encoders.registry import load_encoder
 
     teacher = load_encoder(TEACHER, device="cpu")
     images = ds.select_columns(["image"])
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> Path:
     p.add_argument("--output", required=True, help="the .safetensors file to write")
     p.add_argument("--batch-size", type=int, default=64)
     args = p.parse_args(argv)
-    from .train_gr_lite import load_train_split
+    from lookbench.models.gr_lite.train_gr_lite import load_train_split
 
     ds = load_train_split(args.data, args.data_config, args.split)
     out = Path(args.output)

@@ -42,12 +42,19 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers.image_transforms import convert_to_rgb
 
-from lookbench.cli import report_errors
+from lookbench.errors import report_errors
 from lookbench.dataset_builder import fashion_mnist
 from lookbench.schema import NOISE
 
-from . import GrLiteConfig, GrLiteModel, GrLiteImageProcessor, holdout, processor_for, teacher_features
-from .configuration_gr_lite import PRESETS
+from lookbench.models.gr_lite import (
+    GrLiteConfig,
+    GrLiteModel,
+    GrLiteImageProcessor,
+    holdout,
+    processor_for,
+    teacher_features,
+)
+from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
 
 CARD_TEMPLATE = Path(__file__).with_name("model_card_template.md")
 

@@ -194,7 +194,7 @@ FAMILIES = {
 def cache_family(cache: Path, name: str, work: Path) -> str:
     """The tiny model of registry entry ``name`` in ``cache`` at the entry's pinned commit (else TEST_HEAD as main);
     returns the commit."""
-    from lookbench.registry import REGISTRY
+    from lookbench.encoders.registry import REGISTRY
 
     meta = REGISTRY[name]
     commit = meta.hub_revision or TEST_HEAD

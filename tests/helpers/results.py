@@ -7,7 +7,7 @@ import numpy as np
 
 from lookbench.engine.results import EvaluationResult
 from lookbench.metric.fine_recall.core import combine_subsets, summarise
-from lookbench.outcomes import Outcomes
+from lookbench.results.outcomes import Outcomes
 
 K = (1, 5, 10, 20)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .leaderboard import METRICS, entry_from_result, interval, load_reference
-from .registry import BY_PUBLISHED_NAME, find
+from lookbench.leaderboard.board import METRICS, entry_from_result, interval, load_reference
+from lookbench.encoders.registry import BY_PUBLISHED_NAME, find
 
 
 @dataclass
@@ -78,9 +78,9 @@ def reproduce(data=None, models=None, *, reference: str = "release_v2601", metri
               distractors: bool = True, trust_remote_code: bool = False, results_dir=None, **evaluate_options) -> Reproduction:
     """Run each model (default: every registered published model) in leaderboard mode on ``data`` (default: the
     published ``srpone/look-bench`` snapshot) and pair its overall score with the published one."""
-    from .engine import evaluate
-    from .engine.errors import EvaluationError
-    from .encoders import EncoderError
+    from lookbench.engine import evaluate
+    from lookbench.errors import EvaluationError
+    from lookbench.encoders.base import EncoderError
 
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
@@ -89,7 +89,7 @@ def reproduce(data=None, models=None, *, reference: str = "release_v2601", metri
     by_name = {e.model: e for e in published}
     metas = [find(m) for m in (models or published_models(reference))]
     if any(m.status()[0] for m in metas):
-        from .engine.data import load_benchmark
+        from lookbench.engine.data import load_benchmark
 
         # Data that cannot be read fails here once, in one line, not once per model (the runs reuse datasets' cache).
         load_benchmark(data, None, None, distractors)

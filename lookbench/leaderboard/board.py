@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .metric.fine_recall.core import combine_subsets
-from .schema import RELEASE_PATTERN, TEST_SUBSETS, resolve_subset
+from lookbench.metric.fine_recall.core import combine_subsets
+from lookbench.schema import RELEASE_PATTERN, TEST_SUBSETS, resolve_subset
 
 METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
 GROUPS_NOTE = ("ci95: the 95% interval of the ranked score (bootstrap of the stored per-query outcomes; a published row's "
@@ -31,7 +31,7 @@ _PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_rec
 
 def references() -> list[str]:
     """Names of the published leaderboards shipped with the package (e.g. ``release_v2601``)."""
-    folder = resources.files("lookbench") / "leaderboards"
+    folder = resources.files("lookbench.leaderboard") / "published"
     return sorted(p.name[: -len(".json")] for p in folder.iterdir() if p.name.endswith(".json"))
 
 
@@ -81,9 +81,9 @@ class Entry:
         return combine_subsets(flat)[f"{metric}@{k}"] if flat else None
 
     def outcomes(self, names) -> dict | None:
-        """The per-query outcomes of the subsets ``names`` (``lookbench.outcomes``), or ``None`` when any of them
+        """The per-query outcomes of the subsets ``names`` (``lookbench.results.outcomes``), or ``None`` when any of them
         has none (a published row, or a result written before they were kept)."""
-        from .outcomes import Outcomes
+        from lookbench.results.outcomes import Outcomes
 
         if any(not isinstance(self.subsets.get(s, {}).get("per_query"), dict) for s in names):
             return None
@@ -105,7 +105,7 @@ class Entry:
 
 def load_reference(name: str = "release_v2601") -> tuple[list[Entry], str]:
     """The published leaderboard ``name`` as entries, with its source line."""
-    path = resources.files("lookbench") / "leaderboards" / f"{name}.json"
+    path = resources.files("lookbench.leaderboard") / "published" / f"{name}.json"
     if not path.is_file():
         raise ValueError(f"Unknown published leaderboard {name!r}; shipped: {', '.join(references())}")
     raw = json.loads(path.read_text())
@@ -194,10 +194,10 @@ def entry_from_result(result: dict, origin: str) -> Entry:
 def load_store(root) -> tuple[list[Entry], list[str]]:
     """Every result JSON under a results store, and one line per file that is skipped and why.
 
-    Each file is read as ``lookbench.store.read_json`` reads one (inside the store, regular, size-capped,
+    Each file is read as ``lookbench.results.store.read_json`` reads one (inside the store, regular, size-capped,
     non-blocking, depth-checked), so no single file can stop, hang or corrupt the table."""
-    from .files import contained_file
-    from .store import read_json
+    from lookbench.files import contained_file
+    from lookbench.results.store import read_json
 
     entries, skipped = [], []
     root = Path(root)
@@ -296,8 +296,8 @@ class Leaderboard:
         import matplotlib
         from matplotlib.figure import Figure
 
-        from .filtering import to_utc
-        from .schema import release_date
+        from lookbench.filtering import to_utc
+        from lookbench.schema import release_date
 
         sections = [s for s in self.sections if s.releases]
         fig = Figure(figsize=(9, 4 * len(sections)))
@@ -371,7 +371,7 @@ def _render_section(section: Section, fmt: str) -> str:
 
 def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
     """For each full-data entry, the entry of the same model and data measured after the model's declared cutoff."""
-    from .store import normalise_cutoff
+    from lookbench.results.store import normalise_cutoff
 
     def cut(value):
         try:
@@ -394,7 +394,7 @@ def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
 def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str], value, queries: int):
     """(ci95, how it was computed) of one row's ranked score: the bootstrap of its stored per-query outcomes, else
     (published rows) a Wilson interval from the score and the query count, marked approximate."""
-    from . import stats
+    from lookbench.results import stats
 
     outcomes = entry.outcomes(names)
     if outcomes is not None:
@@ -410,7 +410,7 @@ def _rank_groups(ranked: list[tuple[dict, Entry]], score_name: str, key: str, na
     """Number the rank groups, best first: a row joins the group of the row that opened it unless the data can tell
     the two apart — by the paired test of ``lookbench compare`` (p < 0.05) when both have per-query outcomes on the
     same queries, else by their 95 % intervals not overlapping. A row with no score has no group."""
-    from .comparison import paired_p, same_queries
+    from lookbench.results.comparison import paired_p, same_queries
 
     group, leader = 0, None
     for row, entry in ranked:

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .files import read_regular, regular_file, replacing
-from .paths import lookbench_home
+from lookbench.files import read_regular, regular_file, replacing
+from lookbench.paths import lookbench_home
 
 # A store file is read only when it is a regular file of at most this size, nested at most this deep.
 MAX_RESULT_BYTES = 16 * 1024 * 1024
@@ -103,7 +103,7 @@ class Identity:
 
 def normalise_cutoff(cutoff) -> str | None:
     """The one spelling of a cutoff: a release name as it is, a date as UTC ISO 8601."""
-    from .filtering import parse_cutoff
+    from lookbench.filtering import parse_cutoff
 
     parsed = None if cutoff is None else parse_cutoff(cutoff)
     return parsed if parsed is None or isinstance(parsed, str) else parsed.isoformat()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .metric.fine_recall.core import query_scores
+from lookbench.metric.fine_recall.core import query_scores
 
 _DIGITS = 6  # nDCG and AP are stored to 1e-6 (of a fraction), far below any interval
 

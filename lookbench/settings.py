@@ -5,7 +5,7 @@ imports neither datasets nor evaluate. docs/architecture.md §5.
 """
 from __future__ import annotations
 
-from .metric.fine_recall.core import MODES
+from lookbench.metric.fine_recall.core import MODES
 
 INDEXES = ("flat", "hnsw")  # exact faiss knn (IndexFlatIP for the Space) or IndexHNSWFlat (approximate), both cosine
 PRECISIONS = ("fp32", "bf16")

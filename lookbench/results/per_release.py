@@ -1,17 +1,17 @@
 """Scores per release: each subset's queries split by the snapshot they belong to; the gallery is always whole.
 
 Whether a model scores worse on snapshots newer than its training data is the contamination signal LookBench is
-built on. The split is of the per-query outcomes every result keeps (``lookbench.outcomes``), so a release's
-scores are means over its queries, its intervals are ``lookbench.stats.intervals`` of those queries, and the
+built on. The split is of the per-query outcomes every result keeps (``lookbench.results.outcomes``), so a release's
+scores are means over its queries, its intervals are ``lookbench.results.stats.intervals`` of those queries, and the
 releases recombine, query-weighted, to the subset's score. Numpy only (docs/architecture.md §5).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import stats
-from .metric.fine_recall.core import combine_subsets
-from .outcomes import Outcomes
+from lookbench.results import stats
+from lookbench.metric.fine_recall.core import combine_subsets
+from lookbench.results.outcomes import Outcomes
 
 # The headline scores a result carries per release (every score stays in the subset's own block).
 HEADLINE = ("fine_recall@1", "fine_recall@5", "fine_recall@10", "fine_recall@20", "coarse_recall@1", "ndcg@5")

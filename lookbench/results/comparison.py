@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import stats
-from .outcomes import Outcomes
-from .schema import TEST_SUBSETS
-from .store import normalise_cutoff
+from lookbench.results import stats
+from lookbench.results.outcomes import Outcomes
+from lookbench.schema import TEST_SUBSETS
+from lookbench.results.store import normalise_cutoff
 
 METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
 FORMATS = ("table", "json")

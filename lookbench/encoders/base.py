@@ -1,4 +1,4 @@
-"""Image encoders behind one interface; the registry of named models (``lookbench.registry``) builds them.
+"""Image encoders behind one interface; the registry of named models (``lookbench.encoders.registry``) builds them.
 
 An encoder splits its work in two so the engine can schedule them: ``preprocess(PIL) -> np.ndarray`` runs in
 worker threads (PIL and numpy release the GIL), ``encode_batch(inputs) -> (n, d) float32`` runs the forward pass
@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .files import hash_files
-from .options import PRECISIONS
-from .paths import split_revision
+from lookbench.files import hash_files
+from lookbench.settings import PRECISIONS
+from lookbench.paths import split_revision
 
 
 class EncoderError(ValueError):
@@ -185,7 +185,7 @@ def card_training_cutoff(folder) -> str | None:
     """``training_cutoff:`` from the YAML of a model folder's README.md (its model card), or ``None``."""
     from huggingface_hub import metadata_load
 
-    from .filtering import to_utc
+    from lookbench.filtering import to_utc
 
     card = Path(folder) / "README.md"
     value = (metadata_load(card) or {}).get("training_cutoff") if card.is_file() else None
@@ -200,7 +200,11 @@ def card_training_cutoff(folder) -> str | None:
 
 def needs_remote_code(folder: Path) -> bool:
     """A config whose ``model_type`` neither transformers nor lookbench registers: only its own code loads it."""
-    from transformers import CONFIG_MAPPING  # importing it registers GR-Lite (lookbench.auto_classes)
+    from transformers import CONFIG_MAPPING
+
+    from lookbench.models.gr_lite import register_auto_classes
+
+    register_auto_classes()  # GR-Lite is a known model type, not remote code
 
     config = json.loads((folder / "config.json").read_text())
     return bool(config.get("auto_map")) and config.get("model_type") not in CONFIG_MAPPING
@@ -213,7 +217,11 @@ class TransformersEncoder(TorchEncoder):
     def __init__(self, source: str, meta=None, trust_remote_code: bool = False, snapshot: tuple[Path, str] | None = None):
         """``meta``: the registry entry when the model is a registered one (its name, width, preprocessing);
         ``snapshot``: its folder and commit sha when the registry resolved them (e.g. a converted checkpoint)."""
-        from transformers import AutoConfig, AutoImageProcessor  # GR-Lite joins them (lookbench.auto_classes)
+        from transformers import AutoConfig, AutoImageProcessor
+
+        from lookbench.models.gr_lite import register_auto_classes
+
+        register_auto_classes()  # a GR-Lite folder loads with the package's classes
 
         folder, revision = snapshot or resolve_model_folder(source)
         self.folder, self.source, self.trust_remote_code = folder, source, trust_remote_code
@@ -248,7 +256,7 @@ class TransformersEncoder(TorchEncoder):
             "weights_sha256": self.fingerprint.split(":")[1],
             "model_type": config.model_type,
         }
-        if getattr(meta, "published_name", None):  # its row in the published leaderboard (lookbench.leaderboard)
+        if getattr(meta, "published_name", None):  # its row in the published leaderboard (lookbench.leaderboard.board)
             self.provenance["published_name"] = meta.published_name
 
     def _load(self):

@@ -26,10 +26,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
-from . import encoders
-from .encoders import Encoder, EncoderError, ObjectEncoder, SquareTransform, TransformersEncoder, card_training_cutoff
-from .files import count_parameters, hash_files
-from .paths import lookbench_home, looks_like_hub_id
+from lookbench.encoders import base as encoders
+from lookbench.encoders.base import (
+    Encoder,
+    EncoderError,
+    ObjectEncoder,
+    SquareTransform,
+    TransformersEncoder,
+    card_training_cutoff,
+)
+from lookbench.files import count_parameters, hash_files
+from lookbench.paths import lookbench_home, looks_like_hub_id
 
 # The model `lookbench evaluate` uses when none is given: GR-Lite-mini, trained and committed under models/gr_lite.
 DEFAULT_MODEL = "gr-lite-mini"
@@ -73,7 +80,7 @@ class ModelMeta:
     hub_revision: str | None = None
     transform: SquareTransform | None = None
     output: str | None = None  # "image_features", "pooler" or "cls"
-    convert: str | None = None  # "gr-lite", "open_clip" (lookbench.open_clip_layout)
+    convert: str | None = None  # "gr-lite", "open_clip" (lookbench.encoders.open_clip)
     remote_code: bool = False
     requires: tuple[str, ...] = ()
     declared_parameters: int | None = None
@@ -170,7 +177,7 @@ def _hub_encoder(meta: ModelMeta, trust_remote_code: bool) -> TransformersEncode
 
 def _converted(meta: ModelMeta, snapshot: Path, sha: str) -> Path:
     """The snapshot converted to a transformers folder, once per commit, under ``$HF_HOME/lookbench/converted-models``."""
-    from .files import replace_folder
+    from lookbench.files import replace_folder
 
     target = lookbench_home() / "converted-models" / meta.hub_id.replace("/", "--") / sha
     if (target / "config.json").is_file():
@@ -180,7 +187,7 @@ def _converted(meta: ModelMeta, snapshot: Path, sha: str) -> Path:
     staged.mkdir(parents=True)
     try:
         if meta.convert == "open_clip":
-            from .open_clip_layout import convert_open_clip
+            from lookbench.encoders.open_clip import convert_open_clip
 
             convert_open_clip(snapshot, staged)
         else:
@@ -197,8 +204,8 @@ def _convert_gr_lite(meta: ModelMeta, snapshot: Path, output: Path) -> None:
     config.json states win over the gr-lite preset's. The folder keeps the preset's 336 px (GrLiteConfig wants a
     multiple of the patch size); the entry's transform feeds the harness's 518 px, of which the patch embedding
     uses the first 512 rows and columns, as in the harness."""
-    from .models.gr_lite import GrLiteConfig
-    from .models.gr_lite.convert_gr_lite_checkpoint import PRESETS, convert
+    from lookbench.models.gr_lite import GrLiteConfig
+    from lookbench.models.gr_lite.convert_gr_lite_checkpoint import PRESETS, convert
 
     checkpoints = [p for kind in ("*.safetensors", "*.pt", "*.pth", "*.bin") for p in sorted(snapshot.glob(kind))]
     if not checkpoints:

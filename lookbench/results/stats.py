@@ -14,8 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .metric.fine_recall import core
-from .outcomes import Outcomes
+from lookbench.metric.fine_recall import core
+from lookbench.results.outcomes import Outcomes
 
 RESAMPLES = core.RESAMPLES
 SEED = 0

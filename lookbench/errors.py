@@ -1,0 +1,34 @@
+"""The library's error type and the one way a failure reaches a user: one line naming its cause, never a traceback.
+
+A leaf: the engine, the commands and the model scripts import it, and it imports nothing of lookbench."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable
+
+
+class EvaluationError(ValueError):
+    """Bad input or unusable model output; the message names the subset, row, item id or model at fault."""
+
+
+def report_errors(prog: str, run: Callable[[], object]) -> int:
+    """Run a command so that a failure reaches the user as one line naming its cause, not as a traceback; the
+    exit code is the command's own when it returns one. Shared by `lookbench` and the model scripts."""
+    try:
+        result = run()
+        return result if isinstance(result, int) else 0
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `lookbench leaderboard | head`: the reader has gone; end quietly, as SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
+        return 141
+    except (ValueError, OSError) as err:  # bad input: the message names the file, row, id or model at fault
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:  # a failure inside torch/transformers/faiss: still one line (LOOKBENCH_DEBUG=1 for the traceback)
+        if os.environ.get("LOOKBENCH_DEBUG") == "1":
+            raise
+        print(f"{prog}: error: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
