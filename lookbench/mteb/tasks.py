@@ -6,7 +6,7 @@ corpus marks every fine hit of the chosen mode, relevance 1. Nothing else is jud
 ``hit_rate_at_K`` (trec_eval's ``success``) counts any judgement of 1 or more as a hit, and then it is exactly
 LookBench's Fine Recall@K. So mteb's ``ndcg_at_K`` is the *binary* nDCG of fine hits (ideal: as many fine hits as
 the corpus holds, up to K), not LookBench's nDCG@K, which grades every same-category item by attribute overlap
-|A_q ∩ A_i| / |A_q|; the two differ (tests/test_mteb.py shows by how much on LookBench-Mini). A query with no fine
+|A_q ∩ A_i| / |A_q|; the two differ (tests/mteb/test_mteb.py shows by how much on LookBench-Mini). A query with no fine
 hit in its corpus keeps one judgement of 0, so that mteb scores it as a miss instead of dropping it.
 
 A gallery image byte-identical to its query is dropped, as the engine drops it (``engine/search.py``): every

@@ -1,1 +1,1 @@
-"""Builders of small offline releases and encoders shared by the tests (imported as ``helpers.*``)."""
+"""Builders of small offline releases and encoders shared by the tests (imported as ``tests.helpers.*``)."""

@@ -8,7 +8,7 @@ import pytest
 
 from lookbench.leaderboard.board import leaderboard, load_reference
 
-from helpers.results import synthetic
+from tests.helpers.results import synthetic
 
 
 def result(model: str, fine: dict, *, name="LookBench-Mini", revision="local-abc", key=None, mode="strict", cutoff=None,

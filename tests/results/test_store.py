@@ -19,7 +19,7 @@ from lookbench.engine import EvaluationError
 from lookbench.metric.fine_recall.core import score_retrieval
 from lookbench.encoders.registry import REGISTRY, gr_lite_mini_folder, load_encoder
 
-from helpers.engine_data import CountingEncoder, graded_release, write_folder
+from tests.helpers.engine_data import CountingEncoder, graded_release, write_folder
 
 
 @pytest.fixture(scope="module")

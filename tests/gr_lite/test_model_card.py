@@ -14,7 +14,7 @@ import pytest
 from lookbench.cli import main
 from lookbench.leaderboard.board import entry_from_result
 
-CARD = Path(__file__).resolve().parent.parent / "models" / "gr_lite" / "gr-lite-mini" / "README.md"
+CARD = Path(__file__).resolve().parents[2] / "models" / "gr_lite" / "gr-lite-mini" / "README.md"
 ROW = "GR-Lite-mini (this model)"
 OVERALL = {"Fine R@1": ("fine_recall", "@1"), "Fine R@5": ("fine_recall", "@5"), "Fine R@10": ("fine_recall", "@10"),
            "Fine R@20": ("fine_recall", "@20"), "Coarse R@1": ("coarse_recall", "@1"), "nDCG@5": ("ndcg", "@5")}

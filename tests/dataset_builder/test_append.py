@@ -13,7 +13,7 @@ import yaml
 
 from lookbench import cli
 from lookbench.files import folder_revision
-from helpers.raw_release import write_release
+from tests.helpers.raw_release import write_release
 
 LATER = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
 CONFIGS = ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise")

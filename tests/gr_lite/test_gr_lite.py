@@ -249,7 +249,7 @@ def test_fresh_process_registration_both_ways(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "a.npy"), expected, atol=1e-6)
 
 
-GR_LITE_DIR = Path(__file__).resolve().parent.parent / "models" / "gr_lite"
+GR_LITE_DIR = Path(__file__).resolve().parents[2] / "models" / "gr_lite"
 CODE_FILES = ("configuration_gr_lite.py", "modeling_gr_lite.py", "image_processing_gr_lite.py")
 
 

@@ -2,7 +2,7 @@
 import pytest
 
 import lookbench
-from helpers.raw_release import write_upstream
+from tests.helpers.raw_release import write_upstream
 
 
 def test_evaluate_reads_the_published_layout(tmp_path):

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from huggingface_hub import metadata_load
 
-from helpers.fake_hub import FakeHub
+from tests.helpers.fake_hub import FakeHub
 from lookbench.upload_scripts.stage import MANIFEST, Staging, stage
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "hf_fakeTokenForTheLoopbackHub0123456789"
 REPOS = {"lookbench/lookbench": "dataset", "lookbench/fine_recall": "space", "lookbench/gr-lite-mini": "model",
          "lookbench/demo": "space"}
@@ -160,7 +160,7 @@ def test_the_model_card_carries_its_results_as_model_index(hub):
 
 
 def test_staging_real_data_keeps_the_lookbench_labels(tmp_path):
-    from helpers.raw_release import write_release
+    from tests.helpers.raw_release import write_release
 
     from lookbench.dataset_builder import build_release
 
@@ -338,7 +338,7 @@ def test_stage_names_the_releases_and_the_data_revision_it_carries(hub):
 
 
 def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachable(tmp_path):
-    from helpers.raw_release import write_release
+    from tests.helpers.raw_release import write_release
     from lookbench.cli import main
 
     data = tmp_path / "data" / "lookbench"
@@ -390,7 +390,7 @@ def test_a_manifest_with_bad_release_data_is_refused_before_any_request(hub, tmp
 
 
 def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path):
-    from helpers.raw_release import write_release
+    from tests.helpers.raw_release import write_release
     from lookbench.cli import main
 
     data = tmp_path / "lookbench"

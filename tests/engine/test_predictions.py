@@ -10,7 +10,7 @@ import lookbench
 from lookbench.cli import main
 from lookbench.results.store import predictions_folder
 
-from helpers.engine_data import graded_release, write_folder
+from tests.helpers.engine_data import graded_release, write_folder
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from lookbench.cli import main
 
-from helpers.engine_data import tiny_release, write_folder
+from tests.helpers.engine_data import tiny_release, write_folder
 
 # A model that cannot be loaded: every check below must fail first, with its own message.
 NO_MODEL = "no-such-model"

@@ -14,7 +14,7 @@ from PIL import Image
 
 from lookbench import cli
 from lookbench.dataset_builder import ValidationError, build_release, sources
-from helpers.raw_release import DELETE, bomb_png, edit_rows, garment_png, write_release, write_upstream
+from tests.helpers.raw_release import DELETE, bomb_png, edit_rows, garment_png, write_release, write_upstream
 
 FLAT = "RealStudioFlat"
 

@@ -17,7 +17,7 @@ from PIL import Image
 import lookbench
 from lookbench import cli
 from lookbench.results.per_release import HEADLINE
-from helpers.raw_release import write_release
+from tests.helpers.raw_release import write_release
 
 LATER = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
 
@@ -159,7 +159,7 @@ class KnowsOneRelease:
 
 
 def test_perfect_on_one_release_and_random_on_another_shows_exactly_that_split(tmp_path):
-    from helpers.engine_data import PRODUCTS, png, record, write_folder
+    from tests.helpers.engine_data import PRODUCTS, png, record, write_folder
     from lookbench.metric.fine_recall.core import score_retrieval
 
     def row(i, seed, release, day):

@@ -11,7 +11,7 @@ import lookbench
 from lookbench.engine import Hits, merge_noise, search_depth
 from lookbench.metric.fine_recall.core import DEFAULT_K, RECORD_FIELDS, score_retrieval
 
-from helpers.engine_data import CountingEncoder, graded_release, write_folder
+from tests.helpers.engine_data import CountingEncoder, graded_release, write_folder
 
 
 def colour_embedding(blob: bytes) -> np.ndarray:

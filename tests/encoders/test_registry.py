@@ -12,10 +12,10 @@ import pytest
 from lookbench.results import stats
 import torch
 import torch.nn.functional as F
-from helpers.engine_data import write_folder
-from helpers.hub_cache import (TEST_HEAD, cache_family, open_clip_siglip_state, open_clip_vit_state, put_snapshot,
+from tests.helpers.engine_data import write_folder
+from tests.helpers.hub_cache import (TEST_HEAD, cache_family, open_clip_siglip_state, open_clip_vit_state, put_snapshot,
                                tiny_clip, tiny_marqo_clip, tiny_marqo_siglip, with_processor)
-from helpers.raw_release import write_upstream
+from tests.helpers.raw_release import write_upstream
 from PIL import Image
 
 from lookbench.cli import main
@@ -143,7 +143,7 @@ def test_converted_checkpoints_are_cached_per_commit(hub, tmp_path):
     from safetensors.torch import load_file
     from transformers import DINOv3ViTConfig, DINOv3ViTModel
 
-    from helpers.hub_cache import GR_LITE_TINY
+    from tests.helpers.hub_cache import GR_LITE_TINY
     from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
 
     published = load_file(str(hub / "models--srpone--gr-lite" / "snapshots" / TEST_HEAD / "model.safetensors"))
@@ -242,7 +242,7 @@ def test_open_clip_siglip_conversion_reproduces_the_timm_forward(tmp_path):
 
 def test_an_open_clip_checkpoint_with_an_unmapped_vision_key_is_refused(tmp_path):
     from lookbench.encoders.open_clip import convert_open_clip
-    from helpers.hub_cache import write_open_clip
+    from tests.helpers.hub_cache import write_open_clip
 
     state = {**open_clip_vit_state(), "visual.attn_pool.query": torch.zeros(2)}
     cfg = {"embed_dim": 8, "vision_cfg": {"image_size": 224, "layers": 2, "width": 16, "patch_size": 32, "head_width": 8}}
@@ -408,7 +408,7 @@ def test_a_local_run_of_a_published_model_stands_beside_its_published_row(tmp_pa
 
 
 def test_a_checkpoint_that_does_not_convert_is_one_line_and_leaves_no_folder(hub, tmp_path):
-    from helpers.hub_cache import GR_LITE_TINY, tiny_gr_lite_published
+    from tests.helpers.hub_cache import GR_LITE_TINY, tiny_gr_lite_published
 
     source = tiny_gr_lite_published(tmp_path / "src")
     (source / "config.json").write_text(json.dumps({**GR_LITE_TINY, "hidden_size": 32}))  # the weights are 16 wide
@@ -423,7 +423,7 @@ def test_a_checkpoint_that_does_not_convert_is_one_line_and_leaves_no_folder(hub
 
 
 def test_an_open_clip_setting_the_conversion_cannot_reproduce_is_refused(tmp_path):
-    from helpers.hub_cache import write_open_clip
+    from tests.helpers.hub_cache import write_open_clip
     from lookbench.encoders.open_clip import convert_open_clip
 
     cfg = {"embed_dim": 8, "vision_cfg": {"image_size": 224, "layers": 2, "width": 16, "patch_size": 32, "head_width": 8,

@@ -22,7 +22,7 @@ def test_models_command_lists_the_registry(capsys):
 
 def test_registry_entries_build_their_encoders_and_count_their_parameters():
     """Name and width come from the entry; parameter counts read from weight-file headers equal the models'. (The
-    Hub entries are built from a fake hub cache in tests/test_published_models.py.)"""
+    Hub entries are built from a fake hub cache in tests/encoders/test_registry.py.)"""
     for meta in (m for m in REGISTRY.values() if m.build is not None):
         encoder = meta.build(meta)
         assert (encoder.name, encoder.embed_dim) == (meta.name, meta.embed_dim)

@@ -10,8 +10,8 @@ import pytest
 import lookbench
 from lookbench.cli import main
 from lookbench.results.comparison import compare
-from helpers.engine_data import write_folder
-from helpers.results import synthetic
+from tests.helpers.engine_data import write_folder
+from tests.helpers.results import synthetic
 
 
 def exact_mcnemar(b, c):

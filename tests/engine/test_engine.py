@@ -15,9 +15,9 @@ from lookbench.cli import main
 from lookbench.encoders.base import EncoderError
 from lookbench.engine import EvaluationError, remove_self_matches, reuse_freed_memory
 
-from helpers.engine_data import CountingEncoder, png, record, tiny_release, write_folder
+from tests.helpers.engine_data import CountingEncoder, png, record, tiny_release, write_folder
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 UNIQUE_IMAGES = 19  # 11 + 6 subset images + 4 noise, minus the two byte copies of RealStudioFlat query 0
 
 
@@ -122,9 +122,9 @@ def test_object_without_revision_is_not_cached(data, tmp_path):
 def test_killed_run_resumes_with_only_missing_images(data, tmp_path):
     script = (
         "import sys; sys.path.insert(0, %r)\n"
-        "import lookbench\nfrom helpers.engine_data import CountingEncoder\n"
+        "import lookbench\nfrom tests.helpers.engine_data import CountingEncoder\n"
         "lookbench.evaluate(CountingEncoder(fail_after=2), data=%r, cache_dir=%r, batch_size=4, quiet=True, workers=1)\n"
-    ) % (str(Path(__file__).parent), str(data), str(tmp_path))
+    ) % (str(Path(__file__).resolve().parents[2]), str(data), str(tmp_path))
     proc = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), capture_output=True, text=True)
     assert proc.returncode == -9, proc.stderr  # SIGKILLed in the third forward pass
     resumed = CountingEncoder()

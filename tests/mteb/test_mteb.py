@@ -24,7 +24,7 @@ from lookbench.metric.fine_recall.core import DEFAULT_K
 from lookbench.schema import TEST_SUBSETS
 from tests.helpers.engine_data import CountingEncoder, graded_release, png, tiny_release, write_folder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_mteb(model, tasks, cache=None):
