@@ -1,7 +1,7 @@
-"""The choices ``lookbench evaluate`` offers, each declared once, importable without torch, datasets or faiss.
+"""Every run setting in one place: its choices and its default, the leaderboard's metrics and its default reference.
 
-The scoring modes are the metric's ``MODES``, read from its numpy core (``metric/fine_recall/core.py``), which
-imports neither datasets nor evaluate. docs/architecture.md §5.
+Importable without torch, datasets or faiss (the CLI's ``--help`` reads it). The scoring modes are the metric's
+``MODES``, read from its numpy core, which imports neither datasets nor evaluate. docs/architecture.md §5.
 """
 from __future__ import annotations
 
@@ -10,4 +10,15 @@ from lookbench.metric.fine_recall.core import MODES
 INDEXES = ("flat", "hnsw")  # exact faiss knn (IndexFlatIP for the Space) or IndexHNSWFlat (approximate), both cosine
 PRECISIONS = ("fp32", "bf16")
 
-__all__ = ["INDEXES", "MODES", "PRECISIONS"]
+DEFAULT_MODE = "strict"  # the paper's Fine Recall: same category and every annotated attribute
+DEFAULT_INDEX = "flat"  # exact search
+DEFAULT_PRECISION = "fp32"
+DEFAULT_DISTRACTORS = True  # the shared noise gallery joins every subset's gallery, as the paper evaluates
+
+# The leaderboard's metric names → the result's score keys.
+METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
+# The published leaderboard shipped as data (lookbench/leaderboard/published/<name>.json) that results are ranked beside.
+DEFAULT_REFERENCE = "release_v2601"
+
+__all__ = ["DEFAULT_DISTRACTORS", "DEFAULT_INDEX", "DEFAULT_MODE", "DEFAULT_PRECISION", "DEFAULT_REFERENCE", "INDEXES",
+           "METRICS", "MODES", "PRECISIONS"]
