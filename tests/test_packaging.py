@@ -87,3 +87,18 @@ def test_import_lookbench_is_the_library_beside_a_dataset_folder_named_lookbench
     assert proc.returncode == 0, proc.stderr[-2000:]
     where, evaluate_callable = proc.stdout.split()
     assert where.endswith("lookbench/__init__.py") and not where.startswith(str(tmp_path)) and evaluate_callable == "True"
+
+
+def test_setup_cfg_lists_every_package_folder():
+    """setup.cfg is the one list of packages: every folder of the namespace that holds an ``__init__.py`` is in
+    ``packages =`` (a missing one would be left out of the wheel), and every listed one exists."""
+    import configparser
+
+    from tests.helpers.import_graph import modules, package_dirs
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg", encoding="utf-8")
+    listed = config["options"]["packages"].split()
+    found = [name for name, path in modules(ROOT).items() if path.name == "__init__.py"]
+    assert sorted(listed) == sorted(found)
+    assert set(package_dirs(ROOT)) <= set(listed)

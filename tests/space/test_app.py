@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lookbench.metric.fine_recall.core import score_retrieval
+from lookbench.metric.fine_recall.bootstrap import score_retrieval
 from lookbench.space.app import REFUSED
 
 CAPTION = re.compile(r"^#(\d+) · (-?\d\.\d{3}) · ([^·]+) · ([^·]+?)( · (fine ✓|coarse ✓|✗))?$")
@@ -343,7 +343,7 @@ def test_leaderboard_tab_survives_a_bad_store_file(space_app, monkeypatch, tmp_p
     """Case 4, in the Space's tab: a FIFO and a string score in the store are skipped and named, never a hang."""
     import threading
 
-    from lookbench.leaderboard.board import load_reference
+    from lookbench.leaderboard.load import load_reference
 
     store = tmp_path / "results"
     store.mkdir()
@@ -375,7 +375,7 @@ def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space
     import time
     import urllib.request
 
-    prepare = subprocess.run([sys.executable, "-m", "lookbench.space.prepare", "--assets", str(space_assets)],
+    prepare = subprocess.run([sys.executable, "-m", "lookbench", "demo", "--prepare", "--assets", str(space_assets)],
                              capture_output=True, text=True, timeout=300)
     assert prepare.returncode == 0 and prepare.stdout.strip() == f"assets: {space_assets}"
     assert "Preparing" not in prepare.stdout + prepare.stderr  # fresh assets: nothing rebuilt
