@@ -180,9 +180,9 @@ def evaluate(model: str, data: str, cache: str) -> tuple[float, float, dict]:
 
 def build_published() -> str:
     from lookbench.dataset_builder import build_release
-    from lookbench.paths import lookbench_home
+    from lookbench.paths import bench_dir
 
-    out = lookbench_home() / "bench" / "mini-scale9-noise13"
+    out = bench_dir() / "mini-scale9-noise13"
     if not (out / "README.md").is_file():
         build_release("mini", out, scale=9, noise_scale=13)
     return str(out)
@@ -204,7 +204,7 @@ def main():
         print(json.dumps({"pipeline": child_pipeline, "search": child_search, "startup": child_startup}[mode](*rest)))
         return
 
-    from lookbench.encoders.registry import REGISTRY
+    from lookbench.encoders.entries import REGISTRY
 
     data = args.data or build_published()
     shape = shapes(data)  # also prepares the datasets Arrow cache every process below reads

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from lookbench.encoders.registry import gr_lite_mini_folder
+from lookbench.encoders.entries import gr_lite_mini_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = gr_lite_mini_folder().relative_to(ROOT)  # the editable install's committed folder

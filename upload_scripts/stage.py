@@ -24,12 +24,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lookbench.files import new_sibling, replace_folder
-from lookbench.encoders.registry import gr_lite_mini_folder
+from lookbench.encoders.entries import gr_lite_mini_folder
 
 MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
-METRIC_FILES = ("fine_recall.py", "core.py", "README.md", "app.py", "requirements.txt")
+METRIC_FILES = ("fine_recall.py", "records.py", "judging.py", "bootstrap.py", "README.md", "app.py", "requirements.txt")
 SPACE_FILES = ("app.py", "README.md")
 # Subpackages of an optional extra the Space does not install (its requirements leave extras out): not carried.
 EXTRA_ONLY = ("mteb",)

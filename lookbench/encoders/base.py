@@ -1,4 +1,4 @@
-"""Image encoders behind one interface; the registry of named models (``lookbench.encoders.registry``) builds them.
+"""Image encoders behind one interface; the registered models (``lookbench.encoders.entries``) are built from them.
 
 An encoder splits its work in two so the engine can schedule them: ``preprocess(PIL) -> np.ndarray`` runs in
 worker threads (PIL and numpy release the GIL), ``encode_batch(inputs) -> (n, d) float32`` runs the forward pass
@@ -17,8 +17,8 @@ import numpy as np
 from PIL import Image
 
 from lookbench.files import hash_files
-from lookbench.settings import PRECISIONS
 from lookbench.paths import split_revision
+from lookbench.settings import DEFAULT_PRECISION, PRECISIONS
 
 
 class EncoderError(ValueError):
@@ -68,7 +68,7 @@ class Encoder:
         """A stacked batch as ``encode_batch`` wants it handed over; runs in a decode thread (the default: as is)."""
         return batch
 
-    def to(self, device: str | None = None, precision: str = "fp32") -> "Encoder":
+    def to(self, device: str | None = None, precision: str = DEFAULT_PRECISION) -> "Encoder":
         """Place the model; encoders without torch weights ignore it."""
         return self
 
@@ -84,7 +84,7 @@ class TorchEncoder(Encoder):
     """Shared device / precision handling: inference mode, optional bf16 autocast, float32 numpy out."""
 
     device = "cpu"
-    precision = "fp32"
+    precision = DEFAULT_PRECISION
     _module = None
 
     @property
@@ -97,7 +97,7 @@ class TorchEncoder(Encoder):
     def _load(self):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def to(self, device=None, precision="fp32"):
+    def to(self, device=None, precision=DEFAULT_PRECISION):
         import torch
 
         if precision not in PRECISIONS:
@@ -216,7 +216,7 @@ class TransformersEncoder(TorchEncoder):
 
     def __init__(self, source: str, meta=None, trust_remote_code: bool = False, snapshot: tuple[Path, str] | None = None):
         """``meta``: the registry entry when the model is a registered one (its name, width, preprocessing);
-        ``snapshot``: its folder and commit sha when the registry resolved them (e.g. a converted checkpoint)."""
+        ``snapshot``: its folder and commit sha when ``convert.hub_snapshot`` resolved them (maybe converted)."""
         from transformers import AutoConfig, AutoImageProcessor
 
         from lookbench.models.gr_lite import register_auto_classes
@@ -256,7 +256,7 @@ class TransformersEncoder(TorchEncoder):
             "weights_sha256": self.fingerprint.split(":")[1],
             "model_type": config.model_type,
         }
-        if getattr(meta, "published_name", None):  # its row in the published leaderboard (lookbench.leaderboard.board)
+        if getattr(meta, "published_name", None):  # its row in the published leaderboard (lookbench.leaderboard.load)
             self.provenance["published_name"] = meta.published_name
 
     def _load(self):

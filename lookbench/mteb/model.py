@@ -20,6 +20,7 @@ from lookbench.encoders.base import Encoder, TorchEncoder
 from lookbench.encoders.registry import load_encoder
 from lookbench.engine.encode import encode_images
 from lookbench.engine.images import ImageSource
+from lookbench.settings import DEFAULT_PRECISION
 
 
 def _image_dataset(inputs):
@@ -100,11 +101,11 @@ class LookBenchMtebModel(AbsEncoder):
         return np.stack([self.vectors[h] for h in source.hashes])
 
 
-def as_mteb_model(model=None, *, device: str | None = None, precision: str = "fp32", cache_dir=None,
+def as_mteb_model(model=None, *, device: str | None = None, precision: str = DEFAULT_PRECISION, cache_dir=None,
                   use_cache: bool = True) -> LookBenchMtebModel:
     """``model`` as ``lookbench evaluate --model`` takes it (a registered name, a transformers folder or Hub id, or
     an object with ``encode(list_of_PIL)`` and ``name``), wrapped for ``mteb.evaluate``."""
-    from lookbench.encoders.registry import DEFAULT_MODEL, REGISTRY
+    from lookbench.encoders.entries import DEFAULT_MODEL, REGISTRY
 
     model = DEFAULT_MODEL if model is None else model
     encoder = load_encoder(model, device=device, precision=precision)

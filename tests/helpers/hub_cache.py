@@ -97,8 +97,8 @@ GR_LITE_TINY = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2, n
 
 
 def tiny_gr_lite_published(out: Path) -> Path:
-    """srpone/gr-lite's layout: a DINOv3 ViT state dict with blocks named ``layer.N.*`` (DESIGN §1), and a config
-    stating the backbone sizes."""
+    """srpone/gr-lite's layout: a DINOv3 ViT state dict with blocks named ``layer.N.*`` (what
+    ``convert_gr_lite_checkpoint`` reads), and a config stating the backbone sizes."""
     from transformers import DINOv3ViTConfig, DINOv3ViTModel
 
     from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
@@ -194,7 +194,7 @@ FAMILIES = {
 def cache_family(cache: Path, name: str, work: Path) -> str:
     """The tiny model of registry entry ``name`` in ``cache`` at the entry's pinned commit (else TEST_HEAD as main);
     returns the commit."""
-    from lookbench.encoders.registry import REGISTRY
+    from lookbench.encoders.entries import REGISTRY
 
     meta = REGISTRY[name]
     commit = meta.hub_revision or TEST_HEAD
