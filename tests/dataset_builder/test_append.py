@@ -13,9 +13,9 @@ import yaml
 
 from lookbench import cli
 from lookbench.files import folder_revision
+from tests.helpers.raw_build import LATER
 from tests.helpers.raw_release import write_release
 
-LATER = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
 CONFIGS = ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise")
 
 

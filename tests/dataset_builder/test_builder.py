@@ -13,14 +13,9 @@ import lookbench
 from lookbench import cli
 from lookbench.dataset_builder import SourceError, ValidationError, build_release
 from lookbench.dataset_builder.sources import parse_attributes
-from tests.helpers.raw_release import write_release, write_upstream
+from tests.helpers.raw_release import write_upstream
 
 OFFLINE = {k: os.environ[k] for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_HOME")}
-
-
-@pytest.fixture
-def release(tmp_path):
-    return write_release(tmp_path / "raw")
 
 
 def load_split(folder: Path, config: str, split: str):

@@ -16,11 +16,6 @@ from tests.helpers.engine_data import tiny_release, write_folder
 NO_MODEL = "no-such-model"
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    return write_folder(tmp_path_factory.mktemp("tiny") / "lookbench")
-
-
 def evaluate_error(capsys, *argv) -> str:
     assert main(["evaluate", "--model", NO_MODEL, "--quiet", *argv]) == 2
     err = capsys.readouterr().err

@@ -9,7 +9,9 @@ from PIL import Image
 
 import lookbench
 from lookbench.engine import Hits, merge_noise, search_depth
-from lookbench.metric.fine_recall.core import DEFAULT_K, RECORD_FIELDS, score_retrieval
+from lookbench.metric.fine_recall.bootstrap import score_retrieval
+from lookbench.metric.fine_recall.judging import DEFAULT_K
+from lookbench.metric.fine_recall.records import RECORD_FIELDS
 
 from tests.helpers.engine_data import CountingEncoder, graded_release, write_folder
 
@@ -75,7 +77,7 @@ def test_search_depth_covers_every_copy_of_the_query_image():
 def test_galleries_factorised_once_and_joined_score_as_the_concatenated_dataset():
     import datasets
 
-    from lookbench.metric.fine_recall.core import GalleryColumns
+    from lookbench.metric.fine_recall.records import GalleryColumns
 
     release = graded_release()
     _, rankings = brute_force(release, "RealStudioFlat", "strict")

@@ -73,6 +73,15 @@ def tiny_release() -> dict:
     }
 
 
+# The distinct images of tiny_release(): 11 + 6 subset images + 4 noise, minus the two byte copies of RealStudioFlat query 0
+UNIQUE_IMAGES = 19
+
+
+def scores(result: dict) -> dict:
+    """A result dict without its provenance: what two runs of one evaluation must agree on."""
+    return {k: v for k, v in result.items() if k != "provenance"}
+
+
 def write_folder(out: Path, release: dict | None = None) -> Path:
     """DIR/<Config>/<split>-00000-of-00001.parquet + README.md with YAML `configs:`, like `lookbench build`."""
     release = release or tiny_release()

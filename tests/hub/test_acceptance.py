@@ -48,7 +48,8 @@ def venv(tmp_path_factory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory) -> dict:
-    """DESIGN's offline variables (inherited from conftest), the project HF_HOME, a datasets cache of this module's own."""
+    """The offline variables of docs/architecture.md §6 (inherited from conftest), the project HF_HOME, a datasets
+    cache of this module's own."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["HF_DATASETS_CACHE"] = str(tmp_path_factory.mktemp("datasets-cache"))
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "GRADIO_ANALYTICS_ENABLED", "HF_HUB_DISABLE_TELEMETRY"):

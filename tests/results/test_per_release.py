@@ -1,6 +1,5 @@
-"""Releases in evaluation (issue 23): `--cutoff <release>` keeps the queries of later releases, and every result
-scores each release's queries apart (the gallery whole), on a folder that holds two snapshots because the second
-was appended with `lookbench build --append`."""
+"""Scores per release (lookbench.results.per_release, issue 23): every result scores each release's queries apart,
+the gallery whole; on a folder that holds two snapshots because the second was appended with `lookbench build --append`."""
 from __future__ import annotations
 
 import datetime as dt
@@ -15,54 +14,15 @@ import pytest
 from PIL import Image
 
 import lookbench
-from lookbench import cli
 from lookbench.results.per_release import HEADLINE
-from tests.helpers.raw_release import write_release
 
-LATER = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
+from tests.helpers.raw_build import build_two_releases
 
 
 @pytest.fixture(scope="module")
 def two_releases(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("releases")
-    out = root / "lookbench"
-    assert cli.main(["build", "--source", "raw", "--input", str(write_release(root / "raw1")), "--out", str(out), "--quiet"]) == 0
-    assert cli.main(["build", "--append", str(write_release(root / "raw2", stamps=LATER, tag="b", variant=20)),
-                     "--out", str(out), "--quiet"]) == 0
-    return out
+    return build_two_releases(tmp_path_factory.mktemp("releases"))
 
-
-def test_cutoff_by_release_name_keeps_the_queries_of_later_releases(two_releases, tmp_path):
-    subset = datasets.load_dataset(str(two_releases), "RealStudioFlat")
-    recent = lookbench.filter_after(subset, "v20251201")
-    assert set(recent["query"]["release"]) == {"v20260301"} and len(recent["query"]) == 6
-    assert len(recent["gallery"]) == len(subset["gallery"]) == 20  # the gallery stays whole
-    assert len(lookbench.filter_after(subset, "v20260301")["query"]) == 0
-    assert len(lookbench.filter_after(subset["query"], "v20250101")) == 12
-    # A release name is not a date: v20251201 keeps no query of v20251201, though a date of 2025-11-30 would.
-    assert len(lookbench.filter_after(subset["query"], "2025-11-30")) == 6 + 2
-
-    result = lookbench.evaluate("raw-pixels", data=two_releases, cutoff="v20251201", results_dir=tmp_path, quiet=True,
-                                use_cache=False)
-    counts = result.provenance["dataset"]["counts"]
-    assert {s: (c["queries"], c["queries_total"]) for s, c in counts.items()} == {
-        s: (6, 12) for s in ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook")}
-    assert result.provenance["cutoff"] == "v20251201" and result.stored.name == "strict-after-v20251201.json"
-    again = lookbench.evaluate("raw-pixels", data=two_releases, cutoff="v20251201", results_dir=tmp_path, quiet=True,
-                               use_cache=False)
-    assert again.reused  # the release name is the identity's cutoff, spelt one way
-
-
-def test_a_cutoff_that_is_neither_a_date_nor_a_release_is_one_line(two_releases, capsys):
-    assert cli.main(["evaluate", "--data", str(two_releases), "--cutoff", "v20251341", "--no-save", "--quiet"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == "lookbench evaluate: error: Release 'v20251341' is not a snapshot name v<YYYYMMDD>: 20251341 is no date"
-    assert cli.main(["evaluate", "--data", str(two_releases), "--cutoff", "soon", "--no-save", "--quiet"]) == 2
-    assert "'soon' is not an ISO 8601 date, e.g. 2025-06-01 or 2025-06-01T12:00:00+02:00, nor a release name, e.g. v20250101" in (
-        capsys.readouterr().err)
-
-
-# ---------------------------------------------------------------- scores per release
 
 class MeanColour:
     """A deliberately weak encoder (an image's mean colour, blurred by noise seeded on its content): its scores
@@ -128,7 +88,7 @@ def test_per_release_scores_recombine_to_the_subset_scores_and_count_the_data(tw
     assert {n: b["per_release"] for n, b in again.to_dict().items() if n != "provenance"} == {
         n: b["per_release"] for n, b in result.to_dict().items() if n != "provenance"}  # intervals kept to 1e-4
 
-    from lookbench.leaderboard.board import leaderboard
+    from lookbench.leaderboard.ranking import leaderboard
 
     row = leaderboard(results=tmp_path, reference="none", by_release=True).sections[0].rows[0]
     assert row["model"].startswith("noisy-mean-colour") and row["training cutoff"] is None
@@ -160,7 +120,7 @@ class KnowsOneRelease:
 
 def test_perfect_on_one_release_and_random_on_another_shows_exactly_that_split(tmp_path):
     from tests.helpers.engine_data import PRODUCTS, png, record, write_folder
-    from lookbench.metric.fine_recall.core import score_retrieval
+    from lookbench.metric.fine_recall.bootstrap import score_retrieval
 
     def row(i, seed, release, day):
         colour, category, main, attrs = PRODUCTS[i % len(PRODUCTS)]

