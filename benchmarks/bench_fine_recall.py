@@ -19,7 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import datasets  # noqa: E402
 import numpy as np  # noqa: E402
 
-from lookbench.metric.fine_recall.core import RESAMPLES, score_retrieval  # noqa: E402
+from lookbench.metric.fine_recall.bootstrap import RESAMPLES, score_retrieval  # noqa: E402
 from lookbench.metric.fine_recall.fine_recall import FineRecall  # noqa: E402
 
 NUM_QUERIES, GALLERY_SIZE, TOP, ATTRIBUTES_PER_ITEM = 2345, 62_000, 100, 10

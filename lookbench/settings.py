@@ -5,7 +5,7 @@ Importable without torch, datasets or faiss (the CLI's ``--help`` reads it). The
 """
 from __future__ import annotations
 
-from lookbench.metric.fine_recall.core import MODES
+from lookbench.metric.fine_recall.judging import MODES
 
 INDEXES = ("flat", "hnsw")  # exact faiss knn (IndexFlatIP for the Space) or IndexHNSWFlat (approximate), both cosine
 PRECISIONS = ("fp32", "bf16")

@@ -18,7 +18,8 @@ from PIL import Image, UnidentifiedImageError
 from lookbench.engine.embedding_cache import HASH_BYTES
 from lookbench.engine import check_output, decode, remove_self_matches, search_depth
 from lookbench.filtering import after_mask
-from lookbench.metric.fine_recall.core import GalleryColumns, attribute_differences, score_queries
+from lookbench.metric.fine_recall.judging import score_queries
+from lookbench.metric.fine_recall.records import GalleryColumns, attribute_differences
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
 from lookbench.space.assets import ANNOTATION, SpaceAssets
 

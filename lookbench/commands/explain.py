@@ -22,7 +22,7 @@ def register(sub) -> None:
 def differences(query_attributes, item_attributes) -> str:
     """``lacks sleeve; colour green (query red)``: the query's attributes the item lacks or has differently, as the
     metric's ``attribute_differences`` compares them."""
-    from lookbench.metric.fine_recall.core import attribute_differences
+    from lookbench.metric.fine_recall.records import attribute_differences
 
     gaps = attribute_differences({"category": "-", "attributes": query_attributes},
                                  {"category": "-", "attributes": item_attributes})

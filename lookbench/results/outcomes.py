@@ -1,7 +1,7 @@
 """Per-query outcomes: what each query of a subset contributed to its scores, kept in every result.
 
 The rank of a query's first fine hit and first coarse hit, and its nDCG@K and AP@K, are enough to recompute every
-mean score (``core.query_scores``), so intervals and paired tests need neither the saved rankings nor a re-run.
+mean score (``judging.query_scores``), so intervals and paired tests need neither the saved rankings nor a re-run.
 Each query keeps its ``item_id``, ``outfit_id`` (street-look queries of one photo are resampled together) and
 ``release`` (so a result can be split by snapshot). Numpy only (docs/architecture.md §5).
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lookbench.metric.fine_recall.core import query_scores
+from lookbench.metric.fine_recall.judging import query_scores
 
 _DIGITS = 6  # nDCG and AP are stored to 1e-6 (of a fraction), far below any interval
 

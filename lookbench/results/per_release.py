@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lookbench.results import stats
-from lookbench.metric.fine_recall.core import combine_subsets
+from lookbench.metric.fine_recall.judging import combine_subsets
 from lookbench.results.outcomes import Outcomes
 
 # The headline scores a result carries per release (every score stays in the subset's own block).

@@ -3,9 +3,9 @@
 Queries are resampled in units: the item queries of one street-look photo share an ``outfit_id`` and are not
 independent, so they are drawn together (a cluster bootstrap); every other query is a unit of its own. The overall
 score resamples each subset and combines the replicates with the subsets' query counts, as ``combine_subsets``
-combines the scores. The bootstrap itself is the metric's (``core.bootstrap_replicates``), so the intervals of
-``evaluate.load("lookbench/fine_recall")`` and of a stored result are drawn alike. docs/architecture.md §5 and the
-README's "How sure is a score".
+combines the scores. The bootstrap itself is the metric's (``bootstrap.bootstrap_replicates``), so the intervals of
+``evaluate.load("lookbench/fine_recall")`` and of a stored result are drawn alike. docs/architecture.md §5 and
+docs/statistics.md.
 """
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from lookbench.metric.fine_recall import core
+from lookbench.metric.fine_recall import bootstrap
 from lookbench.results.outcomes import Outcomes
 
-RESAMPLES = core.RESAMPLES
+RESAMPLES = bootstrap.RESAMPLES
 SEED = 0
-CONFIDENCE = core.CONFIDENCE
+CONFIDENCE = bootstrap.CONFIDENCE
 METHOD = ("percentile bootstrap over queries; queries sharing an outfit_id are resampled together; the overall "
           "resamples every subset and weights them by their query counts")
 
@@ -41,13 +41,14 @@ def intervals(subsets: dict[str, Outcomes], *, resamples: int = RESAMPLES, seed:
     """``{subset or "overall": {"fine_recall@1": (lo, hi), ...}}``: 95 % bootstrap intervals, percent."""
     reps, out = {}, {}
     for position, (name, outcomes) in enumerate(subsets.items()):
-        names, top, bottom = core.query_shares(outcomes.per_query())
-        units = core.resampling_units(outcomes.outfit_id)
-        reps[name] = (names, core.bootstrap_replicates(units, top, bottom, resamples, core.bootstrap_rng(seed, position)))
-        out[name] = dict(zip(names, map(tuple, core.percentile_interval(reps[name][1]))))
+        names, top, bottom = bootstrap.query_shares(outcomes.per_query())
+        units = bootstrap.resampling_units(outcomes.outfit_id)
+        rng = bootstrap.bootstrap_rng(seed, position)
+        reps[name] = (names, bootstrap.bootstrap_replicates(units, top, bottom, resamples, rng))
+        out[name] = dict(zip(names, map(tuple, bootstrap.percentile_interval(reps[name][1]))))
     if subsets:
         names, combined = _overall(reps, {s: len(o) for s, o in subsets.items()})
-        out["overall"] = dict(zip(names, map(tuple, core.percentile_interval(combined))))
+        out["overall"] = dict(zip(names, map(tuple, bootstrap.percentile_interval(combined))))
     return out
 
 
@@ -58,8 +59,9 @@ def paired(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str, *, resample
     reps, out = {}, {}
     for position, name in enumerate(a):
         diff = (a[name].scores()[key] - b[name].scores()[key])[:, None]
-        units = core.resampling_units(a[name].outfit_id)
-        replicates = core.bootstrap_replicates(units, diff, np.ones_like(diff), resamples, core.bootstrap_rng(seed, position))
+        units = bootstrap.resampling_units(a[name].outfit_id)
+        rng = bootstrap.bootstrap_rng(seed, position)
+        replicates = bootstrap.bootstrap_replicates(units, diff, np.ones_like(diff), resamples, rng)
         reps[name] = ([key], replicates)
         out[name] = _difference(float(diff.mean()), replicates[:, 0])
     weights = {s: len(o) for s, o in a.items()}
@@ -72,7 +74,7 @@ def paired(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str, *, resample
 def _difference(point: float, replicates: np.ndarray) -> dict:
     """The difference, its percentile interval and the two-sided bootstrap p-value (+1-corrected): twice the share
     of replicates on the far side of 0, so a difference that never leaves 0 has p = 1."""
-    lo, hi = core.percentile_interval(replicates[:, None])[0]
+    lo, hi = bootstrap.percentile_interval(replicates[:, None])[0]
     below, above = int(np.sum(replicates <= 0)), int(np.sum(replicates >= 0))
     p = min(1.0, 2 * (min(below, above) + 1) / (replicates.size + 1))
     return {"diff": point, "ci95": (float(lo), float(hi)), "p": p}

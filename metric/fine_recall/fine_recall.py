@@ -2,9 +2,11 @@
 
 A retrieval only counts as *fine* when the retrieved item has the query's category and carries the query's
 annotated attributes, which is what the LookBench paper reports; plain category matches are scored
-separately as *coarse* recall. The scoring itself is the numpy module `core.py` beside this file, imported
-relatively: evaluate's loader copies such a sibling along (from a folder and from the Hub), and the LookBench
-engine imports the same module, so there is one implementation of the scoring. The folder needs numpy,
+separately as *coarse* recall. The scoring itself is numpy, in the modules beside this file: `records.py`
+(annotation records), `judging.py` (per-query judgements and their means) and `bootstrap.py` (intervals).
+evaluate's loader copies a sibling along (from a folder and from the Hub) only when this script imports it
+relatively and does not follow the siblings' own imports, so every sibling is imported here. The LookBench
+engine imports the same modules, so there is one implementation of the scoring. The folder needs numpy,
 datasets and evaluate only.
 """
 
@@ -13,13 +15,13 @@ import numpy as np
 import datasets
 import evaluate
 
-from .core import DEFAULT_K
-from .core import RESAMPLES
-from .core import check_lengths
-from .core import check_rankings
-from .core import combine_subsets
-from .core import project_records
-from .core import score_retrieval
+from .bootstrap import RESAMPLES
+from .bootstrap import score_retrieval
+from .judging import DEFAULT_K
+from .judging import check_lengths
+from .judging import check_rankings
+from .judging import combine_subsets
+from .records import project_records
 
 
 _CITATION = """\

@@ -20,7 +20,7 @@ import datasets
 import numpy as np
 import torch
 
-from lookbench.metric.fine_recall.core import score_retrieval
+from lookbench.metric.fine_recall.bootstrap import score_retrieval
 
 ANNOTATIONS = ["category", "main_attribute", "attributes", "outfit_id"]
 REPORTED = ("fine_recall@1", "fine_recall@5", "fine_recall@10", "coarse_recall@1", "ndcg@5", "mrr@10")

@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from lookbench.engine.results import EvaluationResult
-from lookbench.metric.fine_recall.core import combine_subsets, summarise
+from lookbench.metric.fine_recall.judging import combine_subsets, summarise
 from lookbench.results.outcomes import Outcomes
 
 K = (1, 5, 10, 20)

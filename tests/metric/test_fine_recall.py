@@ -5,8 +5,9 @@ import datasets
 import numpy as np
 import pytest
 
-from lookbench.metric.fine_recall.core import combine_subsets, score_retrieval
+from lookbench.metric.fine_recall.bootstrap import score_retrieval
 from lookbench.metric.fine_recall.fine_recall import FineRecall
+from lookbench.metric.fine_recall.judging import combine_subsets
 from lookbench.schema import FEATURES
 
 
@@ -285,7 +286,7 @@ def crew_neck_run(hits, outfit=None):
 
 def test_compute_gives_every_score_its_bootstrap_interval_as_the_engine_draws_it():
     from lookbench.results import stats
-    from lookbench.metric.fine_recall.core import score_queries
+    from lookbench.metric.fine_recall.judging import score_queries
     from lookbench.results.outcomes import Outcomes
 
     hits = np.random.default_rng(7).random(400) < 0.6

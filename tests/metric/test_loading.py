@@ -13,7 +13,7 @@ import pytest
 from huggingface_hub import SpaceCard
 
 import lookbench.metric.fine_recall.fine_recall as fine_recall_module
-from lookbench.metric.fine_recall.core import score_retrieval
+from lookbench.metric.fine_recall.bootstrap import score_retrieval
 
 METRIC_DIR = Path(fine_recall_module.__file__).resolve().parent
 GALLERY = [

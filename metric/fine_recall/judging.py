@@ -1,235 +1,22 @@
-"""The numpy core of LookBench Fine Recall: annotation columns, per-query judgements and their averages.
+"""Per-query judging of LookBench Fine Recall: ranking checks, fine and coarse hits, nDCG and AP, and their means.
 
-`fine_recall.py` (the evaluate module) imports it relatively, and evaluate's loader copies a sibling module
-imported that way beside the script, so `evaluate.load("lookbench/fine_recall")` ships it from a folder and from
-the Hub alike. It needs numpy only (a `datasets.Dataset` is recognised when datasets is already imported), so
-the leaderboard and the CLI use it without importing datasets or evaluate.
+The numpy core of the metric: `fine_recall.py` (the evaluate module) and the LookBench engine both score
+through it, so there is one implementation of the scoring. Like its siblings it needs numpy only, so the
+leaderboard and the CLI use it without importing datasets or evaluate.
 """
-
-import sys
 
 import numpy as np
 
+from .records import GalleryColumns
+from .records import Vocabulary
+from .records import as_rows
+from .records import columns_of_records
+from .records import encode
+
 MODES = ("strict", "leaderboard")
 DEFAULT_K = (1, 5, 10, 20)
-# Fields of an annotation record that scoring reads; everything else (image, item_id, ...) is dropped.
-RECORD_FIELDS = ("category", "main_attribute", "attributes", "outfit_id")
 # Upper bound on the 64-bit words of one query x same-category-gallery block of attribute bitsets.
 _BLOCK_WORDS = 1 << 22
-# Confidence intervals: a seeded percentile bootstrap over queries (outfits drawn whole).
-RESAMPLES = 1000
-CONFIDENCE = 0.95
-# Upper bound on the cells of one chunk of bootstrap draws (resamples x units), so memory stays flat in the queries.
-_DRAW_CELLS = 1 << 22
-
-
-def _normalise(text):
-    """Case- and whitespace-insensitive comparison key; a missing value becomes the empty key."""
-    return " ".join(text.split()).casefold() if text is not None else ""
-
-
-def _fields(record, index, what):
-    """Validated (category, main_attribute, [(name, value), ...], outfit_id) of one annotation record.
-
-    Raw-release records carry `attributes` as a `{name: value}` object; that form is accepted too.
-    """
-    if not isinstance(record, dict):
-        raise ValueError(f"{what}[{index}] is not an annotation record (a dict) but a {type(record).__name__}")
-    category = record.get("category")
-    if category is not None and not isinstance(category, str):
-        raise ValueError(f"{what}[{index}]: 'category' must be a string, got {category!r}")
-    if category is None or not category.strip():
-        raise ValueError(f"{what}[{index}] has no 'category'")
-    main_attribute = record.get("main_attribute")
-    if main_attribute is not None and not isinstance(main_attribute, str):
-        raise ValueError(f"{what}[{index}]: 'main_attribute' must be a string, got {main_attribute!r}")
-    attributes = record.get("attributes") or ()
-    try:
-        if isinstance(attributes, dict):
-            pairs = list(attributes.items())
-        else:
-            pairs = [(attribute["name"], attribute["value"]) for attribute in attributes]
-    except (KeyError, TypeError):
-        pairs = None
-    if pairs is None or not all(isinstance(name, str) and isinstance(value, str) for name, value in pairs):
-        raise ValueError(f"{what}[{index}]: every attribute needs a string 'name' and 'value', got {attributes!r}")
-    outfit_id = record.get("outfit_id")
-    return category, main_attribute or "", pairs, "" if outfit_id is None else str(outfit_id)
-
-
-def _is_dataset(value):
-    """A `datasets.Dataset`? One can only exist once datasets is imported, so the core never imports it."""
-    datasets = sys.modules.get("datasets")
-    return datasets is not None and isinstance(value, datasets.Dataset)
-
-
-def _as_rows(records):
-    """Records as a list; of a `Dataset` only the record columns are read (never its images)."""
-    if _is_dataset(records):
-        return records.select_columns([c for c in RECORD_FIELDS if c in records.column_names]).to_list()
-    return records
-
-
-def project_records(records, what="references"):
-    """Reduce annotation records to the declared fields, with the types evaluate's feature check wants.
-
-    evaluate rejects undeclared keys (a dataset row's `item_id`, `image` ...) with a bare KeyError and
-    `None` strings with a TypeError, so records are projected before they reach it.
-    """
-    projected = []
-    for index, record in enumerate(_as_rows(records)):
-        category, main_attribute, pairs, outfit_id = _fields(record, index, what)
-        attributes = [{"name": name, "value": value} for name, value in pairs]
-        projected.append(
-            {"category": category, "main_attribute": main_attribute, "attributes": attributes, "outfit_id": outfit_id}
-        )
-    return projected
-
-
-def _factorize(values):
-    """(codes, uniques) of a list of hashable values, in order of first appearance."""
-    table = {}
-    codes = np.fromiter((table.setdefault(v, len(table)) for v in values), dtype=np.int64, count=len(values))
-    return codes, list(table)
-
-
-def _arrow_factorize(array):
-    """(codes, uniques) of an arrow string array; nulls get the unique `None`."""
-    encoded = array.dictionary_encode()
-    uniques = encoded.dictionary.to_pylist() + [None]
-    return encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False).astype(np.int64), uniques
-
-
-class _Vocabulary:
-    """Dense ids of normalised strings, shared by queries and gallery so that ids compare across both."""
-
-    def __init__(self):
-        self.texts = [""]  # id 0: empty or missing, never a category and never a matching main attribute
-        self._ids = {"": 0}
-
-    def ids(self, factorized):
-        codes, uniques = factorized
-        lookup = np.empty(len(uniques), dtype=np.int64)
-        for j, text in enumerate(uniques):
-            key = _normalise(text)
-            if key not in self._ids:
-                self._ids[key] = len(self.texts)
-                self.texts.append(key)
-            lookup[j] = self._ids[key]
-        return lookup[codes]
-
-
-def _columns_of_records(records, what):
-    """Factorised columns of annotation records: category, main attribute, the flat attribute list (with
-    the row of every attribute) and the outfit ids."""
-    fields = [_fields(record, index, what) for index, record in enumerate(records)]
-    lengths = np.fromiter((len(f[2]) for f in fields), dtype=np.int64, count=len(fields))
-    return {
-        "size": len(fields),
-        "category": _factorize([f[0] for f in fields]),
-        "main_attribute": _factorize([f[1] for f in fields]),
-        "rows": np.repeat(np.arange(len(fields), dtype=np.int64), lengths),
-        "name": _factorize([name for f in fields for name, _ in f[2]]),
-        "value": _factorize([value for f in fields for _, value in f[2]]),
-        "outfit_id": [f[3] for f in fields],
-    }
-
-
-def _columns_of_dataset(dataset):
-    """The same columns read column-wise from a `Dataset` through arrow: no row dicts, no image decoding."""
-    if "category" not in dataset.column_names:
-        raise ValueError(f"gallery has no 'category' column (columns: {dataset.column_names})")
-    present = [c for c in ("category", "main_attribute", "attributes") if c in dataset.column_names]
-    for name in present[:2]:
-        feature = dataset.features[name]
-        if getattr(feature, "dtype", None) not in ("string", "large_string"):
-            raise ValueError(f"gallery's '{name}' column must hold strings, got {feature}")
-    table = dataset.select_columns(present).with_format("arrow")[:]
-    size = table.num_rows
-    columns = {"size": size, "category": _arrow_factorize(table.column("category").combine_chunks())}
-    if "main_attribute" in present:
-        columns["main_attribute"] = _arrow_factorize(table.column("main_attribute").combine_chunks())
-    else:
-        columns["main_attribute"] = (np.zeros(size, dtype=np.int64), [None])
-    if "attributes" in present:
-        lists = table.column("attributes").combine_chunks()
-        lengths = lists.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
-        rows = np.repeat(np.arange(size, dtype=np.int64), lengths)
-        struct = lists.flatten()
-        fields = struct.flatten()  # child arrays, adjusted for the struct's offset
-        names = fields[struct.type.get_field_index("name")]
-        values = fields[struct.type.get_field_index("value")]
-        missing = np.flatnonzero(
-            names.is_null().to_numpy(zero_copy_only=False) | values.is_null().to_numpy(zero_copy_only=False)
-        )
-        if missing.size:
-            raise ValueError(f"gallery[{rows[missing[0]]}]: an attribute lacks its 'name' or 'value'")
-        columns.update(rows=rows, name=_arrow_factorize(names), value=_arrow_factorize(values))
-    else:
-        empty = (np.zeros(0, dtype=np.int64), [])
-        columns.update(rows=np.zeros(0, dtype=np.int64), name=empty, value=empty)
-    return columns
-
-
-class GalleryColumns:
-    """A gallery's annotations, read and factorised once; `score_retrieval` accepts it as `gallery`.
-
-    LookBench appends one noise gallery to every subset's gallery: `subset_columns + noise_columns` joins the
-    factorised columns without reading or factorising either gallery again.
-    """
-
-    def __init__(self, gallery):
-        if isinstance(gallery, GalleryColumns):
-            self.columns = gallery.columns
-        elif _is_dataset(gallery):
-            self.columns = _columns_of_dataset(gallery)
-        else:
-            self.columns = _columns_of_records(gallery, "gallery")
-
-    def __len__(self):
-        return self.columns["size"]
-
-    def __add__(self, other):
-        """The gallery of this one's rows followed by `other`'s."""
-        a, b = self.columns, GalleryColumns(other).columns
-
-        def joined(key):
-            (codes_a, uniques_a), (codes_b, uniques_b) = a[key], b[key]
-            return np.concatenate([codes_a, codes_b + len(uniques_a)]), list(uniques_a) + list(uniques_b)
-
-        out = object.__new__(GalleryColumns)
-        out.columns = {
-            "size": a["size"] + b["size"],
-            "category": joined("category"),
-            "main_attribute": joined("main_attribute"),
-            "rows": np.concatenate([a["rows"], b["rows"] + a["size"]]),
-            "name": joined("name"),
-            "value": joined("value"),
-        }
-        return out
-
-
-def _encode(columns, vocabulary, what):
-    """Integer ids: category and main attribute per row, and the deduplicated (row, attribute pair) set."""
-    category = vocabulary.ids(columns["category"])
-    blank = np.flatnonzero(category == 0)
-    if blank.size:
-        raise ValueError(f"{what}[{blank[0]}] has no 'category'")
-    rows = columns["rows"]
-    pairs = (vocabulary.ids(columns["name"]) << 32) | vocabulary.ids(columns["value"])
-    # An attribute listed twice on one record is still one attribute of the set A.
-    order = np.lexsort((pairs, rows))
-    rows, pairs = rows[order], pairs[order]
-    first = np.ones(rows.size, dtype=bool)
-    first[1:] = (rows[1:] != rows[:-1]) | (pairs[1:] != pairs[:-1])
-    rows, pairs = rows[first], pairs[first]
-    return {
-        "category": category,
-        "main_attribute": vocabulary.ids(columns["main_attribute"]),
-        "rows": rows,
-        "pairs": pairs,
-        "num_attributes": np.bincount(rows, minlength=columns["size"]),
-    }
 
 
 def check_lengths(num_predictions, num_references, scope=""):
@@ -432,7 +219,7 @@ def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
     if gallery is None:
         raise ValueError("gallery is required: the annotation record of every gallery row")
-    q_columns = _columns_of_records(_as_rows(references), "references")
+    q_columns = columns_of_records(as_rows(references), "references")
     check_rankings(predictions)
     check_lengths(len(predictions), q_columns["size"])
     if not q_columns["size"]:
@@ -441,9 +228,9 @@ def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
     if not g_columns["size"]:
         raise ValueError("gallery is empty: it needs the annotation record of every gallery row")
     ranking = _ranking_matrix(predictions, g_columns["size"])
-    vocabulary = _Vocabulary()
-    query = _encode(q_columns, vocabulary, "references")
-    items = _encode(g_columns, vocabulary, "gallery")
+    vocabulary = Vocabulary()
+    query = encode(q_columns, vocabulary, "references")
+    items = encode(g_columns, vocabulary, "gallery")
 
     length = ranking.shape[1]
     max_k = ks[-1]
@@ -526,90 +313,6 @@ def outfit_hits(first_fine, outfit_ids, k):
     return outfits, misses == 0
 
 
-def outfit_shares(first_fine, outfit_ids, k):
-    """Outfit Fine Recall@K as per-query shares that sum to the outfit mean: `({key: numerator}, denominator)`.
-
-    Each member of an outfit carries 1/size of its outfit's hit and of its weight, so a resampled outfit counts
-    once, and queries outside any outfit weigh nothing."""
-    ids = [o if o not in (None, "") else "" for o in outfit_ids]
-    outfits, hits = outfit_hits(first_fine, ids, k)
-    if not outfits.size:
-        return {}, np.zeros(len(ids))
-    member = np.array([o != "" for o in ids])
-    index = np.searchsorted(outfits, np.array(ids, dtype=object)[member].astype(str))
-    size = np.bincount(index, minlength=outfits.size)
-    weight = np.zeros(len(ids))
-    weight[member] = 1.0 / size[index]
-    numerators = {}
-    for j, value in enumerate(k):
-        share = np.zeros(len(ids))
-        share[member] = 100.0 * hits[index, j] / size[index]
-        numerators[f"outfit_fine_recall@{value}"] = share
-    return numerators, weight
-
-
-def query_shares(per_query):
-    """`(names, numerators, denominators)`, queries x scores: every score of `summarise` is the column's
-    sum(numerator) / sum(denominator), which is what a bootstrap resamples."""
-    scores = query_scores(per_query)
-    outfit, weight = outfit_shares(per_query["first_fine"], per_query["outfit_id"], per_query["k"])
-    names = [*scores, *outfit]
-    numerators = np.stack([*scores.values(), *outfit.values()], axis=1)
-    ones = np.ones(len(weight))
-    denominators = np.stack([ones] * len(scores) + [weight] * len(outfit), axis=1)
-    return names, numerators, denominators
-
-
-def resampling_units(outfit_ids):
-    """Per query, the index of its bootstrap unit: the item queries of one street look share an outfit id and are
-    not independent, so they are drawn together; every other query is a unit of its own."""
-    ids = [f"outfit:{o}" if o not in (None, "") else f"query:{i}" for i, o in enumerate(outfit_ids)]
-    return np.unique(np.array(ids, dtype=str), return_inverse=True)[1].reshape(-1)
-
-
-def bootstrap_replicates(units, numerators, denominators, resamples, rng):
-    """resamples x scores: each score on a cluster-bootstrap replicate of the units (NaN where a replicate has no
-    weight), drawn in chunks so memory does not grow with resamples x queries."""
-    count = int(units.max()) + 1
-    top = np.zeros((count, numerators.shape[1]))
-    bottom = np.zeros_like(top)
-    np.add.at(top, units, numerators)
-    np.add.at(bottom, units, denominators)
-    chunk = max(1, _DRAW_CELLS // count)
-    out = []
-    for start in range(0, resamples, chunk):
-        draws = rng.multinomial(count, np.full(count, 1.0 / count), size=min(chunk, resamples - start)).astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out.append((draws @ top) / (draws @ bottom))
-    return np.concatenate(out) if out else np.zeros((0, numerators.shape[1]))
-
-
-def percentile_interval(replicates):
-    """scores x 2: the central `CONFIDENCE` percentile interval of each column of replicates."""
-    tail = 100 * (1 - CONFIDENCE) / 2
-    with np.errstate(invalid="ignore"):
-        return np.nanpercentile(replicates, [tail, 100 - tail], axis=0).T
-
-
-def bootstrap_rng(seed, position=0):
-    """The generator of the `position`-th subset of a result, so a subset's draws do not depend on the others."""
-    return np.random.default_rng([seed, position])
-
-
-def bootstrap_intervals(per_query, resamples=RESAMPLES, seed=0, rows=None, keys=None):
-    """`{score: [lo, hi]}`, percent: the 95 % intervals of `summarise`'s scores from a seeded percentile bootstrap
-    over queries, outfits drawn whole. `rows` (a boolean mask) restricts it to some queries, `keys` to some scores.
-    Drawn as the engine draws a result's first subset, so a one-subset result stores the same intervals."""
-    names, top, bottom = query_shares(per_query)
-    units = resampling_units(per_query["outfit_id"])
-    if rows is not None:
-        rows = np.asarray(rows, dtype=bool)
-        top, bottom = top[rows], bottom[rows]
-        units = np.unique(units[rows], return_inverse=True)[1].reshape(-1)
-    pick = [j for j, name in enumerate(names) if keys is None or name in keys]
-    replicates = bootstrap_replicates(units, top[:, pick], bottom[:, pick], resamples, bootstrap_rng(seed))
-    return {names[j]: [float(lo), float(hi)] for j, (lo, hi) in zip(pick, percentile_interval(replicates))}
-
 
 def summarise(per_query):
     """The scores (percent) of per-query outcomes: what `score_retrieval` returns, from `score_queries`' output."""
@@ -634,48 +337,6 @@ def summarise(per_query):
         }
     results["per_category"] = per_category
     return results
-
-
-def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict", n_resamples=RESAMPLES, random_state=0):
-    """Score ranked retrieval results against annotations; the pure function behind `FineRecall.compute`.
-
-    Arguments and returned keys are those of `FineRecall.compute` (see the module's inputs description);
-    `gallery` may also be a `GalleryColumns`, factorised once for many calls.
-    """
-    for name, value in (("n_resamples", n_resamples), ("random_state", random_state)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    per_query = score_queries(predictions, references, gallery, k=k, mode=mode)
-    results = summarise(per_query)
-    if n_resamples:
-        results["ci95"] = bootstrap_intervals(per_query, n_resamples, random_state)
-        categories = np.array(per_query["category"], dtype=object)
-        for category, block in results["per_category"].items():
-            block["ci95"] = bootstrap_intervals(per_query, n_resamples, random_state, rows=categories == category,
-                                                keys=("fine_recall@1", "coarse_recall@1"))
-    return results
-
-
-def attribute_differences(reference, item):
-    """Why an item is not a strict match for a query: the query attributes it lacks and those it has otherwise.
-
-    Compared as scoring compares them (case- and whitespace-insensitive). Returns `lacks`, a list of
-    `(name, value)` of the query the item has no value for, and `differs`, a list of `(name, query_value,
-    item_values)` where the item carries the name with other value(s).
-    """
-    _, _, query_pairs, _ = _fields(reference, 0, "reference")
-    _, _, item_pairs, _ = _fields(item, 0, "item")
-    have = {}
-    for name, value in item_pairs:
-        have.setdefault(_normalise(name), {})[_normalise(value)] = value
-    lacks, differs = [], []
-    for name, value in query_pairs:
-        values = have.get(_normalise(name))
-        if values is None:
-            lacks.append((name, value))
-        elif _normalise(value) not in values:
-            differs.append((name, value, sorted(values.values())))
-    return {"lacks": lacks, "differs": differs}
 
 
 def combine_subsets(results_by_subset):
