@@ -39,14 +39,14 @@ from lookbench.encoders.base import as_batch  # noqa: E402
 from lookbench.encoders.registry import load_encoder  # noqa: E402
 from lookbench.engine import Split, SubsetTask, load_benchmark, reuse_freed_memory, score_subsets  # noqa: E402
 from lookbench.metric.fine_recall.fine_recall import DEFAULT_K  # noqa: E402
-from lookbench.paths import lookbench_home  # noqa: E402
+from lookbench.paths import bench_dir  # noqa: E402
 from lookbench.schema import SUBSETS, TEST_SUBSETS  # noqa: E402
 
 
 def build_mini(scale: float, noise_scale: float) -> Path:
     from lookbench.dataset_builder import build_release
 
-    out = lookbench_home() / "bench" / f"mini-scale{scale:g}-noise{noise_scale:g}"
+    out = bench_dir() / f"mini-scale{scale:g}-noise{noise_scale:g}"
     if not (out / "README.md").is_file():
         build_release("mini", out, scale=scale, noise_scale=noise_scale)
     return out

@@ -1,11 +1,20 @@
-"""The LookBench dataset builder: sources, validation and export to a script-less Hub dataset folder."""
-from lookbench.dataset_builder.append import append_release
-from lookbench.dataset_builder.builder import LookBench, LookBenchConfig
-from lookbench.dataset_builder.export import BuildSummary, build_release, default_mini_dir, ensure_default_mini
-from lookbench.dataset_builder.sources import SourceError
-from lookbench.dataset_builder.validation import ValidationError
+"""The LookBench dataset builder: sources, validation and export to a script-less Hub dataset folder.
 
-__all__ = [
-    "LookBench", "LookBenchConfig", "BuildSummary", "append_release", "build_release", "default_mini_dir", "ensure_default_mini",
-    "SourceError", "ValidationError",
-]
+The names below load on first use, so that reading ``catalog`` (``lookbench build --help`` does) imports neither
+datasets nor pyarrow.
+"""
+import importlib
+
+_HOMES = {  # name → the module of this package that defines it
+    "append_release": "append", "LookBench": "builder", "LookBenchConfig": "builder", "BuildSummary": "export",
+    "build_release": "export", "default_mini_dir": "export", "ensure_default_mini": "export", "SourceError": "sources",
+    "ValidationError": "validation",
+}
+
+__all__ = list(_HOMES)
+
+
+def __getattr__(name):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)

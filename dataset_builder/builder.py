@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 import datasets
 
+from lookbench.citation import BIBTEX, PAPER_URL
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, FEATURES, NOISE, SUBSETS, resolve_subset
 
-from lookbench.dataset_builder.sources import TRAIN, open_source
+from lookbench.dataset_builder.catalog import open_source
+from lookbench.dataset_builder.sources import TRAIN
 from lookbench.dataset_builder.validation import (
     SplitChecker,
     ValidationError,
@@ -18,15 +20,6 @@ from lookbench.dataset_builder.validation import (
     load_taxonomy,
 )
 
-CITATION = """\
-@article{gao2026lookbench,
-  title   = {LookBench: A Live and Holistic Open Benchmark for Fashion Image Retrieval},
-  author  = {Gao, Chao and Xue, Siqiao and Peng, Yimin and Fu, Jiwen and Gu, Tingyi and Li, Shanshan and Zhou, Fan},
-  journal = {arXiv preprint arXiv:2601.14706},
-  year    = {2026}
-}
-"""
-HOMEPAGE = "https://arxiv.org/abs/2601.14706"
 TRAIN_DESCRIPTION = "Training items for attribute-supervised encoders, disjoint from every test subset."
 
 
@@ -65,8 +58,8 @@ class LookBench(datasets.GeneratorBasedBuilder):
         return datasets.DatasetInfo(
             description=self.config.description,
             features=FEATURES,
-            homepage=HOMEPAGE,
-            citation=CITATION,
+            homepage=PAPER_URL,
+            citation=BIBTEX,
             license="apache-2.0",
         )
 
@@ -120,4 +113,4 @@ def _example_value(name: str, value):
     return value
 
 
-__all__ = ["LookBench", "LookBenchConfig", "NOISE", "CITATION"]
+__all__ = ["LookBench", "LookBenchConfig", "NOISE"]

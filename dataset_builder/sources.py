@@ -228,12 +228,13 @@ class UpstreamSource:
 
     The published columns are ``image, raw_image, category, main_attribute, other_attributes, bbox,
     item_ID, task, difficulty``; there is no timestamp, so each row takes its release folder's date, and
-    street-look rows that share identical ``raw_image`` bytes are one outfit.
+    street-look rows that share identical ``raw_image`` bytes are one outfit. ``release`` is taken as every reader
+    is, and unused: the published folders name their own releases.
     """
 
     COLUMNS = ("image", "raw_image", "category", "main_attribute", "other_attributes", "bbox", "item_ID", "task", "difficulty")
 
-    def __init__(self, root):
+    def __init__(self, root, release: str | None = None):
         self.root = Path(root)
         self.releases = sorted(p.name for p in self.root.glob("v*") if p.is_dir() and RELEASE_PATTERN.match(p.name))
         if not self.releases:
@@ -311,16 +312,3 @@ def _image_struct(key: str, value) -> dict | None:
     if len(data) > MAX_FILE_BYTES:
         return {"bytes": None, "path": path, "error": f"{key} is larger than the {MAX_FILE_BYTES}-byte limit of one file"}
     return {"bytes": data, "path": path}
-
-
-def open_source(source: str, input_path, release: str | None = None):
-    """The reader for ``--source raw|upstream|fashion-mnist`` (``mini`` is generated into a raw folder first)."""
-    if source == "raw":
-        return RawSource(input_path, release)
-    if source == "upstream":
-        return UpstreamSource(input_path)
-    if source == "fashion-mnist":
-        from lookbench.dataset_builder.fashion_mnist import FashionMnistSource
-
-        return FashionMnistSource(input_path, release)
-    raise SourceError(f"Unknown source {source!r}; expected raw, upstream, mini or fashion-mnist")

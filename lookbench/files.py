@@ -19,7 +19,7 @@ import stat
 import struct
 from pathlib import Path
 
-from lookbench.paths import lookbench_home
+from lookbench.paths import weight_hashes_file
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
           (stat.S_ISSOCK, "a socket"))
@@ -87,9 +87,9 @@ def new_sibling(target: Path, tag: str, folder: bool) -> Path:
 
 
 def hash_files(paths: list[Path]) -> str:
-    """sha256 over file names and contents, memoised on (path, size, mtime) under lookbench_home() so big weights
+    """sha256 over file names and contents, memoised on (path, size, mtime) in ``weight_hashes_file()`` so big weights
     hash once."""
-    memo_path = lookbench_home() / "weight_hashes.json"
+    memo_path = weight_hashes_file()
     try:
         memo = json.loads(memo_path.read_text())
     except (OSError, ValueError):

@@ -17,7 +17,7 @@ import numpy as np
 from lookbench.engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
 from lookbench.engine.search import build_index
 from lookbench.files import new_sibling, replace_folder
-from lookbench.paths import lookbench_home
+from lookbench.paths import space_assets_dir
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.schema import NOISE
 
@@ -25,10 +25,6 @@ FORMAT = 2
 DEFAULT_MODELS = ("gr-lite-mini", "efficientnet-lite0")
 THUMBNAIL = 160  # longest side, pixels
 ANNOTATION = ("category", "main_attribute", "attributes", "outfit_id")
-
-
-def default_assets_dir() -> Path:
-    return lookbench_home() / "space"
 
 
 def _manifest_of(folder: Path) -> dict | None:
@@ -42,7 +38,7 @@ def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool 
     """The assets folder for ``data`` (default: the embedded LookBench-Mini), built or rebuilt if missing or stale."""
     from lookbench.encoders.registry import load_encoder
 
-    folder = Path(folder or default_assets_dir()).expanduser()
+    folder = Path(folder or space_assets_dir()).expanduser()
     manifest = _manifest_of(folder)
     if folder.exists() and manifest is None and (not folder.is_dir() or any(folder.iterdir())):
         raise ValueError(f"{folder} exists and is not a Space assets folder (no manifest.json); it is left alone")

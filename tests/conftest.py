@@ -30,10 +30,10 @@ def fresh_datasets_cache(tmp_path_factory, monkeypatch):
 def own_results_store(tmp_path_factory, monkeypatch):
     """`lookbench evaluate` saves into the results store by default and reuses identical results: give every test
     its own store, so no test is answered by a result another test (or an earlier session) stored."""
-    import lookbench.results.store
+    import lookbench.paths
 
     root = tmp_path_factory.mktemp("results-store")
-    monkeypatch.setattr(lookbench.results.store, "default_root", lambda: root)
+    monkeypatch.setattr(lookbench.paths, "results_dir", lambda: root)
     return root
 
 

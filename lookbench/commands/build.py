@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lookbench.dataset_builder.catalog import SOURCES
 from lookbench.progress import quiet_libraries
 
 
@@ -16,9 +17,7 @@ def _output_flags(parser) -> None:
 def register(sub) -> None:
     build = sub.add_parser("build", help="build a LookBench release into a script-less Hub dataset folder, or append one")
     what = build.add_mutually_exclusive_group(required=True)
-    what.add_argument("--source", choices=["raw", "upstream", "mini", "fashion-mnist"],
-                      help="raw: a raw release folder; upstream: the published srpone/look-bench layout; mini: LookBench-Mini; "
-                           "fashion-mnist: Zalando's real photos (t10k release, train split as --train-out)")
+    what.add_argument("--source", choices=list(SOURCES), help="; ".join(f"{name}: {s.help}" for name, s in SOURCES.items()))
     what.add_argument("--append", type=Path, metavar="RAW",
                       help="add this raw release folder to the built folder --out as new shards (it must be newer than "
                            "everything there); the existing shards stay byte-identical")

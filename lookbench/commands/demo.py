@@ -23,7 +23,7 @@ def run_demo(args) -> int:
         print(f"assets: {ensure_assets(args.data, args.assets)}")
         return 0
     from lookbench.space.app import serve
-    from lookbench.results.store import default_root
+    from lookbench import paths
 
-    serve(host=args.host, port=args.port, data=args.data, results=args.results or default_root(), assets_dir=args.assets)
+    serve(host=args.host, port=args.port, data=args.data, results=args.results or paths.results_dir(), assets_dir=args.assets)
     return 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lookbench.settings import INDEXES, MODES, PRECISIONS
+from lookbench.settings import DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, INDEXES, MODES, PRECISIONS
 
 
 def register(sub) -> None:
@@ -19,12 +19,12 @@ def register(sub) -> None:
                                      "a release name, e.g. v20250101: only the queries of later releases; "
                                      "'model': after the model's declared training cutoff (see `lookbench models`)")
     ev.add_argument("--no-distractors", dest="distractors", action="store_false", help="leave the shared noise gallery out")
-    ev.add_argument("--mode", choices=MODES, default="strict",
+    ev.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
                     help="strict: category + every query attribute (paper); leaderboard: category + main attribute")
     ev.add_argument("--batch-size", type=int, help="images per forward pass (default: 32 on a CPU, 128 on an accelerator)")
-    ev.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    ev.add_argument("--precision", choices=PRECISIONS, default=DEFAULT_PRECISION)
     ev.add_argument("--device", help="torch device (default: the accelerate process's device, else cuda if available, else cpu)")
-    ev.add_argument("--index", choices=INDEXES, default="flat", help="flat: exact search; hnsw: approximate (labelled)")
+    ev.add_argument("--index", choices=INDEXES, default=DEFAULT_INDEX, help="flat: exact search; hnsw: approximate (labelled)")
     ev.add_argument("--workers", type=int, help="decode/preprocess threads (default: the CPU cores of each process)")
     ev.add_argument("--cache-dir", type=Path, help="embedding cache folder (default: $HF_HOME/lookbench/embeddings)")
     ev.add_argument("--no-cache", dest="use_cache", action="store_false", help="neither read nor write the embedding cache")
@@ -45,7 +45,7 @@ def register(sub) -> None:
 def run_evaluate(args) -> int:
     """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
     from lookbench.engine import evaluate
-    from lookbench.results.store import default_root
+    from lookbench import paths
 
     if args.results and not args.save:
         raise ValueError("--results names a store to save in and --no-save says not to save: give one of them")
@@ -54,7 +54,7 @@ def run_evaluate(args) -> int:
         mode=args.mode, batch_size=args.batch_size, precision=args.precision, device=args.device, index=args.index,
         cache_dir=args.cache_dir, use_cache=args.use_cache, skip_invalid=args.skip_invalid, workers=args.workers,
         quiet=args.quiet, verbose=args.verbose, output_dir=args.output,
-        results_dir=(args.results or default_root()) if args.save else None, overwrite=args.overwrite,
+        results_dir=(args.results or paths.results_dir()) if args.save else None, overwrite=args.overwrite,
         save_predictions=args.save_predictions, trust_remote_code=args.trust_remote_code,
     )
     if result is None:  # a non-main accelerate process: the main process prints and writes

@@ -19,8 +19,9 @@ from lookbench.results import stats, store
 from lookbench.files import new_sibling
 from lookbench.encoders.registry import load_encoder
 from lookbench.filtering import parse_cutoff
-from lookbench.metric.fine_recall.core import MODES, combine_subsets
-from lookbench.settings import INDEXES, PRECISIONS
+from lookbench.metric.fine_recall.judging import combine_subsets
+from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, INDEXES, MODES,
+                                PRECISIONS)
 from lookbench.results.per_release import per_release
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.engine.data import Benchmark, DataSource, load_benchmark, resolve_data
@@ -57,8 +58,9 @@ def _check_folder(path, what: str) -> None:
         raise EvaluationError(f"{what} {path} cannot be written{where} ({err.strerror})") from None
 
 
-def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=None, workers=None, cutoff=None,
-                  cache_dir=None, output_dir=None, results_dir=None, save_predictions=False) -> None:
+def check_options(*, mode=DEFAULT_MODE, index=DEFAULT_INDEX, precision=DEFAULT_PRECISION, batch_size=None,
+                  workers=None, cutoff=None, cache_dir=None, output_dir=None, results_dir=None,
+                  save_predictions=False) -> None:
     """Every option checked before anything is loaded, so a typo fails in a second, not after encoding."""
     for name, value, choices in (("mode", mode, MODES), ("index", index, INDEXES), ("precision", precision, PRECISIONS)):
         if value not in choices:
@@ -79,8 +81,9 @@ def check_options(*, mode="strict", index="flat", precision="fp32", batch_size=N
                               "(not --no-save) or an output folder (--output)")
 
 
-def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool = True, *, mode: str = "strict",
-             batch_size: int | None = None, precision: str = "fp32", device: str | None = None, index: str = "flat",
+def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool = DEFAULT_DISTRACTORS, *,
+             mode: str = DEFAULT_MODE, batch_size: int | None = None, precision: str = DEFAULT_PRECISION,
+             device: str | None = None, index: str = DEFAULT_INDEX,
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
              quiet: bool = False, verbose: bool = False, output_dir=None, results_dir=None, overwrite: bool = False,
              save_predictions: bool = False, trust_remote_code: bool = False) -> EvaluationResult | None:

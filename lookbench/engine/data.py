@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.files import folder_revision
-from lookbench.paths import lookbench_home, looks_like_hub_id, split_revision
+from lookbench.paths import converted_data_dir, datasets_cache_dir, looks_like_hub_id, split_revision
+from lookbench.settings import DEFAULT_DISTRACTORS
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
-from lookbench.metric.fine_recall.core import RECORD_FIELDS
+from lookbench.metric.fine_recall.records import RECORD_FIELDS
 from lookbench.errors import EvaluationError
 
 
@@ -70,7 +71,7 @@ def convert_upstream(path: Path) -> Path:
     stamp = hashlib.sha256(str(path.resolve()).encode())
     for p in sorted(path.rglob("*.parquet")):
         stamp.update(f"{p.relative_to(path)}:{p.stat().st_size}:{p.stat().st_mtime_ns}".encode())
-    out = lookbench_home() / "converted" / stamp.hexdigest()[:16]
+    out = converted_data_dir(stamp.hexdigest()[:16])
     if not (out / "README.md").is_file():
         build_release("upstream", out, input_path=path)
     return out
@@ -142,7 +143,7 @@ class _Loader:
                 continue
         # A folder (local, or a Hub snapshot at a commit) gets a datasets cache of its own, named by its revision.
         local = source.revision is not None and Path(source.path).is_dir()
-        self.cache_dir = str(lookbench_home() / "datasets" / source.revision) if local else None
+        self.cache_dir = str(datasets_cache_dir(source.revision)) if local else None
 
     def splits(self, subset: str, names) -> dict:
         import datasets
@@ -164,7 +165,8 @@ class _Loader:
         return out
 
 
-def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = True, progress=None) -> Benchmark:
+def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEFAULT_DISTRACTORS,
+                   progress=None) -> Benchmark:
     """Load the requested subsets' query/gallery splits and (unless disabled) the noise gallery.
 
     ``progress`` (a tqdm bar) advances once per loaded config.

@@ -15,7 +15,8 @@ import numpy as np
 
 from lookbench.engine.embedding_cache import EmbeddingCache
 from lookbench.encoders.base import Encoder, EncoderError
-from lookbench.paths import lookbench_home
+from lookbench.paths import embeddings_dir
+from lookbench.settings import DEFAULT_PRECISION
 from lookbench.errors import EvaluationError
 from lookbench.engine.images import ImageSource, decode
 from lookbench.engine.runtime import Processes, Schedule, reuse_freed_memory
@@ -124,8 +125,8 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
 
     cache = None
     if use_cache and encoder.fingerprint is not None:
-        cache = EmbeddingCache(cache_dir or lookbench_home() / "embeddings", encoder.fingerprint,
-                               encoder.preprocessing, getattr(encoder, "precision", "fp32"))
+        cache = EmbeddingCache(cache_dir or embeddings_dir(), encoder.fingerprint,
+                               encoder.preprocessing, getattr(encoder, "precision", DEFAULT_PRECISION))
         for block, vectors in cache.records():
             uids = np.fromiter((ids.get(h, -1) for h in block), dtype=np.int64, count=len(block))
             ours = uids >= 0

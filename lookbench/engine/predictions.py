@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.metric.fine_recall.core import GalleryColumns, score_queries
+from lookbench.metric.fine_recall.judging import score_queries
+from lookbench.metric.fine_recall.records import GalleryColumns
 from lookbench.engine.scoring import Split, SubsetScore, SubsetTask
 
 _ANNOTATION = ("category", "main_attribute", "attributes")

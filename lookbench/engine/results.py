@@ -179,9 +179,11 @@ class EvaluationResult:
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
         intervals = p.get("intervals")
+        # a result answered from the store did no work now: its counts and seconds are those of the run that made it
+        when = f"stored result of {p.get('evaluated_at', 'an earlier run')}: " if self.reused else ""
         footer = ((f"± half the 95% interval ({intervals['resamples']} bootstrap resamples over queries, outfits "
                    "resampled whole; all scores and intervals in results.json). " if intervals else "")
-                  + f"{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
+                  + f"{when}{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
                   f"encoded, {counts['cache_hits']} from cache; "
                   + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
                   + f"{p['wall_time_s']:.1f} s")

@@ -11,13 +11,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lookbench.metric.fine_recall.core import DEFAULT_K, RECORD_FIELDS, GalleryColumns, score_queries, summarise
+from lookbench.metric.fine_recall.judging import DEFAULT_K, score_queries, summarise
+from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
 from lookbench.results.outcomes import Outcomes
 from lookbench.engine.encode import Embeddings
 from lookbench.errors import EvaluationError
 from lookbench.engine.images import ImageSource
 from lookbench.engine.search import merge_noise, remove_self_matches, search, search_depth
 from lookbench.engine.timings import StageTimes
+from lookbench.settings import DEFAULT_INDEX, DEFAULT_MODE
 
 
 @dataclass
@@ -57,8 +59,8 @@ class SubsetScore:
     gallery_rows: np.ndarray
 
 
-def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, mode="strict", index="flat",
-                  progress=None, timings: StageTimes | None = None) -> dict:
+def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, mode=DEFAULT_MODE,
+                  index=DEFAULT_INDEX, progress=None, timings: StageTimes | None = None) -> dict:
     """``{subset: SubsetScore}``: every subset's queries searched against its gallery + the shared noise gallery.
 
     ``matrix`` holds L2-normalised embeddings indexed by content id. ``progress`` (a tqdm bar) advances once

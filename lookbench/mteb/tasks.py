@@ -29,22 +29,23 @@ from lookbench.engine import check_options
 from lookbench.engine.data import load_benchmark, resolve_data
 from lookbench.errors import EvaluationError
 from lookbench.engine.images import BenchmarkImages
-from lookbench.metric.fine_recall.core import RECORD_FIELDS, GalleryColumns, score_queries
-from lookbench.metric.fine_recall.fine_recall import _CITATION
-from lookbench.paths import lookbench_home
+from lookbench.metric.fine_recall.judging import score_queries
+from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
+from lookbench.citation import BIBTEX, PAPER_URL
+from lookbench.paths import mteb_stats_dir
+from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_MODE
 
 SPLIT = "test"
 LANGUAGES = ["zxx-Zxxx"]  # images: no linguistic content (mteb's code for it)
 K_VALUES = (1, 5, 10, 20, 100)  # LookBench's K, and 100 so that a dropped self-match never shortens the top 20
-REFERENCE = "https://arxiv.org/abs/2601.14706"
 QUERY_BLOCK = 64  # queries judged against the whole corpus at once (a block x corpus ranking in memory)
 
 
-def task_name(mode: str, revision: str | None, distractors: bool = True) -> str:
+def task_name(mode: str, revision: str | None, distractors: bool = DEFAULT_DISTRACTORS) -> str:
     """``LookBench-<mode>[-no-distractors]-<data revision>``: mteb's result cache finds a result by task name (and
     model) and serves it without comparing dataset revisions once every subset is there, so everything that changes
     the scores is part of the name."""
-    return (f"LookBench-{mode}{'' if distractors else '-no-distractors'}-"
+    return (f"LookBench-{mode}{'' if distractors == DEFAULT_DISTRACTORS else '-no-distractors'}-"
             + re.sub(r"[^\w.-]+", "_", revision or "unknown"))
 
 
@@ -54,7 +55,7 @@ class LookBenchTaskMetadata(TaskMetadata):
 
     @property
     def descriptive_stat_path(self) -> Path:
-        return lookbench_home() / "mteb" / "descriptive_stats" / f"{self.name}.json"
+        return mteb_stats_dir() / f"{self.name}.json"
 
 
 class LookBenchRetrieval(AbsTaskRetrieval):
@@ -123,7 +124,8 @@ def _date_range(bench) -> tuple[str, str]:
     return (min(s["min"].as_py() for s in stamps).date().isoformat(), max(s["max"].as_py() for s in stamps).date().isoformat())
 
 
-def lookbench_tasks(data=None, mode: str = "strict", subsets=None, distractors: bool = True) -> list[LookBenchRetrieval]:
+def lookbench_tasks(data=None, mode: str = DEFAULT_MODE, subsets=None,
+                    distractors: bool = DEFAULT_DISTRACTORS) -> list[LookBenchRetrieval]:
     """The mteb task for a LookBench data folder (``None``: the embedded LookBench-Mini; a folder from ``lookbench
     build``; a published ``srpone/look-bench`` snapshot, converted as ``lookbench evaluate`` converts it).
 
@@ -152,7 +154,7 @@ def lookbench_tasks(data=None, mode: str = "strict", subsets=None, distractors: 
                      + "); each subset's corpus is its gallery" + (" plus the shared noise gallery" if distractors else "")
                      + ". Data licence: "
                      + str(card.get("license") or "not stated in its card") + "."),
-        reference=REFERENCE,
+        reference=PAPER_URL,
         dataset={"path": source.path, "revision": p["revision"] or "unknown"},
         type="Any2AnyRetrieval",
         category="i2i",
@@ -165,7 +167,7 @@ def lookbench_tasks(data=None, mode: str = "strict", subsets=None, distractors: 
         task_subtypes=[],
         license=license_,
         dialect=[],
-        bibtex_citation=_CITATION,
+        bibtex_citation=BIBTEX,
     )
     task = type("LookBenchRetrieval", (LookBenchRetrieval,), {"metadata": metadata, "__module__": __name__})
     return [task(splits)]

@@ -14,16 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lookbench.files import read_regular, regular_file, replacing
-from lookbench.paths import lookbench_home
+from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION
 
 # A store file is read only when it is a regular file of at most this size, nested at most this deep.
 MAX_RESULT_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 32
-
-
-def default_root() -> Path:
-    """``$HF_HOME/lookbench/results``."""
-    return lookbench_home() / "results"
 
 
 def safe_segment(text) -> str:
@@ -43,13 +38,13 @@ class Settings:
     derived from them. ``subsets`` are the evaluated ones, sorted; ``chosen_subsets``: the user named them (then
     they are part of the file name). ``cutoff`` is kept as given, and compared in UTC."""
 
-    mode: str = "strict"
-    distractors: bool = True
+    mode: str = DEFAULT_MODE
+    distractors: bool = DEFAULT_DISTRACTORS
     cutoff: str | None = field(default=None, compare=False)
     subsets: tuple[str, ...] = ()
     chosen_subsets: bool = False
-    index: str = "flat"
-    precision: str = "fp32"
+    index: str = DEFAULT_INDEX
+    precision: str = DEFAULT_PRECISION
     cutoff_utc: str | None = field(init=False)
 
     def __post_init__(self):
@@ -72,9 +67,9 @@ class Settings:
         """The result's file name without ``.json``: the mode, then a qualifier for every setting off its default, so
         different evaluations never share a file."""
         stem = self.mode + (f"-after-{self.cutoff}" if self.cutoff is not None else "")
-        stem += "" if self.distractors else "-no-distractors"
-        stem += "" if self.index == "flat" else f"-{self.index}"
-        stem += "" if self.precision == "fp32" else f"-{self.precision}"
+        stem += "" if self.distractors == DEFAULT_DISTRACTORS else "-no-distractors"
+        stem += "" if self.index == DEFAULT_INDEX else f"-{self.index}"
+        stem += "" if self.precision == DEFAULT_PRECISION else f"-{self.precision}"
         stem += "" if not self.chosen_subsets else "-" + "+".join(self.subsets)
         return safe_segment(stem)
 
