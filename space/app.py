@@ -15,8 +15,10 @@ from pathlib import Path
 import gradio as gr
 
 from lookbench.files import contained_file, read_regular
-from lookbench.leaderboard.board import GROUPS_NOTE, METRICS, leaderboard, markdown_safe
+from lookbench.leaderboard.ranking import leaderboard
+from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
 from lookbench.schema import TEST_SUBSETS
+from lookbench.settings import METRICS
 from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, ensure_assets
 from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    from lookbench.results.comparison import FORMATS, METRICS
+    from lookbench.results.comparison import FORMATS
+    from lookbench.settings import METRICS
 
     cp = sub.add_parser("compare", help="paired difference A − B of two results on the same data and queries, with "
                                         "95%% intervals, exact McNemar / bootstrap p-values and Holm across subsets")

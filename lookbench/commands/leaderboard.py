@@ -9,11 +9,13 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    from lookbench.leaderboard.board import FORMATS, METRICS, references
+    from lookbench.leaderboard.load import references
+    from lookbench.leaderboard.render import FORMATS
+    from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
     lb = sub.add_parser("leaderboard", help="rank stored results beside the published leaderboard, per comparable group")
     lb.add_argument("--results", type=Path, help="the results store to read (default: $HF_HOME/lookbench/results)")
-    lb.add_argument("--reference", default="release_v2601", choices=[*references(), "none"],
+    lb.add_argument("--reference", default=DEFAULT_REFERENCE, choices=[*references(), "none"],
                     help="the published leaderboard to show (none: only the store)")
     lb.add_argument("--metric", choices=list(METRICS), default="fine", help="fine or coarse Recall@K, or nDCG@K")
     lb.add_argument("--k", type=int, default=1, help="the K of the metric (published: 1, 5, 10, 20)")
@@ -28,10 +30,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from lookbench.leaderboard.board import GROUPS_NOTE, leaderboard, terminal_safe
-    from lookbench.results.store import default_root
+    from lookbench.leaderboard.ranking import leaderboard
+    from lookbench.leaderboard.render import GROUPS_NOTE, terminal_safe
+    from lookbench import paths
 
-    board = leaderboard(results=args.results or default_root(), reference=args.reference, metric=args.metric,
+    board = leaderboard(results=args.results or paths.results_dir(), reference=args.reference, metric=args.metric,
                         k=args.k, subset=args.subset, by_release=args.by_release)
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
         print(f"lookbench leaderboard: skipped {terminal_safe(line)}", file=sys.stderr)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lookbench.leaderboard.board import METRICS, entry_from_result, interval, load_reference
 from lookbench.encoders.registry import BY_PUBLISHED_NAME, find
+from lookbench.leaderboard.load import entry_from_result, load_reference
+from lookbench.leaderboard.ranking import interval
+from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_REFERENCE, METRICS
 
 
 @dataclass
@@ -68,14 +70,15 @@ class Reproduction:
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
 
-def published_models(reference: str = "release_v2601") -> list[str]:
+def published_models(reference: str = DEFAULT_REFERENCE) -> list[str]:
     """Registry names of the reference's rows that have an entry, in the reference's order."""
     entries, _ = load_reference(reference)
     return [BY_PUBLISHED_NAME[e.model].name for e in entries if e.model in BY_PUBLISHED_NAME]
 
 
-def reproduce(data=None, models=None, *, reference: str = "release_v2601", metric: str = "fine", k: int = 1,
-              distractors: bool = True, trust_remote_code: bool = False, results_dir=None, **evaluate_options) -> Reproduction:
+def reproduce(data=None, models=None, *, reference: str = DEFAULT_REFERENCE, metric: str = "fine", k: int = 1,
+              distractors: bool = DEFAULT_DISTRACTORS, trust_remote_code: bool = False, results_dir=None,
+              **evaluate_options) -> Reproduction:
     """Run each model (default: every registered published model) in leaderboard mode on ``data`` (default: the
     published ``srpone/look-bench`` snapshot) and pair its overall score with the published one."""
     from lookbench.engine import evaluate

@@ -18,8 +18,8 @@ from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes
 from lookbench.schema import TEST_SUBSETS
 from lookbench.results.store import normalise_cutoff
+from lookbench.settings import METRICS
 
-METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
 FORMATS = ("table", "json")
 
 

@@ -1,0 +1,80 @@
+"""The leaderboard drawn: the ranked score as bars with their 95 % intervals, or, with scores per release, each
+model's score against the release date with its declared training cutoff marked.
+
+matplotlib is imported on first draw (``lookbench leaderboard --help`` stays light, docs/architecture.md §5), and a
+figure is a ``matplotlib.figure.Figure`` that pyplot never keeps.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from lookbench.leaderboard.render import CUTOFF_COLUMN, Section, terminal_safe
+
+
+def figure(sections: list[Section]):
+    """Bar chart of the ranked score with its 95 % interval as an error bar, one panel per section, each bar
+    labelled with its rank group; with scores per release, the release figure instead."""
+    from matplotlib.figure import Figure
+
+    if any(s.releases for s in sections):
+        return release_figure(sections)
+    score = sections[0].columns[3] if sections else "score"
+    fig = Figure(figsize=(9, 0.35 * sum(len(s.rows) for s in sections) + 1.5 * max(1, len(sections))))
+    axes = fig.subplots(len(sections) or 1, 1, squeeze=False)
+    for ax, section in zip(axes[:, 0], sections):
+        rows = section.rows[::-1]
+        names = [terminal_safe(f"{r['model']} (group {r['group']})" if r["group"] else r["model"]) for r in rows]
+        values = [r[score] if r[score] is not None else 0.0 for r in rows]
+        bounds = [r["ci95"] or (v, v) for r, v in zip(rows, values)]
+        errors = [[v - lo for v, (lo, _) in zip(values, bounds)], [hi - v for v, (_, hi) in zip(values, bounds)]]
+        ax.barh(names, values, xerr=errors, capsize=3, color="#4c72b0", ecolor="#222222")
+        ax.set_xlim(0, 100)
+        ax.set_title(terminal_safe(section.title), fontsize=9)
+        ax.set_xlabel(f"{score} (%), 95% interval")
+    fig.tight_layout()
+    return fig
+
+
+def release_figure(sections: list[Section]):
+    """The score against the release date, one line per model, its declared training cutoff dashed; one panel per
+    section that has scores per release."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    from lookbench.filtering import to_utc
+    from lookbench.schema import release_date
+
+    sections = [s for s in sections if s.releases]
+    fig = Figure(figsize=(9, 4 * len(sections)))
+    axes = fig.subplots(len(sections), 1, squeeze=False)
+    colours = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, section in zip(axes[:, 0], sections):
+        dates = [release_date(r) for r in section.releases]
+        for i, row in enumerate(section.rows):
+            points = [(d, row[r]) for d, r in zip(dates, section.releases) if row[r] is not None]
+            if not points:
+                continue
+            colour = colours[i % len(colours)]
+            ax.plot(*zip(*points), marker="o", color=colour, label=terminal_safe(row["model"]))
+            try:
+                cutoff = to_utc(row[CUTOFF_COLUMN]) if row.get(CUTOFF_COLUMN) else None
+            except ValueError:
+                cutoff = None  # a declared cutoff that is no date is shown in the table, not drawn
+            if cutoff is not None:
+                ax.axvline(cutoff, color=colour, linestyle="--", linewidth=1)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel(f"{section.columns[3]} (%)")
+        ax.set_xlabel("release date (dashed: the model's declared training cutoff)")
+        ax.set_title(terminal_safe(section.title), fontsize=9)
+        ax.legend(fontsize="small")
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    return fig
+
+
+def plot(sections: list[Section], path) -> Path:
+    """The figure written to ``path`` (``.png`` added when it has no suffix); returns the path written."""
+    path = Path(path)
+    path = path if path.suffix else path.with_name(path.name + ".png")
+    figure(sections).savefig(path, dpi=100)
+    return path

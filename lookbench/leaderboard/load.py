@@ -1,0 +1,208 @@
+"""The entries the leaderboard ranks: the published figures shipped as data (``published/<name>.json``) and the
+results a store holds, each with the group it was measured on.
+
+Results files come from outside: every value the table shows is type-checked, and one bad file is skipped with its
+reason, never a stop.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from lookbench.leaderboard.render import terminal_safe
+from lookbench.metric.fine_recall.judging import combine_subsets
+from lookbench.schema import RELEASE_PATTERN
+from lookbench.settings import DEFAULT_REFERENCE, METRICS
+
+# Names of the published benchmark.json for the metrics of ``METRICS``.
+_PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
+
+def references() -> list[str]:
+    """Names of the published leaderboards shipped with the package (e.g. ``release_v2601``)."""
+    folder = resources.files("lookbench.leaderboard") / "published"
+    return sorted(p.name[: -len(".json")] for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+@dataclass(frozen=True)
+class Group:
+    """What a score was measured on; only rows of one group are comparable."""
+
+    data: str = field(compare=False)  # human label, e.g. "LookBench (srpone/look-bench v20251201)"
+    key: str  # identity of the data: its content revision, or the published snapshot it was converted from
+    mode: str
+    distractors: bool
+    cutoff: str | None
+
+    @property
+    def label(self) -> str:
+        cut = f", queries after {self.cutoff}" if self.cutoff else ""
+        noise = "with" if self.distractors else "without"
+        return f"{self.data} — {self.mode} mode, {noise} distractors{cut}"
+
+
+@dataclass
+class Entry:
+    """One model's scores in one group: subset -> metric -> "@K" -> percent (+ num_queries per subset)."""
+
+    model: str
+    group: Group
+    subsets: dict
+    origin: str  # the reference name or the result file
+    extra: dict = field(default_factory=dict)
+
+    def queries(self, names) -> int:
+        """The number of queries behind its scores on the subsets ``names``."""
+        return sum(int(self.subsets.get(s, {}).get("num_queries") or 0) for s in names)
+
+    def score(self, metric: str, k: int, subset: str | None = None, over=None) -> float | None:
+        """One subset's score, or the query-weighted overall over the subsets ``over`` (default: its own) with the
+        metric's combine_subsets; ``None`` when one of them is missing."""
+        if subset is not None:
+            return self.subsets.get(subset, {}).get(metric, {}).get(f"@{k}")
+        flat = {}
+        for name in over or self.subsets:
+            scores = self.subsets.get(name, {})
+            value = scores.get(metric, {}).get(f"@{k}")
+            if value is None or not scores.get("num_queries"):
+                return None
+            flat[name] = {f"{metric}@{k}": value, "num_queries": int(scores["num_queries"])}
+        return combine_subsets(flat)[f"{metric}@{k}"] if flat else None
+
+    def outcomes(self, names) -> dict | None:
+        """The per-query outcomes of the subsets ``names`` (``lookbench.results.outcomes``), or ``None`` when any of them
+        has none (a published row, or a result written before they were kept)."""
+        from lookbench.results.outcomes import Outcomes
+
+        if any(not isinstance(self.subsets.get(s, {}).get("per_query"), dict) for s in names):
+            return None
+        try:
+            return {s: Outcomes.from_json(self.subsets[s]["per_query"], f"{self.origin}: {s}") for s in names}
+        except ValueError:
+            return None
+
+    def releases(self) -> list[str]:
+        """The releases this result scored separately (its subsets' ``per_release``), oldest first."""
+        return sorted({r for scores in self.subsets.values() for r in scores.get("per_release") or {}})
+
+    def on_release(self, release: str) -> "Entry":
+        """The same model on one release's queries only: each subset's ``per_release`` block of that release."""
+        blocks = {name: scores["per_release"][release] for name, scores in self.subsets.items()
+                  if release in (scores.get("per_release") or {})}
+        return Entry(self.model, self.group, blocks, self.origin, self.extra)
+
+
+def load_reference(name: str = DEFAULT_REFERENCE) -> tuple[list[Entry], str]:
+    """The published leaderboard ``name`` as entries, with its source line."""
+    path = resources.files("lookbench.leaderboard") / "published" / f"{name}.json"
+    if not path.is_file():
+        raise ValueError(f"Unknown published leaderboard {name!r}; shipped: {', '.join(references())}")
+    raw = json.loads(path.read_text())
+    group = Group(raw["dataset"]["label"], raw["dataset"]["key"], raw["dataset"]["mode"], raw["dataset"]["distractors"], None)
+    models: dict[str, dict] = {}
+    for published, per_model in raw["results"].items():
+        subset = raw["subset_names"][published]
+        for model, metrics in per_model.items():
+            scores = {_PUBLISHED_METRICS[m]: dict(v) for m, v in metrics.items()}
+            scores["num_queries"] = raw["query_counts"][subset]
+            models.setdefault(model, {})[subset] = scores
+    return [Entry(model, group, subsets, f"published {name}") for model, subsets in models.items()], raw["source"]
+
+
+def _text(value, what: str, optional: bool = False):
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is {type(value).__name__}, not a string")
+    return value
+
+
+def _percent(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 100:
+        raise ValueError(f"{what} is {value!r}, not a percentage (a finite number in [0, 100])")
+    return float(value)
+
+
+def _checked_subset(name: str, scores) -> dict:
+    """A subset's scores as the leaderboard reads them: every ranked metric "@K" a percentage, num_queries a count."""
+    if not isinstance(scores, dict):
+        raise ValueError(f"{name} is {type(scores).__name__}, not a mapping of scores")
+    out = dict(scores)
+    for metric in METRICS.values():
+        if metric not in scores:
+            continue
+        if not isinstance(scores[metric], dict):
+            raise ValueError(f"{name} {metric} is {type(scores[metric]).__name__}, not a mapping of @K to a score")
+        out[metric] = {str(at): _percent(v, f"{name} {metric} {at}") for at, v in scores[metric].items()}
+    count = scores.get("num_queries")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+        raise ValueError(f"{name} num_queries is {count!r}, not a count of queries")
+    if "per_release" in scores:  # release name -> the same scores on that release's queries
+        if not isinstance(scores["per_release"], dict):
+            raise ValueError(f"{name} per_release is {type(scores['per_release']).__name__}, not a mapping of releases")
+        for release in scores["per_release"]:
+            if not isinstance(release, str) or not RELEASE_PATTERN.match(release):
+                raise ValueError(f"{name} per_release names {terminal_safe(release)!r}, not a release v<YYYYMMDD>")
+        out["per_release"] = {r: _checked_subset(f"{name} {r}", block) for r, block in scores["per_release"].items()}
+    return out
+
+
+def entry_from_result(result: dict, origin: str) -> Entry:
+    """An entry from a results JSON written by ``lookbench evaluate`` (leaderboard shape plus provenance); every
+    value the table shows is type-checked, so a tampered file is a ``ValueError`` naming the field."""
+    if not isinstance(result, dict) or not isinstance(result.get("provenance"), dict):
+        raise ValueError("no provenance mapping")
+    p = result["provenance"]
+    data, model = p.get("dataset"), p.get("model")
+    if not isinstance(data, dict) or not isinstance(model, dict):
+        raise ValueError("provenance.dataset and provenance.model must be mappings")
+    releases = data.get("releases") or []
+    if not isinstance(releases, list) or not all(isinstance(r, str) for r in releases):
+        raise ValueError("provenance.dataset.releases is not a list of strings")
+    # The engine records the data's name (its card's pretty_name) and key; results without them name their data only.
+    label = f"{_text(data.get('name') or data.get('data'), 'provenance.dataset.name')} {'+'.join(releases) or '(no release)'}"
+    key = data.get("key") or data.get("revision")
+    if key is None:
+        raise ValueError("the result records no data revision, so nothing is comparable with it")
+    key = _text(key, "provenance.dataset.key")
+    if not key.startswith("srpone/look-bench@"):
+        label += f", revision {key[:22]}"
+    if not isinstance(p.get("distractors"), bool):
+        raise ValueError("provenance.distractors is not true or false")
+    group = Group(label, key, _text(p.get("mode"), "provenance.mode"), p["distractors"],
+                  _text(p.get("cutoff"), "provenance.cutoff", optional=True))
+    subsets = {s: _checked_subset(s, r) for s, r in result.items() if s not in ("overall", "provenance") and isinstance(r, dict)}
+    name = _text(model.get("name"), "provenance.model.name")
+    revision = _text(model.get("revision"), "provenance.model.revision", optional=True)
+    label_model = name + (f"@{revision[:12]}" if revision and "@" not in name else "")
+    cutoff = _text(model.get("training_cutoff"), "provenance.model.training_cutoff", optional=True)
+    published = _text(model.get("published_name"), "provenance.model.published_name", optional=True)
+    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff, "published_name": published})
+
+
+def load_store(root) -> tuple[list[Entry], list[str]]:
+    """Every result JSON under a results store, and one line per file that is skipped and why.
+
+    Each file is read as ``lookbench.results.store.read_json`` reads one (inside the store, regular, size-capped,
+    non-blocking, depth-checked), so no single file can stop, hang or corrupt the table."""
+    from lookbench.files import contained_file
+    from lookbench.results.store import read_json
+
+    entries, skipped = [], []
+    root = Path(root)
+    # os.walk does not follow links to folders: a link to / in the store is not a walk of the whole disk.
+    found = sorted(Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json"))
+    for path in found:
+        try:
+            raw = read_json(contained_file(root, str(path.relative_to(root))), "it")
+        except ValueError as err:
+            skipped.append(f"{path}: {err}")
+            continue
+        try:
+            entries.append(entry_from_result(raw, str(path)))
+        except ValueError as err:
+            skipped.append(f"{path}: not a LookBench result ({err})")
+    return entries, skipped

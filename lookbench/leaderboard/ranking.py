@@ -1,0 +1,192 @@
+"""Leaderboards: the published LookBench figures and stored local results, ranked per comparable group.
+
+Scores are only ranked against each other when they were measured on the same thing: the same data (release
+and content revision), mode, distractor setting and cutoff. A LookBench-Mini result therefore never appears
+inside the published table; it gets a section of its own whose label says what it was measured on.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lookbench.leaderboard import figures
+from lookbench.leaderboard.load import Entry, Group, load_reference, load_store
+from lookbench.leaderboard.render import CUTOFF_COLUMN, Section, render_sections
+from lookbench.schema import TEST_SUBSETS, resolve_subset
+from lookbench.settings import DEFAULT_REFERENCE, METRICS
+
+# A local run of a registered published model (its provenance names ``published_name``) on the published data.
+LOCAL_RUN = " (local run)"
+
+
+@dataclass
+class Leaderboard:
+    """The ranked sections of one metric at one K, and the store's files that were skipped, each with its reason."""
+
+    sections: list[Section]
+    skipped: list[str]
+    metric: str
+    k: int
+
+    def render(self, fmt: str = "table") -> str:
+        """The sections as text (``lookbench.leaderboard.render``)."""
+        return render_sections(self.sections, self.skipped, fmt)
+
+    def figure(self):
+        """The sections drawn (``lookbench.leaderboard.figures``): a matplotlib ``Figure``, not kept by pyplot."""
+        return figures.figure(self.sections)
+
+    def plot(self, path) -> Path:
+        """The figure written to ``path`` (``.png`` added when it has no suffix); returns the path written."""
+        return figures.plot(self.sections, path)
+
+
+def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
+    """For each full-data entry, the entry of the same model and data measured after the model's declared cutoff."""
+    from lookbench.results.store import normalise_cutoff
+
+    def cut(value):
+        try:
+            return normalise_cutoff(value)
+        except ValueError:
+            return None
+
+    by_cutoff = {(e.model, e.group.key, e.group.mode, e.group.distractors, cut(e.group.cutoff)): e
+                 for e in entries if e.group.cutoff is not None}
+    out = {}
+    for e in entries:
+        declared = e.extra.get("training_cutoff")
+        match = declared and e.group.cutoff is None and by_cutoff.get(
+            (e.model, e.group.key, e.group.mode, e.group.distractors, cut(declared)))
+        if match:
+            out[id(e)] = match
+    return out
+
+
+def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str], value, queries: int):
+    """(ci95, how it was computed) of one row's ranked score: the bootstrap of its stored per-query outcomes, else
+    (published rows) a Wilson interval from the score and the query count, marked approximate."""
+    from lookbench.results import stats
+
+    outcomes = entry.outcomes(names)
+    if outcomes is not None:
+        lo, hi = stats.intervals(outcomes)["overall" if subset is None else subset][f"{key}@{k}"]
+        return [round(lo, 2), round(hi, 2)], "bootstrap"
+    if value is None or not queries:
+        return None, None
+    lo, hi = stats.wilson(value, queries)
+    return [round(lo, 2), round(hi, 2)], "Wilson (approximate)"
+
+
+def _rank_groups(ranked: list[tuple[dict, Entry]], score_name: str, key: str, names: list[str]) -> None:
+    """Number the rank groups, best first: a row joins the group of the row that opened it unless the data can tell
+    the two apart — by the paired test of ``lookbench compare`` (p < 0.05) when both have per-query outcomes on the
+    same queries, else by their 95 % intervals not overlapping. A row with no score has no group."""
+    from lookbench.results.comparison import paired_p, same_queries
+
+    group, leader = 0, None
+    for row, entry in ranked:
+        if row[score_name] is None or row["ci95"] is None:
+            row["group"] = None
+            continue
+        if leader is not None:
+            (lead_row, lead_entry), ours, theirs = leader, entry.outcomes(names), leader[1].outcomes(names)
+            if ours is not None and theirs is not None and same_queries(ours, theirs):
+                apart = paired_p(theirs, ours, key) < 0.05
+            else:
+                apart = row["ci95"][1] < lead_row["ci95"][0] or lead_row["ci95"][1] < row["ci95"][0]
+        if leader is None or apart:
+            group, leader = group + 1, (row, entry)
+        row["group"] = group
+
+
+def _beside_published(rows: list[dict]) -> list[dict]:
+    """Ranked rows, each local run of a published model unranked right below that model's published row: the
+    published ranking stays the published one, and the two figures for one model read side by side."""
+    ranked = [r for r in rows if "beside" not in r]
+    for rank, row in enumerate(ranked, 1):
+        row["rank"] = rank
+    out = []
+    for row in ranked:
+        out.append(row)
+        out += [dict((k, v) for k, v in r.items() if k != "beside") | {"rank": None}
+                for r in rows if r.get("beside") == row["model"]]
+    return out
+
+
+def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric: str = "fine", k: int = 1,
+                subset: str | None = None, by_release: bool = False) -> Leaderboard:
+    """Ranked tables of the published leaderboard and of a results store, one per comparable group; ``by_release``
+    adds each model's declared training cutoff and its score on every release's queries (the gallery whole)."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    subset = resolve_subset(subset) if subset else None
+    key = METRICS[metric]
+    entries, skipped, sources = [], [], {}
+    if reference and reference != "none":
+        published, source = load_reference(reference)
+        entries += published
+        sources[published[0].group] = source
+    if results is not None:
+        local, skipped = load_store(results)
+        entries += local
+    present = sorted({int(at[1:]) for e in entries for scores in e.subsets.values() for at in scores.get(key, {})
+                      if re.fullmatch(r"@\d+", at)})
+    if entries and k not in present:
+        raise ValueError(f"no result has {metric} at K={k}; the Ks present are {', '.join(map(str, present)) or 'none'}")
+    groups: dict[Group, list[Entry]] = {}
+    for entry in entries:
+        groups.setdefault(entry.group, []).append(entry)
+    after_cutoff = _after_own_cutoff(entries)
+    score_name = f"{subset or 'overall'} {metric} R@{k}" if metric != "ndcg" else f"{subset or 'overall'} nDCG@{k}"
+    after_name = "after model's cutoff"
+    sections = []
+    for group, members in groups.items():
+        names = [s for s in TEST_SUBSETS if any(s in e.subsets for e in members)] if subset is None else [subset]
+        rows, ranked = [], []
+        published_here = {e.model for e in members if e.origin.startswith("published")}
+        for entry in members:
+            value = entry.score(key, k, subset, over=names)
+            row = {"rank": 0, "model": entry.model, "group": None, score_name: value, "ci95": None, "ci_method": None}
+            twin = entry.extra.get("published_name")
+            if twin in published_here and not entry.origin.startswith("published"):
+                row.update(model=f"{twin}{LOCAL_RUN}", beside=twin)
+            if id(entry) in after_cutoff:  # the same model and data, evaluated with --cutoff model
+                row[after_name] = after_cutoff[id(entry)].score(key, k, subset, over=names)
+            if subset is None:
+                row.update({s: entry.score(key, k, s) for s in names})
+            row["queries"] = entry.queries(names)
+            row["ci95"], row["ci_method"] = interval(entry, key, k, subset, names, value, row["queries"])
+            rows.append(row)
+            ranked.append((row, entry))
+        extra = [after_name] if any(after_name in r for r in rows) else []
+        for row in rows if extra else ():
+            row.setdefault(after_name, None)
+        releases = sorted({r for e in members for r in e.releases()}) if by_release else []
+        for row, entry in zip(rows, members):
+            for release in releases:
+                on = entry.on_release(release)
+                row[release] = on.score(key, k, subset, over=[n for n in names if n in on.subsets] or None)
+            if releases:
+                row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
+        extra += [CUTOFF_COLUMN, *releases] if releases else []
+        columns = ["rank", "model", "group", score_name, "ci95", *extra] + (names if subset is None else []) + [
+            "queries", "ci_method"]
+        rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
+        order = {id(row): i for i, row in enumerate(rows)}
+        ranked.sort(key=lambda pair: order[id(pair[0])])
+        _rank_groups(ranked, score_name, f"{key}@{k}", names if subset is None else [subset])
+        rows = _beside_published(rows)  # copies each row with its group and interval
+        origin = sources.get(group)
+        if origin is None:
+            origin = "local results store"
+        elif any(not e.origin.startswith("published") for e in members):
+            origin += "; other rows: local results store"
+        sections.append(Section(group.label, origin, columns, rows, releases))
+    # The published table first, then local groups in a stable order.
+    sections.sort(key=lambda s: (s.source == "local results store", s.title))
+    return Leaderboard(sections, skipped, metric, k)

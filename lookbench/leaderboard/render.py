@@ -1,0 +1,96 @@
+"""The leaderboard's tables as text: a terminal table, Markdown, CSV or JSON, and as the DataFrame the Space shows.
+
+Model names and sources come from results files, so every text form escapes them (terminal, Markdown, CSV); JSON is
+strict (no NaN).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field
+
+FORMATS = ("table", "markdown", "csv", "json")
+GROUPS_NOTE = ("ci95: the 95% interval of the ranked score (bootstrap of the stored per-query outcomes; a published row's "
+               "is a Wilson interval from its score and query count, approximate). group: rows share a rank group when "
+               "the data cannot separate them from the group's best row (paired test p >= 0.05 where both have "
+               "per-query outcomes, else overlapping intervals).")
+CUTOFF_COLUMN = "training cutoff"  # the model's declared training cutoff, shown beside its scores per release
+
+
+@dataclass
+class Section:
+    """One ranked table: a comparable group, its rows best first, and where its figures come from. ``releases``:
+    the columns that hold the score on one release's queries (``by_release``)."""
+
+    title: str
+    source: str
+    columns: list[str]
+    rows: list[dict]
+    releases: list[str] = field(default_factory=list)
+
+    def frame(self):
+        """The rows as a pandas DataFrame (what the Space shows), percentages to two decimals as published; the
+        interval as two columns, ``ci95_lo`` and ``ci95_hi``."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.rows, columns=self.columns)
+        at = frame.columns.get_loc("ci95")
+        bounds = [r["ci95"] or [None, None] for r in self.rows]
+        frame.insert(at, "ci95_hi", [b[1] for b in bounds])
+        frame.insert(at, "ci95_lo", [b[0] for b in bounds])
+        return frame.drop(columns="ci95").round(2)
+
+
+def terminal_safe(text) -> str:
+    """``text`` with every non-printable character (escape sequences, newlines, bidi controls) written as its Python
+    escape, so a name from a results file can neither move the cursor, retitle the window nor break a row."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
+def markdown_safe(text) -> str:
+    """``terminal_safe`` text with Markdown's active characters backslash-escaped (``|`` cannot end a cell)."""
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", terminal_safe(text))
+
+
+def render_sections(sections: list[Section], skipped: list[str], fmt: str = "table") -> str:
+    """The sections as text. The skipped files are part of the JSON only (``lookbench leaderboard`` names them on
+    stderr, in every format)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "json":
+        return json.dumps([{"title": s.title, "source": s.source, "rows": s.rows} for s in sections]
+                          + ([{"skipped": skipped}] if skipped else []), indent=2, allow_nan=False)
+    parts = [_render_section(s, fmt) for s in sections]
+    if not sections and fmt != "csv":
+        parts.append("No results to show.")
+    return "\n\n".join(parts)
+
+
+def _render_section(section: Section, fmt: str) -> str:
+    def cell(v):
+        if isinstance(v, list):  # an interval
+            return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
+        return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else terminal_safe(v))
+
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["section", *section.columns])
+        writer.writerows([terminal_safe(section.title),
+                          *(terminal_safe(r[c]) if isinstance(r[c], str) else r[c] for c in section.columns)]
+                         for r in section.rows)
+        return buffer.getvalue().rstrip("\r\n")
+    if fmt == "markdown":
+        cells = [[markdown_safe(cell(r[c])) for c in section.columns] for r in section.rows]
+        lines = [f"### {markdown_safe(section.title)}", "", "| " + " | ".join(section.columns) + " |",
+                 "|" + "|".join("---:" if i != 1 else "---" for i in range(len(section.columns))) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in cells]
+        return "\n".join(lines + ["", f"Source: {markdown_safe(section.source)}"])
+    cells = [[cell(r[c]) for c in section.columns] for r in section.rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(section.columns)]
+    lines = [terminal_safe(section.title),
+             "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(section.columns, widths)))]
+    lines += ["  ".join(v.ljust(w) if i == 1 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))) for row in cells]
+    return "\n".join(lines + [f"source: {terminal_safe(section.source)}"])

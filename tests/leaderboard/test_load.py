@@ -1,0 +1,82 @@
+"""The published leaderboard shipped as data, and store files read as entries: every value shown is type-checked, and a
+bad file is skipped and named, never a stop."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lookbench.leaderboard.load import load_reference
+
+from tests.helpers.leaderboard import FOUR, result, run_cli
+
+
+def test_published_overall_figures_are_recomputed_from_the_subsets():
+    entries, source = load_reference("release_v2601")
+    assert len(entries) == 16 and "benchmark.json" in source
+    by_model = {e.model: e for e in entries}
+    assert round(by_model["GR-Pro"].score("fine_recall", 1), 2) == 67.38
+    assert round(by_model["GR-Lite"].score("fine_recall", 1), 2) == 65.71
+    assert round(by_model["GR-Pro"].score("coarse_recall", 1), 2) == 87.93
+
+
+# -- hostile store files (issue 19 cases 4, 5) --------------------------------------------------------------------
+
+
+def _store_with_one_good_result(tmp_path):
+    store = tmp_path / "results"
+    store.mkdir()
+    (store / "good.json").write_text(json.dumps(result("good-model", FOUR)))
+    return store
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
+def test_one_bad_store_file_never_stops_the_table_and_is_named_on_stderr(tmp_path, capsys, fmt):
+    """Case 4: a FIFO named *.json, a deeply nested JSON, a string score and a list metric are each skipped and
+    named (in every format, csv included); the good result is still ranked."""
+    import os
+    import threading
+
+    store = _store_with_one_good_result(tmp_path)
+    os.mkfifo(store / "fifo.json")
+    (store / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    string_score = result("string-score", FOUR)
+    string_score["RealStudioFlat"]["fine_recall"]["@1"] = "70"
+    (store / "string.json").write_text(json.dumps(string_score))
+    list_metric = result("list-metric", FOUR)
+    list_metric["RealStudioFlat"]["fine_recall"] = [70.0]
+    (store / "list.json").write_text(json.dumps(list_metric))
+    (store / "not-a-dict.json").write_text("[1, 2]")
+    answer = {}
+    worker = threading.Thread(target=lambda: answer.update(zip(("code", "out", "err"), run_cli(
+        capsys, "--results", str(store), "--reference", "none", "--format", fmt))), daemon=True)
+    worker.start()
+    worker.join(120)
+    if worker.is_alive():  # a blocked open of the FIFO: unblock it so the session can end, then fail
+        with open(store / "fifo.json", "w"):
+            pass
+        pytest.fail("the leaderboard blocked on a FIFO in the store")
+    assert answer["code"] == 0, answer["err"]
+    assert "good-model" in answer["out"] and not any(n in answer["out"] for n in ("string-score", "list-metric"))
+    skipped = {line.split(": ", 2)[1].rsplit("/", 1)[-1]: line for line in answer["err"].splitlines()}
+    assert set(skipped) == {"fifo.json", "deep.json", "string.json", "list.json", "not-a-dict.json"}, answer["err"]
+    assert "FIFO, not a regular file" in skipped["fifo.json"]
+    assert "nested deeper than" in skipped["deep.json"]
+    assert "RealStudioFlat fine_recall @1 is '70', not a percentage" in skipped["string.json"]
+    assert "RealStudioFlat fine_recall is list" in skipped["list.json"]
+
+
+def test_impossible_scores_are_skipped_and_json_output_is_strict(tmp_path, capsys):
+    """Case 5: Infinity, NaN and 250 are not percentages: those files are skipped, never ranked."""
+    store = _store_with_one_good_result(tmp_path)
+    for name, value in (("inf", "Infinity"), ("nan", "NaN"), ("big", "250")):
+        text = json.dumps(result(f"{name}-model", FOUR)).replace('"@1": 70.0', f'"@1": {value}', 1)
+        assert value in text
+        (store / f"{name}.json").write_text(text)
+    code, out, err = run_cli(capsys, "--results", str(store), "--reference", "none", "--format", "json")
+    assert code == 0
+    parsed = json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON output"))
+    assert [r["model"] for r in parsed[0]["rows"]] == ["good-model"]
+    for name, value in (("inf", "inf"), ("nan", "nan"), ("big", "250")):
+        assert any(f"{name}.json: not a LookBench result" in line and "not a percentage" in line and value in line
+                   for line in err.splitlines()), (name, err)

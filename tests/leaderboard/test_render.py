@@ -1,0 +1,86 @@
+"""The leaderboard as text (terminal table, Markdown, CSV, strict JSON) and as the Space's DataFrame, every name from a
+results file escaped."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from lookbench.leaderboard.ranking import leaderboard
+
+from tests.helpers.leaderboard import FOUR, result, run_cli
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
+def test_every_format_carries_the_published_rows(fmt):
+    text = leaderboard(metric="coarse", k=5, subset="real_streetlook").render(fmt)
+    assert "GR-Pro" in text and "RealStreetLook coarse R@5" in text
+
+
+def test_every_format_carries_the_group_and_the_interval():
+    board = leaderboard(metric="fine", k=1)
+    assert "group" in board.render("table").splitlines()[1]
+    assert "| group |" in board.render("markdown") and ",group," in board.render("csv").splitlines()[0]
+    rows = json.loads(board.render("json"))[0]["rows"]
+    assert rows[0]["group"] == 1 and rows[0]["ci95"] == pytest.approx([65.46, 69.25], abs=0.01)
+
+
+def test_the_frame_is_what_the_space_shows():
+    frame = leaderboard(metric="fine", k=1).sections[0].frame()  # two decimals, as published
+    assert frame.loc[frame["model"] == "GR-Pro", "overall fine R@1"].item() == 67.38
+    assert "group" in frame.columns
+
+
+def test_the_cli_prints_the_published_table_and_the_store(tmp_path, capsys, own_results_store):
+    from lookbench.cli import main
+
+    (own_results_store / "r.json").write_text(json.dumps(result("gr-lite-mini", FOUR)))
+    assert main(["leaderboard", "--k", "5", "--metric", "coarse"]) == 0
+    out = capsys.readouterr().out
+    assert "overall coarse R@5" in out and "GR-Pro" in out and "gr-lite-mini" in out and "local results store" in out
+    assert main(["leaderboard", "--reference", "none", "--format", "csv", "--plot", str(tmp_path / "b.png")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == ("section,rank,model,group,overall fine R@1,ci95,RealStudioFlat,AIGen-Studio,"
+                                            "RealStreetLook,AIGen-StreetLook,queries,ci_method")
+    assert "GR-Pro" not in captured.out and (tmp_path / "b.png").stat().st_size > 1000 and "plot:" in captured.err
+    assert main(["leaderboard", "--subset", "RealStret"]) == 2
+    assert "Unknown LookBench subset" in capsys.readouterr().err
+
+
+def test_names_are_escaped_for_the_terminal_markdown_and_csv(tmp_path, capsys):
+    """Case 6: a model name with terminal escapes (clear screen, window title) or with | and a newline."""
+    import csv
+    import io
+
+    store = tmp_path / "results"
+    store.mkdir()
+    hostile = {"esc": "evil\x1b[2J\x1b]0;pwned\x07", "pipe": "a|b\nc"}
+    for key, name in hostile.items():
+        (store / f"{key}.json").write_text(json.dumps(result(name, FOUR)))
+    for fmt in ("table", "markdown", "csv"):
+        code, out, err = run_cli(capsys, "--results", str(store), "--reference", "none", "--format", fmt)
+        assert code == 0 and err == ""
+        assert "\x1b" not in out and "\x07" not in out
+        shown = re.sub(r"\\(.)", r"\1", out) if fmt == "markdown" else out  # Markdown's own escapes undone
+        assert "evil\\x1b[2J\\x1b]0;pwned\\x07" in shown
+        if fmt == "table":
+            rows = [line for line in out.splitlines() if "a|b" in line]
+            assert len(rows) == 1 and rows[0].rstrip().endswith("2345  Wilson (approximate)")  # one row, the newline shown as \n
+        if fmt == "markdown":
+            row = next(line for line in out.splitlines() if "a\\|b" in line)
+            cells = [c for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))]
+            assert len(cells) == len(out.splitlines()[2].strip().strip("|").split("|"))  # as many cells as the header
+        if fmt == "csv":
+            rows = list(csv.reader(io.StringIO(out)))
+            assert len(rows) == 3 and {r[2] for r in rows[1:]} == {"a|b\\nc", "evil\\x1b[2J\\x1b]0;pwned\\x07"}
+
+
+def test_leaderboard_into_a_closed_pipe_ends_quietly(tmp_path):
+    """Case 8: `lookbench leaderboard | head -1` ended with a Broken pipe error."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -m lookbench leaderboard --format markdown | head -1", shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith("### LookBench") and proc.stderr == ""
