@@ -17,7 +17,7 @@ from pathlib import Path
 from lookbench.errors import report_errors
 
 from lookbench.models.gr_lite import GrLiteModel, processor_for, teacher_features
-from lookbench.models.gr_lite.train_gr_lite import TrainData
+from lookbench.models.gr_lite.training_data import TEACHER, TrainData
 
 
 def run_args(run: Path, distractors: str | None) -> argparse.Namespace:
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--run", type=Path, required=True, help="a train_gr_lite OUT folder")
     p.add_argument("--validation-distractors", metavar="DIR", help="a `lookbench build` folder whose noise gallery joins the gallery")
     p.add_argument("--model", nargs="*", default=[], help="GR-Lite model folders to score")
-    p.add_argument("--teacher", action="store_true", help=f"score {teacher_features.TEACHER}'s features as well")
+    p.add_argument("--teacher", action="store_true", help=f"score {TEACHER}'s features as well")
     args = p.parse_args(argv)
     if not args.model and not args.teacher:
         p.error("name at least one --model folder, or --teacher")
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     lines = [{"model": folder, **split, **validation.score(model, processor_for(model.config))} for folder, model in models.items()]
     if args.teacher:
         features = teacher_features.compute(validation.ds)
-        lines.append({"model": f"{teacher_features.TEACHER} (ImageNet)", **split,
+        lines.append({"model": f"{TEACHER} (ImageNet)", **split,
                       **validation.score_embeddings(features[validation.queries], features[validation.gallery])})
     for line in lines:
         print(json.dumps(line))

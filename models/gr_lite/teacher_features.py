@@ -5,7 +5,7 @@ general visual knowledge of the only pretrained image encoder installable offlin
 costs more CPU than the student's training step, so it runs once per training image (the clean image, not an
 augmented view: the student learns to map each of its augmented views onto it) and is stored in one
 safetensors file beside the data, with the sha256 of every row's image bytes so a file never silently serves
-features of other images.
+features of other images (`training_data` writes and reads that file).
 
     python -m lookbench.models.gr_lite.teacher_features --data DIR --output FILE.safetensors
 
@@ -15,27 +15,16 @@ page-faults every batch's activations in again).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
 
 import datasets
 import numpy as np
-import torch
-from safetensors import safe_open
-from safetensors.torch import save_file
 from tqdm.auto import tqdm
 
 from lookbench.errors import report_errors
-
-TEACHER = "efficientnet-lite0"
-
-
-def image_hashes(ds: datasets.Dataset) -> np.ndarray:
-    """(rows × 32) uint8: sha256 of each row's stored image bytes, read without decoding."""
-    raw = ds.select_columns(["image"]).cast_column("image", datasets.Image(decode=False))
-    return np.stack([np.frombuffer(hashlib.sha256(row["image"]["bytes"]).digest(), dtype=np.uint8) for row in raw])
+from lookbench.models.gr_lite.training_data import TEACHER, image_hashes, load_train_split, save_teacher_features
 
 
 def compute(ds: datasets.Dataset, batch_size: int = 64) -> np.ndarray:
@@ -52,35 +41,6 @@ def compute(ds: datasets.Dataset, batch_size: int = 64) -> np.ndarray:
     return features / np.linalg.norm(features, axis=1, keepdims=True)
 
 
-def save(path: Path, features: np.ndarray, hashes: np.ndarray, source: str) -> None:
-    metadata = {"teacher": TEACHER, "rows": str(len(features)), "source": source}
-    save_file({"features": torch.from_numpy(features), "image_sha256": torch.from_numpy(hashes)}, str(path), metadata=metadata)
-
-
-def load(path: str | Path, ds: datasets.Dataset, what: str) -> torch.Tensor:
-    """The features of `ds`'s rows from `path`, after checking they were computed from exactly these images.
-
-    `what` names the data in errors (e.g. "--data DIR split train").
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"--teacher-features {path} does not exist (write it with `python -m {__name__}`).")
-    with safe_open(str(path), framework="pt") as f:
-        keys, metadata = set(f.keys()), f.metadata() or {}
-        if not {"features", "image_sha256"} <= keys or metadata.get("teacher") != TEACHER:
-            raise ValueError(f"{path} is not a {TEACHER} teacher-feature file of this module (keys {sorted(keys)}).")
-        features, stored = f.get_tensor("features"), f.get_tensor("image_sha256").numpy()
-    if len(features) != len(ds):
-        raise ValueError(f"{path} holds teacher features of {len(features)} images but {what} has {len(ds)} rows.")
-    differ = np.flatnonzero((stored != image_hashes(ds)).any(axis=1))
-    if len(differ):
-        raise ValueError(
-            f"{path} was computed from other images than {what}: {len(differ)} of {len(ds)} rows differ "
-            f"(first: row index {differ[0]}); recompute it for this data."
-        )
-    return features.float()
-
-
 def main(argv: list[str] | None = None) -> Path:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", required=True, help="dataset folder written by `lookbench build` (the training set)")
@@ -89,12 +49,10 @@ def main(argv: list[str] | None = None) -> Path:
     p.add_argument("--output", required=True, help="the .safetensors file to write")
     p.add_argument("--batch-size", type=int, default=64)
     args = p.parse_args(argv)
-    from lookbench.models.gr_lite.train_gr_lite import load_train_split
-
     ds = load_train_split(args.data, args.data_config, args.split)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    save(out, compute(ds, args.batch_size), image_hashes(ds), json.dumps({"data": args.data, "split": args.split}))
+    save_teacher_features(out, compute(ds, args.batch_size), image_hashes(ds), json.dumps({"data": args.data, "split": args.split}))
     print(f"Wrote {out}: {TEACHER} features of {len(ds)} images")
     return out
 

@@ -6,7 +6,8 @@ an additive angular margin. Full fine-tuning of the whole backbone; augmentation
 resized crop, horizontal flip, brightness/contrast jitter — no hue/saturation, so colour attributes stay true).
 GR-Lite starts from a pretrained backbone; GR-Lite-mini instead distils an ImageNet encoder's features
 (`--teacher-features`, `--distill-weight`, written once by `teacher_features.py`). `--validation-fraction`
-holds out whole products and scores retrieval on them (`holdout.py`), for choosing hyper-parameters.
+holds out whole products and scores retrieval on them (`holdout.py`), for choosing hyper-parameters. What a run
+reads is `training_data.py`, the losses are `heads.py`; this module is the loop, its checkpoints, the CLI and the card.
 
     python -m lookbench.models.gr_lite.train_gr_lite --data DIR --output OUT [--preset gr-lite-mini]
     ACCELERATE_USE_CPU=1 accelerate launch --multi_gpu --num_processes 2 --num_machines 1 \\
@@ -22,252 +23,29 @@ import argparse
 import datetime
 import json
 import math
-import random
 import shlex
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import datasets
 import numpy as np
-import pyarrow.compute as pc
 import torch
-import torch.nn.functional as F
 from accelerate import Accelerator
 from accelerate.utils import DataLoaderConfiguration, set_seed
 from huggingface_hub import ModelCard, ModelCardData
-from PIL import Image, ImageEnhance, ImageOps
 from torch import nn
 from tqdm.auto import tqdm
-from transformers.image_transforms import convert_to_rgb
 
-from lookbench.errors import report_errors
+from lookbench.citation import BIBTEX
 from lookbench.dataset_builder import fashion_mnist
-from lookbench.schema import NOISE
-
-from lookbench.models.gr_lite import (
-    GrLiteConfig,
-    GrLiteModel,
-    GrLiteImageProcessor,
-    holdout,
-    processor_for,
-    teacher_features,
-)
+from lookbench.errors import report_errors
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for
 from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
+from lookbench.models.gr_lite.heads import ArcFaceHead, AttributeHeads, Distillation, MetricLearner
+from lookbench.models.gr_lite.training_data import TEACHER, Augment, TrainData, TrainImages
 
 CARD_TEMPLATE = Path(__file__).with_name("model_card_template.md")
-
-
-def class_key(category: str, attributes: list[dict]) -> str:
-    """The ArcFace class of a record: its category plus its whole attribute set (order-free)."""
-    pairs = sorted(f"{a['name']}={a['value']}" for a in attributes)
-    return category + "|" + ";".join(pairs)
-
-
-def build_labels(ds: datasets.Dataset, by_category: list[bool] | None = None) -> tuple[list[int], list[str], np.ndarray, dict[str, list[str]]]:
-    """Labels read from the annotation columns only.
-
-    Returns the ArcFace class per row and the sorted class names, plus the attribute supervision: a
-    (rows × heads) matrix holding, for the category and for every attribute name, the row's value index
-    (-100 where the row's category has no such attribute) and each head's sorted values. A row marked in
-    ``by_category`` (its set's `--arcface-classes category`) has its category alone as ArcFace class; its
-    attributes are still supervised by their heads.
-    """
-    missing = {"category", "attributes", "image"} - set(ds.column_names)
-    if missing:
-        raise ValueError(f"Train data lacks the LookBench column(s) {sorted(missing)}; it has {ds.column_names}.")
-    annotations = ds.select_columns(["category", "attributes"])
-    keys, facets = [], []
-    for i, row in enumerate(annotations):
-        if not row["category"]:
-            raise ValueError(f"Train row {i} has an empty category.")
-        attributes = row["attributes"] or []
-        keys.append(class_key(row["category"], [] if by_category and by_category[i] else attributes))
-        facets.append({"category": row["category"], **{a["name"]: a["value"] for a in attributes}})
-    classes = sorted(set(keys))
-    index = {k: i for i, k in enumerate(classes)}
-    vocab = {name: sorted({f[name] for f in facets if name in f}) for name in sorted({n for f in facets for n in f})}
-    lookup = {name: {v: j for j, v in enumerate(values)} for name, values in vocab.items()}
-    facet_labels = np.array([[lookup[n].get(f.get(n), -100) for n in vocab] for f in facets], dtype=np.int64)
-    return [index[k] for k in keys], classes, facet_labels, vocab
-
-
-class Augment:
-    """Random resized crop + horizontal flip + brightness/contrast jitter, in PIL; the processor then resizes."""
-
-    def __init__(self, min_scale: float = 0.6, jitter: float = 0.2):
-        self.min_scale, self.jitter = min_scale, jitter
-
-    def __call__(self, image: Image.Image, rng: random.Random) -> Image.Image:
-        image = Image.fromarray(convert_to_rgb(image, return_numpy=True))
-        w, h = image.size
-        for _ in range(10):
-            area = w * h * rng.uniform(self.min_scale, 1.0)
-            ratio = math.exp(rng.uniform(math.log(3 / 4), math.log(4 / 3)))
-            cw, ch = round(math.sqrt(area * ratio)), round(math.sqrt(area / ratio))
-            if 0 < cw <= w and 0 < ch <= h:
-                x0, y0 = rng.randint(0, w - cw), rng.randint(0, h - ch)
-                image = image.crop((x0, y0, x0 + cw, y0 + ch))
-                break
-        if rng.random() < 0.5:
-            image = ImageOps.mirror(image)
-        image = ImageEnhance.Brightness(image).enhance(rng.uniform(1 - self.jitter, 1 + self.jitter))
-        return ImageEnhance.Contrast(image).enhance(rng.uniform(1 - self.jitter, 1 + self.jitter))
-
-
-class TrainImages(torch.utils.data.Dataset):
-    """Training samples: the augmented image through the model's own processor, its labels, its teacher feature.
-
-    The augmentation of sample i in epoch e depends only on (seed, e, i), not on the number of processes or on
-    how far a data loader prefetched, so a resumed run sees exactly the images the uninterrupted run would.
-    """
-
-    def __init__(self, data: "TrainData", processor: GrLiteImageProcessor, augment: Augment, seed: int):
-        self.ds, self.labels, self.processor, self.augment = data.ds.select_columns(["image"]), data.labels, processor, augment
-        self.facet_labels = torch.from_numpy(data.facet_labels)
-        self.teacher, self.distill_weights = data.teacher, data.distill_weights
-        self.order = data.epoch_rows
-        self.seed, self.epoch = seed, 0
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
-        """Sample i of an epoch is row `order[i]`: a repeated row's copies are augmented apart (seeded by i)."""
-        row = int(self.order[i])
-        image = self.augment(self.ds[row]["image"], random.Random(f"{self.seed}/{self.epoch}/{i}"))
-        sample = {
-            "pixel_values": self.processor(image, return_tensors="pt")["pixel_values"][0],
-            "labels": torch.tensor(self.labels[row]),
-            "facet_labels": self.facet_labels[row],
-        }
-        if self.teacher is not None:
-            sample["teacher"], sample["distill_weight"] = self.teacher[row], self.distill_weights[row]
-        return sample
-
-
-class ArcFaceHead(nn.Module):
-    """Additive angular margin softmax (Deng et al. 2019): logit_y = s·cos(θ_y + m), others s·cos θ_j."""
-
-    def __init__(self, dim: int, num_classes: int, scale: float, margin: float):
-        super().__init__()
-        self.weight = nn.Parameter(torch.randn(num_classes, dim) * 0.01)
-        self.scale, self.margin = scale, margin
-
-    def forward(self, embeds: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        cos = F.linear(F.normalize(embeds.float(), dim=-1), F.normalize(self.weight.float(), dim=-1))
-        cos = cos.clamp(-1 + 1e-7, 1 - 1e-7)
-        target = cos.gather(1, labels[:, None])
-        with_margin = torch.cos(torch.acos(target) + self.margin)
-        # beyond θ > π − m, cos(θ + m) stops decreasing; use the linear fallback so the margin keeps penalising
-        with_margin = torch.where(target > math.cos(math.pi - self.margin), with_margin, target - self.margin * math.sin(self.margin))
-        logits = cos.scatter(1, labels[:, None], with_margin) * self.scale
-        return F.cross_entropy(logits, labels)
-
-
-class AttributeHeads(nn.Module):
-    """One cosine classifier per facet (category, colour, pattern, sleeve …) on the embedding.
-
-    Each attribute is supervised on its own, so the embedding separates every attribute the strict Fine Recall
-    checks, even for (category, attribute set) classes with few images.
-    """
-
-    def __init__(self, dim: int, sizes: list[int], scale: float):
-        super().__init__()
-        self.heads = nn.ModuleList(nn.Linear(dim, n, bias=False) for n in sizes)
-        self.scale = scale
-
-    def forward(self, embeds: torch.Tensor, facet_labels: torch.Tensor) -> torch.Tensor:
-        """Each head's loss, in the order of the facets (`build_labels`' vocab)."""
-        unit = F.normalize(embeds.float(), dim=-1)
-        losses = []
-        for j, head in enumerate(self.heads):  # every head stays in the graph (DDP), even with no labelled row here
-            target = facet_labels[:, j]
-            logits = self.scale * F.linear(unit, F.normalize(head.weight.float(), dim=-1))
-            losses.append(F.cross_entropy(logits, target, ignore_index=-100, reduction="sum") / (target >= 0).sum().clamp(min=1))
-        return torch.stack(losses)
-
-
-class Distillation(nn.Module):
-    """The teacher's knowledge in the embedding, from its precomputed L2-normalised features.
-
-    "cosine": a linear map of the embedding regresses the teacher feature (1 − cosine), so the embedding must
-    carry what the teacher sees. "similarity": the batch's student cosine similarities are pulled onto the
-    teacher's (mean squared error over image pairs), which shapes the neighbourhoods retrieval ranks by.
-    Each row weighs its training set's `--distill-weight`, an image pair the geometric mean of its two rows', so a
-    set with weight 0 is not distilled at all, not even against another set's images.
-    """
-
-    def __init__(self, dim: int, teacher_dim: int, kind: str):
-        super().__init__()
-        self.kind = kind
-        self.projection = nn.Linear(dim, teacher_dim, bias=False) if kind == "cosine" else None
-
-    def forward(self, embeds: torch.Tensor, teacher: torch.Tensor, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The mean error (the logged term) and the mean weighted error (what the loss adds)."""
-        unit = F.normalize(embeds.float(), dim=-1)
-        if self.projection is not None:
-            errors = 1 - F.cosine_similarity(self.projection(unit), teacher, dim=-1)
-        else:
-            pairs = ~torch.eye(len(unit), dtype=torch.bool, device=unit.device)
-            errors = ((unit @ unit.T)[pairs] - (teacher @ teacher.T)[pairs]) ** 2
-            weights = torch.sqrt(weights[:, None] * weights[None, :])[pairs]
-        return errors.mean(), (weights * errors).mean()
-
-
-class MetricLearner(nn.Module):
-    """Model + ArcFace head (+ attribute heads, + distillation) as one module, so DDP synchronises all of them.
-
-    ``category_weight`` adds the category head's loss once more: in the mean over heads it is one facet of many
-    (1/16 of the weight on Mini), yet it alone decides Coarse Recall."""
-
-    def __init__(self, model: GrLiteModel, head: ArcFaceHead, attribute_heads: AttributeHeads | None, attribute_weight: float,
-                 distillation: Distillation | None = None, category_head: int | None = None, category_weight: float = 0.0):
-        super().__init__()
-        self.model, self.head, self.attribute_heads, self.attribute_weight = model, head, attribute_heads, attribute_weight
-        self.distillation = distillation
-        self.category_head, self.category_weight = category_head, category_weight
-
-    def forward(self, pixel_values: torch.Tensor, labels: torch.Tensor, facet_labels: torch.Tensor,
-                teacher: torch.Tensor | None = None, distill_weight: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        """The weighted total `loss` and each unweighted term (`arcface`, `attributes`, `category`, `distill`).
-
-        `distill_weight` is each row's `--distill-weight` (its training set's)."""
-        embeds = self.model(pixel_values=pixel_values).image_embeds
-        terms = {"arcface": self.head(embeds, labels)}
-        loss = terms["arcface"]
-        if self.attribute_heads is not None:
-            heads = self.attribute_heads(embeds, facet_labels)
-            terms["attributes"] = heads.mean()
-            loss = loss + self.attribute_weight * terms["attributes"]
-            if self.category_weight:
-                terms["category"] = heads[self.category_head]
-                loss = loss + self.category_weight * terms["category"]
-        if self.distillation is not None:
-            terms["distill"], weighted = self.distillation(embeds, teacher, distill_weight)
-            loss = loss + weighted
-        return {"loss": loss, **terms}
-
-
-def load_train_split(data: str, config_name: str | None, split: str) -> datasets.Dataset:
-    path = Path(data)
-    if not path.exists():
-        raise FileNotFoundError(f"--data {data} does not exist (expected a folder written by `lookbench build`).")
-    ds = datasets.load_dataset(str(path), config_name, split=split)
-    if len(ds) == 0:
-        raise ValueError(f"{data} split {split!r} is empty.")
-    return ds
-
-
-def load_distractors(folder: str) -> datasets.Dataset:
-    """The noise gallery of a `lookbench build` folder, for the validation gallery."""
-    what = f"--validation-distractors {folder}"
-    if not Path(folder).is_dir():
-        raise FileNotFoundError(f"{what} does not exist (expected a folder written by `lookbench build`).")
-    if NOISE not in datasets.get_dataset_config_names(folder):
-        raise ValueError(f"{what} has no {NOISE!r} config (build one with `lookbench build --source mini --seed 1 --subsets noise`).")
-    return datasets.load_dataset(folder, NOISE, split="gallery")
 
 
 def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
@@ -284,7 +62,7 @@ def write_card(folder: Path, facts: dict) -> None:
         # what `lookbench evaluate --cutoff model` reads; a date, so the YAML says 2023-12-31, not a quoted string
         training_cutoff=facts["training_cutoff"] and datetime.date.fromisoformat(facts["training_cutoff"]),
     )
-    ModelCard.from_template(data, template_path=str(CARD_TEMPLATE), **facts).save(folder / "README.md")
+    ModelCard.from_template(data, template_path=str(CARD_TEMPLATE), citation=BIBTEX.strip(), **facts).save(folder / "README.md")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -363,71 +141,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def per_set(values: list, sets: int) -> list:
-    """A per-folder flag's values, one per --data folder (one value given: the same for all)."""
-    return values * sets if len(values) == 1 else values
-
-
 def per_set_fact(values: list, folders: list[str]):
     """A per-folder flag as the summary records it: the value, or a folder → value dict when they differ."""
     return values[0] if len(values) == 1 else dict(zip(folders, values))
-
-
-@dataclass
-class TrainData:
-    """The rows trained on, their supervision (`build_labels`) and teacher features, and the held-out products."""
-
-    ds: datasets.Dataset
-    labels: list[int]
-    classes: list[str]
-    facet_labels: np.ndarray
-    vocab: dict[str, list[str]]
-    teacher: torch.Tensor | None = None
-    distill_weights: torch.Tensor | None = None  # each row's --distill-weight (its set's), beside `teacher`
-    validation: holdout.RetrievalValidation | None = None
-    training_cutoff: str | None = None  # the date of the newest row read (trained on or held out): the card declares it
-    epoch_rows: np.ndarray | None = None  # the rows of `ds` one epoch visits (each set's rows --data-repeat times)
-
-    def __post_init__(self):
-        if self.epoch_rows is None:
-            self.epoch_rows = np.arange(len(self.ds))
-
-    @classmethod
-    def load(cls, args: argparse.Namespace) -> "TrainData":
-        """Every --data folder's split with its own teacher features and held-out products, concatenated in order."""
-        parts, teachers, groups, train_rows, validation_rows, epoch_rows, row_weights, by_category = [], [], [], [], [], [], [], []
-        repeats = args.data_repeat or [1] * len(args.data)
-        set_weights, set_classes = per_set(args.distill_weight, len(args.data)), per_set(args.arcface_classes, len(args.data))
-        for data, features, repeat, weight, classes in zip(args.data, args.teacher_features or [None] * len(args.data), repeats,
-                                                           set_weights, set_classes):
-            part = load_train_split(data, args.data_config, args.split)
-            what = f"--data {data} split {args.split}"
-            teachers.append(teacher_features.load(features, part, what) if features else None)
-            kept, held = holdout.split_rows(part, args.validation_fraction) if args.validation_fraction else (range(len(part)), [])
-            if args.validation_fraction and not held:
-                raise ValueError(f"--validation-fraction {args.validation_fraction} holds out no product of {what}.")
-            offset = len(groups)
-            epoch_rows += list(range(len(train_rows), len(train_rows) + len(kept))) * repeat
-            train_rows += [offset + i for i in kept]
-            validation_rows += [offset + i for i in held]
-            groups += [data] * len(part)
-            row_weights += [weight] * len(part)
-            by_category += [classes == "category"] * len(part)
-            parts.append(part)
-        full = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
-        teacher = None if teachers[0] is None else torch.cat(teachers)
-        weights = None if teacher is None else torch.tensor(row_weights)
-        newest = pc.max(full.data.column("timestamp")) if "timestamp" in full.column_names else None
-        cutoff = newest.as_py().date().isoformat() if newest is not None and newest.is_valid else None
-        epoch_rows = np.array(epoch_rows, dtype=np.int64)
-        if not validation_rows:
-            return cls(full, *build_labels(full, by_category), teacher=teacher, distill_weights=weights, training_cutoff=cutoff, epoch_rows=epoch_rows)
-        ds = full.select(train_rows)
-        distractors = load_distractors(args.validation_distractors) if args.validation_distractors else None
-        validation = holdout.RetrievalValidation(full.select(validation_rows), [groups[i] for i in validation_rows], distractors)
-        return cls(ds, *build_labels(ds, [by_category[i] for i in train_rows]), teacher=None if teacher is None else teacher[train_rows],
-                   distill_weights=None if weights is None else weights[train_rows], validation=validation,
-                   training_cutoff=cutoff, epoch_rows=epoch_rows)
 
 
 @dataclass
@@ -684,7 +400,7 @@ def save_model(session: Session, command: str) -> Path:
                 "parameters": trained.num_parameters(),
             },
             "distillation": None if data.teacher is None else {
-                "teacher": teacher_features.TEACHER, "features": " + ".join(args.teacher_features), "loss": args.distill_loss,
+                "teacher": TEACHER, "features": " + ".join(args.teacher_features), "loss": args.distill_loss,
                 "weight": per_set_fact(args.distill_weight, args.data),
             },
             "validation": None if data.validation is None else {

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lookbench.cli import main
-from lookbench.leaderboard.board import entry_from_result
+from lookbench.leaderboard.load import entry_from_result
 
 CARD = Path(__file__).resolve().parents[2] / "models" / "gr_lite" / "gr-lite-mini" / "README.md"
 ROW = "GR-Lite-mini (this model)"
