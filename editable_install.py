@@ -4,7 +4,9 @@ setuptools' editable install of a `package_dir` layout appends its finder to `sy
 PathFinder (setuptools issue #3557). So where a dataset clone `lookbench/` (no `__init__.py`) sits in the working
 directory — exactly where `load_dataset("lookbench", ...)` is run — PathFinder returns that folder as a namespace
 package and the library is never reached. This build step keeps setuptools' finder and only has its `.pth` line
-move it to the front of `sys.meta_path`. Used by setup.cfg's `cmdclass`; not installed. docs/architecture.md §6.
+move it to the front of `sys.meta_path` (setuptools 84 still appends it; without this step
+tests/test_packaging.py::test_import_lookbench_is_the_library_beside_a_dataset_folder_named_lookbench fails).
+Used by setup.cfg's `cmdclass`; not installed. docs/architecture.md §2.
 """
 from setuptools.command.editable_wheel import editable_wheel
 

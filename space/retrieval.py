@@ -21,6 +21,7 @@ from lookbench.filtering import after_mask
 from lookbench.metric.fine_recall.judging import score_queries
 from lookbench.metric.fine_recall.records import GalleryColumns, attribute_differences
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
+from lookbench.settings import DEFAULT_DISTRACTORS
 from lookbench.space.assets import ANNOTATION, SpaceAssets
 
 ALL = "all"
@@ -176,7 +177,8 @@ class Retriever:
                   else self.assets.queries[query.benchmark_row]["hash"])
         return self.content.get(digest, -1)
 
-    def search(self, query: Query, model: str, subset: str = ALL, distractors: bool = True, k: int = 10) -> Retrieval:
+    def search(self, query: Query, model: str, subset: str = ALL, distractors: bool = DEFAULT_DISTRACTORS,
+               k: int = 10) -> Retrieval:
         """The top ``k`` of ``model`` for ``query`` in the scope, self-matches dropped, marked when annotated."""
         import faiss
 

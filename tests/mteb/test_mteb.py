@@ -20,7 +20,7 @@ from lookbench.cli import main
 from lookbench.encoders.base import to_rgb
 from lookbench.encoders.registry import load_encoder
 from lookbench.mteb import as_mteb_model, export_result, lookbench_tasks, task_name, to_task_result
-from lookbench.metric.fine_recall.core import DEFAULT_K
+from lookbench.metric.fine_recall.judging import DEFAULT_K
 from lookbench.schema import TEST_SUBSETS
 from tests.helpers.engine_data import CountingEncoder, graded_release, png, tiny_release, write_folder
 
@@ -230,7 +230,7 @@ def test_descriptive_statistics_are_mtebs_and_stay_out_of_site_packages(tmp_path
 
 def test_model_meta_is_filled_from_the_registry():
     meta = as_mteb_model("efficientnet-lite0").mteb_model_meta
-    from lookbench.encoders.registry import REGISTRY
+    from lookbench.encoders.entries import REGISTRY
 
     entry = REGISTRY["efficientnet-lite0"]
     assert meta.name == "lookbench/efficientnet-lite0" and meta.revision == entry.revision

@@ -16,8 +16,9 @@ from lookbench.results import store
 from lookbench.cli import main
 from lookbench.encoders.base import TransformersEncoder
 from lookbench.engine import EvaluationError
-from lookbench.metric.fine_recall.core import score_retrieval
-from lookbench.encoders.registry import REGISTRY, gr_lite_mini_folder, load_encoder
+from lookbench.metric.fine_recall.bootstrap import score_retrieval
+from lookbench.encoders.entries import REGISTRY, gr_lite_mini_folder
+from lookbench.encoders.registry import load_encoder
 
 from tests.helpers.engine_data import CountingEncoder, graded_release, write_folder
 
