@@ -4,8 +4,8 @@
 
 S1 `lookbench --help` wall time (target <= 1.0 s)
 S2 `python -c "import lookbench"` / `python -c "import torch, transformers"` (target <= 1.15): lookbench may cost
-   no more than the libraries every user of it has anyway; GR-Lite's Auto registration is deferred until
-   transformers' Auto classes are used (lookbench/encoders/auto.py)
+   no more than the libraries every user of it has anyway; GR-Lite joins the Auto classes only when an encoder
+   calls lookbench.models.gr_lite.register_auto_classes()
 Also shown, not targets: `lookbench evaluate --help`, `lookbench models`, and `from transformers import AutoModel`.
 """
 from __future__ import annotations
