@@ -8,11 +8,14 @@ docs/architecture.md §5.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import json
 import math
 import os
 import pickle
+import re
 import secrets
 import shutil
 import stat
@@ -159,27 +162,148 @@ class _ShapeUnpickler(pickle.Unpickler):
 
 
 def replace_folder(staged: Path, target: Path) -> None:
-    """Put the finished folder ``staged`` in place of ``target`` (same parent file system, so both moves are renames).
+    """Put the finished folder ``staged`` in place of ``target`` (same parent file system, so moves are renames),
+    with ``target`` present at every instant: the two are swapped in one step (``renameat2(RENAME_EXCHANGE)``), then
+    the old content, now at the staged name, is removed. A symlink at ``target`` is swapped out, never followed.
 
-    The old folder is moved aside, not deleted, until the new one is in place: a failure leaves ``target`` as it was.
+    Where the file system cannot swap, the old folder is moved aside to ``<staged>.previous`` first; a run killed
+    between the two renames leaves it there, and the next run holding ``folder_lock(target)`` puts it back.
     """
+    try:
+        swapped = _exchange(staged, target)
+    except FileNotFoundError:
+        swapped = False
+    if swapped:
+        _remove(staged)
+        return
+    if not os.path.lexists(target):
+        os.rename(staged, target)  # nothing to swap with
+        return
     old = staged.with_name(f"{staged.name}.previous")
-    if target.exists():
-        os.replace(target, old)
+    os.replace(target, old)
     try:
         os.replace(staged, target)
     except OSError:
-        if old.exists():
-            os.replace(old, target)
+        os.replace(old, target)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    _remove(old)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two paths atomically; False where the C library or the file system cannot (ENOSYS, EINVAL)."""
+    import ctypes
+
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.ENOSYS, errno.EINVAL):
+        return False
+    raise OSError(error, os.strerror(error), str(first), None, str(second))
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, a symlink (not what it points to) or a whole folder."""
+    try:
+        folder = stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return
+    if folder:
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def folder_lock(target: Path, wait: bool = False):
+    """An exclusive lock on writing ``target`` (``flock`` on ``.<name>.lock`` beside it, which carries the holder's
+    pid), so two runs never both replace a folder and report success while one's work is lost. Another holder:
+    ``wait`` blocks until it ends, else a one-line ``ValueError``. Once held, what killed runs left beside
+    ``target`` is cleared (``remove_stale_siblings``)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(f".{target.name}.lock")
+    flags = os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        try:
+            fd = os.open(lock, os.O_RDWR | flags, 0o666)
+        except PermissionError:  # another user's lock file in a shared folder: lockable, if not writable
+            fd = os.open(lock, os.O_RDONLY | flags)
+    except OSError as err:
+        reason = "it is a symbolic link, which is never followed" if err.errno == errno.ELOOP else err.strerror
+        raise ValueError(f"cannot open the lock file {lock}: {reason}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"the lock file {lock} is not a regular file; remove it")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise ValueError(f"{target} is being written by another lookbench run (pid {holder}, lock file {lock}); "
+                             "wait for it to finish") from None
+        with contextlib.suppress(OSError):  # a read-only lock file keeps no pid
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        remove_stale_siblings(target)
+        yield target
+    finally:
+        os.close(fd)
+
+
+def remove_stale_siblings(target: Path) -> None:
+    """Clear what runs killed while writing ``target`` left beside it: ``new_sibling`` folders and files
+    (``.<name>.<tag>-<hex>``) and the ``<staged>.previous`` of a two-rename swap, which is first put back when
+    ``target`` is missing. Call it only holding ``folder_lock(target)``: then no live run owns any of them.
+    Symlinks among them are removed, never followed."""
+    target = Path(target)
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.[a-z]+-[0-9a-f]+(\.previous)?")
+    stale = sorted(p for p in target.parent.iterdir() if pattern.fullmatch(p.name))
+    if not os.path.lexists(target):
+        previous = [p for p in stale if p.name.endswith(".previous")]
+        previous += [p / f"{target.name}.previous" for p in stale if _is_folder(p)]  # a build's staging folder
+        for old in previous:
+            if _is_folder(old):
+                os.rename(old, target)
+                break
+    for path in stale:
+        _remove(path)
+
+
+def _is_folder(path: Path) -> bool:
+    """A real folder: not a symlink to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def writable_file(path: Path) -> Path:
+    """``path`` if a file can be written there whole: its folder exists and it is new, a regular file or a symlink
+    (which the write replaces, never follows). A FIFO, a device or a folder is refused in one line."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ValueError(f"cannot write {path}: no such folder {path.parent}")
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    kind = next((name for test, name in _KINDS if test(mode)), None)
+    if kind:
+        raise ValueError(f"{path} is {kind}, not a regular file; give a new file or a regular one to replace")
+    return path
 
 
 @contextlib.contextmanager
 def replacing(path: Path):
-    """A new temporary sibling of ``path`` to write; it replaces ``path`` when the block succeeds and is removed when
-    it fails, so a failed write never damages what was there."""
-    tmp = new_sibling(path, "tmp", folder=False)
+    """A new temporary sibling of ``path`` to write (created ``O_EXCL``, so never an existing file or link); it
+    replaces ``path`` when the block succeeds (a symlink at ``path`` is replaced, not written through) and is removed
+    when it fails, so a failed write never damages what was there. ``path`` must be ``writable_file``."""
+    tmp = new_sibling(writable_file(path), "tmp", folder=False)
     try:
         yield tmp
         os.replace(tmp, path)
