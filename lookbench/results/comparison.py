@@ -17,23 +17,22 @@ import numpy as np
 from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes
 from lookbench.schema import TEST_SUBSETS
-from lookbench.results.store import normalise_cutoff
+from lookbench.results.store import normalise_cutoff, read_json
 from lookbench.settings import METRICS
 
 FORMATS = ("table", "json")
 
 
 def read_result(path) -> dict:
-    """A result JSON: a file, or a folder holding ``results.json`` (``lookbench evaluate --output``)."""
+    """A result JSON: a file, or a folder holding ``results.json`` (``lookbench evaluate --output``). Read as the
+    store reads one (regular, size-capped, non-blocking), so a FIFO or a huge file is refused, never waited on."""
     path = Path(path)
     if path.is_dir():
         path = path / "results.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ValueError(f"cannot read result {path}: {err.strerror or err}") from None
+        data = read_json(path, "it")
     except ValueError as err:
-        raise ValueError(f"{path} is not valid JSON ({err})") from None
+        raise ValueError(f"{path}: {err}") from None
     if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict):
         raise ValueError(f"{path} is not a LookBench result (no provenance)")
     data["_path"] = str(path)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ import pytest
 import lookbench
 from lookbench.cli import main
 from lookbench.results.comparison import compare
+from lookbench.results.store import MAX_RESULT_BYTES
 from tests.helpers.engine_data import write_folder
 from tests.helpers.results import synthetic
 
@@ -110,4 +114,37 @@ def test_other_queries_or_no_outcomes_are_refused(results, tmp_path, capsys):
     assert main(["compare", str(tmp_path / "old.json"), str(results["strict"])]) == 2
     assert "no per-query outcomes for AIGen-Studio" in capsys.readouterr().err
     assert main(["compare", str(results["strict"]), str(tmp_path / "missing.json")]) == 2
-    assert "cannot read result" in capsys.readouterr().err
+    assert f"{tmp_path / 'missing.json'}: cannot read it: No such file or directory" in capsys.readouterr().err
+
+
+# -- hostile files (issue 37): compare reads through the store's reader ------------------------------------------
+
+
+def compare_cli(a, b) -> subprocess.CompletedProcess:
+    """``lookbench compare A B`` in its own process: a read that blocks is a failed test, never a hung one."""
+    try:
+        return subprocess.run([sys.executable, "-m", "lookbench", "compare", str(a), str(b)], capture_output=True,
+                              text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"compare {a} {b} did not end within 60 s")
+
+
+def test_a_fifo_is_refused_in_one_line_without_blocking(results, tmp_path):
+    os.mkfifo(tmp_path / "results.json")  # given as a file, and found in a folder as ``evaluate --output`` leaves it
+    for a, b in ((tmp_path / "results.json", results["strict"]), (results["strict"], tmp_path)):
+        proc = compare_cli(a, b)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr.strip().splitlines() == [
+            f"lookbench compare: error: {tmp_path / 'results.json'}: it is a FIFO, not a regular file"]
+
+
+def test_a_result_over_the_size_cap_is_refused_in_one_line(results, tmp_path):
+    """A valid result padded past MAX_RESULT_BYTES is refused for its size, before it is parsed."""
+    text = results["strict"].read_text()
+    big = tmp_path / "big.json"
+    big.write_text(text[:-1] + " " * (MAX_RESULT_BYTES - len(text) + 10) + text[-1])
+    assert json.loads(big.read_text()) == json.loads(text)
+    proc = compare_cli(big, results["strict"])
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"lookbench compare: error: {big}: it is larger than the {MAX_RESULT_BYTES}-byte limit of one file"]
