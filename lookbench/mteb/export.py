@@ -10,10 +10,10 @@ overall is weighted by each subset's number of queries (``combine_subsets``): th
 from __future__ import annotations
 
 import datetime as dt
-import os
 from pathlib import Path
 
 from lookbench.errors import EvaluationError
+from lookbench.files import replacing
 from lookbench.engine.results import EvaluationResult
 from lookbench.mteb.tasks import LANGUAGES, SPLIT, task_name
 
@@ -78,10 +78,6 @@ def export_result(result_path, out) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{task_result.task_name}.json"
-    partial = path.with_name(f".{path.name}.partial")  # written whole, then swapped in: a failure leaves the old file
-    try:
-        task_result.to_disk(partial)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    with replacing(path) as tmp:  # a new file, written whole, then swapped in: a failure leaves the old file
+        task_result.to_disk(tmp)
     return path

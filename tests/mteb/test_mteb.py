@@ -1,6 +1,7 @@
 """LookBench inside mteb (lookbench.mteb): the task, the model wrapper, the export, and mteb's evaluator agreeing
 with the engine. Offline: mteb runs the custom task on local folders, its result cache points into tmp_path."""
 import io
+import json
 import os
 import subprocess
 import sys
@@ -292,6 +293,24 @@ def test_export_refuses_a_result_mteb_has_no_task_for(tmp_path):
     assert main(["export", "mteb", str(tmp_path / "bad.json"), "--out", str(tmp_path / "out")]) == 2
     with pytest.raises(ValueError, match="not a LookBench result"):
         export_result(tmp_path / "bad.json", tmp_path / "out")
+
+
+def test_export_never_writes_through_a_symlink_planted_at_its_temporary_name(tmp_path):
+    """Issue 37: the old partial file had a predictable name; a symlink planted there was written through."""
+    from tests.helpers.results import synthetic
+
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps(synthetic(1, {"RealStudioFlat": 8, "AIGen-Studio": 6})))
+    name = to_task_result(json.loads(result.read_text())).task_name
+    out, outside = tmp_path / "out", tmp_path / "outside.txt"
+    out.mkdir()
+    outside.write_text("precious")
+    (out / f".{name}.json.partial").symlink_to(outside)
+    assert main(["export", "mteb", str(result), "--out", str(out)]) == 0
+    assert outside.read_text() == "precious"
+    exported = mteb.results.TaskResult.from_disk(out / f"{name}.json")
+    assert by_subset(exported)["AIGen-Studio"]["num_queries"] == 6
+    assert not (out / f"{name}.json").is_symlink()
 
 
 @pytest.mark.slow
