@@ -25,15 +25,17 @@ def register(sub) -> None:
     lb.add_argument("--format", choices=FORMATS, default="table")
     lb.add_argument("--plot", type=Path, metavar="FILE.png",
                     help="also draw the ranking as a bar chart (with --by-release: score against release date, one line per "
-                         "model, its training cutoff marked)")
+                         "model, its training cutoff marked), in the format of the file's suffix (.png added when none)")
     lb.set_defaults(run=run)
 
 
 def run(args) -> int:
+    from lookbench.leaderboard.figures import plot_path
     from lookbench.leaderboard.ranking import leaderboard
     from lookbench.leaderboard.render import GROUPS_NOTE, terminal_safe
     from lookbench import paths
 
+    plot = plot_path(args.plot) if args.plot else None  # a refusal before the store is read
     board = leaderboard(results=args.results or paths.results_dir(), reference=args.reference, metric=args.metric,
                         k=args.k, subset=args.subset, by_release=args.by_release)
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
@@ -41,6 +43,6 @@ def run(args) -> int:
     print(board.render(args.format), flush=True)
     if args.format in ("table", "markdown") and board.sections:
         print("\n" + GROUPS_NOTE)
-    if args.plot:
-        print(f"plot: {board.plot(args.plot)}", file=sys.stderr)
+    if plot:
+        print(f"plot: {board.plot(plot)}", file=sys.stderr)
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench.files import replacing, writable_file
 from lookbench.leaderboard.render import CUTOFF_COLUMN, Section, terminal_safe
 
 
@@ -72,9 +73,24 @@ def release_figure(sections: list[Section]):
     return fig
 
 
+def plot_path(path) -> Path:
+    """The file a plot named ``path`` is written to (``.png`` added when it has no suffix), checked before anything
+    is drawn: the name given and the one written are each new, a regular file or a symlink (replaced, never written
+    through) in an existing folder, and matplotlib writes the suffix's format."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    given = writable_file(Path(path))
+    path = given if given.suffix else writable_file(given.with_name(given.name + ".png"))
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        raise ValueError(f"{path}: matplotlib writes no {path.suffix} files; name it .png, .pdf or .svg "
+                         f"(or {', '.join(f'.{f}' for f in sorted(formats))})")
+    return path
+
+
 def plot(sections: list[Section], path) -> Path:
-    """The figure written to ``path`` (``.png`` added when it has no suffix); returns the path written."""
-    path = Path(path)
-    path = path if path.suffix else path.with_name(path.name + ".png")
-    figure(sections).savefig(path, dpi=100)
+    """The figure written whole to ``plot_path(path)`` in the format its suffix names; returns the path written."""
+    path = plot_path(path)
+    with replacing(path) as tmp:
+        figure(sections).savefig(tmp, dpi=100, format=path.suffix[1:].lower())
     return path

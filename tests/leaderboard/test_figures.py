@@ -1,6 +1,11 @@
 """The leaderboard drawn: a bar per model with its 95 % interval and rank group, written as a PNG."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+
 from lookbench.leaderboard.ranking import leaderboard
 
 from tests.helpers.leaderboard import run_cli
@@ -26,3 +31,34 @@ def test_plot_reports_the_file_it_wrote(tmp_path, capsys, monkeypatch):
     code, _, err = run_cli(capsys, "--plot", "myplot")
     assert code == 0 and (tmp_path / "myplot.png").stat().st_size > 1000
     assert "plot: myplot.png" in err.splitlines()
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "directory"])
+def test_plot_refuses_a_device_a_fifo_or_a_folder_in_one_line_and_writes_nothing_beside_it(tmp_path, capsys, kind):
+    """Issue 37: --plot /dev/null created /dev/null.png; a FIFO got a PNG written beside it."""
+    target = Path(os.devnull) if kind == "device" else tmp_path / "board"
+    os.mkfifo(target) if kind == "fifo" else target.mkdir() if kind == "directory" else None
+    before = sorted(os.listdir(target.parent))
+    code, out, err = run_cli(capsys, "--plot", str(target))
+    noun = {"device": "a device", "fifo": "a FIFO", "directory": "a directory"}[kind]
+    assert code == 2 and out == "" and err == (f"lookbench leaderboard: error: {target} is {noun}, not a regular file; "
+                                               "give a new file or a regular one to replace\n")
+    assert sorted(os.listdir(target.parent)) == before
+
+
+def test_plot_refuses_a_missing_folder_and_a_format_matplotlib_cannot_write(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "--plot", str(tmp_path / "nowhere" / "board.png"))
+    assert code == 2 and err == f"lookbench leaderboard: error: cannot write {tmp_path}/nowhere/board.png: no such folder {tmp_path}/nowhere\n"
+    code, out, err = run_cli(capsys, "--plot", str(tmp_path / "board.txt"))
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith(f"lookbench leaderboard: error: {tmp_path}/board.txt: matplotlib writes no .txt files; name it ")
+    assert os.listdir(tmp_path) == []
+
+
+def test_plot_writes_the_format_its_suffix_names_and_replaces_a_symlink_rather_than_writing_through_it(tmp_path):
+    outside = tmp_path / "outside.svg"
+    outside.write_text("precious")
+    (tmp_path / "board.svg").symlink_to(outside)
+    path = leaderboard(reference="release_v2601").plot(tmp_path / "board.svg")
+    assert path == tmp_path / "board.svg" and not path.is_symlink() and path.read_text().startswith("<?xml")
+    assert outside.read_text() == "precious" and sorted(os.listdir(tmp_path)) == ["board.svg", "outside.svg"]
