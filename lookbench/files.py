@@ -222,36 +222,54 @@ def _remove(path: Path) -> None:
 @contextlib.contextmanager
 def folder_lock(target: Path, wait: bool = False):
     """An exclusive lock on writing ``target`` (``flock`` on ``.<name>.lock`` beside it, which carries the holder's
-    pid), so two runs never both replace a folder and report success while one's work is lost. Another holder:
-    ``wait`` blocks until it ends, else a one-line ``ValueError``. Once held, what killed runs left beside
-    ``target`` is cleared (``remove_stale_siblings``)."""
+    pid and is removed on release), so two runs never both replace a folder and report success while one's work is
+    lost. Another holder: ``wait`` blocks until it ends, else a one-line ``ValueError``. Once held, what killed runs
+    left beside ``target`` is cleared (``remove_stale_siblings``)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = target.with_name(f".{target.name}.lock")
-    flags = os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = _acquire(lock, target, wait)
     try:
-        try:
-            fd = os.open(lock, os.O_RDWR | flags, 0o666)
-        except PermissionError:  # another user's lock file in a shared folder: lockable, if not writable
-            fd = os.open(lock, os.O_RDONLY | flags)
-    except OSError as err:
-        reason = "it is a symbolic link, which is never followed" if err.errno == errno.ELOOP else err.strerror
-        raise ValueError(f"cannot open the lock file {lock}: {reason}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"the lock file {lock} is not a regular file; remove it")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-            raise ValueError(f"{target} is being written by another lookbench run (pid {holder}, lock file {lock}); "
-                             "wait for it to finish") from None
-        with contextlib.suppress(OSError):  # a read-only lock file keeps no pid
+        with contextlib.suppress(OSError):  # a lock file opened read-only keeps no pid
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         remove_stale_siblings(target)
         yield target
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)  # still held: a run waiting on this file sees it gone and opens a new one
+        os.close(fd)
+
+
+def _acquire(lock: Path, target: Path, wait: bool) -> int:
+    """A descriptor of the lock file ``lock`` holding its ``flock``; opened again when the holder it waited for
+    removed the file meanwhile. Never follows a symlink, never opens anything but a regular file."""
+    flags = os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    while True:
+        try:
+            try:
+                fd = os.open(lock, os.O_RDWR | flags, 0o666)
+            except PermissionError:  # another user's lock file in a shared folder: lockable, if not writable
+                fd = os.open(lock, os.O_RDONLY | flags)
+        except OSError as err:
+            reason = "it is a symbolic link, which is never followed" if err.errno == errno.ELOOP else err.strerror
+            raise ValueError(f"cannot open the lock file {lock}: {reason}") from None
+        try:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
+                raise ValueError(f"the lock file {lock} is not a regular file; remove it")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                raise ValueError(f"{target} is being written by another lookbench run (pid {holder}, lock file {lock}); "
+                                 "wait for it to finish") from None
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(lock, follow_symlinks=False)[:3] == opened[:3]:  # mode, inode, device: still the lock file
+                    return fd
+        except BaseException:
+            os.close(fd)
+            raise
         os.close(fd)
 
 

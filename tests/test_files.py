@@ -80,6 +80,17 @@ def test_a_writer_that_waits_gets_the_lock_when_the_holder_ends(tmp_path, holder
     thread.join()
 
 
+def test_a_holder_killed_with_sigkill_blocks_no_later_run(tmp_path):
+    process = python(HOLD, tmp_path / "DIR", stdin=subprocess.PIPE)
+    assert process.stdout.readline() == "held\n"
+    process.kill()
+    process.wait(timeout=60)
+    assert (tmp_path / ".DIR.lock").read_text() == f"{process.pid}\n"  # left by the dead run
+    with folder_lock(tmp_path / "DIR"):
+        pass
+    assert os.listdir(tmp_path) == []
+
+
 def test_the_lock_file_is_never_followed_through_a_symlink(tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("precious")
@@ -102,7 +113,8 @@ def test_the_next_lock_holder_removes_what_killed_runs_left_and_nothing_else(tmp
     kept = [fill(data / name, {"f": "x"}) for name in (".DIR.notes", ".DIRX.tmp-abc123", ".DIR.tmp-xyz", ".DIR.x.tmp-abc")]
     with folder_lock(target):
         assert not [p for p in stale if os.path.lexists(p)]
-    assert sorted(p.name for p in data.iterdir()) == sorted([".DIR.lock", "DIR", *(p.name for p in kept)])
+        assert (data / ".DIR.lock").read_text() == f"{os.getpid()}\n"
+    assert sorted(p.name for p in data.iterdir()) == sorted(["DIR", *(p.name for p in kept)])
     assert contents(target) == OLD and contents(outside) == {"keep.txt": "keep"}
 
 
@@ -148,7 +160,7 @@ def test_a_kill_at_any_step_of_a_folder_swap_leaves_the_folder_whole(tmp_path, e
             assert contents(target) in (OLD, NEW), step
         with folder_lock(target):  # the next run
             assert contents(target) in (OLD, NEW), step
-        assert sorted(p.name for p in data.iterdir()) == [".DIR.lock", "DIR"], step
+        assert sorted(p.name for p in data.iterdir()) == ["DIR"], step
         if said == "done\n":
             assert contents(target) == NEW
             break
@@ -164,7 +176,7 @@ def test_a_kill_between_two_renames_inside_a_build_staging_folder_is_repaired(tm
     fill(staging / "DIR.previous", OLD)
     with folder_lock(tmp_path / "DIR"):
         assert contents(tmp_path / "DIR") == OLD
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".DIR.lock", "DIR"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR"]
 
 
 def test_a_folder_swap_replaces_a_symlink_at_the_target_name_and_leaves_its_target(tmp_path):
