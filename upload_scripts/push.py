@@ -1,4 +1,4 @@
-"""Push a staged mirror to the Hub with huggingface_hub: create each repo, upload its folder (docs/architecture.md §5).
+"""Push a staged mirror to the Hub with huggingface_hub: create each repo, commit the files it checked (docs/architecture.md §5).
 
 The token is huggingface_hub's own (``HF_TOKEN``, else the file ``hf auth login`` wrote) and is never printed;
 without one, or with ``dry_run``, only the plan is printed. Hub refusals (401/403/404, other HTTP errors) and
@@ -6,7 +6,9 @@ network failures become a one-line ``PushError`` naming the repo.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from pathlib import Path
 
 from lookbench.files import regular_file
@@ -74,21 +76,44 @@ def _upload(api, hub: Path, repo: StagedRepo, private: bool, revision: str | Non
     api.create_repo(repo.repo_id, repo_type=repo.repo_type, space_sdk=repo.space_sdk, private=private, exist_ok=True)
     if revision:
         api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)
-    folder, ignore = hub / repo.folder, list(repo.ignore) or None
+    folder = hub / repo.folder
     message = f"Upload {repo.repo_id} (lookbench {__version__})"
     if repo.releases:
         message = f"Upload {repo.repo_id}: releases {', '.join(repo.releases)}, data revision {repo.data_revision} (lookbench {__version__})"
-    if repo.repo_type == "dataset" and sum(p.stat().st_size for p in files_of(hub, repo)) > LARGE_FOLDER_BYTES:
-        api.upload_large_folder(repo.repo_id, folder, repo_type=repo.repo_type, revision=revision, ignore_patterns=ignore,
+    files = files_of(hub, repo)
+    if repo.repo_type == "dataset" and sum(p.stat().st_size for p in files) > LARGE_FOLDER_BYTES:
+        # Resumable, many commits; it reads the files by name again, so it is limited to the names just checked.
+        names = [p.relative_to(folder.resolve()).as_posix() for p in files]
+        api.upload_large_folder(repo.repo_id, folder, repo_type=repo.repo_type, revision=revision, allow_patterns=names,
                                 private=private)
         line, commit = f"{repo.repo_id} ({repo.repo_type}): uploaded", revision  # many commits: tag the branch's head
     else:
-        info = api.upload_folder(repo_id=repo.repo_id, folder_path=folder, repo_type=repo.repo_type, revision=revision,
-                                 ignore_patterns=ignore, commit_message=message)
+        with contextlib.ExitStack() as opened:
+            operations = [_checked_add(opened, folder.resolve(), path, repo) for path in files]
+            info = api.create_commit(repo.repo_id, operations, repo_type=repo.repo_type, revision=revision,
+                                     commit_message=message)
         line, commit = f"{repo.repo_id} ({repo.repo_type}): {info.oid or 'no change'}", info.oid or revision
     if repo.release_tag and revision != repo.release_tag:
         line += "; " + _tag(api, repo, commit)
     return line
+
+
+def _checked_add(opened: contextlib.ExitStack, root: Path, path: Path, repo: StagedRepo):
+    """An upload of the file ``files_of`` checked, opened now without following links and checked again on its
+    descriptor: what the commit sends is that file, even if its name is swapped for another before the upload."""
+    from huggingface_hub import CommitOperationAdd
+
+    where = path.relative_to(root).as_posix()
+    try:
+        file = opened.enter_context(os.fdopen(os.open(path.resolve(), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb"))
+    except OSError as err:
+        raise ValueError(f"{repo.repo_id} ({repo.repo_type}): cannot read {repo.folder}/{where}: {err.strerror}; "
+                         "the commit was not sent") from None
+    opened_at = Path(f"/proc/self/fd/{file.fileno()}")
+    if not stat.S_ISREG(os.fstat(file.fileno()).st_mode) or (opened_at.is_symlink() and not opened_at.resolve().is_relative_to(root)):
+        raise ValueError(f"{repo.repo_id} ({repo.repo_type}): {repo.folder}/{where} is no longer a regular file of the "
+                         "repo folder; the commit was not sent")
+    return CommitOperationAdd(path_in_repo=where, path_or_fileobj=file)
 
 
 def _tag(api, repo: StagedRepo, commit: str | None) -> str:

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -291,18 +292,36 @@ def _dataset_source(data) -> Path:
 
 
 def _stage_dataset(source: Path, target: Path) -> None:
-    """The card and the Parquet shards of every config folder (the build's and each append's validation report too)."""
+    """The card and the Parquet shards of every config folder (the build's and each append's validation report too),
+    each copied through ``_copy_contained``: nothing from outside ``--data`` reaches the mirror."""
     from lookbench.dataset_builder.export import is_report
     from lookbench.schema import SUBSETS
 
     target.mkdir(parents=True)
-    shutil.copyfile(source / "README.md", target / "README.md")
-    for report in sorted(p for p in source.iterdir() if p.is_file() and is_report(p.name)):
-        shutil.copyfile(report, target / report.name)
-    for shard in sorted(source.glob("*/*.parquet")):
-        if shard.parent.name in SUBSETS:
-            (target / shard.parent.name).mkdir(exist_ok=True)
-            shutil.copyfile(shard, target / shard.parent.name / shard.name)
+    names = ["README.md", *sorted(p.name for p in source.iterdir() if is_report(p.name))]
+    names += sorted(f"{p.parent.name}/{p.name}" for p in source.glob("*/*.parquet") if p.parent.name in SUBSETS)
+    for name in names:
+        (target / name).parent.mkdir(exist_ok=True)
+        _copy_contained(source, name, target / name)
+
+
+def _copy_contained(source: Path, relative: str, destination: Path) -> None:
+    """Copy ``source/relative`` if it is a regular file inside ``source`` (a link is followed only when it resolves
+    inside): the file checked is the file copied, as it is opened once, without following links, and checked again on
+    its descriptor."""
+    from lookbench.files import contained_file
+
+    try:
+        path = contained_file(source, relative)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        raise ValueError(f"--data {source}: cannot read {relative}: {err.strerror}") from None
+    except ValueError as err:
+        raise ValueError(f"--data {source}: {err}; nothing was staged") from None
+    with os.fdopen(fd, "rb") as file, open(destination, "xb") as copy:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"--data {source}: {relative} is not a regular file; nothing was staged")
+        shutil.copyfileobj(file, copy)
 
 
 def stage(out, data=None, namespace: str = "lookbench") -> Staging:

@@ -1,9 +1,11 @@
 """A Hub endpoint on loopback answering what `create_repo`, `create_branch`, `upload_folder` and `create_tag` ask: it records each
 request (method, path, repo ids, uploaded paths, whether a token came) and answers "regular" upload mode, so no LFS
-or xet transfer is attempted. `refuse` makes every request answer that HTTP status."""
+or xet transfer is attempted. `refuse` makes every request answer that HTTP status; `on_preupload`, if set, is called with
+"type/owner/name" at each preupload request (after a client has listed its files, before its commit)."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import threading
@@ -22,6 +24,7 @@ class FakeHub:
         self.branches: list[str] = []
         self.tags: dict[str, dict] = {}  # "type/owner/name@tag" -> {"revision": ..., "message": ...}; a second one is 409
         self.validated: list[str] = []  # repo types whose README YAML was checked
+        self.on_preupload = None
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -50,6 +53,8 @@ class FakeHub:
                     return self._json(200, {"warnings": []})
                 if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/preupload/(.+)", self.path):
                     files = json.loads(body)["files"]
+                    if hub.on_preupload is not None:
+                        hub.on_preupload(f"{m[1]}/{m[2]}")
                     return self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
                                                       for f in files]})
                 if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/commit/(.+)", self.path):
@@ -58,6 +63,7 @@ class FakeHub:
                     hub.commits[f"{m[1]}/{m[2]}"] = {
                         "paths": sorted(f["path"] for f in files), "revision": m[3],
                         "bytes": {f["path"]: len(base64.b64decode(f["content"])) for f in files},
+                        "sha256": {f["path"]: hashlib.sha256(base64.b64decode(f["content"])).hexdigest() for f in files},
                         "summary": next(line["value"]["summary"] for line in lines if line["key"] == "header"),
                     }
                     oid = f"abc123{len(hub.commit_log):034d}"  # one oid per commit, as a tag must name one

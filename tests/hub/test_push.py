@@ -223,3 +223,31 @@ def test_push_offline_names_the_repo_and_the_variable(hub, tmp_path):
     assert proc.returncode == 2 and fake.requests == []
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("lookbench push: error: lookbench/lookbench (dataset): HF_HUB_OFFLINE=1 is set") and "unset HF_HUB_OFFLINE" in last
+
+
+def test_push_commits_the_files_it_checked_even_if_one_is_swapped_before_the_upload(hub, tmp_path):
+    """Issue 37: `upload_folder` listed the folder again itself, so a file swapped for a link to a private file (or
+    a file added) between push's check and the upload was sent; the checked files are now the commit."""
+    import hashlib
+
+    mirror = copy_mirror(hub, tmp_path)
+    app = mirror / "lookbench/demo/app.py"
+    checked = hashlib.sha256(app.read_bytes()).hexdigest()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0 PRIVATE")
+
+    def swap(repo):
+        if repo != "space/lookbench/demo" or app.is_symlink():
+            return
+        app.unlink()
+        app.symlink_to(secret)
+        (mirror / "lookbench/demo/added-later.txt").write_text("not checked")
+
+    with FakeHub() as fake:
+        fake.on_preupload = swap
+        proc = run_cli("push", "--hub", str(mirror), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sent = next(c for c in fake.commit_log if c["repo"] == "space/lookbench/demo")
+    assert sent["sha256"]["app.py"] == checked
+    assert hashlib.sha256(secret.read_bytes()).hexdigest() not in {h for c in fake.commit_log for h in c["sha256"].values()}
+    assert not [c for c in fake.commit_log if "added-later.txt" in c["paths"]]

@@ -261,3 +261,42 @@ def test_a_staged_mirror_follows_the_umask(tmp_path):
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o755
     assert (out / MANIFEST).stat().st_mode & 0o777 == 0o644
+
+
+def _data_copy(tmp_path: Path) -> Path:
+    import shutil
+
+    from lookbench.dataset_builder import ensure_default_mini
+
+    data = tmp_path / "data"
+    shutil.copytree(ensure_default_mini(), data)
+    return data
+
+
+@pytest.mark.parametrize("planted", ["validation_report-v20990101.json", "README.md", "RealStudioFlat/query-00000-of-00001.parquet"])
+def test_a_link_in_data_to_a_file_outside_never_reaches_the_mirror(tmp_path, planted):
+    """Issue 37: a symlink inside --data (a report, the card, a shard) was followed and staged as a regular file, so
+    push's link check never saw it and planned to upload, e.g., a private file."""
+    data = _data_copy(tmp_path)
+    secret = tmp_path / "private" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_bytes(b"PRIVATE-" + (data / planted).read_bytes() if (data / planted).exists() else b"PRIVATE")
+    (data / planted).unlink(missing_ok=True)
+    (data / planted).symlink_to(secret)
+    proc = run_cli("stage", "--out", str(tmp_path / "HUB"), "--data", str(data), endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()
+    assert len(last) == 1 and f"{planted} lies outside the data/ folder" in last[0] and "nothing was staged" in last[0]
+    assert not (tmp_path / "HUB").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".HUB")]
+    assert secret.read_bytes().startswith(b"PRIVATE")
+
+
+def test_a_link_in_data_that_stays_inside_is_staged_as_the_file_it_names(tmp_path):
+    data = _data_copy(tmp_path)
+    card = data / "README.md"
+    (data / "card.md").write_bytes(card.read_bytes())
+    card.unlink()
+    card.symlink_to("card.md")
+    stage(tmp_path / "HUB", data=data)
+    staged = tmp_path / "HUB/lookbench/README.md"
+    assert not staged.is_symlink() and staged.read_bytes() == (data / "card.md").read_bytes()
