@@ -1,6 +1,7 @@
 """Where LookBench keeps its files, and what names a Hub repository (docs/architecture.md §6)."""
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -71,15 +72,84 @@ def bench_dir() -> Path:
     return lookbench_home() / "bench"
 
 
+_REPO_ID = re.compile(r"\w[\w.-]*/\w[\w.-]*")
+# What git check-ref-format refuses anywhere in a ref, each with the words that name it; a backslash and '//' are
+# also the path tricks a revision must not carry, since huggingface_hub reads ``<cache>/refs/<revision>`` as a file.
+_REF_FORBIDDEN = (("..", "'..'"), ("\\", "a backslash"), ("//", "'//'"), ("@{", "'@{'"), ("@", "'@'"),
+                  *((c, f"'{c}'") for c in ":~^?*["))
+
+
 def looks_like_hub_id(name: str) -> bool:
-    """``owner/name`` as the Hub spells repository ids (one slash, no spaces, no path segments), optionally pinned
-    as ``owner/name@revision``."""
-    return re.fullmatch(r"[\w.-]+/[\w.-]+(@[\w./-]+)?", name) is not None and ".." not in name
+    """``owner/name`` as the Hub spells repository ids (one slash, no spaces, no path segments), optionally followed
+    by ``@`` and a revision, which ``split_revision`` accepts or refuses saying why."""
+    repo = name.partition("@")[0]
+    return _REPO_ID.fullmatch(repo) is not None and ".." not in repo
+
+
+def revision_problem(revision: str) -> str | None:
+    """Why ``revision`` is not a branch, tag or commit name (``None``: it is one): git check-ref-format's rules,
+    which allow ``feature/x`` and the Hub's ``refs/pr/1``, and refuse every spelling huggingface_hub would read as a
+    path outside its cache (a leading '/', '..', a backslash, '//', a trailing '/', segments starting with '.')."""
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in revision):
+        return "contains whitespace or a control character"
+    if revision.startswith("/"):
+        return "starts with '/'"
+    for text, words in _REF_FORBIDDEN:
+        if text in revision:
+            return f"contains {words}"
+    if revision.endswith("/"):
+        return "ends with '/'"
+    if any(segment.startswith(".") for segment in revision.split("/")):
+        return "has a segment starting with '.'"
+    if revision.endswith("."):
+        return "ends with '.'"
+    if any(segment.endswith(".lock") for segment in revision.split("/")):
+        return "has a segment ending in '.lock'"
+    return None
 
 
 def split_revision(name: str) -> tuple[str, str | None]:
-    """``owner/name@revision`` → (``owner/name``, ``revision``); a name without ``@`` has no revision."""
+    """``owner/name@revision`` → (``owner/name``, ``revision``); a name without ``@`` has no revision. A revision that
+    is not a ref name is refused here, before anything is fetched or loaded (``revision_problem``)."""
     repo, at, revision = name.partition("@")
     if at and not revision:
         raise ValueError(f"{name!r}: nothing after '@'; write owner/name@<branch, tag or commit sha>")
+    problem = revision_problem(revision) if at else None
+    if problem:
+        raise ValueError(f"{repo}@{revision!r}: the revision {problem}; a revision is a branch, a tag or a commit sha, "
+                         "never a path")
     return repo, revision or None
+
+
+def snapshot_commit(folder) -> str:
+    """The commit of a snapshot folder huggingface_hub returned (``<type>s--owner--name/snapshots/<sha>``): its
+    name, once checked to be one, so a recorded revision is always a commit and never some folder's name."""
+    folder = Path(folder)
+    if (re.fullmatch(r"[0-9a-f]{40}", folder.name) and folder.parent.name == "snapshots"
+            and re.fullmatch(r"(models|datasets|spaces)--.+", folder.parent.parent.name)):
+        return folder.name
+    raise ValueError(f"{folder} is not a snapshot of the Hugging Face cache (<type>s--owner--name/snapshots/<commit sha>)")
+
+
+# How long the one reachability request may take: a Hub that answers does so well within it.
+REACH_TIMEOUT_S = 3.0
+
+
+def hub_reachable() -> bool:
+    """Whether a Hub answers: never in huggingface_hub's offline mode (``HF_HUB_OFFLINE=1``; no request is made),
+    else one quick request to its endpoint (``HF_ENDPOINT``), asked once per process. A Hub that is away then costs
+    one short timeout, and the cache is read at once, instead of huggingface_hub retrying for about 25 s."""
+    from huggingface_hub import constants
+
+    return not constants.is_offline_mode() and _answers(constants.ENDPOINT)
+
+
+@functools.cache
+def _answers(endpoint: str) -> bool:
+    import httpx
+
+    try:
+        httpx.head(endpoint, timeout=REACH_TIMEOUT_S)
+    except (httpx.HTTPError, OSError):
+        return False
+    return True  # any HTTP answer, even an error status, is a Hub that can be asked

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.files import folder_revision
-from lookbench.paths import converted_data_dir, datasets_cache_dir, looks_like_hub_id, split_revision
+from lookbench.paths import (converted_data_dir, datasets_cache_dir, hub_reachable, looks_like_hub_id, snapshot_commit,
+                             split_revision)
 from lookbench.settings import DEFAULT_DISTRACTORS
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
 from lookbench.metric.fine_recall.records import RECORD_FIELDS
@@ -103,25 +104,32 @@ def resolve_data(data) -> DataSource:
     name = os.fspath(data)
     if not looks_like_hub_id(name):
         raise EvaluationError(f"--data {name!r}: no such folder, and not a Hub dataset id (owner/name[@revision])")
-    repo, pinned = split_revision(name)
-    from huggingface_hub import HfApi, snapshot_download
+    repo, pinned = split_revision(name)  # a revision that is a path is refused here, before anything is fetched
+    snapshot = _hub_snapshot(name, repo, pinned)
+    commit = snapshot_commit(snapshot)
+    label = f"{repo}@{commit[:12]}" if pinned else repo
+    if repo == "srpone/look-bench":  # the published layout, converted first
+        return _local(convert_upstream(snapshot), label, upstream=True, commit=commit)
+    return DataSource(str(snapshot), commit, label, commit=commit)
+
+
+def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
+    """The dataset's snapshot at ``pinned`` (else its ``main``): from the Hub when one answers, else at once from
+    the local cache; either way a folder named by the commit it resolved to."""
+    import httpx
+    from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
+    at = f" --revision {pinned}" if pinned else ""
+    online = hub_reachable()
     try:
-        if repo == "srpone/look-bench" or pinned:  # the snapshot at that commit; the published layout converted first
-            snapshot = Path(snapshot_download(repo, repo_type="dataset", revision=pinned))
-            label = f"{repo}@{snapshot.name[:12]}" if pinned else repo
-            if repo == "srpone/look-bench":
-                return _local(convert_upstream(snapshot), label, upstream=True, commit=snapshot.name)
-            return DataSource(str(snapshot), snapshot.name, label, commit=snapshot.name)
-        revision = None if os.environ.get("HF_HUB_OFFLINE") == "1" else HfApi().dataset_info(repo).sha
-    except LocalEntryNotFoundError as err:
-        at = f" at revision {pinned}" if pinned else ""
-        raise EvaluationError(f"Dataset {repo!r}{at} is not in the local cache and the Hub is offline; download it "
-                              f"first: hf download {repo} --repo-type dataset" + (f" --revision {pinned}" if pinned else "")) from err
-    except (HfHubHTTPError, OSError) as err:
-        raise EvaluationError(f"Cannot reach dataset {repo!r} on the Hub: {err}") from err
-    return DataSource(repo, revision, repo)
+        return Path(snapshot_download(repo, repo_type="dataset", revision=pinned, local_files_only=not online))
+    except LocalEntryNotFoundError:
+        why = "no Hub is reachable and the local cache has no copy" + (f" at revision {pinned}" if pinned else "")
+    except (HfHubHTTPError, OSError, httpx.HTTPError) as err:
+        why = " ".join(str(err).split())
+    raise EvaluationError(f"{name}: no such folder, and not a reachable Hub dataset id ({why}); "
+                          f"a dataset on the Hub can be downloaded first: hf download {repo} --repo-type dataset{at}")
 
 
 class _Loader:

@@ -1,8 +1,12 @@
 """Loading the benchmark (lookbench.engine.data): `lookbench evaluate --data` on a snapshot in the published
-srpone/look-bench layout (converted once by the builder), and a cutoff keeping only the queries after it."""
+srpone/look-bench layout (converted once by the builder), a cutoff keeping only the queries after it, and Hub
+dataset ids: revisions that are refs, never paths, and the commit the cache resolved recorded."""
 import pytest
 
 import lookbench
+from lookbench.cli import main
+from tests.helpers.engine_data import write_folder
+from tests.helpers.hub_cache import put_snapshot
 from tests.helpers.raw_release import write_upstream
 
 
@@ -31,3 +35,53 @@ def test_cutoff_keeps_only_later_queries(data, tmp_path):
     assert counts["AIGen-Studio"]["queries"] == 3
     assert result["RealStudioFlat"]["num_queries"] == 2 and result["overall"]["num_queries"] == 5
     assert result["provenance"]["cutoff"] == "2025-01-02"
+
+
+# ------------------------------------------------------------------ Hub dataset ids (issue 37 items 3 and 7)
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    """An empty hub cache and LookBench home of this test's own (huggingface_hub reads both at call time)."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HOME", str(tmp_path / "home"))
+    return tmp_path / "hub"
+
+
+def test_a_data_revision_that_is_a_path_is_refused_and_nothing_is_loaded_or_stored(hub, tmp_path, capsys):
+    """huggingface_hub reads ``refs/<revision>`` as a file: ``@/abs/file`` made it read a file outside the cache
+    naming another folder, which was then evaluated under this id with that folder's basename as its revision."""
+    put_snapshot(hub, "someone/tiny-look", "d" * 40, write_folder(tmp_path / "data"), repo_type="dataset")
+    other = write_folder(tmp_path / "other" / "lookbench")
+    ref = tmp_path / "evil" / "ref"
+    ref.parent.mkdir()
+    ref.write_text(str(other))
+    store = tmp_path / "store"
+    capsys.readouterr()
+    assert main(["evaluate", "--model", "raw-pixels", "--data", f"someone/tiny-look@{ref}", "--quiet",
+                 "--results", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "starts with '/'" in err and "a branch, a tag or a commit sha" in err
+    assert not store.exists() or not any(store.rglob("*"))
+    assert not (tmp_path / "home" / "lookbench" / "datasets").exists()  # no datasets cache was filled
+
+
+def test_a_hub_dataset_records_the_commit_the_cache_resolved(hub, tmp_path):
+    """Unpinned, the id's ``main`` is resolved (here in the cache, offline) and its commit recorded, never None."""
+    commit = "c" * 40
+    put_snapshot(hub, "someone/tiny-look", commit, write_folder(tmp_path / "data"), repo_type="dataset")
+    dataset = lookbench.evaluate("raw-pixels", data="someone/tiny-look", quiet=True, use_cache=False,
+                                 results_dir=tmp_path / "store").to_dict()["provenance"]["dataset"]
+    assert (dataset["revision"], dataset["commit"]) == (commit, commit)
+
+
+def test_a_relative_folder_that_does_not_exist_is_named_as_neither_folder_nor_hub_dataset(hub, tmp_path, monkeypatch, capsys):
+    """Issue 37 item 7: ``--data data/lookbench`` before the build was taken for a Hub id and failed inside datasets."""
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["evaluate", "--model", "raw-pixels", "--data", "data/lookbench", "--quiet", "--no-save"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "data/lookbench: no such folder, and not a reachable Hub dataset id" in err
