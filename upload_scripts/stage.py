@@ -24,7 +24,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lookbench.files import new_sibling, replace_folder
+from lookbench.files import folder_lock, new_sibling, replace_folder
 from lookbench.encoders.entries import gr_lite_mini_folder
 
 MANIFEST = "repos.json"
@@ -329,9 +329,13 @@ def stage(out, data=None, namespace: str = "lookbench") -> Staging:
     replaced whole; anything else is refused and nothing is deleted)."""
     namespace = check_namespace(namespace)
     out = Path(out).expanduser()
-    _check_replaceable(out)
     source = _dataset_source(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):  # a second stage into the same folder is refused, not raced
+        _check_replaceable(out)
+        return _stage_into(out, source, data is None, namespace)
+
+
+def _stage_into(out: Path, source: Path, embedded: bool, namespace: str) -> Staging:
     tmp = new_sibling(out, "staging", folder=True)
     try:
         _stage_dataset(source, tmp / DATASET)
@@ -343,7 +347,7 @@ def stage(out, data=None, namespace: str = "lookbench") -> Staging:
         (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
         _space_card(tmp / namespace / METRIC / "README.md")
         # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
-        _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if data is None else [])
+        _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
         for card in (tmp / DATASET, *(tmp / namespace / name for name in (METRIC, MODEL, SPACE))):
             _retarget(card / "README.md", namespace)
         nested = tuple(f"{name}/**" for name in (METRIC, MODEL, SPACE)) if namespace == DATASET else ()

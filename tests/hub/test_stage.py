@@ -300,3 +300,18 @@ def test_a_link_in_data_that_stays_inside_is_staged_as_the_file_it_names(tmp_pat
     stage(tmp_path / "HUB", data=data)
     staged = tmp_path / "HUB/lookbench/README.md"
     assert not staged.is_symlink() and staged.read_bytes() == (data / "card.md").read_bytes()
+
+
+def test_a_second_stage_into_a_folder_being_staged_is_refused_and_the_folder_kept(hub, tmp_path):
+    """Issue 37: nothing kept two writers of one output folder apart; one now holds its lock, the other is one line."""
+    from lookbench.files import folder_lock
+
+    mirror = copy_mirror(hub, tmp_path)
+    before = staged_files(mirror, ".")
+    (tmp_path / ".hub.staging-0123456789ab").mkdir()  # what a killed stage left beside it
+    with folder_lock(mirror):
+        proc = run_cli("stage", "--out", str(mirror), endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-2000:]
+    assert "is being written by another lookbench run" in proc.stderr and staged_files(mirror, ".") == before
+    assert stage(mirror).namespace == "lookbench"  # once the lock is free, the stage runs and clears the leftover
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hub"]
