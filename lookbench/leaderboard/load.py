@@ -187,8 +187,11 @@ def load_store(root) -> tuple[list[Entry], list[str]]:
     """Every result JSON under a results store, and one line per file that is skipped and why.
 
     Each file is read as ``lookbench.results.store.read_json`` reads one (inside the store, regular, size-capped,
-    non-blocking, depth-checked), so no single file can stop, hang or corrupt the table."""
+    non-blocking, depth-checked), so no single file can stop, hang or corrupt the table. A result that keeps
+    per-query outcomes is shown only when they give the scores it claims (``outcomes.verdict``): an edited score is
+    skipped and named, never ranked."""
     from lookbench.files import contained_file
+    from lookbench.results.outcomes import keeps_outcomes, verdict
     from lookbench.results.store import read_json
 
     entries, skipped = [], []
@@ -202,7 +205,13 @@ def load_store(root) -> tuple[list[Entry], list[str]]:
             skipped.append(f"{path}: {err}")
             continue
         try:
-            entries.append(entry_from_result(raw, str(path)))
+            entry = entry_from_result(raw, str(path))
         except ValueError as err:
             skipped.append(f"{path}: not a LookBench result ({err})")
+            continue
+        damage = verdict(raw, str(path)) if keeps_outcomes(raw) else None
+        if damage:
+            skipped.append(damage)
+        else:
+            entries.append(entry)
     return entries, skipped

@@ -4,6 +4,7 @@ Per subset and overall: the paired difference A − B in points with its paired,
 the exact McNemar p-value for a hit rate (Fine / Coarse Recall@K) or the paired bootstrap p-value for nDCG@K; and
 ``p_holm``, Holm-adjusted across the subsets (the overall row is one test of its own: ``p_holm = p``). Both results
 must be on the same data, mode, distractors, cutoff and queries; anything else is refused with the difference named.
+Each result's outcomes are checked first (``outcomes.check_result``): tampered or damaged ones are refused, never compared.
 Reads result JSON only (numpy; no torch). docs/architecture.md §5.
 """
 from __future__ import annotations
@@ -15,8 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from lookbench.results import stats
-from lookbench.results.outcomes import Outcomes
-from lookbench.schema import TEST_SUBSETS
+from lookbench.results.outcomes import Outcomes, check_result
 from lookbench.results.store import normalise_cutoff, read_json
 from lookbench.settings import METRICS
 
@@ -37,16 +37,6 @@ def read_result(path) -> dict:
         raise ValueError(f"{path} is not a LookBench result (no provenance)")
     data["_path"] = str(path)
     return data
-
-
-def _outcomes(result: dict) -> dict[str, Outcomes]:
-    where = result["_path"]
-    subsets = [s for s in TEST_SUBSETS if isinstance(result.get(s), dict)]
-    missing = [s for s in subsets if "per_query" not in result[s]]
-    if not subsets or missing:
-        raise ValueError(f"{where} has no per-query outcomes{' for ' + ', '.join(missing) if missing else ''}; "
-                         "it was written by an older lookbench: evaluate it again (--overwrite)")
-    return {s: Outcomes.from_json(result[s]["per_query"], f"{where}: {s}") for s in subsets}
 
 
 def _check_comparable(a: dict, b: dict, oa: dict, ob: dict) -> None:
@@ -80,7 +70,7 @@ def compare(a, b, metric: str = "fine", k: int = 1, *, resamples: int = stats.RE
     a, b = (x if isinstance(x, dict) else read_result(x) for x in (a, b))
     a.setdefault("_path", "A")
     b.setdefault("_path", "B")
-    oa, ob = _outcomes(a), _outcomes(b)
+    oa, ob = check_result(a, a["_path"]), check_result(b, b["_path"])
     _check_comparable(a, b, oa, ob)
     ks = next(iter(oa.values())).k
     if isinstance(k, bool) or k not in ks:

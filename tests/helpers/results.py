@@ -12,14 +12,15 @@ from lookbench.results.outcomes import Outcomes
 K = (1, 5, 10, 20)
 
 
-def synthetic(seed, sizes, provenance=None, hit_rate=0.55):
-    """A result as the engine writes it, with random per-query outcomes (street looks in outfits of three)."""
+def synthetic(seed, sizes, provenance=None, hit_rate=0.55, ndcg_drop=0.0):
+    """A result as the engine writes it, with random per-query outcomes (street looks in outfits of three);
+    ``ndcg_drop`` lowers every nDCG by that much (not below 0)."""
     rng = np.random.default_rng(seed)
     subsets, outcomes = {}, {}
     for name, n in sizes.items():
         first = np.where(rng.random(n) < hit_rate, rng.geometric(0.5, n) - 1, np.inf).astype(np.float64)
         coarse = np.minimum(first, rng.integers(0, 3, n))
-        ndcg = np.sort(rng.random((n, len(K))), axis=1)
+        ndcg = np.maximum(np.sort(rng.random((n, len(K))), axis=1) - ndcg_drop, 0.0)
         outfit = [f"{name}-look-{i // 3}" if "Street" in name else None for i in range(n)]
         o = Outcomes(K, [f"{name}-{i}" for i in range(n)], outfit, ["v20250101"] * n, first, coarse, ndcg,
                      ndcg * 0.5)

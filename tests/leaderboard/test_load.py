@@ -80,3 +80,28 @@ def test_impossible_scores_are_skipped_and_json_output_is_strict(tmp_path, capsy
     for name, value in (("inf", "inf"), ("nan", "nan"), ("big", "250")):
         assert any(f"{name}.json: not a LookBench result" in line and "not a percentage" in line and value in line
                    for line in err.splitlines()), (name, err)
+
+
+def test_a_stored_result_whose_outcomes_do_not_give_its_scores_is_skipped_and_named(tmp_path, capsys):
+    """Issue 37: an edited score (or edited outcomes) in a stored result is never ranked; the file is named with
+    the score it claims and the score its outcomes give. A result without outcomes is still shown."""
+    import lookbench
+    from lookbench.leaderboard.load import load_store
+    from tests.helpers.engine_data import write_folder
+
+    store = _store_with_one_good_result(tmp_path)
+    evaluated = lookbench.evaluate("raw-pixels", data=write_folder(tmp_path / "lookbench"), results_dir=store,
+                                   cache_dir=tmp_path / "cache", quiet=True)
+    honest = json.loads(evaluated.stored.read_text())
+    boosted = json.loads(json.dumps(honest))
+    boosted["provenance"]["model"]["name"] = "boosted"
+    boosted["RealStudioFlat"]["ndcg"]["@5"] = 99.0
+    (store / "boosted.json").write_text(json.dumps(boosted))
+    entries, skipped = load_store(store)
+    assert sorted(e.model for e in entries) == ["good-model", "raw-pixels"]
+    assert skipped == [f"{store / 'boosted.json'}: damaged or edited: RealStudioFlat claimed ndcg@5 99, "
+                       "outcomes give 86.731975"]
+    capsys.readouterr()  # the data folder's build output
+    code, out, err = run_cli(capsys, "--results", str(store), "--reference", "none")
+    assert code == 0 and "boosted" not in out and "raw-pixels" in out
+    assert err.splitlines() == [f"lookbench leaderboard: skipped {skipped[0]}"]

@@ -60,11 +60,7 @@ def test_compare_agrees_with_exact_mcnemar_on_the_per_query_outcomes(k):
 
 
 def test_ndcg_uses_the_paired_bootstrap_and_finds_a_real_difference():
-    a = synthetic(1, SIZES)
-    b = json.loads(json.dumps(a))
-    for name in SIZES:  # B is A with every nDCG lowered by 0.1
-        for key, values in b[name]["per_query"]["ndcg"].items():
-            b[name]["per_query"]["ndcg"][key] = [max(0.0, v - 0.1) for v in values]
+    a, b = synthetic(1, SIZES), synthetic(1, SIZES, ndcg_drop=0.1)  # B is A with every nDCG lowered by 0.1
     rows = compare(a, b, "ndcg", 5)
     for row in rows:
         assert 0 < row["ci95"][0] <= row["diff"] <= row["ci95"][1] and row["p"] < 0.01 and row["b_only"] == 0
@@ -148,3 +144,22 @@ def test_a_result_over_the_size_cap_is_refused_in_one_line(results, tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         f"lookbench compare: error: {big}: it is larger than the {MAX_RESULT_BYTES}-byte limit of one file"]
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d["AIGen-Studio"]["per_query"]["ndcg"]["@5"].__setitem__(0, float("nan")),
+     "AIGen-Studio per_query.ndcg.@5[0] is nan, not a fraction in [0, 1]"),
+    (lambda d: d["AIGen-Studio"]["per_query"]["first_fine_rank"].__setitem__(1, 0),
+     "AIGen-Studio per_query.first_fine_rank[1] is 0, not a rank"),
+    (lambda d: d["RealStudioFlat"]["fine_recall"].__setitem__("@1", 12.5),
+     "RealStudioFlat claimed fine_recall@1 12.5, outcomes give 100"),
+])
+def test_tampered_outcomes_or_scores_are_refused_naming_the_file(results, tmp_path, capsys, edit, words):
+    """NaN used to give ``nan`` with p = 0.002, rank 0 counted as a hit: the outcomes check refuses both."""
+    data = json.loads(results["strict"].read_text())
+    edit(data)
+    (tmp_path / "edited.json").write_text(json.dumps(data))
+    assert main(["compare", str(results["strict"]), str(tmp_path / "edited.json"), "--metric", "ndcg", "--k", "5"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert f"{tmp_path / 'edited.json'}: damaged or edited: {words}" in captured.err
