@@ -18,6 +18,7 @@ _DIGITS = 6  # nDCG and AP are stored to 1e-6 (of a fraction), far below any int
 # A claimed score (percent) agrees with its outcomes when it is within one stored unit of a fraction: the scores
 # are means of the unrounded values, the outcomes keep them rounded to 1e-6.
 TOLERANCE = 100 * 10.0 ** -_DIGITS
+_LARGEST = 2 ** 53  # integers up to this are exact as floats; a larger rank or K is no outcome a search gives
 
 
 @dataclass
@@ -73,7 +74,7 @@ class Outcomes:
         if not isinstance(data, dict):
             raise ValueError(f"{where} per_query is {type(data).__name__}, not a mapping of columns")
         k = data.get("k")
-        if not isinstance(k, list) or not k or not all(_is_int(v) and v >= 1 for v in k) or sorted(set(k)) != k:
+        if not isinstance(k, list) or not k or not all(_is_count(v) for v in k) or sorted(set(k)) != k:
             raise ValueError(f"{where} per_query.k is {k!r}, not increasing cut-offs K >= 1")
         item_id = _column(data, "item_id", where, _is_text, "a string or null")
         size = len(item_id)
@@ -81,7 +82,7 @@ class Outcomes:
             raise ValueError(f"{where} per_query holds no queries")
         text = _column(data, "outfit_id", where, _is_text, "a string or null", size), \
             _column(data, "release", where, _is_text, "a string or null", size)
-        ranks = [_column(data, name, where, lambda v: v is None or _is_int(v) and v >= 1,
+        ranks = [_column(data, name, where, lambda v: v is None or _is_count(v),
                          "a rank (an integer >= 1, or null)", size) for name in ("first_fine_rank", "first_coarse_rank")]
         for i, (fine, coarse) in enumerate(zip(*ranks)):
             if fine is not None and (coarse is None or coarse > fine):
@@ -124,7 +125,11 @@ class Outcomes:
 
 
 def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _LARGEST
+
+
+def _is_count(value) -> bool:
+    return _is_int(value) and value >= 1
 
 
 def _is_text(value) -> bool:
@@ -132,7 +137,7 @@ def _is_text(value) -> bool:
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, float) and math.isfinite(value) or _is_int(value)
 
 
 def _is_fraction(value) -> bool:
