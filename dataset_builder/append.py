@@ -5,7 +5,8 @@ each shard already in ``DIR`` reaches the new folder as a hard link of the same 
 file system without hard links), and only the card is rewritten. The new release must be newer than everything in
 ``DIR`` and share no item and no image with it; the folder's schema must be the one this version builds. Atomic
 like the build (docs/architecture.md §2): the new folder is assembled beside ``DIR`` and swapped in by
-``replace_folder``, so a refusal or a failure leaves ``DIR`` exactly as it was.
+``replace_folder``, so a refusal or a failure leaves ``DIR`` exactly as it was; ``DIR``'s ``folder_lock`` is held
+from reading it to the swap, so a second append meanwhile is refused rather than losing this one's release.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 from datasets.info import DatasetInfosDict
 from huggingface_hub import DatasetCard
 
-from lookbench.files import replace_folder
+from lookbench.files import folder_lock, replace_folder
 from lookbench.schema import FEATURES, SUBSETS, release_date
 
 from lookbench.dataset_builder.export import (
@@ -43,30 +44,31 @@ def append_release(raw, out, *, release: str | None = None, skip_invalid: bool =
     if release is not None:
         release_date(release)
     out = Path(out)
-    folder = BuiltFolder.read(out)
-    with tempfile.TemporaryDirectory(prefix="lookbench-append-") as tmp, staging_folder(out, "appending") as staging:
-        new = staging / "new"
-        summary, infos = build_shards("raw", new, Path(tmp), progress, input_path=raw, release=release, scale=1.0,
-                                noise_scale=1.0, seed=0, skip_invalid=skip_invalid, taxonomy=taxonomy, subsets=subsets,
-                                train_out=None)
-        folder.check_new(new, summary.releases)
-        target = staging / out.name
-        folder.link_into(target)
-        tag = max(summary.releases, key=release_date)
-        for shard in sorted(new.glob("*/*.parquet")):
-            split, rest = shard.name.split("-", 1)
-            (target / shard.parent.name).mkdir(exist_ok=True)
-            os.replace(shard, target / shard.parent.name / f"{split}-{tag}-{rest}")
-        summary.report_name = f"{REPORT_NAME.removesuffix('.json')}-{tag}.json"
-        summary.report.write(target / summary.report_name)
-        added = [c for c in infos if c not in folder.infos]
-        release = release or summary.default_release
-        command = f"lookbench build --append {raw}" + (f" --release {release}" if release else "") + " --out <DIR>"
-        changes = notes or "new snapshot" + (f"; first rows of {', '.join(added)}" if added else "")
-        history = folder.history + [Step(summary.releases, "raw", command, summary.report_name, changes)]
-        merged = {c: merge_info(folder.infos.get(c), infos.get(c)) for c in SUBSETS if c in folder.infos or c in infos}
-        write_card(target, pretty_name=folder.pretty_name, history=history, infos=merged)
-        replace_folder(target, out)
+    with folder_lock(out):  # held from the read to the swap: a concurrent append is refused, never lost
+        folder = BuiltFolder.read(out)
+        with tempfile.TemporaryDirectory(prefix="lookbench-append-") as tmp, staging_folder(out, "appending") as staging:
+            new = staging / "new"
+            summary, infos = build_shards("raw", new, Path(tmp), progress, input_path=raw, release=release, scale=1.0,
+                                          noise_scale=1.0, seed=0, skip_invalid=skip_invalid, taxonomy=taxonomy,
+                                          subsets=subsets, train_out=None)
+            folder.check_new(new, summary.releases)
+            target = staging / out.name
+            folder.link_into(target)
+            tag = max(summary.releases, key=release_date)
+            for shard in sorted(new.glob("*/*.parquet")):
+                split, rest = shard.name.split("-", 1)
+                (target / shard.parent.name).mkdir(exist_ok=True)
+                os.replace(shard, target / shard.parent.name / f"{split}-{tag}-{rest}")
+            summary.report_name = f"{REPORT_NAME.removesuffix('.json')}-{tag}.json"
+            summary.report.write(target / summary.report_name)
+            added = [c for c in infos if c not in folder.infos]
+            release = release or summary.default_release
+            command = f"lookbench build --append {raw}" + (f" --release {release}" if release else "") + " --out <DIR>"
+            changes = notes or "new snapshot" + (f"; first rows of {', '.join(added)}" if added else "")
+            history = folder.history + [Step(summary.releases, "raw", command, summary.report_name, changes)]
+            merged = {c: merge_info(folder.infos.get(c), infos.get(c)) for c in SUBSETS if c in folder.infos or c in infos}
+            write_card(target, pretty_name=folder.pretty_name, history=history, infos=merged)
+            replace_folder(target, out)
     summary.out, summary.appended = out, summary.releases
     summary.releases = sorted(set(folder.facts) | set(summary.releases), key=release_date)
     return summary

@@ -19,7 +19,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from lookbench._version import __version__
 from lookbench.citation import BIBTEX
-from lookbench.files import new_sibling, replace_folder
+from lookbench.files import folder_lock, new_sibling, replace_folder
 from lookbench.paths import mini_dir
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date, resolve_subset
@@ -156,7 +156,8 @@ def build_release(
     """Build LookBench from ``source`` into the dataset folder ``out`` (and the training set into ``train_out``).
 
     Atomic: everything is written to temporary sibling folders that replace ``out`` (and ``train_out``) only
-    once the whole build succeeded, so a failed rebuild leaves the previous folders as they were. Every
+    once the whole build succeeded, so a failed rebuild leaves the previous folders as they were; each folder's
+    ``folder_lock`` is held throughout, so a concurrent build or append is refused in one line. Every
     subset is validated before a failure is raised, with all problems listed. ``notes``: what the card's
     release history says changed with these releases.
     """
@@ -165,9 +166,11 @@ def build_release(
     if source == "fashion-mnist" and input_path is None:
         input_path = package_folder()  # resolved here, so the card's build command names it
     targets = {"out": Path(out)} | ({"train_out": Path(train_out)} if train_out is not None else {})
-    for flag, target in targets.items():
-        _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS))
     with tempfile.TemporaryDirectory(prefix="lookbench-build-") as tmp, contextlib.ExitStack() as staged:
+        for flag, target in targets.items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staged.enter_context(folder_lock(target))  # held to the swap: a concurrent build or append is refused
+            _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS))
         tmp = Path(tmp)
         staging = {}
         for flag, target in targets.items():

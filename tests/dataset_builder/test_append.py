@@ -3,7 +3,10 @@
 Releases are written by tests/helpers/raw_release.py; the appends run through the CLI, where a maintainer runs them.
 """
 import hashlib
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import datasets
@@ -12,7 +15,7 @@ import pytest
 import yaml
 
 from lookbench import cli
-from lookbench.files import folder_revision
+from lookbench.files import folder_lock, folder_revision
 from tests.helpers.raw_build import LATER
 from tests.helpers.raw_release import write_release
 
@@ -162,3 +165,63 @@ def test_append_needs_a_built_folder_and_no_build_flags(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["build", "--append", str(raw), "--source", "raw", "--out", str(tmp_path / "o")])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def releases_in(out: Path) -> set[str]:
+    """The releases the card's history names, checked against the shards present (an append adds both)."""
+    named = {r for step in card(out)["lookbench_history"] for r in step["releases"]}
+    appended = {p.name.split("-")[1] for p in out.glob("*/*-v*-*.parquet")}
+    assert appended == named - {"v20251201"}
+    return named
+
+
+def test_an_append_while_another_run_writes_the_folder_is_refused_in_one_line_and_changes_nothing(built, tmp_path, capsys):
+    """Issue 37: with no lock, two appends both swapped their folder in and both said so; the first was lost."""
+    raw = write_release(tmp_path / "raw2", stamps=LATER, tag="b", variant=20)
+    before = tree_hash(built)
+    with folder_lock(built):  # another run, writing this folder now
+        assert append(raw, built) == 2
+        err = capsys.readouterr().err
+        assert sorted(p.name for p in built.parent.iterdir()) == [".lookbench.lock", "lookbench"]
+    assert err == (f"lookbench build: error: {built} is being written by another lookbench run (pid {os.getpid()}, lock "
+                   f"file {built.parent / '.lookbench.lock'}); wait for it to finish\n")
+    assert tree_hash(built) == before and sorted(p.name for p in built.parent.iterdir()) == ["lookbench"]
+
+
+def test_two_appends_started_together_never_both_succeed_while_one_release_is_lost(built, tmp_path):
+    """Two real processes: each release is in the folder, or its run was refused in one line."""
+    later = ("2026-07-01T00:00:00Z", "2026-08-01T00:00:00Z", "2026-09-01T00:00:00Z")
+    raws = {"v20260301": write_release(tmp_path / "r2", stamps=LATER, tag="b", variant=20),
+            "v20260901": write_release(tmp_path / "r3", stamps=later, tag="c", variant=40)}
+    runs = {name: subprocess.Popen([sys.executable, "-m", "lookbench", "build", "--append", str(raw), "--out", str(built),
+                                    "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for name, raw in raws.items()}
+    ended = {name: (run.wait(timeout=900), run.communicate()[1]) for name, run in runs.items()}
+    present = releases_in(built)
+    for name, (code, err) in ended.items():
+        assert (code, name in present) in ((0, True), (2, False)), (name, code, err)
+        assert code == 0 or len(err.strip().splitlines()) == 1, err
+    assert 0 in [code for code, _ in ended.values()]
+    assert sorted(p.name for p in built.parent.iterdir()) == ["lookbench"]
+
+
+def test_the_staging_folder_of_a_killed_append_is_removed_by_the_next(built, tmp_path):
+    """Issue 37: a killed build left its hidden staging folder beside DIR, and no later run removed it."""
+    left = built.parent / ".lookbench.appending-abc123"
+    (left / "lookbench" / "noise").mkdir(parents=True)
+    (left / "lookbench" / "noise" / "gallery-v20260301-00000-of-00001.parquet").write_bytes(b"half a shard")
+    (built.parent / ".lookbench.tmp-abc123").write_text("half a card")
+    assert append(write_release(tmp_path / "raw2", stamps=LATER, tag="b", variant=20), built) == 0
+    assert sorted(p.name for p in built.parent.iterdir()) == ["lookbench"]
+    assert releases_in(built) == {"v20251201", "v20260301"}
+
+
+def test_an_append_killed_between_the_two_renames_of_a_swap_loses_no_release(built, tmp_path):
+    """On a file system without RENAME_EXCHANGE the swap is two renames; killed between them, an append leaves DIR
+    missing and the old folder as ``<staging>/<name>.previous``. The next run puts it back before reading DIR."""
+    staging = built.parent / ".lookbench.appending-abc123"
+    (staging / "lookbench").mkdir(parents=True)
+    built.rename(staging / "lookbench.previous")
+    assert append(write_release(tmp_path / "raw2", stamps=LATER, tag="b", variant=20), built) == 0
+    assert sorted(p.name for p in built.parent.iterdir()) == ["lookbench"]
+    assert releases_in(built) == {"v20251201", "v20260301"}

@@ -67,3 +67,29 @@ def test_build_is_quiet_by_default_and_says_more_when_asked(release, tmp_path, c
     assert cli.main(["subsets", "--data", str(tmp_path / "a"), "--quiet"]) == 0
     captured = capsys.readouterr()
     assert captured.err == "" and "noise" in captured.out
+
+
+
+def test_a_build_while_another_run_writes_the_folder_is_refused_in_one_line_and_changes_nothing(release, tmp_path, capsys):
+    """Issue 37: a build takes the lock of the folder it replaces."""
+    from lookbench.files import folder_lock
+
+    out = tmp_path / "data" / "lookbench"
+    assert build(release, out) == 0
+    before = _snapshot(out)
+    with folder_lock(out):
+        assert build(release, out, "--subsets", "RealStudioFlat") == 2
+    assert capsys.readouterr().err.startswith(f"lookbench build: error: {out} is being written by another lookbench run (pid ")
+    assert _snapshot(out) == before and sorted(p.name for p in out.parent.iterdir()) == ["lookbench"]
+
+
+def test_the_staging_folders_a_killed_build_left_are_removed_by_the_next(release, tmp_path):
+    """Issue 37: killed builds left hidden staging folders beside the folder, and no later run removed them."""
+    out = tmp_path / "data" / "lookbench"
+    assert build(release, out) == 0
+    (out.parent / ".lookbench.building-abc123" / "lookbench" / "noise").mkdir(parents=True)
+    (out.parent / ".lookbench.building-abc123" / "lookbench" / "noise" / "gallery.parquet").write_bytes(b"half a shard")
+    (out.parent / ".lookbench.tmp-0a1b2c").write_text("half a card")
+    assert build(release, out, "--subsets", "RealStudioFlat") == 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["lookbench"]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["RealStudioFlat"]
