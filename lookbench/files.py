@@ -224,9 +224,8 @@ def folder_lock(target: Path, wait: bool = False):
     """An exclusive lock on writing ``target`` (``flock`` on ``.<name>.lock`` beside it, which carries the holder's
     pid and is removed on release), so two runs never both replace a folder and report success while one's work is
     lost. Another holder: ``wait`` blocks until it ends, else a one-line ``ValueError``. Once held, what killed runs
-    left beside ``target`` is cleared (``remove_stale_siblings``)."""
+    left beside ``target`` is cleared (``remove_stale_siblings``). The folder that holds ``target`` must exist."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     lock = target.with_name(f".{target.name}.lock")
     fd = _acquire(lock, target, wait)
     try:
@@ -251,6 +250,8 @@ def _acquire(lock: Path, target: Path, wait: bool) -> int:
                 fd = os.open(lock, os.O_RDWR | flags, 0o666)
             except PermissionError:  # another user's lock file in a shared folder: lockable, if not writable
                 fd = os.open(lock, os.O_RDONLY | flags)
+        except FileNotFoundError:
+            raise ValueError(f"cannot write {target}: no such folder {target.parent}") from None
         except OSError as err:
             reason = "it is a symbolic link, which is never followed" if err.errno == errno.ELOOP else err.strerror
             raise ValueError(f"cannot open the lock file {lock}: {reason}") from None

@@ -214,7 +214,9 @@ def test_replacing_refuses_a_target_that_is_no_regular_file_and_leaves_it(tmp_pa
     assert sorted(os.listdir(target.parent)) == before and not target.is_file() and not target.is_symlink()
 
 
-def test_replacing_into_a_missing_folder_is_one_line(tmp_path):
-    with pytest.raises(ValueError) as caught, replacing(tmp_path / "nowhere" / "plot.png"):
+@pytest.mark.parametrize("writer", [replacing, folder_lock])
+def test_writing_into_a_missing_folder_is_one_line_and_makes_no_folder(tmp_path, writer):
+    with pytest.raises(ValueError) as caught, writer(tmp_path / "nowhere" / "plot.png"):
         pass
     assert str(caught.value) == f"cannot write {tmp_path / 'nowhere' / 'plot.png'}: no such folder {tmp_path / 'nowhere'}"
+    assert os.listdir(tmp_path) == []
