@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import threading
 from pathlib import Path
 
@@ -14,13 +11,7 @@ import pytest
 
 from lookbench.files import folder_lock, new_sibling, replace_folder, replacing
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def python(code: str, *args, stdin=None) -> subprocess.Popen:
-    """``code`` run by a new Python process (with the checkout on its path), its stdout a pipe."""
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stdin=stdin)
+from tests.helpers.lock_holder import hold, python, release
 
 
 def contents(folder: Path) -> dict[str, str]:
@@ -37,24 +28,13 @@ def fill(folder: Path, files: dict[str, str]) -> Path:
 OLD = {"a.txt": "old a", "b.txt": "old b"}
 NEW = {"a.txt": "new a", "b.txt": "new b", "sub/c.txt": "new c"}
 
-HOLD = """
-    import sys
-    from pathlib import Path
-    from lookbench.files import folder_lock
-    with folder_lock(Path(sys.argv[1])):
-        print("held", flush=True)
-        sys.stdin.read()  # until the test closes our stdin
-"""
-
 
 @pytest.fixture
 def holder(tmp_path):
     """Another process holding the lock of ``tmp_path/DIR`` until the test ends (or closes its stdin)."""
-    process = python(HOLD, tmp_path / "DIR", stdin=subprocess.PIPE)
-    assert process.stdout.readline() == "held\n"
+    process = hold(tmp_path / "DIR")
     yield process
-    process.stdin.close()
-    process.wait(timeout=60)
+    release(process)
 
 
 def test_a_second_writer_is_refused_in_one_line_naming_the_holder(tmp_path, holder):
@@ -81,8 +61,7 @@ def test_a_writer_that_waits_gets_the_lock_when_the_holder_ends(tmp_path, holder
 
 
 def test_a_holder_killed_with_sigkill_blocks_no_later_run(tmp_path):
-    process = python(HOLD, tmp_path / "DIR", stdin=subprocess.PIPE)
-    assert process.stdout.readline() == "held\n"
+    process = hold(tmp_path / "DIR")
     process.kill()
     process.wait(timeout=60)
     assert (tmp_path / ".DIR.lock").read_text() == f"{process.pid}\n"  # left by the dead run

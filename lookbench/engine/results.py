@@ -198,30 +198,19 @@ class EvaluationResult:
         return paths
 
     def write_json(self, path) -> Path:
-        """The JSON at ``path`` and the saved rankings, if any, in the folder beside it, each written whole and then
-        put in place, so a failure leaves what was there; rankings left by an earlier result are removed, so they
-        never stand beside a result they do not belong to."""
+        """The JSON at ``path`` and the saved rankings, if any, in the folder beside it (``store.write_result``:
+        each written whole and put in place under the result's lock)."""
+        import functools
         import json
-        import shutil
 
         from lookbench.results import store
-        from lookbench.files import new_sibling, replace_folder
 
-        text = json.dumps(self.to_dict(), indent=2, default=str)
-        folder = store.predictions_folder(path)
+        rankings = None
         if self.rankings:
             from lookbench.engine.predictions import write
 
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            staged = new_sibling(folder, "writing", folder=True)
-            try:
-                write(self.rankings, staged)
-                replace_folder(staged, folder)
-            finally:
-                shutil.rmtree(staged, ignore_errors=True)
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
-        return store.write_atomic(Path(path), text)
+            rankings = functools.partial(write, self.rankings)
+        return store.write_result(Path(path), json.dumps(self.to_dict(), indent=2, default=str), rankings)
 
     def plot(self, out: Path) -> dict[str, Path]:
         """Fine vs Coarse Recall@1 per subset, and Fine Recall@1 per category; returns their paths."""

@@ -3,17 +3,27 @@
 ``<results>/<model>/<revision or fingerprint>/<data release>-<data revision>/<mode>[-after-<cutoff>][-qualifiers].json``
 (docs/architecture.md §5). One ``Settings`` object gives the file name, the ``Identity`` and the provenance. Each segment is made safe, so a model called ``owner/name`` or ``../x`` never makes
 extra folders or leaves the store. An evaluation whose ``Identity`` equals a stored one's is not recomputed.
-Files are written to a temporary sibling and moved into place, so a failed write never damages a stored result.
+Files are written to a temporary sibling and moved into place, so a failed write never damages a stored result,
+under the result's ``folder_lock``, so two runs writing one result take turns.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lookbench.files import read_regular, regular_file, replacing
+from lookbench.files import (
+    folder_lock,
+    new_sibling,
+    read_regular,
+    regular_file,
+    remove_stale_siblings,
+    replace_folder,
+    replacing,
+)
 from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION
 
 # A store file is read only when it is a regular file of at most this size, nested at most this deep.
@@ -161,6 +171,28 @@ def read_json(path, shown=None):
         children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return value
+
+
+def write_result(path: Path, text: str, write_rankings=None) -> Path:
+    """A result's JSON ``text`` at ``path`` and its saved rankings (``write_rankings(folder)`` fills a new folder)
+    beside it, each written whole and then put in place. ``path``'s lock is held throughout (a second writer of the
+    result waits), so a JSON never stands beside another run's rankings; rankings an earlier result left are removed,
+    and so is what a killed run left of both."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = predictions_folder(path)
+    with folder_lock(path, wait=True):
+        remove_stale_siblings(folder)  # the JSON's own were removed by folder_lock
+        if write_rankings is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            staged = new_sibling(folder, "writing", folder=True)
+            try:
+                write_rankings(staged)
+                replace_folder(staged, folder)
+            finally:
+                shutil.rmtree(staged, ignore_errors=True)
+        return write_atomic(path, text)
 
 
 def write_atomic(path: Path, text: str) -> Path:

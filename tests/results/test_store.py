@@ -321,3 +321,40 @@ def test_results_follow_the_umask(data, tmp_path):
     assert result.stored.stat().st_mode & 0o777 == 0o644
     folder = store.predictions_folder(result.stored)
     assert folder.stat().st_mode & 0o777 == 0o755 and (folder / "RealStudioFlat.parquet").stat().st_mode & 0o777 == 0o644
+
+
+def test_two_writers_of_one_result_take_turns(tmp_path):
+    """Issue 37: the store's writes hold the result's lock; a second writer waits (writes are small) for the first."""
+    import threading
+
+    from lookbench.engine.results import EvaluationResult
+    from tests.helpers.lock_holder import hold, release
+    from tests.helpers.results import synthetic
+
+    path = tmp_path / "store" / "model" / "rev" / "v20250101-local-x" / "strict.json"
+    path.parent.mkdir(parents=True)
+    result = EvaluationResult.from_dict(synthetic(3, {"RealStudioFlat": 5}))
+    holder = hold(path)
+    written = threading.Event()
+    thread = threading.Thread(target=lambda: (result.write_json(path), written.set()))
+    thread.start()
+    try:
+        assert not written.wait(1) and not path.exists()  # waiting for the other run
+    finally:
+        release(holder)
+    assert written.wait(60)
+    thread.join()
+    assert json.loads(path.read_text())["RealStudioFlat"]["num_queries"] == 5
+    assert sorted(p.name for p in path.parent.iterdir()) == ["strict.json"]
+
+
+def test_what_a_killed_write_left_beside_a_result_is_removed_by_the_next(data, tmp_path):
+    """Issue 37: a run killed while writing left its temporary file and rankings folder beside the result."""
+    first = run(CountingEncoder(), data, tmp_path, save_predictions=True)
+    rankings = store.predictions_folder(first.stored)
+    (first.stored.with_name(f".{first.stored.name}.tmp-abc123")).write_text('{"half": ')
+    (rankings.with_name(f".{rankings.name}.writing-abc123")).mkdir()
+    (rankings.with_name(f".{rankings.name}.writing-abc123") / "RealStudioFlat.parquet").write_bytes(b"half")
+    first.stored.write_text("{broken")  # so the next run writes the result again
+    run(CountingEncoder(), data, tmp_path, save_predictions=True)
+    assert sorted(p.name for p in first.stored.parent.iterdir()) == [first.stored.name, rankings.name]
