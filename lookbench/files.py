@@ -112,9 +112,8 @@ def hash_files(paths: list[Path]) -> str:
         digest.update(path.name.encode() + b"\0" + memo[key].encode())
     if changed:
         memo_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(memo))
-        os.replace(tmp, memo_path)
+        with replacing(memo_path) as tmp:
+            tmp.write_text(json.dumps(memo))
     return digest.hexdigest()
 
 

@@ -2,6 +2,8 @@
 never leaves the folder missing (real processes killed between its steps), and ``replacing``, the one file writer."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import threading
@@ -199,3 +201,21 @@ def test_writing_into_a_missing_folder_is_one_line_and_makes_no_folder(tmp_path,
         pass
     assert str(caught.value) == f"cannot write {tmp_path / 'nowhere' / 'plot.png'}: no such folder {tmp_path / 'nowhere'}"
     assert os.listdir(tmp_path) == []
+
+
+def test_the_weight_hash_memo_is_never_written_through_a_symlink_planted_at_a_predictable_name(tmp_path, monkeypatch):
+    """Its temporary file was ``<memo>.<pid>.tmp``: a symlink planted there was written through."""
+    import lookbench.files
+    from lookbench.files import hash_files
+
+    memo = tmp_path / "cache" / "weight_hashes.json"
+    memo.parent.mkdir()
+    monkeypatch.setattr(lookbench.files, "weight_hashes_file", lambda: memo)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious")
+    memo.with_suffix(f".{os.getpid()}.tmp").symlink_to(outside)
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"weights")
+    digest = hash_files([weights])
+    assert outside.read_text() == "precious" and len(digest) == 64
+    assert list(json.loads(memo.read_text()).values()) == [hashlib.sha256(b"weights").hexdigest()]
