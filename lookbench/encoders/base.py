@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from lookbench.files import hash_files
-from lookbench.paths import split_revision
+from lookbench.files import hash_files, read_regular, regular_file
+from lookbench.paths import hub_reachable, snapshot_commit, split_revision
 from lookbench.settings import DEFAULT_PRECISION, PRECISIONS
 
 
@@ -198,16 +198,56 @@ def card_training_cutoff(folder) -> str | None:
     return str(value)
 
 
-def needs_remote_code(folder: Path) -> bool:
+# A config.json is kilobytes; the largest real ones (ImageNet-21k label maps) are about one megabyte.
+MAX_CONFIG_BYTES = 8 << 20
+# The keys of config.json that lookbench reads itself, and what each must be.
+_CONFIG_KEYS = (("model_type", "a string", lambda v: isinstance(v, str)),
+                ("auto_map", "an object", lambda v: isinstance(v, dict)),
+                ("architectures", "a list of names", lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v)))
+
+
+def read_model_json(path: Path) -> dict:
+    """A JSON object from a model folder (regular file, size-capped, read without blocking): anything else is one
+    ``EncoderError`` naming the file, where json or transformers would raise a RecursionError or an AttributeError
+    naming none."""
+    try:
+        value = json.loads(read_regular(regular_file(path), MAX_CONFIG_BYTES))
+    except RecursionError:
+        raise EncoderError(f"{path}: not valid JSON: nested too deep") from None
+    except UnicodeDecodeError:
+        raise EncoderError(f"{path}: not valid JSON: not UTF-8 text") from None
+    except json.JSONDecodeError as err:
+        raise EncoderError(f"{path}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    except ValueError as err:  # not a regular file, unreadable or too large: read_regular names the file
+        raise EncoderError(str(err)) from None
+    if not isinstance(value, dict):
+        raise EncoderError(f"{path}: not a JSON object (a JSON {type(value).__name__})")
+    return value
+
+
+def read_config(folder: Path) -> dict:
+    """A model folder's config.json, checked before transformers reads it: a JSON object whose keys lookbench reads
+    have the types they must have (the message names the file and the key)."""
+    path = Path(folder) / "config.json"
+    config = read_model_json(path)
+    for key, words, valid in _CONFIG_KEYS:
+        if key in config and not valid(config[key]):
+            raise EncoderError(f"{path}: key {key}: {config[key]!r:.60} is not {words}")
+    return config
+
+
+def needs_remote_code(config: dict) -> bool:
     """A config whose ``model_type`` neither transformers nor lookbench registers: only its own code loads it."""
     from transformers import CONFIG_MAPPING
 
     from lookbench.models.gr_lite import register_auto_classes
 
     register_auto_classes()  # GR-Lite is a known model type, not remote code
-
-    config = json.loads((folder / "config.json").read_text())
     return bool(config.get("auto_map")) and config.get("model_type") not in CONFIG_MAPPING
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split())
 
 
 class TransformersEncoder(TorchEncoder):
@@ -217,26 +257,35 @@ class TransformersEncoder(TorchEncoder):
     def __init__(self, source: str, meta=None, trust_remote_code: bool = False, snapshot: tuple[Path, str] | None = None):
         """``meta``: the registry entry when the model is a registered one (its name, width, preprocessing);
         ``snapshot``: its folder and commit sha when ``convert.hub_snapshot`` resolved them (maybe converted)."""
+        folder, revision = snapshot or resolve_model_folder(source)
+        stated = read_config(folder)
+
         from transformers import AutoConfig, AutoImageProcessor
 
         from lookbench.models.gr_lite import register_auto_classes
 
         register_auto_classes()  # a GR-Lite folder loads with the package's classes
 
-        folder, revision = snapshot or resolve_model_folder(source)
         self.folder, self.source, self.trust_remote_code = folder, source, trust_remote_code
         self.architecture = None  # a converted folder names its transformers class (AutoModel would drop a head)
-        if needs_remote_code(folder) and not trust_remote_code:
+        if needs_remote_code(stated) and not trust_remote_code:
             raise EncoderError(f"Model {source!r} runs its own code from the Hub (config.json auto_map); "
                                "pass --trust-remote-code (trust_remote_code=True) if you trust it")
         self.transform = getattr(meta, "transform", None)
         self.output = getattr(meta, "output", None)
+        # What transformers raises on a config it cannot use, values of the wrong type included.
+        unusable = (OSError, ValueError, KeyError, TypeError, AttributeError)
+        try:
+            config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
+        except unusable as err:
+            raise EncoderError(f"Cannot load transformers image model {source!r}: {folder / 'config.json'}: "
+                               f"{_one_line(err)}") from err
         try:
             self.processor = None if self.transform else AutoImageProcessor.from_pretrained(
                 folder, trust_remote_code=trust_remote_code)
-            config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
-        except (OSError, ValueError, KeyError) as err:
-            raise EncoderError(f"Cannot load transformers image model {source!r}: {err}") from err
+        except unusable as err:
+            raise EncoderError(f"Cannot load transformers image model {source!r}: its image processor "
+                               f"({folder / 'preprocessor_config.json'}): {_one_line(err)}") from err
         if getattr(meta, "convert", None) == "open_clip":  # a vision tower with a projection head
             self.architecture = config.architectures[0]
         self.name = meta.name if meta else (source if revision is None or "@" in source else f"{source}@{revision[:12]}")
@@ -267,7 +316,7 @@ class TransformersEncoder(TorchEncoder):
                 return getattr(transformers, self.architecture).from_pretrained(self.folder)
             return transformers.AutoModel.from_pretrained(self.folder, trust_remote_code=self.trust_remote_code)
         except (OSError, ValueError, KeyError) as err:
-            raise EncoderError(f"Cannot load transformers image model {self.source!r}: {err}") from err
+            raise EncoderError(f"Cannot load transformers image model {self.source!r}: {_one_line(err)}") from err
 
     def preprocess(self, image):
         if self.transform:
@@ -289,30 +338,31 @@ class TransformersEncoder(TorchEncoder):
 
 def resolve_model_folder(source: str, revision: str | None = None, patterns=("*.json", "*.py", "*.txt", "README.md"),
                          weights=("*.safetensors", "*.bin")) -> tuple[Path, str | None]:
-    """A local folder as is; a Hub id (``owner/name[@revision]``) through huggingface_hub — its cache offline —
-    at that revision, returning the snapshot folder and its commit sha."""
+    """A local folder as is; a Hub id (``owner/name[@revision]``) through huggingface_hub — its cache when no Hub is
+    reachable — at that revision, returning the snapshot folder and its commit sha."""
     path = Path(source).expanduser()
     if path.is_dir():
         if not (path / "config.json").exists():
             raise EncoderError(f"{source!r} is a folder but has no config.json, so it is not a transformers model")
         return path, None
-    repo, pinned = split_revision(source)
-    revision = revision or pinned
+    repo, revision = split_revision(f"{source}@{revision}" if revision else source)  # a path is refused here
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     at = f" at revision {revision}" if revision else ""
+    online = hub_reachable()  # asked once: without a Hub the cache is read at once, with no retries
     try:
         for kind in weights:  # the first weights format the repo has
-            folder = Path(snapshot_download(repo, revision=revision, allow_patterns=[*patterns, kind]))
+            folder = Path(snapshot_download(repo, revision=revision, allow_patterns=[*patterns, kind],
+                                            local_files_only=not online))
             if any(folder.glob(kind)):
                 break
     except LocalEntryNotFoundError as err:
-        raise EncoderError(f"Model {repo!r}{at} is not in the local Hugging Face cache and the Hub is offline; "
+        raise EncoderError(f"Model {repo!r}{at} is not in the local Hugging Face cache and no Hub is reachable; "
                            f"download it first: hf download {repo}" + (f" --revision {revision}" if revision else "")) from err
     except (HfHubHTTPError, ValueError, OSError) as err:
-        raise EncoderError(f"Cannot fetch model {repo!r}{at} from the Hub: {err}") from err
-    return folder, folder.name
+        raise EncoderError(f"Cannot fetch model {repo!r}{at} from the Hub: {_one_line(err)}") from err
+    return folder, snapshot_commit(folder)
 
 
 class RawPixelEncoder(Encoder):

@@ -6,11 +6,10 @@ Only the files an entry needs are fetched (offline: read from the cache). The op
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
-from lookbench.encoders.base import EncoderError, resolve_model_folder
+from lookbench.encoders.base import EncoderError, read_model_json, resolve_model_folder
 from lookbench.encoders.meta import ModelMeta
 from lookbench.files import replace_folder
 from lookbench.paths import converted_models_dir
@@ -65,8 +64,10 @@ def _convert_gr_lite(snapshot: Path, output: Path) -> None:
     checkpoints = [p for kind in _WEIGHTS["gr-lite"] for p in sorted(snapshot.glob(kind))]
     if not checkpoints:
         raise ValueError(f"no checkpoint (*.safetensors, *.pt, *.pth, *.bin) in {snapshot}")
-    stated = json.loads((snapshot / "config.json").read_text()) if (snapshot / "config.json").is_file() else {}
+    stated = read_model_json(snapshot / "config.json") if (snapshot / "config.json").exists() else {}
     stated = stated.get("vision_config") or stated.get("backbone_config") or stated
+    if not isinstance(stated, dict):
+        raise ValueError(f"{snapshot / 'config.json'}: key vision_config / backbone_config is not an object")
     backbone = {**PRESETS["gr-lite"]["vision_config"], **{k: stated[k] for k in PRESETS["gr-lite"]["vision_config"] if k in stated}}
     config = GrLiteConfig(vision_config=backbone, image_size=PRESETS["gr-lite"]["image_size"])
     convert(checkpoints[0], output, config)

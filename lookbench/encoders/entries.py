@@ -4,8 +4,9 @@ published leaderboard, keyed by name in ``REGISTRY``.
 Facts of the published entries: revisions, parameter counts, embedding widths and release dates of the CLIP,
 SigLIP2, DINOv2 and DINOv3 ViT checkpoints are mteb's (``mteb/models/model_implementations/``); sizes, square
 resize and mean/std are the upstream look-bench harness's (``models/*_model.py`` ``get_transform`` and
-``configs/config.yaml`` ``input_size``). Where no public source pins a commit, ``revision`` is ``None`` and the
-entry loads the Hub's head, recording the commit it resolved.
+``configs/config.yaml`` ``input_size``). GR-Lite's and Marqo-fashionSigLIP's commits are a public encoder registry's
+(``_FCB``). Where no public source pins a commit, ``revision`` is ``None`` and the entry loads the Hub's head,
+recording the commit it resolved.
 """
 from __future__ import annotations
 
@@ -62,14 +63,15 @@ def _hub(name, published, hub_id, revision, dim, size, description, family=None,
 
 
 _NO_SHA = "no public source pins a commit: the Hub's head is loaded and the commit it resolves is recorded"
+_FCB = "pinned as in github.com/alifarzadjamali/fashion-compatibility-benchmark@9d3e4d2, src/repbench/encoders/registry.py"
 
 
 def _published() -> tuple[ModelMeta, ...]:
     return (
-        _hub("gr-lite", "GR-Lite", "srpone/gr-lite", None, 1024, 518,
+        _hub("gr-lite", "GR-Lite", "srpone/gr-lite", "a8057f8aadaaab91670ad37949f6e1b5aa187e29", 1024, 518,
              "GR-Lite: DINOv3 ViT-L/16 fine-tuned with attribute-supervised ArcFace; L2-normalised CLS", "dinov3",
              params=303129600, released="2026-01", output="pooler", convert="gr-lite",
-             note=f"{_NO_SHA}. Converted on first use by models/gr_lite/convert_gr_lite_checkpoint.py (its remote code "
+             note=f"{_FCB}. Converted on first use by models/gr_lite/convert_gr_lite_checkpoint.py (its remote code "
                   "breaks on transformers 5). Input 518: the harness's gr-lite input_size (configs/config.yaml); "
                   "parameters are DINOv3 ViT-L/16's, which it keeps unchanged."),
         _hub("marqo-fashionclip", "Marqo-fashionCLIP", "Marqo/marqo-fashionCLIP", None, 512, 224,
@@ -78,10 +80,11 @@ def _published() -> tuple[ModelMeta, ...]:
              note=f"{_NO_SHA}. The open_clip checkpoint is converted to transformers' CLIPVisionModelWithProjection "
                   "on first use (open_clip needs torchvision). No upstream wrapper: the harness's square resize with "
                   "CLIP mean/std (the checkpoint's preprocess_cfg)."),
-        _hub("marqo-fashionsiglip", "Marqo-fashionSigLIP", "Marqo/marqo-fashionSigLIP", None, 768, 224,
+        _hub("marqo-fashionsiglip", "Marqo-fashionSigLIP", "Marqo/marqo-fashionSigLIP",
+             "c56244cc94f92419e8369fa71efdaf403b124ce8", 768, 224,
              "Marqo-fashionSigLIP: open_clip ViT-B/16 SigLIP fine-tuned on fashion; attention-pooled embedding", "siglip2",
              released="2024-08", output="pooler", convert="open_clip",
-             note=f"{_NO_SHA}. The open_clip (timm) checkpoint is converted to transformers' SiglipVisionModel on "
+             note=f"{_FCB}. The open_clip (timm) checkpoint is converted to transformers' SiglipVisionModel on "
                   "first use. No upstream wrapper: the harness's square resize with SigLIP mean/std."),
         _hub("siglip2-b16", "SigLIP2-B/16", "google/siglip2-base-patch16-224", "75de2d55ec2d0b4efc50b3e9ad70dba96a7b2fa2",
              768, 224, "SigLIP2 ViT-B/16, 224 px; image embedding", "siglip2", params=375187970,

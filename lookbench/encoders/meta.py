@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Callable
 
 from lookbench.encoders.base import Encoder, SquareTransform
 from lookbench.files import count_parameters, hash_files
+from lookbench.paths import hub_reachable
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,8 @@ class ModelMeta:
             return (True, "-") if self.available() else (False, f"missing: {self.source}")
         if self.cached():
             return True, "in local cache"
-        if os.environ.get("HF_HUB_OFFLINE") == "1":
-            return False, f"the Hub, offline now: {self.download_hint}"
+        if not hub_reachable():  # offline mode, or no answer from the endpoint (asked once per process)
+            return False, f"not in the cache and no Hub reachable: {self.download_hint}"
         return True, "the Hub (downloaded on first use)"
 
     @property

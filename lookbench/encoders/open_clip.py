@@ -12,9 +12,10 @@ Nothing is left over: every vision key is mapped or the conversion stops, naming
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
+
+from lookbench.encoders.base import read_model_json
 
 _CLIP_DEFAULTS = {"pool_type": "tok", "final_ln_after_pool": False, "no_ln_pre": False, "attentional_pool": False,
                   "output_tokens": False}
@@ -26,7 +27,7 @@ def load_open_clip(snapshot: Path) -> tuple[dict, dict]:
     """(``model_cfg``, the ``visual.*`` tensors) of a snapshot holding ``open_clip_config.json`` + weights."""
     import torch
 
-    config = json.loads((snapshot / "open_clip_config.json").read_text())["model_cfg"]
+    config = read_model_json(snapshot / "open_clip_config.json")["model_cfg"]
     if (snapshot / "open_clip_model.safetensors").is_file():
         from safetensors.torch import load_file
 

@@ -12,7 +12,7 @@ from lookbench.encoders.base import Encoder, EncoderError, ObjectEncoder, Transf
 from lookbench.encoders.convert import hub_snapshot
 from lookbench.encoders.entries import DEFAULT_MODEL, REGISTRY
 from lookbench.encoders.meta import ModelMeta
-from lookbench.paths import looks_like_hub_id
+from lookbench.paths import looks_like_hub_id, split_revision
 from lookbench.settings import DEFAULT_PRECISION
 
 # Published leaderboard row name → registry entry.
@@ -51,6 +51,15 @@ def _build(meta: ModelMeta, trust_remote_code: bool) -> Encoder:
         raise EncoderError(f"Registered model {meta.name!r} ({meta.hub_id}) runs its own code from the Hub; "
                            "pass --trust-remote-code (trust_remote_code=True) if you trust it")
     return TransformersEncoder(meta.hub_id, meta, trust_remote_code=trust_remote_code, snapshot=hub_snapshot(meta))
+
+
+def check_model(model) -> None:
+    """A Hub id's revision checked before anything is loaded (``split_revision`` refuses one that is a path), so a
+    run refuses it at once rather than after loading the data."""
+    name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else None
+    if name and name not in REGISTRY and name not in BY_PUBLISHED_NAME and not Path(name).expanduser().exists() \
+            and looks_like_hub_id(name):
+        split_revision(name)
 
 
 def load_encoder(model=None, device: str | None = None, precision: str = DEFAULT_PRECISION,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lookbench.results import stats, store
 from lookbench.files import new_sibling
-from lookbench.encoders.registry import load_encoder
+from lookbench.encoders.registry import check_model, load_encoder
 from lookbench.filtering import parse_cutoff
 from lookbench.metric.fine_recall.judging import combine_subsets
 from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, INDEXES, MODES,
@@ -60,8 +60,9 @@ def _check_folder(path, what: str) -> None:
 
 def check_options(*, mode=DEFAULT_MODE, index=DEFAULT_INDEX, precision=DEFAULT_PRECISION, batch_size=None,
                   workers=None, cutoff=None, cache_dir=None, output_dir=None, results_dir=None,
-                  save_predictions=False) -> None:
+                  save_predictions=False, model=None) -> None:
     """Every option checked before anything is loaded, so a typo fails in a second, not after encoding."""
+    check_model(model)
     for name, value, choices in (("mode", mode, MODES), ("index", index, INDEXES), ("precision", precision, PRECISIONS)):
         if value not in choices:
             raise EvaluationError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
@@ -100,7 +101,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     Hub model run its own code (refused otherwise).
     """
     check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
-                  cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions)
+                  cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions,
+                  model=model)
     started = time.perf_counter()
     times = StageTimes()
     processes = Processes()

@@ -131,3 +131,57 @@ def test_object_encoder_cache_identity_needs_a_revision():
     assert ObjectEncoder(Model()).fingerprint is None
     Model.revision = "2024-05"
     assert ObjectEncoder(Model()).fingerprint == "object:mine:2024-05"
+
+
+# ------------------------------------------------------------------ what a model folder or Hub id may name (issue 37)
+
+
+def test_a_model_revision_that_is_a_path_is_refused_before_anything_loads(capsys, hub, tmp_path):
+    """huggingface_hub reads ``refs/<revision>`` as a file: ``@/abs/file`` naming a folder outside the cache loaded
+    that folder as the Hub id's model and recorded it as such."""
+    from lookbench.cli import main
+    from tests.helpers.engine_data import write_folder
+    from tests.helpers.hub_cache import put_snapshot, tiny_clip, with_processor
+
+    put_snapshot(hub, "someone/tiny-clip", "a" * 40, with_processor(tiny_clip(tmp_path / "clip"), 224))
+    elsewhere = with_processor(tiny_clip(tmp_path / "elsewhere", image_size=64), 64)
+    ref = tmp_path / "evil" / "ref"
+    ref.parent.mkdir()
+    ref.write_text(str(elsewhere))
+    with pytest.raises(ValueError, match="starts with '/'"):
+        load_encoder(f"someone/tiny-clip@{ref}")
+    store, data = tmp_path / "store", write_folder(tmp_path / "data")
+    capsys.readouterr()
+    assert main(["evaluate", "--model", f"someone/tiny-clip@{ref}", "--data", str(data), "--quiet",
+                 "--results", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "starts with '/'" in err and "never a path" in err
+    assert not store.exists() or not any(store.rglob("*"))
+    assert not (tmp_path / "home" / "lookbench" / "datasets").exists()  # refused before the data was loaded
+
+
+MAX_CONFIG = 8 << 20  # lookbench.encoders.base.MAX_CONFIG_BYTES, typed
+
+
+@pytest.mark.parametrize("content, words", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "not a JSON object"),
+    ('{"model_type": 5}', "key model_type: 5 is not a string"),
+    ('{"model_type": "vit", "auto_map": [1]}', "key auto_map: [1] is not an object"),
+    ('{"model_type": "vit", "architectures": "ViTModel"}', "key architectures: 'ViTModel' is not a list of names"),
+    ('{"model_type": "vit", "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deep"),
+    ('{"model_type": "vit", "pad": "' + "x" * MAX_CONFIG + '"}', f"larger than the {MAX_CONFIG}-byte limit"),
+    (b'{"model_type": "\xff"}', "not valid JSON"),
+    ('{"model_type": "no-such-type"}', "no-such-type"),  # transformers' own message, several lines long
+])
+def test_a_malformed_config_json_is_one_line_naming_the_file_and_key(tiny_vit, tmp_path, content, words):
+    """It ended in an AttributeError or a RecursionError inside transformers, naming no file."""
+    import shutil
+
+    folder = shutil.copytree(tiny_vit, tmp_path / "model")
+    config = folder / "config.json"
+    config.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(EncoderError) as caught:
+        load_encoder(str(folder))
+    message = str(caught.value)
+    assert "\n" not in message and str(config) in message and words in message

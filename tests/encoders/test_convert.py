@@ -19,6 +19,8 @@ from lookbench.paths import converted_models_dir
 from tests.helpers.engine_data import write_folder
 from tests.helpers.hub_cache import GR_LITE_TINY, TEST_HEAD, cache_family, put_snapshot, tiny_clip, tiny_gr_lite_published
 
+GR_LITE_PIN = "a8057f8aadaaab91670ad37949f6e1b5aa187e29"  # the registry's pin, typed from its public source
+
 
 def test_a_pinned_model_missing_from_the_cache_is_one_line_naming_what_to_download(capsys, hub, tmp_path):
     put_snapshot(hub, "openai/clip-vit-base-patch32", "f" * 40, tiny_clip(tmp_path / "other"))  # another commit only
@@ -31,10 +33,10 @@ def test_a_pinned_model_missing_from_the_cache_is_one_line_naming_what_to_downlo
 
 
 def test_converted_checkpoints_are_cached_per_commit(hub, harness, tmp_path):
-    cache_family(hub, "gr-lite", tmp_path)
+    commit = cache_family(hub, "gr-lite", tmp_path)
     first = load_encoder("gr-lite")
     converted = first.folder
-    assert converted.parent.name == "srpone--gr-lite" and converted.name == TEST_HEAD
+    assert converted.parent.name == "srpone--gr-lite" and converted.name == commit == GR_LITE_PIN
     stamp = (converted / "model.safetensors").stat().st_mtime_ns
     again = load_encoder("gr-lite")
     assert again.folder == converted and (converted / "model.safetensors").stat().st_mtime_ns == stamp
@@ -43,7 +45,7 @@ def test_converted_checkpoints_are_cached_per_commit(hub, harness, tmp_path):
     from safetensors.torch import load_file
     from transformers import DINOv3ViTConfig, DINOv3ViTModel
 
-    published = load_file(str(hub / "models--srpone--gr-lite" / "snapshots" / TEST_HEAD / "model.safetensors"))
+    published = load_file(str(hub / "models--srpone--gr-lite" / "snapshots" / commit / "model.safetensors"))
     backbone = DINOv3ViTModel(DINOv3ViTConfig(**{**PRESETS["gr-lite"]["vision_config"], **GR_LITE_TINY})).eval()
     backbone.load_state_dict({("model." + k if k.startswith("layer.") else k): v for k, v in published.items()})
     image = Image.fromarray(np.random.default_rng(3).integers(0, 256, (50, 40, 3), dtype=np.uint8))
@@ -56,10 +58,10 @@ def test_converted_checkpoints_are_cached_per_commit(hub, harness, tmp_path):
 def test_a_checkpoint_that_does_not_convert_is_one_line_and_leaves_no_folder(hub, tmp_path):
     source = tiny_gr_lite_published(tmp_path / "src")
     (source / "config.json").write_text(json.dumps({**GR_LITE_TINY, "hidden_size": 32}))  # the weights are 16 wide
-    put_snapshot(hub, "srpone/gr-lite", TEST_HEAD, source)
+    put_snapshot(hub, "srpone/gr-lite", GR_LITE_PIN, source)
     with pytest.raises(EncoderError) as err:
         load_encoder("gr-lite")
-    assert str(err.value).startswith(f"gr-lite: cannot convert srpone/gr-lite@{TEST_HEAD[:12]}: ")
+    assert str(err.value).startswith(f"gr-lite: cannot convert srpone/gr-lite@{GR_LITE_PIN[:12]}: ")
     assert "shape mismatches" in str(err.value) and "\n" not in str(err.value)
     assert not any((converted_models_dir() / "srpone--gr-lite").iterdir())
 

@@ -81,14 +81,42 @@ def test_models_json_lists_every_open_published_model_with_its_pin(capsys, hub):
     assert by_published["DINOv3-ViT-L"]["revision"] == "ea8dc2863c51be0a264bab82070e3e8836b02d51"
     pinned = {n for n, r in open_models.items() if re.fullmatch(r"[0-9a-f]{40}", r["revision"])}
     assert pinned == {"SigLIP2-B/16", "SigLIP2-L/16", "CLIP-B/32", "CLIP-L/14", "DINOv2-ViT-L", "DINOv2-ViT-G",
-                      "DINOv3-ViT-L", "DINOv3-ViT-7B"}
+                      "DINOv3-ViT-L", "DINOv3-ViT-7B", "GR-Lite", "Marqo-fashionSigLIP"}
     assert all(open_models[n]["revision"] == "unpinned" for n in set(open_models) - pinned)
+    assert set(open_models) - pinned == {"Marqo-fashionCLIP", "DINOv3-ConvNeXt-L", "InternViT-6B"}
     # an empty cache, offline: every Hub model says what to download
     assert by_published["CLIP-L/14"]["available"] is False
     assert all(isinstance(r["params"], (int, type(None))) and isinstance(r["input"], (int, type(None))) for r in rows)
     assert by_published["CLIP-L/14"]["needs"].endswith("hf download openai/clip-vit-large-patch14 --revision "
                                                       "32bd64288804d66eefd0ccbe215aa642df71cc41")
     assert "timm" in by_published["InternViT-6B"]["needs"]
+
+
+# Issue 37: two commits a public encoder registry pins, typed from it (its registry.py at commit 9d3e4d2).
+PUBLIC_PINS = {"gr-lite": "a8057f8aadaaab91670ad37949f6e1b5aa187e29",
+               "marqo-fashionsiglip": "c56244cc94f92419e8369fa71efdaf403b124ce8"}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_PINS))
+def test_gr_lite_and_marqo_siglip_are_pinned_citing_their_public_source(name, capsys):
+    (row,) = models_json(capsys, name)
+    assert row["revision"] == PUBLIC_PINS[name]
+    assert row["note"].startswith("pinned as in github.com/alifarzadjamali/fashion-compatibility-benchmark@9d3e4d2, "
+                                  "src/repbench/encoders/registry.py")
+    assert row["needs"].endswith(f"--revision {PUBLIC_PINS[name]}")  # the download line fetches the pin
+    assert main(["models"]) == 0
+    (line,) = [l for l in capsys.readouterr().out.splitlines() if l.startswith(f"{name} ")]
+    assert PUBLIC_PINS[name][:12] in line.split()
+
+
+def test_a_pinned_entry_loads_its_pin_and_not_the_head(hub, tmp_path):
+    """With a newer head in the cache, GR-Lite still loads (and records) the pinned commit."""
+    from tests.helpers.hub_cache import TEST_HEAD, tiny_gr_lite_published
+
+    put_snapshot(hub, "srpone/gr-lite", TEST_HEAD, tiny_gr_lite_published(tmp_path / "head"))
+    put_snapshot(hub, "srpone/gr-lite", PUBLIC_PINS["gr-lite"], tiny_gr_lite_published(tmp_path / "pin"), ref=None)
+    encoder = load_encoder("gr-lite")
+    assert encoder.provenance["revision"] == PUBLIC_PINS["gr-lite"] and encoder.folder.name == PUBLIC_PINS["gr-lite"]
 
 
 def test_models_shows_the_cache_and_suggests_close_names(capsys, hub, tmp_path):
@@ -238,7 +266,8 @@ def test_reproduce_lines_up_local_and_published_rows(capsys, hub, tmp_path):
         half = ((local_hi - local_lo) / 2) ** 2 + ((pub_hi - pub_lo) / 2) ** 2
         assert float(cells[5]) == pytest.approx(half ** 0.5, abs=0.02)
     # not cached, offline: named, with what to download
-    assert "CLIP-L/14 (clip-l14): the Hub, offline now: hf download openai/clip-vit-large-patch14" in out
+    assert ("CLIP-L/14 (clip-l14): not in the cache and no Hub reachable: hf download openai/clip-vit-large-patch14"
+            in out)
     assert "PP-ShiTuV2 (pp-shituv2): unavailable" in out
     assert "query counts differ from the published ones (RealStreetLook: 6 here, 981 published)" in out
     assert "their differences mean nothing" in out
@@ -250,7 +279,7 @@ def test_reproduce_on_data_it_cannot_read_fails_once_in_one_line(capsys, hub, tm
     assert main(["reproduce", "--data", "nobody/no-such-data", "--models", "dinov2-vitl", "CLIP-B/32", "--quiet"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
-    assert "Cannot read the dataset configs of nobody/no-such-data" in captured.err
+    assert "nobody/no-such-data: no such folder, and not a reachable Hub dataset id" in captured.err
 
 
 def test_a_local_run_of_a_published_model_stands_beside_its_published_row(tmp_path):
