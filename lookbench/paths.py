@@ -72,6 +72,13 @@ def bench_dir() -> Path:
     return lookbench_home() / "bench"
 
 
+def result_file(path) -> Path:
+    """The result JSON a user names: the file itself, or ``results.json`` inside a ``lookbench evaluate --output``
+    folder, so every command that reads a result takes both."""
+    path = Path(path)
+    return path / "results.json" if path.is_dir() else path
+
+
 _REPO_ID = re.compile(r"\w[\w.-]*/\w[\w.-]*")
 # What git check-ref-format refuses anywhere in a ref, each with the words that name it; a backslash and '//' are
 # also the path tricks a revision must not carry, since huggingface_hub reads ``<cache>/refs/<revision>`` as a file.

@@ -11,7 +11,8 @@ from pathlib import Path
 
 def register(sub) -> None:
     ex = sub.add_parser("explain", help="show one query of a stored result and the attributes its top results lack or differ in")
-    ex.add_argument("result", type=Path, metavar="RESULT", help="a result JSON written with --save-predictions")
+    ex.add_argument("result", type=Path, metavar="RESULT", help="a result written with --save-predictions (results store "
+                                                                "file, or an --output folder)")
     ex.add_argument("--subset", required=True, help="paper name or alias of the subset")
     ex.add_argument("--query", type=int, required=True, metavar="N",
                     help="1-based number of the query among the subset's evaluated queries (column 'query' of the Parquet)")
@@ -35,9 +36,11 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     import pyarrow.compute as pc
 
     from lookbench.engine.predictions import read
+    from lookbench.paths import result_file
     from lookbench.schema import resolve_subset
     from lookbench.results.store import predictions_folder, read_json
 
+    result = result_file(result)
     try:
         provenance = read_json(result)["provenance"]
         mode, saved = provenance["mode"], provenance.get("saved_predictions") or ()
