@@ -82,10 +82,11 @@ def test_without_a_reachable_hub_models_says_so_and_evaluate_refuses_at_once(tmp
     proc, seconds = lookbench_cli(["evaluate", "--model", "clip-b32", "--data", str(data), "--no-save", "--quiet"], env,
                                   tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "not in the local Hugging Face cache and no Hub is reachable" in proc.stderr
+    assert "'clip-b32' cannot run here: not in the cache and no Hub reachable" in proc.stderr
     assert proc.stderr.strip().endswith("hf download openai/clip-vit-base-patch32 --revision "
                                         "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268")
     assert seconds < 20
+    assert not (tmp_path / "home" / "lookbench" / "datasets").exists()  # refused before the data was loaded
 
 
 def test_a_relative_data_folder_that_does_not_exist_is_one_line_without_a_hub(tmp_path):

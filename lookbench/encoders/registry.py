@@ -54,11 +54,16 @@ def _build(meta: ModelMeta, trust_remote_code: bool) -> Encoder:
 
 
 def check_model(model) -> None:
-    """A Hub id's revision checked before anything is loaded (``split_revision`` refuses one that is a path), so a
-    run refuses it at once rather than after loading the data."""
+    """What can be told of a model before anything is loaded, so a run refuses at once rather than after loading the
+    data: a registered model that cannot run here (its ``status``: not cached with no Hub reachable, packages
+    missing, unavailable), and a Hub id whose revision is not a ref (``split_revision``)."""
     name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else None
-    if name and name not in REGISTRY and name not in BY_PUBLISHED_NAME and not Path(name).expanduser().exists() \
-            and looks_like_hub_id(name):
+    if name in REGISTRY or name in BY_PUBLISHED_NAME:
+        meta = find(name)
+        ready, needs = meta.status()
+        if not ready:
+            raise EncoderError(f"Registered model {meta.name!r} cannot run here: {needs}")
+    elif name and not Path(name).expanduser().exists() and looks_like_hub_id(name):
         split_revision(name)
 
 
