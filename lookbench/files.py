@@ -1,6 +1,8 @@
 """Content hashes of files (model weights, dataset folders), parameter counts read from weight-file headers, the
-one way a built folder replaces an old one, and the one way a file given from outside is opened (contained, regular,
-size-capped, never blocking).
+one way a file given from outside is opened (contained, regular, size-capped, never blocking), and the one way
+anything is written: a file through ``replacing`` (a new ``O_EXCL`` sibling swapped in), a folder through
+``replace_folder`` (swapped in one step, never missing), each output under its ``folder_lock`` where two runs could
+write it at once.
 
 Hashes and counts are read without torch, so ``lookbench models`` and a dataset's revision stay cheap.
 docs/architecture.md §5.
@@ -208,14 +210,11 @@ _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
 
 def _remove(path: Path) -> None:
     """Remove a file, a symlink (not what it points to) or a whole folder."""
-    try:
-        folder = stat.S_ISDIR(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        return
-    if folder:
+    if _is_folder(path):
         shutil.rmtree(path, ignore_errors=True)
     else:
-        os.unlink(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
 
 
 @contextlib.contextmanager
