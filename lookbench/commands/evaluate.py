@@ -8,10 +8,11 @@ from lookbench.settings import DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, I
 
 def register(sub) -> None:
     ev = sub.add_parser("evaluate", help="evaluate an image encoder on LookBench (default: the embedded LookBench-Mini)")
-    ev.add_argument("--data", help="a folder from `lookbench build`, a Hub dataset id (owner/name[@revision]), or a srpone/look-bench snapshot "
+    ev.add_argument("--data", help="a folder from `lookbench build`, a Hub dataset id (owner/name[@revision]: a branch, tag "
+                                   "or commit), or a srpone/look-bench snapshot "
                                    "(default: the embedded LookBench-Mini, built on first use)")
     ev.add_argument("--model", help="a registered name (see `lookbench models`), a local transformers model folder or a "
-                                    "Hub id, optionally pinned: owner/name@revision (default: the registry's default model)")
+                                    "Hub id, optionally pinned: owner/name@revision, a branch, tag or commit (default: the registry's default model)")
     ev.add_argument("--trust-remote-code", action="store_true",
                     help="let a Hub model run the code in its repo (config.json auto_map); refused without it")
     ev.add_argument("--subsets", nargs="+", help="paper names or aliases (default: every test subset in --data)")

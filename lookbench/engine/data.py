@@ -128,8 +128,8 @@ def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
         why = "no Hub is reachable and the local cache has no copy" + (f" at revision {pinned}" if pinned else "")
     except (HfHubHTTPError, OSError, httpx.HTTPError) as err:
         why = " ".join(str(err).split())
-    raise EvaluationError(f"{name}: no such folder, and not a reachable Hub dataset id ({why}); "
-                          f"a dataset on the Hub can be downloaded first: hf download {repo} --repo-type dataset{at}")
+    raise EvaluationError(f"{name}: no such folder, and not a reachable Hub dataset id ({why}); a folder is written "
+                          f"by `lookbench build`, a Hub dataset downloaded by: hf download {repo} --repo-type dataset{at}")
 
 
 class _Loader:
