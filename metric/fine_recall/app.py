@@ -31,18 +31,23 @@ EXAMPLE_PREDICTIONS = [[1, 0, 2], [3, 2, 0]]
 
 
 def score(predictions, references, gallery, k, mode):
-    """Parse the JSON inputs and compute the metric; bad input is shown as a message, not a stack trace."""
+    """Parse the JSON inputs and compute the metric. Whatever is refused is the page's message, never a stack trace:
+    the metric refuses bad input (K beyond the rankings, too many Ks, ...) with a ValueError, and anything else it
+    raises is shown with its type."""
+    inputs = {}
+    for name, text in (("predictions", predictions), ("references", references), ("gallery", gallery)):
+        try:
+            inputs[name] = json.loads(text)
+        except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError; deep nesting recurses
+            raise gr.Error(f"{name} is not JSON this page can read ({type(error).__name__}: {error})") from None
     try:
         cutoffs = [int(value) for value in re.split(r"[\s,]+", k.strip()) if value]
-        return metric.compute(
-            predictions=json.loads(predictions),
-            references=json.loads(references),
-            gallery=json.loads(gallery),
-            k=cutoffs,
-            mode=mode,
-        )
-    except ValueError as error:  # includes json.JSONDecodeError
-        raise gr.Error(str(error)) from error
+    except ValueError:
+        raise gr.Error(f"k must be whole numbers separated by commas, got {k!r}") from None
+    try:
+        return metric.compute(**inputs, k=cutoffs, mode=mode)
+    except Exception as error:
+        raise gr.Error(str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}") from error
 
 
 def card():

@@ -14,6 +14,8 @@ from .judging import score_queries
 from .judging import summarise
 
 RESAMPLES = 1000
+# The most resamples `score_retrieval` draws (documented in README.md): far past where a 95 % interval settles.
+MAX_RESAMPLES = 100_000
 CONFIDENCE = 0.95
 # Upper bound on the cells of one chunk of bootstrap draws (resamples x units), so memory stays flat in the queries.
 _DRAW_CELLS = 1 << 22
@@ -113,6 +115,8 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     for name, value in (("n_resamples", n_resamples), ("random_state", random_state)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if n_resamples > MAX_RESAMPLES:
+        raise ValueError(f"n_resamples must be at most MAX_RESAMPLES = {MAX_RESAMPLES}, got {n_resamples}")
     per_query = score_queries(predictions, references, gallery, k=k, mode=mode)
     results = summarise(per_query)
     if n_resamples:

@@ -53,10 +53,12 @@ Args:
         `outfit_id` (str; the item queries of one street look share it). Other fields are ignored.
     gallery (`datasets.Dataset` or `list` of `dict`): the annotation record of every gallery row (same
         fields as a reference). A `Dataset` is read column-wise; its images are never decoded.
-    k (`list` of `int`, defaults to `[1, 5, 10, 20]`): the cut-offs K.
+    k (`list` of `int`, defaults to `[1, 5, 10, 20]`): the cut-offs K, at most 256 of them, each at most the
+        ranking depth (`-1` padding included) or the gallery size, whichever is larger.
     mode (`str`, defaults to `"strict"`): `"strict"` (same category and the query's attributes are a subset
         of the item's) or `"leaderboard"` (same category and same main attribute).
-    n_resamples (`int`, defaults to 1000): bootstrap resamples of the 95 % intervals; 0 leaves `ci95` out.
+    n_resamples (`int`, defaults to 1000): bootstrap resamples of the 95 % intervals; 0 leaves `ci95` out; at
+        most 100,000.
     random_state (`int`, defaults to 0): the bootstrap's seed, so the same inputs give the same intervals.
 Returns:
     `fine_recall@K`, `coarse_recall@K`, `ndcg@K`, `map@K`, `mrr@K` for each K, `outfit_fine_recall@K` (only when some
@@ -129,14 +131,13 @@ class FineRecall(evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of rankings and query annotations; records are projected onto the declared fields
         first and a faiss result array is turned into lists."""
-        if predictions is not None:
-            check_rankings(predictions)
-        if predictions is not None and references is not None:
-            check_lengths(len(predictions), len(references), scope=" of this batch")
+        if references is None:  # evaluate's own check would fail on len(None)
+            raise ValueError("references is required: one annotation record per query")
+        check_rankings(predictions)
+        references = project_records(references)
+        check_lengths(len(predictions), len(references), scope=" of this batch")
         if isinstance(predictions, np.ndarray):
             predictions = predictions.tolist()
-        if references is not None:
-            references = project_records(references)
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):

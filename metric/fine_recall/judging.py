@@ -5,6 +5,8 @@ through it, so there is one implementation of the scoring. Like its siblings it 
 leaderboard and the CLI use it without importing datasets or evaluate.
 """
 
+from itertools import islice
+
 import numpy as np
 
 from .records import GalleryColumns
@@ -15,6 +17,8 @@ from .records import encode
 
 MODES = ("strict", "leaderboard")
 DEFAULT_K = (1, 5, 10, 20)
+# At most this many cut-offs in one call: each K is a column of every per-query array (documented in README.md).
+MAX_CUTOFFS = 256
 # Upper bound on the 64-bit words of one query x same-category-gallery block of attribute bitsets.
 _BLOCK_WORDS = 1 << 22
 
@@ -32,9 +36,12 @@ def _check_k(k):
     if k is None:
         raise ValueError("k must be an integer >= 1 or a list of them, got k=None")
     try:
-        ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(k)
+        ks = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else list(islice(k, MAX_CUTOFFS + 1))
     except TypeError:
         raise ValueError(f"k must be an integer >= 1 or a list of them, got k={k!r}") from None
+    if len(ks) > MAX_CUTOFFS:  # read no further: k may be a huge range or an endless iterator
+        count = len(k) if hasattr(k, "__len__") else f"more than {MAX_CUTOFFS}"
+        raise ValueError(f"k names {count} cut-offs; at most MAX_CUTOFFS = {MAX_CUTOFFS} are scored in one call")
     for value in ks:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"every K must be an integer >= 1, got k={k!r}")
@@ -55,6 +62,8 @@ def check_rankings(predictions):
     """
     if predictions is None:
         raise ValueError("predictions is required: one ranking of gallery indices per query")
+    if isinstance(predictions, (str, bytes, dict)) or not hasattr(predictions, "__iter__"):
+        raise ValueError(f"predictions must be a list of rankings, one per query, got {type(predictions).__name__}")
     if isinstance(predictions, np.ndarray):
         if predictions.ndim != 2:
             raise ValueError(f"predictions as an array must be 2-D (queries x ranks), got shape {predictions.shape}")
@@ -219,7 +228,7 @@ def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
     if gallery is None:
         raise ValueError("gallery is required: the annotation record of every gallery row")
-    q_columns = columns_of_records(as_rows(references), "references")
+    q_columns = columns_of_records(as_rows(references, "references"), "references")
     check_rankings(predictions)
     check_lengths(len(predictions), q_columns["size"])
     if not q_columns["size"]:
@@ -231,6 +240,12 @@ def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
     vocabulary = Vocabulary()
     query = encode(q_columns, vocabulary, "references")
     items = encode(g_columns, vocabulary, "gallery")
+    # Beyond the ranking depth (faiss pads a search deeper than the gallery with -1) and the gallery no score
+    # changes: a larger K is a mistake, refused before anything of its size is allocated.
+    depth, bound = ranking.shape[1], max(ranking.shape[1], g_columns["size"])
+    if ks[-1] > bound:
+        raise ValueError(f"k={ks[-1]} is larger than both the ranking depth ({depth}) and the gallery "
+                         f"({g_columns['size']} rows): no score changes beyond them, so K can be at most {bound}")
 
     length = ranking.shape[1]
     max_k = ks[-1]

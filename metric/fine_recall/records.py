@@ -53,10 +53,12 @@ def _is_dataset(value):
     return datasets is not None and isinstance(value, datasets.Dataset)
 
 
-def as_rows(records):
+def as_rows(records, what="records"):
     """Records as a list; of a `Dataset` only the record columns are read (never its images)."""
     if _is_dataset(records):
         return records.select_columns([c for c in RECORD_FIELDS if c in records.column_names]).to_list()
+    if records is None or not hasattr(records, "__iter__"):
+        raise ValueError(f"{what} must be a list of annotation records, got {type(records).__name__}")
     return records
 
 
@@ -67,7 +69,7 @@ def project_records(records, what="references"):
     `None` strings with a TypeError, so records are projected before they reach it.
     """
     projected = []
-    for index, record in enumerate(as_rows(records)):
+    for index, record in enumerate(as_rows(records, what)):
         category, main_attribute, pairs, outfit_id = _fields(record, index, what)
         attributes = [{"name": name, "value": value} for name, value in pairs]
         projected.append(
@@ -174,7 +176,7 @@ class GalleryColumns:
         elif _is_dataset(gallery):
             self.columns = _columns_of_dataset(gallery)
         else:
-            self.columns = columns_of_records(gallery, "gallery")
+            self.columns = columns_of_records(as_rows(gallery, "gallery"), "gallery")
 
     def __len__(self):
         return self.columns["size"]

@@ -38,11 +38,11 @@ sys.modules["lookbench"] = None  # the Hub module must not need the lookbench pa
 import evaluate
 data = json.load(open("data.json"))
 metric = evaluate.load("lookbench/fine_recall")
-single = metric.compute(predictions=data["predictions"], references=data["references"], gallery=data["gallery"])
+single = metric.compute(predictions=data["predictions"], references=data["references"], gallery=data["gallery"], k=[1, 3])
 metric.add_batch(predictions=data["predictions"][:1], references=data["references"][:1])
 padded = np.array([data["predictions"][1] + [-1], data["predictions"][2]], dtype=np.int64)  # faiss-style
 metric.add_batch(predictions=padded, references=data["references"][1:])
-batched = metric.compute(gallery=data["gallery"])
+batched = metric.compute(gallery=data["gallery"], k=[1, 3])
 print(json.dumps({"single": single, "batched": batched, "module": type(metric).__module__}))
 """
 
@@ -64,12 +64,12 @@ def test_evaluate_load_in_a_fresh_offline_process(staged):
     )
     assert process.returncode == 0, process.stderr
     out = json.loads(process.stdout.strip().splitlines()[-1])
-    expected = json.loads(json.dumps(score_retrieval(PREDICTIONS, QUERIES, GALLERY)))
+    expected = json.loads(json.dumps(score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 3])))
     assert out["single"] == expected
     assert out["batched"] == expected
     # rank 1: the dress is found, the top without attributes takes any top, the crew-neck top is missed
     assert out["single"]["fine_recall@1"] == pytest.approx(200 / 3)
-    assert out["single"]["outfit_fine_recall@5"] == 100.0 and out["single"]["num_outfits"] == 1
+    assert out["single"]["outfit_fine_recall@3"] == 100.0 and out["single"]["num_outfits"] == 1
     assert "fine_recall" in out["module"]
 
 
@@ -107,10 +107,32 @@ def test_space_app_scores_and_reports_bad_input(staged, monkeypatch):
     monkeypatch.chdir(staged)
     app = runpy.run_path(str(staged / "lookbench" / "fine_recall" / "app.py"))  # not __main__: no launch
     assert isinstance(app["demo"], gradio.Blocks)
-    results = app["score"](json.dumps(PREDICTIONS), json.dumps(QUERIES), json.dumps(GALLERY), "1, 5", "strict")
-    assert results == score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 5])
+    results = app["score"](json.dumps(PREDICTIONS), json.dumps(QUERIES), json.dumps(GALLERY), "1, 3", "strict")
+    assert results == score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 3])
     # every score the Space shows has its interval, per category too
     assert set(results["ci95"]) == {key for key, value in results.items() if isinstance(value, float)}
     assert all(set(block["ci95"]) == {"fine_recall@1", "coarse_recall@1"} for block in results["per_category"].values())
     with pytest.raises(gradio.Error, match=r"query 0: predicted index 9"):
         app["score"]("[[9], [2], [0]]", json.dumps(QUERIES), json.dumps(GALLERY), "1", "strict")
+
+
+@pytest.mark.parametrize("predictions, references, k, message", [
+    (json.dumps(PREDICTIONS), json.dumps(QUERIES), "1000000000000", r"^k=1000000000000 is larger than both the ranking depth"),
+    (json.dumps(PREDICTIONS), json.dumps(QUERIES), "1, " + ", ".join(map(str, range(2, 400))),
+     r"^k names 399 cut-offs; at most MAX_CUTOFFS = 256"),
+    ("5", json.dumps(QUERIES), "1", r"^predictions must be a list of rankings, one per query, got int$"),
+    (json.dumps(PREDICTIONS), "5", "1", r"^references must be a list of annotation records, got int$"),
+    ("null", json.dumps(QUERIES), "1", r"^predictions is required"),
+    (json.dumps(PREDICTIONS), "null", "1", r"^references is required"),
+    ("[" * 100_000 + "]" * 100_000, json.dumps(QUERIES), "1", r"^predictions is not JSON this page can read \(RecursionError"),
+    (json.dumps(PREDICTIONS), json.dumps(QUERIES), "1.5", r"^k must be whole numbers separated by commas, got '1.5'$"),
+])
+def test_space_shows_what_the_metric_refuses_instead_of_crashing(staged, monkeypatch, predictions, references, k, message):
+    """Issue 37: a typed K of 10**12 used to reach the metric and fail with a MemoryError; every refusal is now the
+    page's message (``gradio.Error``), never an exception of another kind."""
+    gradio = pytest.importorskip("gradio")
+    monkeypatch.chdir(staged)
+    app = runpy.run_path(str(staged / "lookbench" / "fine_recall" / "app.py"))
+    with pytest.raises(gradio.Error) as err:
+        app["score"](predictions, references, json.dumps(GALLERY), k, "strict")
+    assert re.match(message, err.value.message), err.value.message
