@@ -42,6 +42,7 @@ PUBLISHED = dt.datetime(2017, 8, 25, tzinfo=dt.timezone.utc)
 RELEASE = f"v{PUBLISHED:%Y%m%d}"
 CONFIG = "RealStudioFlat"
 ID_PREFIX = "fashion-mnist-"  # item ids are ID_PREFIX + "<split>-<index>"
+_CHUNK = 1 << 20  # bytes decompressed at a time
 
 
 def package_folder() -> Path:
@@ -66,15 +67,19 @@ def shade(original: np.ndarray) -> str:
 
 
 def _read_idx(path: Path, magic: int, item_bytes: int) -> np.ndarray:
-    """The records of one gzip IDX file as (n, item_bytes) uint8, after checking its header and length.
+    """The records of one gzip IDX file as (n, item_bytes) uint8, after checking its header against its data.
 
-    The compressed file is read like every file given from outside (regular, size-capped, non-blocking); the
-    decompressed data only as far as its header says, so a gzip bomb stops at the declared size.
+    The compressed file is read like every file given from outside (regular, size-capped, non-blocking). The data
+    is decompressed in chunks, at most one byte past what the header declares and never past the size limit of
+    one file (``sources.MAX_FILE_BYTES``, like the compressed file; Fashion-MNIST's largest holds 47 MB), so a
+    header that claims more than the file holds, or a gzip bomb, is refused before anything of the claimed size
+    is allocated.
     """
     try:
         compressed = read_regular(path, sources.MAX_FILE_BYTES)
     except ValueError as err:
         raise SourceError(str(err)) from None
+    limit = sources.MAX_FILE_BYTES
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(compressed), mode="rb") as file:
             header_size = 16 if magic == IMAGE_MAGIC else 8
@@ -86,11 +91,23 @@ def _read_idx(path: Path, magic: int, item_bytes: int) -> np.ndarray:
             count = int.from_bytes(header[4:8], "big")
             if magic == IMAGE_MAGIC and (len(header) < 16 or header[8:16] != (SIDE).to_bytes(4, "big") * 2):
                 raise SourceError(f"{path}: the header does not declare {SIDE}x{SIDE} images")
-            data = file.read(count * item_bytes + 1)
+            if count == 0:
+                raise SourceError(f"{path}: the header declares 0 records: the split is empty, and a Fashion-MNIST "
+                                  "split needs at least one image")
+            expected = count * item_bytes
+            data = bytearray()
+            while len(data) <= min(expected, limit):
+                chunk = file.read(min(_CHUNK, min(expected, limit) + 1 - len(data)))
+                if not chunk:
+                    break
+                data += chunk
     except (OSError, EOFError, zlib.error) as err:
         raise SourceError(f"{path}: truncated or not a gzip IDX file ({err})") from None
-    if len(data) != count * item_bytes:
-        state = "truncated" if len(data) < count * item_bytes else "longer than its header says"
+    if len(data) > limit:
+        raise SourceError(f"{path}: the header declares {count} records of {item_bytes} byte(s), and the file holds "
+                          f"more than {limit} byte(s) of data, the limit of one file")
+    if len(data) != expected:
+        state = "truncated" if len(data) < expected else "longer than its header says"
         raise SourceError(f"{path}: {state}: the header declares {count} records of {item_bytes} byte(s), "
                           f"the file holds {len(data)} byte(s) of data")
     return np.frombuffer(data, dtype=np.uint8).reshape(count, item_bytes)

@@ -3,8 +3,10 @@ import gzip
 import hashlib
 import io
 import shutil
+import struct
 import subprocess
 import sys
+import zlib
 
 import datasets
 import numpy as np
@@ -13,6 +15,7 @@ from PIL import Image
 
 from lookbench.dataset_builder import SourceError, build_release
 from lookbench.dataset_builder import fashion_mnist as fm
+from lookbench.dataset_builder import sources
 from lookbench.schema import FEATURES
 
 try:
@@ -195,3 +198,99 @@ def test_the_default_build_reads_the_package_and_shares_no_image(tmp_path):
     digests = [{hashlib.sha256(img["bytes"]).hexdigest() for img in release[split]["image"]} for split in ("query", "gallery")]
     assert len(digests[0]) == 1000 and len(digests[1]) == 9000 and not digests[0] & digests[1]
     assert f"--input {PACKAGE_DIR}" in (tmp_path / "out" / "README.md").read_text()
+
+
+# -- the IDX header is checked against the data before anything of its size is allocated (issue 37) ---------------
+
+
+def gzip_bomb(path, header: bytes, zeros: int):
+    """A valid gzip file of ``header`` then ``zeros`` zero bytes, about 1 KB per MiB: after a full flush, deflate
+    writes every zero MiB as the same bytes, so one block is compressed and repeated (CRC and size are real)."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    mib = bytes(1 << 20)
+    head = deflate.compress(header) + deflate.flush(zlib.Z_FULL_FLUSH)
+    block = deflate.compress(mib) + deflate.flush(zlib.Z_FULL_FLUSH)
+    whole, rest = divmod(zeros, len(mib))
+    crc = zlib.crc32(header)
+    for _ in range(whole):
+        crc = zlib.crc32(mib, crc)
+    crc = zlib.crc32(bytes(rest), crc)
+    with open(path, "wb") as out:
+        out.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff")  # gzip, deflate, no name, no mtime
+        out.write(head)
+        for _ in range(whole):
+            out.write(block)
+        out.write(deflate.compress(bytes(rest)) + deflate.flush())
+        out.write(struct.pack("<II", crc, (len(header) + zeros) & 0xFFFFFFFF))
+
+
+# The child reports its peak RSS as VmHWM: ru_maxrss survives exec, so it would count the forked pytest process.
+READ_IN_A_CHILD = """
+import re, sys
+from pathlib import Path
+from lookbench.dataset_builder import SourceError
+from lookbench.dataset_builder import fashion_mnist as fm
+try:
+    print("rows", fm.FashionMnistSource(Path(sys.argv[1])).num_rows("RealStudioFlat", "query"))
+except SourceError as err:
+    print(err)
+print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+"""
+
+
+@pytest.mark.parametrize("claimed", [4_000_000, 2 ** 32 - 1])
+def test_a_header_bomb_is_refused_within_seconds_in_bounded_memory(tmp_path, claimed):
+    """A 3 MB gzip holding 4,000,000 zero images (3.1 GB of data) reached 3.5 GB and ran past 5 minutes; a claim of
+    2**32 - 1 ended in an empty MemoryError. Both are refused naming the file, the claim and what the file holds."""
+    folder = tmp_path / "bomb"
+    folder.mkdir()
+    images, labels = (folder / name for name in fm.FILES["t10k"])
+    gzip_bomb(images, fm.IMAGE_MAGIC.to_bytes(4, "big") + claimed.to_bytes(4, "big") + (28).to_bytes(4, "big") * 2,
+              4_000_000 * 28 * 28)
+    gzip_bomb(labels, fm.LABEL_MAGIC.to_bytes(4, "big") + claimed.to_bytes(4, "big"), 4_000_000)
+    assert images.stat().st_size < 4_000_000
+    try:
+        child = subprocess.run([sys.executable, "-c", READ_IN_A_CHILD, str(folder)], capture_output=True, text=True,
+                               timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("reading the header bomb took more than 120 s")
+    assert child.returncode == 0, child.stderr
+    message, peak_kib = child.stdout.strip().splitlines()
+    assert message == (f"{images}: the header declares {claimed} records of 784 byte(s), and the file holds more "
+                       f"than {sources.MAX_FILE_BYTES} byte(s) of data, the limit of one file")
+    assert int(peak_kib) < 500 * 1024, f"peak RSS {int(peak_kib) // 1024} MiB"
+
+
+def test_a_header_claiming_more_than_a_small_file_holds_is_named_with_both_sizes(tmp_path):
+    folder = tmp_path / "claims"
+    folder.mkdir()
+    write_idx(folder, "t10k", np.zeros((10, 28, 28)), [0] * 10, image_count=4_000_000)
+    with pytest.raises(SourceError) as err:
+        fm.read_split(folder, "t10k")
+    assert str(err.value) == (f"{folder / fm.FILES['t10k'][0]}: truncated: the header declares 4000000 records of "
+                              "784 byte(s), the file holds 7840 byte(s) of data")
+
+
+def test_an_empty_split_is_named_in_one_line(tmp_path):
+    """It used to end in "has no rows — 2 rows: rows None (None), None (None)"."""
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    write_idx(folder, "t10k", np.zeros((0, 28, 28)), [])
+    with pytest.raises(SourceError) as err:
+        build_release("fashion-mnist", tmp_path / "out", input_path=folder)
+    assert str(err.value) == (f"{folder / fm.FILES['t10k'][0]}: the header declares 0 records: the split is empty, "
+                              "and a Fashion-MNIST split needs at least one image")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_labels_file_is_bounded_alike(tmp_path):
+    """Ten good images, and a labels file whose header claims 2**32 - 1 labels over 100 MB of zeros."""
+    folder = tmp_path / "labels-bomb"
+    folder.mkdir()
+    write_idx(folder, "t10k", np.zeros((10, 28, 28)), [0] * 10)
+    labels = folder / fm.FILES["t10k"][1]
+    gzip_bomb(labels, fm.LABEL_MAGIC.to_bytes(4, "big") + (2 ** 32 - 1).to_bytes(4, "big"), 100 * 2 ** 20)
+    with pytest.raises(SourceError) as err:
+        fm.read_split(folder, "t10k")
+    assert str(err.value) == (f"{labels}: the header declares {2 ** 32 - 1} records of 1 byte(s), and the file holds "
+                              f"more than {sources.MAX_FILE_BYTES} byte(s) of data, the limit of one file")
