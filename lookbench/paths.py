@@ -153,10 +153,29 @@ def hub_reachable() -> bool:
 
 @functools.cache
 def _answers(endpoint: str) -> bool:
-    import httpx
+    """The standard library's client (proxies from the environment, as huggingface_hub's), so a Space that carries
+    this module needs no HTTP package of its own."""
+    import urllib.error
+    import urllib.request
 
     try:
-        httpx.head(endpoint, timeout=REACH_TIMEOUT_S)
-    except (httpx.HTTPError, OSError):
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=REACH_TIMEOUT_S).close()
+    except urllib.error.HTTPError:
+        return True  # any HTTP answer, even an error status, is a Hub that can be asked
+    except (OSError, ValueError):
         return False
-    return True  # any HTTP answer, even an error status, is a Hub that can be asked
+    return True
+
+
+def transport_errors() -> tuple[type[Exception], ...]:
+    """Network failures as huggingface_hub's HTTP client raises them (httpx in huggingface_hub 1.x, httpx2 in 2.x),
+    looked up by name: the package is huggingface_hub's dependency, not LookBench's."""
+    import importlib
+
+    errors = []
+    for name in ("httpx", "httpx2"):
+        try:
+            errors.append(importlib.import_module(name).TransportError)
+        except ImportError:
+            continue
+    return tuple(errors)

@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from lookbench.files import regular_file
+from lookbench.paths import transport_errors
 
 from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace
 
@@ -142,19 +143,6 @@ def _one_line(repo: StagedRepo, err: Exception) -> PushError:
     return PushError(f"{repo.repo_id} ({repo.repo_type}): cannot reach {constants.ENDPOINT}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
 
 
-def _transport_errors() -> tuple[type[Exception], ...]:
-    """Network failures as huggingface_hub's HTTP client raises them (httpx in huggingface_hub 1.x, httpx2 in 2.x)."""
-    import importlib
-
-    errors = []
-    for name in ("httpx", "httpx2"):
-        try:
-            errors.append(importlib.import_module(name).TransportError)
-        except ImportError:
-            continue
-    return tuple(errors)
-
-
 def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False) -> None:
     """Create and upload every repo of the staged mirror ``hub`` (only print the plan when ``dry_run`` or tokenless)."""
     from huggingface_hub import HfApi, constants, get_token
@@ -181,5 +169,5 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
     for repo in staging.repos:
         try:
             print("  " + _upload(api, hub, repo, private, revision), flush=True)
-        except (HfHubHTTPError, *_transport_errors()) as err:
+        except (HfHubHTTPError, *transport_errors()) as err:
             raise _one_line(repo, err) from err

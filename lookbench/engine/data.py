@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lookbench.files import folder_revision
 from lookbench.paths import (converted_data_dir, datasets_cache_dir, hub_reachable, looks_like_hub_id, snapshot_commit,
-                             split_revision)
+                             split_revision, transport_errors)
 from lookbench.settings import DEFAULT_DISTRACTORS
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
 from lookbench.metric.fine_recall.records import RECORD_FIELDS
@@ -116,7 +116,6 @@ def resolve_data(data) -> DataSource:
 def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
     """The dataset's snapshot at ``pinned`` (else its ``main``): from the Hub when one answers, else at once from
     the local cache; either way a folder named by the commit it resolved to."""
-    import httpx
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
@@ -126,7 +125,7 @@ def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
         return Path(snapshot_download(repo, repo_type="dataset", revision=pinned, local_files_only=not online))
     except LocalEntryNotFoundError:
         why = "no Hub is reachable and the local cache has no copy" + (f" at revision {pinned}" if pinned else "")
-    except (HfHubHTTPError, OSError, httpx.HTTPError) as err:
+    except (HfHubHTTPError, OSError, *transport_errors()) as err:
         why = " ".join(str(err).split())
     raise EvaluationError(f"{name}: no such folder, and not a reachable Hub dataset id ({why}); a folder is written "
                           f"by `lookbench build`, a Hub dataset downloaded by: hf download {repo} --repo-type dataset{at}")
