@@ -409,17 +409,19 @@ def default_mini_dir() -> Path:
 
 
 def ensure_default_mini() -> Path:
-    """Build LookBench-Mini once (atomically) and return its dataset folder."""
+    """Build LookBench-Mini once and return its dataset folder. Concurrent first uses wait for one build (the
+    folder's lock) instead of building twice; what a killed build left is cleared by the next."""
     target = default_mini_dir()
     if (target / "README.md").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent)) / "lookbench"
-    build_release("mini", staging)
-    try:
-        os.replace(staging, target)
-    except OSError:
-        if not (target / "README.md").is_file():
-            raise
-    shutil.rmtree(staging.parent, ignore_errors=True)
+    with folder_lock(target, wait=True):
+        if (target / "README.md").is_file():  # built by the run this one waited for
+            return target
+        holder = new_sibling(target, "building", folder=True)
+        try:
+            build_release("mini", holder / target.name)
+            replace_folder(holder / target.name, target)
+        finally:
+            shutil.rmtree(holder, ignore_errors=True)
     return target

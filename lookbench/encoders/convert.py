@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lookbench.encoders.base import EncoderError, read_model_json, resolve_model_folder
 from lookbench.encoders.meta import ModelMeta
-from lookbench.files import replace_folder
+from lookbench.files import folder_lock, new_sibling, replace_folder
 from lookbench.paths import converted_models_dir
 
 # What each kind of entry fetches beside its weights, and which weights formats it takes (the first one present).
@@ -36,9 +36,17 @@ def _converted(meta: ModelMeta, snapshot: Path, sha: str) -> Path:
     target = converted_models_dir() / meta.hub_id.replace("/", "--") / sha
     if (target / "config.json").is_file():
         return target
-    staged = target.with_name(f"{sha}.partial")  # written whole, then moved in place: a failure leaves nothing
-    shutil.rmtree(staged, ignore_errors=True)
-    staged.mkdir(parents=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with folder_lock(target, wait=True):  # a second evaluation converting the same commit waits for the first
+        if (target / "config.json").is_file():
+            return target
+        _convert_into(meta, snapshot, sha, target)
+    return target
+
+
+def _convert_into(meta: ModelMeta, snapshot: Path, sha: str, target: Path) -> None:
+    """Written whole into a new sibling (never a predictable name a link could be planted at), then swapped in."""
+    staged = new_sibling(target, "converting", folder=True)
     try:
         if meta.convert == "open_clip":
             from lookbench.encoders.open_clip import convert_open_clip
@@ -50,7 +58,6 @@ def _converted(meta: ModelMeta, snapshot: Path, sha: str) -> Path:
     except (ValueError, KeyError, OSError) as err:
         shutil.rmtree(staged, ignore_errors=True)
         raise EncoderError(f"{meta.name}: cannot convert {meta.hub_id}@{sha[:12]}: {' '.join(str(err).split())}") from err
-    return target
 
 
 def _convert_gr_lite(snapshot: Path, output: Path) -> None:

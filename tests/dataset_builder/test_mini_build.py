@@ -77,6 +77,7 @@ def test_ensure_default_mini_builds_once_under_hf_home(tmp_path, monkeypatch):
     monkeypatch.setattr("huggingface_hub.constants.HF_HOME", str(tmp_path / "hf"))
     target = default_mini_dir()
     assert target == tmp_path / "hf" / "lookbench" / f"mini-{__import__('lookbench').__version__}-g{GENERATION}" / "lookbench"
+    (target.parent / ".lookbench.building-0123456789ab" / "lookbench").mkdir(parents=True)  # a killed first build's
     assert ensure_default_mini() == target and (target / "RealStreetLook").is_dir()
     stamp = (target / "README.md").stat().st_mtime_ns
     assert ensure_default_mini() == target and (target / "README.md").stat().st_mtime_ns == stamp

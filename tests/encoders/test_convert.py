@@ -66,3 +66,18 @@ def test_a_checkpoint_that_does_not_convert_is_one_line_and_leaves_no_folder(hub
     assert not any((converted_models_dir() / "srpone--gr-lite").iterdir())
 
 
+
+
+def test_a_conversion_never_writes_through_a_planted_link_and_clears_a_killed_ones_leftovers(hub, tmp_path):
+    """Issue 37: the conversion staged into the predictable ``<commit>.partial``: a link planted there met a bare
+    FileExistsError; staging is now a new sibling, and what a killed conversion left is cleared by the next."""
+    commit = cache_family(hub, "gr-lite", tmp_path)
+    family = converted_models_dir() / "srpone--gr-lite"
+    family.mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (family / f"{commit}.partial").symlink_to(outside)
+    (family / f".{commit}.converting-0123456789ab").mkdir()
+    assert load_encoder("gr-lite").folder == family / commit
+    assert list(outside.iterdir()) == [] and (family / commit / "config.json").is_file()
+    assert sorted(p.name for p in family.iterdir()) == [commit, f"{commit}.partial"]
