@@ -53,8 +53,8 @@ Args:
         `outfit_id` (str; the item queries of one street look share it). Other fields are ignored.
     gallery (`datasets.Dataset` or `list` of `dict`): the annotation record of every gallery row (same
         fields as a reference). A `Dataset` is read column-wise; its images are never decoded.
-    k (`list` of `int`, defaults to `[1, 5, 10, 20]`): the cut-offs K, at most 256 of them, each at most the
-        ranking depth (`-1` padding included) or the gallery size, whichever is larger.
+    k (`list` of `int`, defaults to `[1, 5, 10, 20]`): the cut-offs K, at most 256 of them; a K above 20 must
+        not exceed both the ranking depth (`-1` padding included) and the gallery size.
     mode (`str`, defaults to `"strict"`): `"strict"` (same category and the query's attributes are a subset
         of the item's) or `"leaderboard"` (same category and same main attribute).
     n_resamples (`int`, defaults to 1000): bootstrap resamples of the 95 % intervals; 0 leaves `ci95` out; at

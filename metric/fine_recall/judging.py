@@ -241,11 +241,13 @@ def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
     query = encode(q_columns, vocabulary, "references")
     items = encode(g_columns, vocabulary, "gallery")
     # Beyond the ranking depth (faiss pads a search deeper than the gallery with -1) and the gallery no score
-    # changes: a larger K is a mistake, refused before anything of its size is allocated.
-    depth, bound = ranking.shape[1], max(ranking.shape[1], g_columns["size"])
+    # changes: a larger K is a mistake, refused before anything of its size is allocated. The default cut-offs are
+    # scored on any gallery, as LookBench reports them for every run.
+    depth, bound = ranking.shape[1], max(ranking.shape[1], g_columns["size"], DEFAULT_K[-1])
     if ks[-1] > bound:
         raise ValueError(f"k={ks[-1]} is larger than both the ranking depth ({depth}) and the gallery "
-                         f"({g_columns['size']} rows): no score changes beyond them, so K can be at most {bound}")
+                         f"({g_columns['size']} rows), beyond which no score changes; K can be at most {bound} (the "
+                         f"larger of them, or {DEFAULT_K[-1]}, the largest default cut-off)")
 
     length = ranking.shape[1]
     max_k = ks[-1]

@@ -37,7 +37,6 @@ QUERIES = [
     {"category": "dress", "main_attribute": "maxi", "attributes": attrs(length="maxi"), "outfit_id": "B"},
 ]
 PREDICTIONS = [[1, 0, 2], [3, 2], [0, 4], [2, 3, 0]]
-K = [1, 5, 6]  # cut-offs up to the 6-row gallery (the default's 10 and 20 lie beyond it and are refused)
 D2, D3 = 1 / math.log2(3), 1 / math.log2(4)  # DCG discounts of ranks 2 and 3
 
 
@@ -106,7 +105,7 @@ def test_attribute_sets_ignore_repeats_and_accept_raw_objects():
 
 def test_query_of_a_category_absent_from_the_gallery_scores_zero():
     # the ranking is shorter than K = 5: a miss stays a miss at every K
-    r = score_retrieval([[0]], [{"category": "shoe", "attributes": []}], GALLERY, k=[1, 5])
+    r = score_retrieval([[0]], [{"category": "shoe", "attributes": []}], GALLERY[:1], k=[1, 5])
     assert (r["coarse_recall@5"], r["fine_recall@5"], r["ndcg@5"], r["mrr@5"]) == (0.0, 0.0, 0.0, 0.0)
 
 
@@ -114,7 +113,7 @@ def test_faiss_array_with_padding_equals_lists():
     array = np.full((4, 3), -1, dtype=np.int64)
     for i, ranking in enumerate(PREDICTIONS):
         array[i, : len(ranking)] = ranking
-    assert score_retrieval(array, QUERIES, GALLERY, k=K) == score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=K)
+    assert score_retrieval(array, QUERIES, GALLERY) == score_retrieval(PREDICTIONS, QUERIES, GALLERY)
     # a ranking with no result at all (faiss found nothing) is a miss, not an error
     array[2] = -1
     r = score_retrieval(array, QUERIES, GALLERY, k=[3])
@@ -147,12 +146,12 @@ def test_dataset_gallery_equals_list_gallery():
 
 def test_metric_compute_equals_pure_function():
     metric = FineRecall()
-    expected = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=K)
-    assert metric.compute(predictions=PREDICTIONS, references=QUERIES, gallery=GALLERY, k=K) == expected
+    expected = score_retrieval(PREDICTIONS, QUERIES, GALLERY)
+    assert metric.compute(predictions=PREDICTIONS, references=QUERIES, gallery=GALLERY) == expected
     metric.add_batch(predictions=PREDICTIONS[:2], references=QUERIES[:2])
     metric.add(prediction=np.array(PREDICTIONS[2]), reference=QUERIES[2])
     metric.add_batch(predictions=PREDICTIONS[3:], references=QUERIES[3:])
-    assert metric.compute(gallery=gallery_dataset(GALLERY), k=K) == expected
+    assert metric.compute(gallery=gallery_dataset(GALLERY)) == expected
 
 
 @pytest.mark.parametrize(
@@ -222,11 +221,11 @@ def test_combine_subsets_reproduces_the_published_overall():
 
 
 def test_combine_subsets_of_real_results_weights_by_queries():
-    a = score_retrieval(PREDICTIONS[:1], QUERIES[:1], GALLERY, k=K)
-    b = score_retrieval(PREDICTIONS[1:], QUERIES[1:], GALLERY, k=K)
-    both = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=K)
+    a = score_retrieval(PREDICTIONS[:1], QUERIES[:1], GALLERY)
+    b = score_retrieval(PREDICTIONS[1:], QUERIES[1:], GALLERY)
+    both = score_retrieval(PREDICTIONS, QUERIES, GALLERY)
     combined = combine_subsets({"a": a, "b": b})
-    for key in ("fine_recall@5", "coarse_recall@1", "ndcg@6", "mrr@6", "map@5"):
+    for key in ("fine_recall@5", "coarse_recall@1", "ndcg@10", "mrr@10", "map@5"):
         assert combined[key] == pytest.approx(both[key])
     with pytest.raises(ValueError, match=r"subset 'a' has no positive integer 'num_queries'"):
         combine_subsets({"a": {"fine_recall@1": 1.0}, "b": b})
@@ -251,10 +250,10 @@ def test_non_integer_indices_are_rejected_by_compute_and_score_retrieval_alike(p
 
 
 def test_numpy_and_python_integers_are_accepted_alike():
-    expected = score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=K)
+    expected = score_retrieval(PREDICTIONS, QUERIES, GALLERY)
     mixed = [[np.int32(i) if n % 2 else i for n, i in enumerate(p)] for p in PREDICTIONS]
-    assert score_retrieval(mixed, QUERIES, GALLERY, k=K) == expected
-    assert FineRecall().compute(predictions=mixed, references=QUERIES, gallery=GALLERY, k=K) == expected
+    assert score_retrieval(mixed, QUERIES, GALLERY) == expected
+    assert FineRecall().compute(predictions=mixed, references=QUERIES, gallery=GALLERY) == expected
 
 
 @pytest.mark.parametrize(
@@ -341,9 +340,9 @@ def test_bad_bootstrap_settings_are_named(kwargs, message):
 
 
 def test_no_resamples_no_intervals():
-    r = FineRecall().compute(predictions=PREDICTIONS, references=QUERIES, gallery=GALLERY, k=K, n_resamples=0)
+    r = FineRecall().compute(predictions=PREDICTIONS, references=QUERIES, gallery=GALLERY, n_resamples=0)
     assert "ci95" not in r and all("ci95" not in block for block in r["per_category"].values())
-    assert r == score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=K, n_resamples=0)
+    assert r == score_retrieval(PREDICTIONS, QUERIES, GALLERY, n_resamples=0)
 
 
 # -- upper bounds (issue 37): K, the number of Ks and n_resamples ------------------------------------------------
@@ -352,8 +351,8 @@ def test_no_resamples_no_intervals():
 @pytest.mark.parametrize("k, message", [
     (10 ** 12, r"^k=1000000000000 is larger than both the ranking depth \(3\) and the gallery \(6 rows\)"),
     (10 ** 8, r"^k=100000000 is larger than both the ranking depth \(3\) and the gallery \(6 rows\)"),
-    ([1, 7], r"^k=7 is larger than both the ranking depth \(3\) and the gallery \(6 rows\): no score changes beyond "
-             r"them, so K can be at most 6$"),
+    ([1, 21], r"^k=21 is larger than both the ranking depth \(3\) and the gallery \(6 rows\), beyond which no score "
+              r"changes; K can be at most 20 \(the larger of them, or 20, the largest default cut-off\)$"),
     (range(1, 300), r"^k names 299 cut-offs; at most MAX_CUTOFFS = 256 are scored in one call$"),
     (range(1, 10 ** 12), r"^k names 999999999999 cut-offs; at most MAX_CUTOFFS = 256 are scored in one call$"),
     (itertools.count(1), r"^k names more than 256 cut-offs; at most MAX_CUTOFFS = 256 are scored in one call$"),
@@ -368,11 +367,13 @@ def test_k_beyond_the_rankings_and_the_gallery_or_too_many_ks_are_refused_at_onc
         FineRecall().compute(predictions=predictions, references=references, gallery=GALLERY, k=k, n_resamples=0)
 
 
-def test_k_up_to_the_padded_depth_or_the_gallery_is_scored():
-    """faiss pads a search deeper than the gallery with -1, as the engine's K = 20 on a small gallery does."""
-    padded = np.array([[1, 0, 2, -1, -1, -1, -1, -1], [3, 2, -1, -1, -1, -1, -1, -1]])
-    assert score_retrieval(padded, QUERIES[:2], GALLERY, k=[8], n_resamples=0)["coarse_recall@8"] == 100.0
-    assert score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[6], n_resamples=0)["num_queries"] == 4
+def test_k_up_to_the_padded_depth_the_gallery_or_the_default_20_is_scored():
+    """faiss pads a search deeper than the gallery with -1; the default cut-offs (up to 20) are scored on any
+    gallery, as the engine reports them for every run."""
+    padded = np.full((2, 30), -1)
+    padded[0, :3], padded[1, :2] = [1, 0, 2], [3, 2]
+    assert score_retrieval(padded, QUERIES[:2], GALLERY, k=[30], n_resamples=0)["coarse_recall@30"] == 100.0
+    assert score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[6, 20], n_resamples=0)["num_queries"] == 4
 
 
 def test_n_resamples_above_its_cap_is_refused_and_the_caps_are_documented():

@@ -38,11 +38,11 @@ sys.modules["lookbench"] = None  # the Hub module must not need the lookbench pa
 import evaluate
 data = json.load(open("data.json"))
 metric = evaluate.load("lookbench/fine_recall")
-single = metric.compute(predictions=data["predictions"], references=data["references"], gallery=data["gallery"], k=[1, 3])
+single = metric.compute(predictions=data["predictions"], references=data["references"], gallery=data["gallery"])
 metric.add_batch(predictions=data["predictions"][:1], references=data["references"][:1])
 padded = np.array([data["predictions"][1] + [-1], data["predictions"][2]], dtype=np.int64)  # faiss-style
 metric.add_batch(predictions=padded, references=data["references"][1:])
-batched = metric.compute(gallery=data["gallery"], k=[1, 3])
+batched = metric.compute(gallery=data["gallery"])
 print(json.dumps({"single": single, "batched": batched, "module": type(metric).__module__}))
 """
 
@@ -64,12 +64,12 @@ def test_evaluate_load_in_a_fresh_offline_process(staged):
     )
     assert process.returncode == 0, process.stderr
     out = json.loads(process.stdout.strip().splitlines()[-1])
-    expected = json.loads(json.dumps(score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 3])))
+    expected = json.loads(json.dumps(score_retrieval(PREDICTIONS, QUERIES, GALLERY)))
     assert out["single"] == expected
     assert out["batched"] == expected
     # rank 1: the dress is found, the top without attributes takes any top, the crew-neck top is missed
     assert out["single"]["fine_recall@1"] == pytest.approx(200 / 3)
-    assert out["single"]["outfit_fine_recall@3"] == 100.0 and out["single"]["num_outfits"] == 1
+    assert out["single"]["outfit_fine_recall@5"] == 100.0 and out["single"]["num_outfits"] == 1
     assert "fine_recall" in out["module"]
 
 
@@ -107,8 +107,8 @@ def test_space_app_scores_and_reports_bad_input(staged, monkeypatch):
     monkeypatch.chdir(staged)
     app = runpy.run_path(str(staged / "lookbench" / "fine_recall" / "app.py"))  # not __main__: no launch
     assert isinstance(app["demo"], gradio.Blocks)
-    results = app["score"](json.dumps(PREDICTIONS), json.dumps(QUERIES), json.dumps(GALLERY), "1, 3", "strict")
-    assert results == score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 3])
+    results = app["score"](json.dumps(PREDICTIONS), json.dumps(QUERIES), json.dumps(GALLERY), "1, 5", "strict")
+    assert results == score_retrieval(PREDICTIONS, QUERIES, GALLERY, k=[1, 5])
     # every score the Space shows has its interval, per category too
     assert set(results["ci95"]) == {key for key, value in results.items() if isinstance(value, float)}
     assert all(set(block["ci95"]) == {"fine_recall@1", "coarse_recall@1"} for block in results["per_category"].values())
