@@ -181,17 +181,18 @@ def check_result(result: dict, where: str) -> dict[str, Outcomes]:
         raise ValueError(f"{damaged} the subsets' per_query.k differ")
     claims = {**blocks, "overall": result.get("overall")}
     _check_claims(damaged, claims, _scores(outcomes))
-    releases = {release: None for block in claims.values() if isinstance(block, dict)
-                for release in (block.get("per_release") or {})}
-    for release in releases:
+    by_release = {name: block.get("per_release") or {} for name, block in claims.items()}
+    for name, blocks_of in by_release.items():
+        if not isinstance(blocks_of, dict):
+            raise ValueError(f"{damaged} {name} per_release is {type(blocks_of).__name__}, not a mapping of releases")
+    for release in {release: None for blocks_of in by_release.values() for release in blocks_of}:
         picked = {}
         for name, o in outcomes.items():
             keep = np.array([r == release for r in o.release], dtype=bool)
             if keep.any():
                 picked[name] = o.select(keep)
-        per_release = {name: (block.get("per_release") or {}).get(release) for name, block in claims.items()
-                       if isinstance(block, dict)}
-        _check_claims(damaged, per_release, _scores(picked) if picked else {}, release)
+        claimed = {name: blocks_of.get(release) for name, blocks_of in by_release.items()}
+        _check_claims(damaged, claimed, _scores(picked) if picked else {}, release)
     return outcomes
 
 

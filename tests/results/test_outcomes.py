@@ -113,6 +113,10 @@ CASES = {
     "claimed string": (claim("RealStudioFlat", "mrr", "@10", "100"), "claimed mrr@10 '100', outcomes give 100"),
     "claimed per release": (claim("RealStudioFlat", "ndcg", "@5", 90.0, release="v20250101"),
                             "v20250101 claimed ndcg@5 90, outcomes give 86.731975"),
+    "per_release a list": (lambda d: d["RealStudioFlat"].__setitem__("per_release", [1, 2]),
+                           "per_release is list, not a mapping of releases"),
+    "release not scored": (lambda d: d["RealStudioFlat"]["per_release"].__setitem__(
+        "v20990101", d["RealStudioFlat"]["per_release"]["v20250101"]), "v20990101 claimed num_queries 4, outcomes give none"),
     "outcomes edited": (lambda d: per_query(d)["first_fine_rank"].__setitem__(2, None),
                         "claimed fine_recall@1 100, outcomes give 75"),
     "release a list": (lambda d: per_query(d)["release"].__setitem__(0, ["v20250101"]),
