@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 
 import numpy as np
 
+from lookbench.paths import result_file
 from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes, check_result
 from lookbench.results.store import normalise_cutoff, read_json
@@ -26,9 +26,7 @@ FORMATS = ("table", "json")
 def read_result(path) -> dict:
     """A result JSON: a file, or a folder holding ``results.json`` (``lookbench evaluate --output``). Read as the
     store reads one (regular, size-capped, non-blocking), so a FIFO or a huge file is refused, never waited on."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "results.json"
+    path = result_file(path)
     try:
         data = read_json(path, "it")
     except ValueError as err:
