@@ -71,6 +71,12 @@ def export_result(result_path, out) -> Path:
         result = read_json(result_path)
     except ValueError as err:
         raise EvaluationError(f"{result_path} is not a LookBench result JSON: {err}") from err
+    from lookbench.results.outcomes import check_result
+
+    try:
+        check_result(result, str(result_path))  # the scores exported are the ones its outcomes give
+    except ValueError as err:
+        raise EvaluationError(str(err)) from err
     try:
         task_result = to_task_result(result)
     except EvaluationError as err:

@@ -144,6 +144,10 @@ def find_identical(path: Path, identity: Identity, *, need_predictions=()) -> di
         return None  # foreign, or written in an older layout: recompute and replace it
     if Identity.of(provenance) != identity:  # a KeyError here is a key this format promises and lacks: a bug
         return None
+    from lookbench.results.outcomes import verdict
+
+    if verdict(stored, str(path)) is not None:
+        return None  # its outcomes do not give its scores (damaged or edited): recompute and replace it
     folder = predictions_folder(path)
     saved = stored["provenance"].get("saved_predictions") or ()
     if any(name not in saved or not (folder / f"{name}.parquet").is_file() for name in need_predictions):

@@ -313,6 +313,19 @@ def test_export_never_writes_through_a_symlink_planted_at_its_temporary_name(tmp
     assert not (out / f"{name}.json").is_symlink()
 
 
+def test_export_refuses_a_result_whose_outcomes_do_not_give_its_scores(tmp_path):
+    """Issue 37: export carried a claimed score its own per-query outcomes contradict into mteb's format."""
+    from tests.helpers.results import synthetic
+
+    edited = synthetic(1, {"RealStudioFlat": 8, "AIGen-Studio": 6})
+    edited["RealStudioFlat"]["fine_recall"]["@1"] = 99.0
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps(edited))
+    with pytest.raises(ValueError, match=r"result.json: damaged or edited: RealStudioFlat claimed fine_recall@1 99"):
+        export_result(result, tmp_path / "out")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 @pytest.mark.slow
 def test_the_mteb_extra_installs_beside_the_cpu_torch_without_torchvision(tmp_path):
     venv = tmp_path / "venv"

@@ -358,3 +358,18 @@ def test_what_a_killed_write_left_beside_a_result_is_removed_by_the_next(data, t
     first.stored.write_text("{broken")  # so the next run writes the result again
     run(CountingEncoder(), data, tmp_path, save_predictions=True)
     assert sorted(p.name for p in first.stored.parent.iterdir()) == [first.stored.name, rankings.name]
+
+
+def test_a_stored_result_edited_to_claim_another_score_is_recomputed_not_served(data, capsys, own_results_store):
+    """Issue 37: a store file edited to claim 250 was served as the identical evaluation's result."""
+    args = ["evaluate", "--data", str(data), "--model", "raw-pixels", "--quiet", "--no-cache"]
+    assert main(args) == 0
+    saved = next(own_results_store.rglob("strict.json"))
+    honest = json.loads(saved.read_text())
+    edited = json.loads(saved.read_text())
+    edited["overall"]["fine_recall"]["@1"] = 250.0
+    saved.write_text(json.dumps(edited))
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "saved in the results store" in capsys.readouterr().out
+    assert json.loads(saved.read_text())["overall"]["fine_recall"] == honest["overall"]["fine_recall"]
