@@ -1,5 +1,6 @@
 """The ``lookbench`` command line: build releases, list subsets and models, evaluate encoders, reproduce the
-published leaderboard, rank, compare, explain and export results, serve the demo, stage and push the Hub repos."""
+published leaderboard, rank, compare, explain and export results, serve the demo, stage and push the Hub repos,
+submit a result to the leaderboard and verify a submission."""
 from __future__ import annotations
 
 import argparse
@@ -20,6 +21,8 @@ from lookbench.commands import (
     push,
     reproduce,
     stage,
+    submit,
+    verify,
 )
 
 
@@ -37,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
     demo.register(sub)
     stage.register(sub)
     push.register(sub)
+    submit.register(sub)
+    verify.register(sub)
     return root
 
 

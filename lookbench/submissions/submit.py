@@ -1,0 +1,219 @@
+"""``lookbench submit``: a result and its saved rankings as a submission folder of the results repo, and the pull
+request that adds it (docs/submitting.md).
+
+A submission lives at ``submissions/<owner>__<model>/<revision>/<releases>-<data revision>/<mode>[-settings]/`` (the
+store's own segments, ``store.result_path``) and holds ``results.json``, ``results.predictions/<subset>.parquet`` byte
+for byte as the store keeps them, and a ``README.md`` that is also the pull request's description. Everything is
+checked before any request: the scores against the result's own outcomes (``outcomes.check_result``), rankings of
+every subset as deep as the deepest K it reports, a model named by a Hub id at a revision, real (not LookBench-Mini)
+data unless allowed. The pull request's title carries the submission id (sha256 of the files it scores), so the same
+submission is found among the repo's pull requests and never sent twice.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from lookbench.files import folder_lock, new_sibling, replace_folder
+from lookbench.paths import looks_like_hub_id, result_file, split_revision, transport_errors
+from lookbench.results.outcomes import check_result
+from lookbench.results.store import Settings, predictions_folder, read_json, result_path
+from lookbench.submissions import DEFAULT_REPO
+from lookbench.submissions.verify import RESULT_NAME, parse_ranking, ranking_bytes
+
+ROOT = "submissions"  # the results repo's folder of submissions
+MARK = "lookbench-submission"  # "[<MARK> <id>]" in a pull request's title names the submission it adds
+
+
+@dataclass
+class Submission:
+    """What a pull request adds: ``files`` (path in the repo -> content) under ``folder``, its ``id`` and ``title``."""
+
+    folder: str
+    files: dict[str, bytes]
+    id: str
+    title: str
+
+    @property
+    def description(self) -> str:
+        return self.files[f"{self.folder}/README.md"].decode()
+
+
+def check_repo(repo: str) -> str:
+    """``repo`` if it names a Hub dataset (``owner/name``, no revision: a pull request always targets main)."""
+    if not looks_like_hub_id(repo) or "@" in repo:
+        raise ValueError(f"--repo {repo!r} is not a Hub dataset id (owner/name)")
+    return repo
+
+
+def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) -> Submission:
+    """The submission of the result at ``result`` (a store file or an ``--output`` folder), every check passed."""
+    path = result_file(result)
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict):
+        raise ValueError(f"{path} is not a LookBench result: it has no provenance")
+    check_result(data, str(path))  # the claimed scores are those its own outcomes give
+    provenance = data["provenance"]
+    rankings = _rankings(path, data, provenance.get("saved_predictions"))
+    model, revision = _model(provenance.get("model"), model_id)
+    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
+    if _synthetic(dataset) and not allow_synthetic:
+        raise ValueError(f"the data is {dataset.get('name')}, a synthetic stand-in: the results repo is for real LookBench "
+                         "snapshots; pass --allow-synthetic to submit it anyway (e.g. to a test repo)")
+    try:
+        folder = result_path(ROOT, model=model.replace("/", "__"), revision=revision, fingerprint=None,
+                             releases=[str(r) for r in dataset.get("releases") or []],
+                             data_revision=dataset.get("revision"), settings=Settings.of(provenance))
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{path}: the provenance's settings cannot be read ({err})") from None
+    folder = folder.with_suffix("").as_posix()
+    submitted = {**data, "provenance": {**provenance, "submission": {"model": model, "revision": revision}}}
+    files = {f"{folder}/{RESULT_NAME}": json.dumps(submitted, indent=2).encode()}
+    files.update({f"{folder}/{relative}": content for relative, content in rankings.items()})
+    digest = hashlib.sha256()
+    for name, content in sorted(files.items()):
+        digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
+    sid = digest.hexdigest()
+    files[f"{folder}/README.md"] = _readme(data, model, revision, sid).encode()
+    title = f"{model}@{revision[:12]}: {Path(folder).name} on {dataset.get('name')} [{MARK} {sid[:16]}]"
+    return Submission(folder, files, sid, title)
+
+
+def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
+    """Each subset's ranking file (as the submission names it -> its bytes), every one as deep as the deepest K the
+    result reports (or its whole gallery, less its self-matches, when that is smaller)."""
+    deepest = max((int(at[1:]) for name, block in data.items() if name != "provenance" and isinstance(block, dict)
+                   for values in block.values() if isinstance(values, dict)
+                   for at in values if isinstance(at, str) and at.startswith("@") and at[1:].isdigit()), default=0)
+    stored, named = predictions_folder(path).name, predictions_folder(Path(RESULT_NAME)).name
+    out = {}
+    for subset in sorted(name for name in data if name not in ("overall", "provenance")):
+        relative = f"{stored}/{subset}.parquet"
+        if not isinstance(saved, list) or subset not in saved or not os.path.lexists(path.parent / relative):
+            raise ValueError(f"{path} has no saved rankings of {subset} ({relative}): evaluate it with --save-predictions; "
+                             "the leaderboard re-scores a submission from its rankings")
+        content = ranking_bytes(path.parent, relative)
+        depth, query = parse_ranking(content, str(path.parent / relative)).shallowest()
+        block = data[subset]
+        gallery, removed = block.get("gallery_size"), block.get("self_matches_removed") or 0
+        wanted = min(deepest, gallery - removed) if isinstance(gallery, int) and isinstance(removed, int) else deepest
+        if depth < wanted:
+            raise ValueError(f"the {subset} rankings are {depth} deep at query {query}, shallower than the deepest K the "
+                             f"result reports ({deepest}): the scores at K cannot be checked from them")
+        out[f"{named}/{subset}.parquet"] = content
+    return out
+
+
+def _model(model, model_id: str | None) -> tuple[str, str]:
+    """(Hub id, revision) of the model: ``--model-id owner/name@revision`` when given, else the provenance's own."""
+    if model_id is not None:
+        try:
+            repo, revision = split_revision(model_id)
+        except ValueError as err:
+            raise ValueError(f"--model-id: {err}") from None
+        if not looks_like_hub_id(repo) or revision is None:
+            raise ValueError(f"--model-id {model_id!r} is not owner/name@revision (the Hub repo its weights are published "
+                             "in, and the commit)")
+        return repo, revision
+    model = model if isinstance(model, dict) else {}
+    source, revision = model.get("model"), model.get("revision")
+    if isinstance(source, str) and looks_like_hub_id(source) and isinstance(revision, str) and revision:
+        return source, revision
+    what = (f"the local folder {source}" if isinstance(source, str) and os.path.isabs(source)
+            else f"{source!r} with no Hub revision")
+    raise ValueError(f"the model {model.get('name')} is {what}, not a Hub model at a revision: give --model-id "
+                     "owner/name@revision, the Hub repo and commit its weights are published at")
+
+
+def _synthetic(dataset: dict) -> bool:
+    """LookBench-Mini: its releases are mini-v<date> and its card says synthetic (docs/architecture.md §1)."""
+    return (any(str(r).startswith("mini-") for r in dataset.get("releases") or [])
+            or "synthetic" in str(dataset.get("name", "")).lower())
+
+
+def _headline(overall) -> str:
+    """Overall Fine Recall@1 as ``86.9 ±3.3 (95% interval 83.6–90.2, 282 queries)``."""
+    score = overall["fine_recall"]["@1"]
+    try:
+        lo, hi = (float(v) for v in overall["ci95"]["fine_recall"]["@1"])
+    except (KeyError, TypeError, ValueError):
+        return f"{score:.1f} (no interval recorded, {overall.get('num_queries')} queries)"
+    return f"{score:.1f} ±{(hi - lo) / 2:.1f} (95% interval {lo:.1f}–{hi:.1f}, {overall.get('num_queries')} queries)"
+
+
+def _readme(data: dict, model: str, revision: str, sid: str) -> str:
+    """The submission's README.md, also its pull request's description."""
+    p = data["provenance"]
+    dataset = p.get("dataset") or {}
+    settings = [f"{p.get('mode')} mode", "with distractors" if p.get("distractors") else "without distractors",
+                f"{p.get('index')} index", str(p.get("precision"))]
+    settings += [f"queries after {p['cutoff']}"] if p.get("cutoff") else []
+    settings += [f"subsets {', '.join(p.get('subsets') or [])}"] if p.get("chosen_subsets") else []
+    rows = [("model", f"[{model}](https://huggingface.co/{model}) at revision `{revision}` (evaluated as "
+                      f"{(p.get('model') or {}).get('name')})"),
+            ("data", f"{dataset.get('name')}: releases {', '.join(map(str, dataset.get('releases') or []))}, "
+                     f"data revision `{dataset.get('revision')}`"),
+            ("settings", ", ".join(settings)),
+            ("overall Fine Recall@1", _headline(data["overall"])),
+            ("lookbench", f"{p.get('lookbench_version')}, evaluated {p.get('evaluated_at')}"),
+            ("submission id", f"`{sid}`")]
+    return "\n".join([f"# LookBench submission: {model} at {revision}", "", "| | |", "|---|---|",
+                      *(f"| {key} | {value} |" for key, value in rows), "",
+                      f"`{RESULT_NAME}` holds every score, each query's outcome and the provenance; "
+                      "`results.predictions/<subset>.parquet` each query's ranked gallery rows, from which the "
+                      "leaderboard re-scores the submission: `lookbench verify <this folder>` (docs/submitting.md).", ""])
+
+
+def write(submission: Submission, out) -> Path:
+    """The submission's files under ``out`` at their paths in the repo (``--dry-run``); its folder is replaced whole,
+    under the folder's lock, so two runs never mix their files and a failed write leaves the old one."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a folder")
+    target = out / submission.folder
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.parent.resolve().is_relative_to(out.resolve()):
+        raise ValueError(f"{target.parent} leads outside {out} (a symbolic link on the way); nothing is written")
+    with folder_lock(target):
+        staged = new_sibling(target, "writing", folder=True)
+        try:
+            for name, content in submission.files.items():
+                file = staged / Path(name).relative_to(submission.folder)
+                file.parent.mkdir(parents=True, exist_ok=True)
+                file.write_bytes(content)
+            replace_folder(staged, target)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+    return target
+
+
+def open_pull_request(submission: Submission, repo: str = DEFAULT_REPO) -> str:
+    """Open the pull request adding ``submission`` to the dataset ``repo`` (or name the open one that adds it already);
+    returns what to tell the user. A missing token, a refusal or an unreachable Hub is a one-line ValueError."""
+    from huggingface_hub import CommitOperationAdd, HfApi, get_token
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from lookbench.upload_scripts.push import HTTP_REASONS
+
+    token = get_token()
+    if token is None:
+        raise ValueError("not logged in to the Hugging Face Hub: run `hf auth login` or set HF_TOKEN, then submit again "
+                         "(or write the files with --dry-run --out DIR)")
+    api = HfApi(token=token)
+    mark = f"[{MARK} {submission.id[:16]}]"
+    try:
+        for pull in api.get_repo_discussions(repo, repo_type="dataset", discussion_type="pull_request"):
+            if mark in pull.title and pull.status != "closed":
+                return f"already submitted: pull request #{pull.num} on {repo} ({pull.status}, {pull.url}); nothing sent"
+        info = api.create_commit(repo, [CommitOperationAdd(name, content) for name, content in submission.files.items()],
+                                 commit_message=submission.title, commit_description=submission.description,
+                                 repo_type="dataset", create_pr=True)
+    except (HfHubHTTPError, *transport_errors()) as err:
+        status = getattr(getattr(err, "response", None), "status_code", None)
+        reason = HTTP_REASONS.get(status) or " ".join(str(err).split())[:300]
+        raise ValueError(f"cannot open the pull request on {repo}: {reason}") from None
+    return f"opened pull request #{info.pr_num} on {repo}: {info.pr_url}"
