@@ -67,6 +67,11 @@ def space_assets_dir() -> Path:
     return lookbench_home() / "space"
 
 
+def board_dir() -> Path:
+    """The leaderboard Space's copy of the results repo and the verdicts of the submissions it has verified."""
+    return lookbench_home() / "board"
+
+
 def bench_dir() -> Path:
     """The datasets the scripts in ``benchmarks/`` build and time."""
     return lookbench_home() / "bench"

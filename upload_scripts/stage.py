@@ -1,17 +1,18 @@
-"""Stage the four Hub repos into a local mirror laid out as the Hub serves them (docs/architecture.md §2, §5).
+"""Stage the five Hub repos into a local mirror laid out as the Hub serves them (docs/architecture.md §2, §5).
 
 ``HUB/lookbench/`` is the dataset repo (``<namespace>/lookbench`` on the Hub) and ``HUB/<namespace>/`` holds the
-metric Space ``fine_recall/``, the model ``gr-lite-mini/`` and the demo Space ``demo/``; with the default namespace
-``lookbench`` the three sit inside the dataset folder, as their ids share the prefix on the Hub. From ``HUB`` the
-users' calls then work word for word: ``load_dataset("lookbench", ...)``, ``evaluate.load("lookbench/fine_recall")``,
-``AutoModel.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True)``. Every staged file is a real file
-(links are followed), and ``repos.json`` names each repo for ``lookbench push``.
+metric Space ``fine_recall/``, the model ``gr-lite-mini/``, the demo Space ``demo/`` and the leaderboard Space
+``leaderboard/``; with the default namespace ``lookbench`` the four sit inside the dataset folder, as their ids share
+the prefix on the Hub. From ``HUB`` the users' calls then work word for word: ``load_dataset("lookbench", ...)``,
+``evaluate.load("lookbench/fine_recall")``, ``AutoModel.from_pretrained("lookbench/gr-lite-mini",
+trust_remote_code=True)``. Every staged file is a real file (links are followed), and ``repos.json`` names each repo
+for ``lookbench push``.
 
 Each Space folder is self-contained, as the Hub runs it: the Hub installs ``requirements.txt`` alone (mounted at
 ``/tmp/requirements.txt`` before the repo's files are copied in) plus the gradio of ``sdk_version``, then runs
 ``python app.py`` in ``/home/user/app``. So no requirement may name a file of the repo (a wheel would not be there
-yet): the demo Space carries the ``lookbench`` package it imports, and its requirements are the package's own
-dependencies, from the index.
+yet): the demo and leaderboard Spaces carry the ``lookbench`` package they import, and their requirements are the
+package's own dependencies, from the index.
 """
 from __future__ import annotations
 
@@ -28,10 +29,10 @@ from lookbench.files import folder_lock, new_sibling, replace_folder
 from lookbench.encoders.entries import gr_lite_mini_folder
 
 MANIFEST = "repos.json"
-DATASET, METRIC, MODEL, SPACE = "lookbench", "fine_recall", "gr-lite-mini", "demo"
+DATASET, METRIC, MODEL, SPACE, BOARD = "lookbench", "fine_recall", "gr-lite-mini", "demo", "leaderboard"
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
 METRIC_FILES = ("fine_recall.py", "records.py", "judging.py", "bootstrap.py", "README.md", "app.py", "requirements.txt")
-SPACE_FILES = ("app.py", "README.md")
+SPACE_FILES = ("app.py", "README.md")  # the demo's, and the leaderboard Space's from lookbench.space.board
 # Subpackages of an optional extra the Space does not install (its requirements leave extras out): not carried.
 EXTRA_ONLY = ("mteb",)
 
@@ -210,12 +211,12 @@ def _copy_files(source: Path, names, target: Path) -> None:
 def _retarget(card: Path, namespace: str) -> None:
     """Cards name the repos as ``lookbench/<repo>``; under another namespace they are ``<namespace>/<repo>``."""
     if namespace != "lookbench":
-        pattern = rf"\blookbench/({DATASET}|{METRIC}|{MODEL}|{SPACE})\b"
+        pattern = rf"\blookbench/({DATASET}|{METRIC}|{MODEL}|{SPACE}|{BOARD})\b"
         card.write_text(re.sub(pattern, rf"{namespace}/\1", card.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 def _carry_package(target: Path) -> None:
-    """The lookbench package as site-packages lays it out, into the demo Space folder (``python app.py`` puts the
+    """The lookbench package as site-packages lays it out, into a Space folder (``python app.py`` puts the
     folder first on ``sys.path``, so ``import lookbench`` finds it there)."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
     root = _package_dir("lookbench")
@@ -325,7 +326,7 @@ def _copy_contained(source: Path, relative: str, destination: Path) -> None:
 
 
 def stage(out, data=None, namespace: str = "lookbench") -> Staging:
-    """Write the four repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
+    """Write the five repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
     replaced whole; anything else is refused and nothing is deleted)."""
     namespace = check_namespace(namespace)
     out = Path(out).expanduser()
@@ -348,9 +349,10 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str) -> Stag
         _space_card(tmp / namespace / METRIC / "README.md")
         # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
         _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
-        for card in (tmp / DATASET, *(tmp / namespace / name for name in (METRIC, MODEL, SPACE))):
+        _stage_board(tmp / namespace / BOARD)
+        for card in (tmp / DATASET, *(tmp / namespace / name for name in (METRIC, MODEL, SPACE, BOARD))):
             _retarget(card / "README.md", namespace)
-        nested = tuple(f"{name}/**" for name in (METRIC, MODEL, SPACE)) if namespace == DATASET else ()
+        nested = tuple(f"{name}/**" for name in (METRIC, MODEL, SPACE, BOARD)) if namespace == DATASET else ()
         from lookbench.dataset_builder.export import release_facts
         from lookbench.files import folder_revision
 
@@ -361,9 +363,19 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str) -> Stag
             StagedRepo(f"{namespace}/{METRIC}", "space", f"{namespace}/{METRIC}"),
             StagedRepo(f"{namespace}/{MODEL}", "model", f"{namespace}/{MODEL}"),
             StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),
+            StagedRepo(f"{namespace}/{BOARD}", "space", f"{namespace}/{BOARD}"),
         ), _written_files(tmp))
         staging.save(tmp)
         replace_folder(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return staging
+
+
+def _stage_board(target: Path) -> None:
+    """The leaderboard Space, staged as the demo is: its app and card (``lookbench.space.board``), the lookbench package
+    it imports and the same requirements; its card's ``datasets:`` is the results repo it reads."""
+    _copy_files(_package_dir("lookbench.space.board"), SPACE_FILES, target)
+    _carry_package(target)
+    (target / "requirements.txt").write_text(_space_requirements())
+    _space_card(target / "README.md")

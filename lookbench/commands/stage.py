@@ -1,11 +1,11 @@
-"""``lookbench stage``: the four Hub repos as a local mirror (docs/architecture.md §5)."""
+"""``lookbench stage``: the five Hub repos as a local mirror (docs/architecture.md §5)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 
 def register(sub) -> None:
-    stage = sub.add_parser("stage", help="stage the dataset, metric, model and Space repos into a local Hub mirror")
+    stage = sub.add_parser("stage", help="stage the dataset, metric, model, demo and leaderboard repos into a local Hub mirror")
     stage.add_argument("--out", type=Path, required=True, help="mirror folder (HUB); HUB/lookbench is the dataset repo")
     stage.add_argument("--data", type=Path, help="a folder from `lookbench build` (default: the embedded LookBench-Mini)")
     stage.add_argument("--namespace", default="lookbench", help="Hub user or organisation of the repos (default: lookbench)")
