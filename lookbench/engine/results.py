@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes
 
 # The table's columns, most wanted first: as many as the terminal's width allows are shown, in this order; every
@@ -181,8 +182,7 @@ class EvaluationResult:
         intervals = p.get("intervals")
         # a result answered from the store did no work now: its counts and seconds are those of the run that made it
         when = f"stored result of {p.get('evaluated_at', 'an earlier run')}: " if self.reused else ""
-        footer = ((f"± half the 95% interval ({intervals['resamples']} bootstrap resamples over queries, outfits "
-                   "resampled whole; all scores and intervals in results.json). " if intervals else "")
+        footer = ((stats.note(intervals) + " " if intervals else "")
                   + f"{when}{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
                   f"encoded, {counts['cache_hits']} from cache; "
                   + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")

@@ -66,14 +66,16 @@ def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
 
 
 def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str], value, queries: int):
-    """(ci95, how it was computed) of one row's ranked score: the bootstrap of its stored per-query outcomes, else
-    (published rows) a Wilson interval from the score and the query count, marked approximate."""
+    """(ci95, how it was computed) of one row's ranked score: from its stored per-query outcomes as every result's
+    intervals are (``stats.intervals``: Wilson on the effective sample size for a recall, the bootstrap for nDCG),
+    else (published rows) a Wilson interval from the score and the query count, marked approximate."""
+    from lookbench.metric.fine_recall.bootstrap import interval_method
     from lookbench.results import stats
 
     outcomes = entry.outcomes(names)
     if outcomes is not None:
         lo, hi = stats.intervals(outcomes)["overall" if subset is None else subset][f"{key}@{k}"]
-        return [round(lo, 2), round(hi, 2)], "bootstrap"
+        return [round(lo, 2), round(hi, 2)], interval_method(f"{key}@{k}")
     if value is None or not queries:
         return None, None
     lo, hi = stats.wilson(value, queries)

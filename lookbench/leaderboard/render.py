@@ -12,8 +12,10 @@ import re
 from dataclasses import dataclass, field
 
 FORMATS = ("table", "markdown", "csv", "json")
-GROUPS_NOTE = ("ci95: the 95% interval of the ranked score (bootstrap of the stored per-query outcomes; a published row's "
-               "is a Wilson interval from its score and query count, approximate). group: rows share a rank group when "
+GROUPS_NOTE = ("ci95: the 95% interval of the ranked score, from the stored per-query outcomes (ci_method: Wilson (effective "
+               "n), a Wilson interval on the queries divided by the design effect the outfit-clustered bootstrap measures, "
+               "each outfit one observation at 0% and 100%, for Fine/Coarse Recall; bootstrap percentiles for nDCG); a "
+               "published row's is a Wilson interval from its score and query count, approximate. group: rows share a rank group when "
                "the data cannot separate them from the group's best row (paired test p >= 0.05 where both have "
                "per-query outcomes, else overlapping intervals).")
 CUTOFF_COLUMN = "training cutoff"  # the model's declared training cutoff, shown beside its scores per release

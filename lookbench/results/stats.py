@@ -1,11 +1,12 @@
-"""How sure a score is: bootstrap intervals, paired differences, exact McNemar, Holm and Wilson. Numpy only.
+"""How sure a score is: intervals, paired differences, exact McNemar, Holm and Wilson. Numpy only.
 
 Queries are resampled in units: the item queries of one street-look photo share an ``outfit_id`` and are not
 independent, so they are drawn together (a cluster bootstrap); every other query is a unit of its own. The overall
 score resamples each subset and combines the replicates with the subsets' query counts, as ``combine_subsets``
-combines the scores. The bootstrap itself is the metric's (``bootstrap.bootstrap_replicates``), so the intervals of
-``evaluate.load("lookbench/fine_recall")`` and of a stored result are drawn alike. docs/architecture.md §5 and
-docs/statistics.md.
+combines the scores. Hit rates take a Wilson interval on the effective sample size the bootstrap measures, the other
+scores the bootstrap's percentiles. Both are the metric's (``bootstrap.bootstrap_replicates``, ``bootstrap.intervals_of``),
+so the intervals of ``evaluate.load("lookbench/fine_recall")`` and of a stored result are drawn alike.
+docs/architecture.md §5 and docs/statistics.md.
 """
 from __future__ import annotations
 
@@ -20,36 +21,64 @@ from lookbench.results.outcomes import Outcomes
 RESAMPLES = bootstrap.RESAMPLES
 SEED = 0
 CONFIDENCE = bootstrap.CONFIDENCE
-METHOD = ("percentile bootstrap over queries; queries sharing an outfit_id are resampled together; the overall "
-          "resamples every subset and weights them by their query counts")
+HIT_RATES = ("Fine/Coarse Recall@K and outfit recall: a Wilson score interval on the effective number of queries, "
+             "p(1-p) / the variance of the outfit-clustered bootstrap, i.e. the queries divided by the design effect it "
+             "measures (at 0 % and 100 %, where a bootstrap cannot vary, each outfit counts as one observation)")
+METHOD = ("nDCG@K, MAP@K, MRR@K: percentile bootstrap over queries; queries sharing an outfit_id are resampled "
+          "together; the overall resamples every subset and weights them by their query counts")
 
 
 def settings(resamples: int = RESAMPLES, seed: int = SEED) -> dict:
-    """What the provenance records about the intervals."""
-    return {"method": METHOD, "resamples": resamples, "seed": seed, "confidence": CONFIDENCE}
+    """What the provenance records about the intervals: ``hit_rates`` and ``method`` (the other scores) in words,
+    ``interval_method`` the label of each kind (the metric's ``interval_method`` values)."""
+    return {"hit_rates": HIT_RATES, "method": METHOD, "resamples": resamples, "seed": seed, "confidence": CONFIDENCE,
+            "interval_method": {"hit rates": bootstrap.WILSON, "other scores": bootstrap.PERCENTILE}}
 
 
-def _overall(per_subset: dict[str, tuple[list[str], np.ndarray]], weights: dict[str, int]) -> tuple[list[str], np.ndarray]:
-    """Replicates of the query-weighted overall, for the metrics every subset has."""
-    common = [n for n in next(iter(per_subset.values()))[0] if all(n in names for names, _ in per_subset.values())]
-    total = sum(weights.values())
-    combined = sum(weights[s] * reps[:, [names.index(n) for n in common]] for s, (names, reps) in per_subset.items())
-    return common, combined / total
+def note(recorded: dict) -> str:
+    """The ± note of a table, from the interval settings a result's provenance records (older results, whose
+    intervals were all percentile bootstrap, say so)."""
+    if "hit_rates" not in recorded:
+        return (f"± half the 95% interval ({recorded['resamples']} bootstrap resamples over queries, outfits resampled "
+                "whole; all scores and intervals in results.json).")
+    return ("± half the 95% interval: Fine/Coarse Recall a Wilson interval on the effective number of queries "
+            f"(outfits counted by the design effect {recorded['resamples']} bootstrap resamples measure, each outfit "
+            "one observation at 0% and 100%); nDCG/MRR/MAP the bootstrap's percentiles; all scores and intervals in "
+            "results.json.")
 
 
 def intervals(subsets: dict[str, Outcomes], *, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, dict]:
-    """``{subset or "overall": {"fine_recall@1": (lo, hi), ...}}``: 95 % bootstrap intervals, percent."""
-    reps, out = {}, {}
+    """``{subset or "overall": {"fine_recall@1": (lo, hi), ...}}``: 95 % intervals, percent (``bootstrap.intervals_of``).
+
+    The overall of the scores every subset has is the query-weighted combination of the subsets' replicates and
+    points; its resampling units are all the subsets' units, each weighted by its share."""
+    parts, out = {}, {}
     for position, (name, outcomes) in enumerate(subsets.items()):
         names, top, bottom = bootstrap.query_shares(outcomes.per_query())
         units = bootstrap.resampling_units(outcomes.outfit_id)
         rng = bootstrap.bootstrap_rng(seed, position)
-        reps[name] = (names, bootstrap.bootstrap_replicates(units, top, bottom, resamples, rng))
-        out[name] = dict(zip(names, map(tuple, bootstrap.percentile_interval(reps[name][1]))))
+        replicates = bootstrap.bootstrap_replicates(units, top, bottom, resamples, rng)
+        parts[name] = (names, replicates, *bootstrap.unit_parts(units, top, bottom))
+        out[name] = dict(zip(names, map(tuple, bootstrap.intervals_of(*parts[name]))))
     if subsets:
-        names, combined = _overall(reps, {s: len(o) for s, o in subsets.items()})
-        out["overall"] = dict(zip(names, map(tuple, bootstrap.percentile_interval(combined))))
+        names, *combined = _overall(parts, {s: len(o) for s, o in subsets.items()})
+        out["overall"] = dict(zip(names, map(tuple, bootstrap.intervals_of(names, *combined))))
     return out
+
+
+def _overall(parts: dict[str, tuple], counts: dict[str, int]) -> tuple:
+    """``(names, replicates, points, weights)`` of the query-weighted overall, for the scores every subset has: the
+    subsets' replicates and points weighted by their shares of the queries, every subset's unit weights scaled by
+    its share."""
+    common = [n for n in next(iter(parts.values()))[0] if all(n in p[0] for p in parts.values())]
+    total = sum(counts.values())
+    replicates, points, weights = 0.0, 0.0, []
+    for subset, (names, reps, subset_points, unit_weights) in parts.items():
+        pick, share = [names.index(n) for n in common], counts[subset] / total
+        replicates = replicates + share * reps[:, pick]
+        points = points + share * subset_points[pick]
+        weights.append(share * unit_weights[:, pick])
+    return common, replicates, points, np.concatenate(weights)
 
 
 def paired(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str, *, resamples: int = RESAMPLES,
@@ -62,12 +91,12 @@ def paired(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str, *, resample
         units = bootstrap.resampling_units(a[name].outfit_id)
         rng = bootstrap.bootstrap_rng(seed, position)
         replicates = bootstrap.bootstrap_replicates(units, diff, np.ones_like(diff), resamples, rng)
-        reps[name] = ([key], replicates)
+        reps[name] = replicates[:, 0]
         out[name] = _difference(float(diff.mean()), replicates[:, 0])
     weights = {s: len(o) for s, o in a.items()}
     total = sum(weights.values())
     point = sum(weights[s] * out[s]["diff"] for s in a) / total
-    out["overall"] = _difference(point, _overall(reps, weights)[1][:, 0])
+    out["overall"] = _difference(point, sum(weights[s] * reps[s] for s in a) / total)
     return out
 
 
@@ -99,9 +128,7 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
-def wilson(percent: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+def wilson(percent: float, n: int) -> tuple[float, float]:
     """The Wilson score interval (percent) of a hit rate ``percent`` measured on ``n`` independent queries."""
-    p = percent / 100
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return 100 * (centre - half), 100 * (centre + half)
+    lo, hi = bootstrap.wilson(percent / 100, n)
+    return 100 * lo, 100 * hi

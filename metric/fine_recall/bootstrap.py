@@ -1,9 +1,15 @@
-"""Confidence intervals of LookBench Fine Recall: a seeded percentile bootstrap over queries, outfits drawn whole.
+"""Confidence intervals of LookBench Fine Recall: a seeded bootstrap over queries, outfits drawn whole.
 
 Every score is a ratio of per-query sums (`query_shares`), so a replicate redraws the resampling units and
-recomputes the ratios. The engine's stored results draw their intervals with the same functions, so a
-one-subset result stores the intervals `compute` gives. `score_retrieval` joins judging and intervals.
+recomputes the ratios. nDCG, MAP and MRR take the replicates' percentile interval. A hit rate (Fine/Coarse
+Recall@K, outfit recall) takes a Wilson score interval on its effective sample size instead, because a percentile
+interval collapses to a point at 0 % and 100 % (70 of 70 hits is not certainty): the bootstrap's variance measures
+the design effect of the outfits, and at 0 % or 100 %, where it cannot, each outfit counts as one observation
+(`effective_size`). The engine's stored results draw their intervals with the same functions, so a one-subset
+result stores the intervals `compute` gives. `score_retrieval` joins judging and intervals.
 """
+
+from statistics import NormalDist
 
 import numpy as np
 
@@ -17,6 +23,12 @@ RESAMPLES = 1000
 # The most resamples `score_retrieval` draws (documented in README.md): far past where a 95 % interval settles.
 MAX_RESAMPLES = 100_000
 CONFIDENCE = 0.95
+Z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
+# The scores that are hit rates (each unit scores 0 or 100), whose intervals are Wilson intervals; the others are
+# means of graded values and keep the percentile bootstrap. The labels are the metric's `interval_method` values.
+HIT_RATES = ("fine_recall@", "coarse_recall@", "outfit_fine_recall@")
+WILSON = "Wilson (effective n)"
+PERCENTILE = "bootstrap"
 # Upper bound on the cells of one chunk of bootstrap draws (resamples x units), so memory stays flat in the queries.
 _DRAW_CELLS = 1 << 22
 
@@ -86,15 +98,76 @@ def percentile_interval(replicates):
         return np.nanpercentile(replicates, [tail, 100 - tail], axis=0).T
 
 
+def interval_method(name):
+    """`WILSON` for a hit rate, `PERCENTILE` for every other score."""
+    return WILSON if name.startswith(HIT_RATES) else PERCENTILE
+
+
+def wilson(p, n, z=Z):
+    """`(lo, hi)`, fractions: the Wilson score interval of a hit rate `p` on `n` (effective) observations. It always
+    holds `p` (the clamps only absorb rounding at 0 and 1)."""
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, min(p, centre - half))), float(min(1.0, max(p, centre + half)))
+
+
+def effective_size(p, variance, weights):
+    """The effective sample size of a hit rate `p` (fraction): how many independent observations would be as
+    uncertain, n / design effect. Inside (0, 1) it is p(1-p) / the bootstrap `variance` (fraction²), so the design
+    effect is what the outfit-clustered bootstrap measures (above 1 when an outfit's items succeed or fail together,
+    below 1 when every outfit mixes easy and hard items). At 0 or 1 every replicate is
+    the same and nothing is measured, so each resampling unit counts as one observation, weighted by its share of
+    the score (`weights`, summing to 1): Kish's 1 / sum(w²) — n for independent queries, n² / sum of outfit sizes²
+    for the queries of one subset — the design effect of outfits whose items all succeed or fail together."""
+    if 0 < p < 1 and variance > 0:
+        return p * (1 - p) / variance
+    return 1.0 / float(np.sum(np.square(weights)))
+
+
+def hit_rate_intervals(points, replicates, weights):
+    """scores x 2 (percent): the Wilson interval of each hit-rate column on its `effective_size`; `points` (percent)
+    per column, `weights` units x columns, each unit's share of the score."""
+    with np.errstate(invalid="ignore"):
+        variance = np.nanvar(replicates / 100.0, axis=0, ddof=1) if len(replicates) > 1 else np.zeros(len(points))
+    out = []
+    for j, point in enumerate(points):
+        p = point / 100.0
+        n = effective_size(p, variance[j], weights[:, j]) if np.isfinite(p) else np.nan
+        out.append([100.0 * bound for bound in wilson(p, n)] if np.isfinite(n) else [np.nan, np.nan])
+    return np.array(out).reshape(len(points), 2)
+
+
+def unit_parts(units, numerators, denominators):
+    """`(points, weights)` of one set of queries: each column's score (percent) and each resampling unit's share of
+    its denominator (queries, or outfits for outfit recall)."""
+    count = int(units.max()) + 1 if units.size else 0
+    bottom = np.zeros((count, denominators.shape[1]))
+    np.add.at(bottom, units, denominators)
+    total = bottom.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return numerators.sum(axis=0) / total, bottom / total
+
+
+def intervals_of(names, replicates, points, weights):
+    """scores x 2 (percent): `hit_rate_intervals` for the hit rates among `names`, the percentile interval of the
+    replicates for the others."""
+    out = percentile_interval(replicates)
+    hits = [j for j, name in enumerate(names) if interval_method(name) == WILSON]
+    if hits:
+        out[hits] = hit_rate_intervals(points[hits], replicates[:, hits], weights[:, hits])
+    return out
+
+
 def bootstrap_rng(seed, position=0):
     """The generator of the `position`-th subset of a result, so a subset's draws do not depend on the others."""
     return np.random.default_rng([seed, position])
 
 
 def bootstrap_intervals(per_query, resamples=RESAMPLES, seed=0, rows=None, keys=None):
-    """`{score: [lo, hi]}`, percent: the 95 % intervals of `summarise`'s scores from a seeded percentile bootstrap
-    over queries, outfits drawn whole. `rows` (a boolean mask) restricts it to some queries, `keys` to some scores.
-    Drawn as the engine draws a result's first subset, so a one-subset result stores the same intervals."""
+    """`{score: [lo, hi]}`, percent: the 95 % intervals of `summarise`'s scores from a seeded bootstrap over
+    queries, outfits drawn whole (`intervals_of`: Wilson for hit rates, percentile for the rest). `rows` (a boolean
+    mask) restricts it to some queries, `keys` to some scores. Drawn as the engine draws a result's first subset, so
+    a one-subset result stores the same intervals."""
     names, top, bottom = query_shares(per_query)
     units = resampling_units(per_query["outfit_id"])
     if rows is not None:
@@ -102,8 +175,10 @@ def bootstrap_intervals(per_query, resamples=RESAMPLES, seed=0, rows=None, keys=
         top, bottom = top[rows], bottom[rows]
         units = np.unique(units[rows], return_inverse=True)[1].reshape(-1)
     pick = [j for j, name in enumerate(names) if keys is None or name in keys]
-    replicates = bootstrap_replicates(units, top[:, pick], bottom[:, pick], resamples, bootstrap_rng(seed))
-    return {names[j]: [float(lo), float(hi)] for j, (lo, hi) in zip(pick, percentile_interval(replicates))}
+    top, bottom, picked = top[:, pick], bottom[:, pick], [names[j] for j in pick]
+    replicates = bootstrap_replicates(units, top, bottom, resamples, bootstrap_rng(seed))
+    bounds = intervals_of(picked, replicates, *unit_parts(units, top, bottom))
+    return {name: [float(lo), float(hi)] for name, (lo, hi) in zip(picked, bounds)}
 
 
 def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict", n_resamples=RESAMPLES, random_state=0):
@@ -121,6 +196,7 @@ def score_retrieval(predictions, references, gallery, k=DEFAULT_K, mode="strict"
     results = summarise(per_query)
     if n_resamples:
         results["ci95"] = bootstrap_intervals(per_query, n_resamples, random_state)
+        results["interval_method"] = {name: interval_method(name) for name in results["ci95"]}
         categories = np.array(per_query["category"], dtype=object)
         for category, block in results["per_category"].items():
             block["ci95"] = bootstrap_intervals(per_query, n_resamples, random_state, rows=categories == category,

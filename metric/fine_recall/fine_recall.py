@@ -57,15 +57,18 @@ Args:
         not exceed both the ranking depth (`-1` padding included) and the gallery size.
     mode (`str`, defaults to `"strict"`): `"strict"` (same category and the query's attributes are a subset
         of the item's) or `"leaderboard"` (same category and same main attribute).
-    n_resamples (`int`, defaults to 1000): bootstrap resamples of the 95 % intervals; 0 leaves `ci95` out; at
-        most 100,000.
+    n_resamples (`int`, defaults to 1000): bootstrap resamples of the 95 % intervals; 0 leaves `ci95` and
+        `interval_method` out; at most 100,000.
     random_state (`int`, defaults to 0): the bootstrap's seed, so the same inputs give the same intervals.
 Returns:
     `fine_recall@K`, `coarse_recall@K`, `ndcg@K`, `map@K`, `mrr@K` for each K, `outfit_fine_recall@K` (only when some
     query has an outfit id), all in percent; `num_queries`, `num_outfits`; `per_category`, mapping each
-    (normalised) query category to its `fine_recall@1`, `coarse_recall@1` and `num_queries`; and `ci95`, the
-    `[low, high]` 95 % interval of every score (a percentile bootstrap over queries; the queries of one outfit
-    are drawn together), also inside each `per_category` entry.
+    (normalised) query category to its `fine_recall@1`, `coarse_recall@1` and `num_queries`; `ci95`, the
+    `[low, high]` 95 % interval of every score, also inside each `per_category` entry; and `interval_method`, how
+    each was computed: `"Wilson (effective n)"` for the hit rates (Fine/Coarse Recall@K, outfit recall: a Wilson
+    score interval on the queries divided by the design effect of a bootstrap that draws an outfit's queries
+    together; at 0 % and 100 % each outfit counts as one observation), `"bootstrap"` (that bootstrap's
+    percentiles) for nDCG, MAP and MRR.
 Examples:
     >>> import evaluate
     >>> fine_recall = evaluate.load("lookbench/fine_recall")
@@ -90,8 +93,9 @@ Examples:
     (0.0, 50.0, 0.0, 50.0)
     >>> results["outfit_fine_recall@1"], results["outfit_fine_recall@2"], results["num_outfits"]
     (0.0, 100.0, 1)
-    >>> results["ci95"]["fine_recall@2"], results["ci95"]["fine_recall@1"]  # two queries of one outfit: one unit
-    ([100.0, 100.0], [0.0, 0.0])
+    >>> # 2 of 2 hits, but two queries of one outfit are one observation: a Wilson interval on n = 1
+    >>> [round(x, 2) for x in results["ci95"]["fine_recall@2"]], results["interval_method"]["fine_recall@2"]
+    ([20.65, 100.0], 'Wilson (effective n)')
     >>> leaderboard = fine_recall.compute(predictions=[[1, 0, 2], [3, 2, 0]], references=references,
     ...                                   gallery=gallery, k=[1, 2], mode="leaderboard")
     >>> leaderboard["fine_recall@1"], leaderboard["mrr@2"], leaderboard["map@2"]

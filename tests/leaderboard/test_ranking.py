@@ -120,7 +120,7 @@ def local_store(tmp_path, results):
 SIZES = {"RealStudioFlat": 300, "RealStreetLook": 240}
 
 
-def test_local_rows_get_bootstrap_intervals_and_paired_groups(tmp_path):
+def test_local_rows_get_intervals_from_their_outcomes_and_paired_groups(tmp_path):
     strong, weak, twin = synthetic(1, SIZES, hit_rate=0.8), synthetic(2, SIZES, hit_rate=0.3), synthetic(1, SIZES, hit_rate=0.8)
     store = local_store(tmp_path, {"strong": strong, "weak": weak, "twin": twin})
     section = leaderboard(results=store, reference="none").sections[0]
@@ -130,7 +130,9 @@ def test_local_rows_get_bootstrap_intervals_and_paired_groups(tmp_path):
 
     outcomes = {s: Outcomes.from_json(strong[s]["per_query"], s) for s in SIZES}
     lo, hi = stats.intervals(outcomes)["overall"]["fine_recall@1"]
-    assert rows["strong"]["ci95"] == [round(lo, 2), round(hi, 2)] and rows["strong"]["ci_method"] == "bootstrap"
+    assert rows["strong"]["ci95"] == [round(lo, 2), round(hi, 2)] and rows["strong"]["ci_method"] == "Wilson (effective n)"
+    ndcg = {r["model"]: r for r in leaderboard(results=store, reference="none", metric="ndcg", k=5).sections[0].rows}
+    assert ndcg["strong"]["ci_method"] == "bootstrap"
     # the same per-query outcomes cannot be told apart (McNemar p = 1); a far weaker model can
     assert rows["strong"]["group"] == rows["twin"]["group"] == 1 and rows["weak"]["group"] == 2
     # a result written before per-query outcomes were kept falls back to the approximate interval
@@ -186,3 +188,34 @@ def test_an_unknown_k_is_an_error_listing_the_ks_present(tmp_path, capsys):
     code, out, err = run_cli(capsys, "--k", "3")
     assert code == 2 and out == ""
     assert "no result has fine at K=3; the Ks present are 1, 5, 10, 20" in err
+
+
+def hits_result(name: str, hits, prefix: str) -> dict:
+    """A one-subset result as the engine writes it whose queries (ids ``prefix-i``) hit at rank 1 where ``hits``."""
+    import numpy as np
+
+    from lookbench.engine.results import EvaluationResult
+    from lookbench.metric.fine_recall.judging import summarise
+    from lookbench.results.outcomes import Outcomes
+
+    n, first = len(hits), np.where(hits, 0.0, np.inf)
+    graded = np.where(hits, 1.0, 0.0)[:, None]
+    outcomes = Outcomes((1,), [f"{prefix}-{i}" for i in range(n)], [None] * n, ["v20250101"] * n, first, first.copy(),
+                        graded, graded)
+    scores = summarise({"k": [1], "first_fine": first, "first_coarse": first, "ndcg": graded, "ap": graded,
+                        "category": ["top"] * n, "outfit_id": [""] * n})
+    provenance = {"model": {"name": name}, "dataset": {"key": "local-x", "revision": "local-x"}, "mode": "strict",
+                  "distractors": True, "cutoff": None}
+    return EvaluationResult({"RealStudioFlat": scores}, dict(scores), provenance,
+                            {"RealStudioFlat": outcomes}).to_dict()
+
+
+def test_a_perfect_row_is_not_told_apart_from_a_near_one_by_a_point_interval(tmp_path):
+    """70 of 70 had the interval [100, 100], so a row at 66 of 70 on other queries (told apart by intervals, having
+    no query in common; its bootstrap interval [88.57, 98.57]) opened a group of its own; [94.80, 100] overlaps it."""
+    perfect = hits_result("perfect", [True] * 70, "a")
+    near = hits_result("near", [True] * 66 + [False] * 4, "b")
+    store = local_store(tmp_path, {"perfect": json.loads(json.dumps(perfect)), "near": json.loads(json.dumps(near))})
+    rows = {r["model"]: r for r in leaderboard(results=store, reference="none").sections[0].rows}
+    assert rows["perfect"]["ci95"] == [94.8, 100.0] and rows["perfect"]["rank"] == 1
+    assert rows["near"]["ci95"][1] > 94.8 and rows["perfect"]["group"] == rows["near"]["group"] == 1

@@ -329,6 +329,45 @@ def test_queries_of_one_outfit_are_resampled_together():
     assert together["ci95"]["outfit_fine_recall@1"] == pytest.approx(together["ci95"]["fine_recall@1"])
 
 
+def test_a_perfect_or_empty_score_has_a_wilson_interval_not_a_point():
+    """70 of 70 is not certainty: the Wilson 95 % interval of 70 independent hits is [94.80, 100] (0 of 70: [0,
+    5.20]); the percentile bootstrap collapsed both to a point. nDCG, MAP and MRR keep the bootstrap."""
+    predictions, queries = crew_neck_run([True] * 70)
+    r = FineRecall().compute(predictions=predictions, references=queries, gallery=GALLERY, k=[1, 2])
+    assert r["fine_recall@1"] == 100.0 and r["ci95"]["fine_recall@1"] == pytest.approx([94.80, 100.0], abs=0.005)
+    assert r["ci95"]["coarse_recall@2"] == r["ci95"]["fine_recall@1"]
+    assert r["per_category"]["top"]["ci95"]["fine_recall@1"] == r["ci95"]["fine_recall@1"]
+    assert r["interval_method"] == {key: "Wilson (effective n)" if "recall" in key else "bootstrap" for key in r["ci95"]}
+    assert r["ci95"]["mrr@1"] == [100.0, 100.0]  # every query scores 100: a bootstrap of them cannot vary
+    missed = FineRecall().compute(predictions=crew_neck_run([False] * 70)[0], references=queries, gallery=GALLERY, k=[1])
+    assert missed["fine_recall@1"] == 0.0 and missed["ci95"]["fine_recall@1"] == pytest.approx([0.0, 5.20], abs=0.005)
+
+
+@pytest.mark.parametrize("size, lower", [(1, 94.80), (2, 90.11), (7, 72.25)])
+def test_at_100_percent_each_outfit_counts_as_one_observation(size, lower):
+    """At 100 % the bootstrap measures no design effect, so an outfit counts once: 70 queries in outfits of two
+    are 35 observations (Wilson lower bound 90.11), in outfits of seven 10 (72.25)."""
+    predictions, queries = crew_neck_run([True] * 70, [f"look-{i // size}" if size > 1 else "" for i in range(70)])
+    r = FineRecall().compute(predictions=predictions, references=queries, gallery=GALLERY, k=[1])
+    assert r["ci95"]["fine_recall@1"] == pytest.approx([lower, 100.0], abs=0.005)
+    if size > 1:  # the outfits themselves: 70 / size independent outfits, all hits
+        assert r["ci95"]["outfit_fine_recall@1"] == pytest.approx([lower, 100.0], abs=0.005)
+
+
+@pytest.mark.parametrize("n, p", [(400, 0.6), (2345, 0.67)])
+def test_a_mid_range_wilson_interval_agrees_with_the_percentile_bootstrap(n, p):
+    """Away from 0 and 100 % the Wilson interval on the effective sample size is the width the bootstrap draws:
+    each bound within a few tenths of a point of the percentile interval of the same draws."""
+    from lookbench.metric.fine_recall import bootstrap
+
+    hits = np.random.default_rng(11).random(n) < p
+    r = score_retrieval(*crew_neck_run(hits), GALLERY, k=[1])
+    shares = (100.0 * hits)[:, None]
+    draws = bootstrap.bootstrap_replicates(np.arange(n), shares, np.ones_like(shares), bootstrap.RESAMPLES,
+                                           bootstrap.bootstrap_rng(0))
+    assert r["ci95"]["fine_recall@1"] == pytest.approx(bootstrap.percentile_interval(draws)[0], abs=0.4)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"n_resamples": -1}, r"n_resamples must be a non-negative integer, got -1"),
     ({"n_resamples": 2.5}, r"n_resamples must be a non-negative integer, got 2\.5"),
@@ -341,7 +380,8 @@ def test_bad_bootstrap_settings_are_named(kwargs, message):
 
 def test_no_resamples_no_intervals():
     r = FineRecall().compute(predictions=PREDICTIONS, references=QUERIES, gallery=GALLERY, n_resamples=0)
-    assert "ci95" not in r and all("ci95" not in block for block in r["per_category"].values())
+    assert "ci95" not in r and "interval_method" not in r
+    assert all("ci95" not in block for block in r["per_category"].values())
     assert r == score_retrieval(PREDICTIONS, QUERIES, GALLERY, n_resamples=0)
 
 

@@ -112,3 +112,57 @@ def test_paired_difference_of_a_result_with_itself_is_zero_with_p_one():
     out = stats.paired(a, a, "ndcg@5")
     for row in out.values():
         assert row["diff"] == 0.0 and row["ci95"] == (0.0, 0.0) and row["p"] == 1.0
+
+
+def test_a_perfect_subset_has_the_wilson_interval_of_its_queries_and_outfits_widen_it():
+    perfect = np.ones(70, dtype=bool)
+    alone = stats.intervals({"RealStudioFlat": outcomes(perfect)})["RealStudioFlat"]
+    assert alone["fine_recall@1"] == pytest.approx((94.80, 100.0), abs=0.005)  # was (100.0, 100.0)
+    assert alone["coarse_recall@20"] == alone["fine_recall@1"]
+    looks = stats.intervals({"RealStreetLook": outcomes(perfect, [f"look-{i // 2}" for i in range(70)])})
+    assert looks["RealStreetLook"]["fine_recall@1"] == pytest.approx((90.11, 100.0), abs=0.005)  # 35 outfits
+    uneven = [f"look-{i // 7}" if i < 14 else None for i in range(70)]  # two outfits of seven, 56 lone queries
+    n_eff = 70 ** 2 / (2 * 7 ** 2 + 56)  # 31.8 observations: Kish's effective size of the outfit sizes
+    lo = stats.intervals({"RealStreetLook": outcomes(perfect, uneven)})["RealStreetLook"]["fine_recall@1"][0]
+    assert lo == pytest.approx(stats.wilson(100.0, n_eff)[0]) and lo == pytest.approx(89.23, abs=0.005)
+
+
+def test_a_perfect_overall_pools_every_subsets_observations():
+    perfect = np.ones(70, dtype=bool)
+    out = stats.intervals({"RealStudioFlat": outcomes(perfect), "AIGen-Studio": outcomes(perfect)})
+    assert out["overall"]["fine_recall@1"] == pytest.approx(stats.wilson(100.0, 140))
+    street = {"RealStudioFlat": outcomes(perfect), "RealStreetLook": outcomes(perfect, [f"o{i // 2}" for i in range(70)])}
+    # 70 lone queries and 35 outfits of two, each weighted by its share: Kish's n = 140² / (70 + 35 · 4)
+    assert stats.intervals(street)["overall"]["fine_recall@1"] == pytest.approx(stats.wilson(100.0, 140 ** 2 / 210))
+
+
+def test_a_mid_range_overall_keeps_the_width_of_the_percentile_bootstrap():
+    from lookbench.metric.fine_recall import bootstrap
+
+    rng = np.random.default_rng(5)
+    subsets = {"RealStudioFlat": outcomes(rng.random(1011) < 0.69), "RealStreetLook": outcomes(
+        rng.random(981) < 0.62, [f"look-{i // 3}" for i in range(981)])}
+    wilson = stats.intervals(subsets)
+    combined = 0
+    for position, (name, o) in enumerate(subsets.items()):
+        names, top, bottom = bootstrap.query_shares(o.per_query())
+        draws = bootstrap.bootstrap_replicates(bootstrap.resampling_units(o.outfit_id), top, bottom, stats.RESAMPLES,
+                                               bootstrap.bootstrap_rng(stats.SEED, position))
+        percentile = bootstrap.percentile_interval(draws)[names.index("fine_recall@1")]
+        assert wilson[name]["fine_recall@1"] == pytest.approx(percentile, abs=0.4)
+        combined = combined + len(o) / 1992 * draws[:, names.index("fine_recall@1")]
+    assert wilson["overall"]["fine_recall@1"] == pytest.approx(bootstrap.percentile_interval(combined[:, None])[0], abs=0.4)
+    # nDCG keeps the percentile bootstrap exactly
+    assert wilson["overall"]["ndcg@5"] != wilson["overall"]["fine_recall@1"]
+
+
+def test_the_provenance_and_the_table_note_name_the_method():
+    recorded = stats.settings()
+    assert recorded["interval_method"] == {"hit rates": "Wilson (effective n)", "other scores": "bootstrap"}
+    assert "Wilson" in recorded["hit_rates"] and "outfit" in recorded["hit_rates"]
+    assert stats.note(recorded).startswith("± half the 95% interval: Fine/Coarse Recall a Wilson interval on the "
+                                           "effective number of queries (outfits counted by the design effect 1000")
+    # a result stored before: all its intervals were the percentile bootstrap, and its note says so
+    older = {"method": "percentile bootstrap over queries", "resamples": 1000, "seed": 0, "confidence": 0.95}
+    assert stats.note(older) == ("± half the 95% interval (1000 bootstrap resamples over queries, outfits resampled "
+                                 "whole; all scores and intervals in results.json).")
