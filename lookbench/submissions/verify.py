@@ -229,6 +229,8 @@ def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, s
     q, rank, index, qid, iid = ranking.query, ranking.rank, ranking.gallery_index, ranking.query_item_id, ranking.item_id
     n, size = len(query_ids), len(gallery_ids)
     queries, gallery = np.asarray(query_ids, dtype=object), np.asarray(gallery_ids, dtype=object)
+    if n == 0:
+        return [f"{subset}: the data has no query under the result's settings"], None
     problems = []
 
     def named(p):
@@ -249,13 +251,14 @@ def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, s
     qi, ri, gi = q[inside], rank[inside], index[inside]
     counts = np.bincount(qi, minlength=n + 1)[1:]
     problems += [f"{subset}: {named(p)} has no ranking in {shown}" for p in np.flatnonzero(counts == 0) + 1]
-    twice = set()
-    for column, what in ((ri, "rank {} is given {} times"), (gi, "gallery row {} is ranked {} times")):
+    twice = set()  # queries named once for a repeat are not named again for what follows from it
+    for column, what in ((ri, "{0} appears more than once in {1} (rank {2} is given {3} times)"),
+                         (gi, "{0} ranks gallery row {2} {3} times in {1}")):
         pairs, times = np.unique(np.stack([qi, column]), axis=1, return_counts=True)
         for (p, value), count in zip(pairs.T[times > 1], times[times > 1]):
             if p not in twice:
                 twice.add(p)
-                problems.append(f"{subset}: {named(p)} appears more than once in {shown} ({what.format(value, count)})")
+                problems.append(f"{subset}: " + what.format(named(p), shown, value, count))
     lowest, highest = np.full(n + 1, np.iinfo(np.int64).max), np.zeros(n + 1, dtype=np.int64)
     np.minimum.at(lowest, qi, ri)
     np.maximum.at(highest, qi, ri)

@@ -113,6 +113,17 @@ def _foreign_item(folder):
     pq.write_table(table.set_column(table.schema.get_field_index("item_id"), "item_id", pa.array(item)), path)
 
 
+def _renamed_item(folder):
+    """Rank 1 of query 1 names another gallery item than the row it ranks (rank 2's item, which is in the gallery);
+    returns the reason expected."""
+    path = _parquet(folder, "RealStreetLook")
+    table = pq.read_table(path)
+    item = table["item_id"].to_pylist()
+    item[0] = item[1]
+    pq.write_table(table.set_column(table.schema.get_field_index("item_id"), "item_id", pa.array(item)), path)
+    return [f"RealStreetLook: item_id {item[1]!r} (query 1, rank 1) is not gallery row {table['gallery_index'][0]} of "]
+
+
 def _other_revision(folder):
     data = json.loads((folder / "results.json").read_text())
     data["provenance"]["dataset"]["revision"] = "local-0123456789abcdef"
@@ -127,17 +138,37 @@ def _other_revision(folder):
                         "results.predictions/AIGen-Studio.parquet (rank 1 is given 2 times)"]),
     (_foreign_item, ["RealStreetLook: item_id 'not-a-gallery-item' (query 1, rank 4) is in neither the RealStreetLook "
                      "gallery nor the noise gallery"]),
+    (_renamed_item, []),
     (_other_revision, ["the result is for data revision local-0123456789abcdef; LookBench-Mini (embedded) is revision "
                        "local-"]),
-], ids=["score-edited", "top1-swapped", "dropped-query", "duplicated-query", "foreign-item", "other-revision"])
+], ids=["score-edited", "top1-swapped", "dropped-query", "duplicated-query", "foreign-item", "renamed-item",
+        "other-revision"])
 def test_a_tampered_submission_is_not_verified_naming_why(copy, tamper, reasons):
-    tamper(copy)
+    expected = reasons + (tamper(copy) or [])
     verification = verify_submission(copy)
     assert not verification.verified
-    for reason in reasons:
+    for reason in expected:
         assert any(r.startswith(reason) for r in verification.reasons), verification.reasons
     differing = [name for name, claimed, recomputed in verification.scores if claimed != pytest.approx(recomputed, abs=1e-6)]
     assert all(f"{name} claimed" in " ".join(verification.reasons) for name in differing)
+
+
+def test_outcomes_swapped_between_two_queries_are_named_though_every_score_agrees(copy):
+    """Two queries' outcomes traded in the JSON leave every mean as it was, but not the paired tests that read them."""
+    data = json.loads((copy / "results.json").read_text())
+    outcomes = data["RealStudioFlat"]["per_query"]
+    ndcg = outcomes["ndcg"]["@5"]
+    i, j = next((i, j) for i in range(len(ndcg)) for j in range(i) if ndcg[i] != ndcg[j]
+                and outcomes["release"][i] == outcomes["release"][j])
+    for column in [outcomes["first_fine_rank"], outcomes["first_coarse_rank"], *outcomes["ndcg"].values(),
+                   *outcomes["ap"].values()]:
+        column[i], column[j] = column[j], column[i]
+    (copy / "results.json").write_text(json.dumps(data))
+    verification = verify_submission(copy)
+    assert not verification.verified
+    assert all(claimed == pytest.approx(recomputed, abs=1e-6) for _, claimed, recomputed in verification.scores)
+    assert f"RealStudioFlat per_query.ndcg.@5: query {j + 1} ({outcomes['item_id'][j]}) is {ndcg[j]!r} in the result, " \
+           f"the rankings give {ndcg[i]!r}" in verification.reasons
 
 
 def test_a_tampered_submission_exits_1_naming_each_differing_score(copy, tmp_path):
