@@ -40,6 +40,7 @@ def release_figure(sections: list[Section]):
     """The score against the release date, one line per model, its declared training cutoff dashed; one panel per
     section that has scores per release."""
     import matplotlib
+    from matplotlib.dates import DateFormatter
     from matplotlib.figure import Figure
 
     from lookbench.filtering import to_utc
@@ -68,7 +69,9 @@ def release_figure(sections: list[Section]):
         ax.set_xlabel("release date (dashed: the model's declared training cutoff)")
         ax.set_title(terminal_safe(section.title), fontsize=9)
         ax.legend(fontsize="small")
-    fig.autofmt_xdate()
+        # Every panel its own dated axis (autofmt_xdate kept only the bottom one's, which the others were read by)
+        ax.xaxis.set_major_formatter(DateFormatter("%Y-%m-%d"))
+        ax.tick_params(axis="x", labelrotation=30)
     fig.tight_layout()
     return fig
 

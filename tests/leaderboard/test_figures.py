@@ -62,3 +62,24 @@ def test_plot_writes_the_format_its_suffix_names_and_replaces_a_symlink_rather_t
     path = leaderboard(reference="release_v2601").plot(tmp_path / "board.svg")
     assert path == tmp_path / "board.svg" and not path.is_symlink() and path.read_text().startswith("<?xml")
     assert outside.read_text() == "precious" and sorted(os.listdir(tmp_path)) == ["board.svg", "outside.svg"]
+
+
+def test_every_by_release_panel_has_its_own_dated_axis():
+    """Issue 38: autofmt_xdate hid the date labels of every panel but the bottom one, so an upper panel's 2023
+    cutoff was read off the bottom panel's axis (2013)."""
+    from lookbench.leaderboard.figures import figure
+    from lookbench.leaderboard.render import Section
+
+    def section(title, releases, cutoff):
+        columns = ["rank", "model", "group", "overall fine R@1", "ci95", "training cutoff", *releases]
+        row = {"rank": 1, "model": "m", "group": 1, "overall fine R@1": 50.0, "ci95": None, "training cutoff": cutoff,
+               **{r: 40.0 + i for i, r in enumerate(releases)}}
+        return Section(title, "local", columns, [row], releases)
+
+    fig = figure([section("upper", ["v20230101", "v20240101"], "2023-06-30"),
+                  section("lower", ["v20120101", "v20140101"], "2013-06-30")])
+    fig.canvas.draw()
+    for ax, year in zip(fig.axes, ("2023", "2013")):
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+        assert labels and all(len(t.split("-")[0]) == 4 for t in labels), labels
+        assert any(t.startswith(year) for t in labels), (year, labels)
