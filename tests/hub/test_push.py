@@ -25,17 +25,21 @@ def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token
     created = {f"{c['organization']}/{c['name']}": c for c in fake.created}
     assert {repo: c["type"] for repo, c in created.items()} == REPOS
     assert {repo: c.get("sdk") for repo, c in created.items()} == {
-        "lookbench/lookbench": None, "lookbench/fine_recall": "gradio", "lookbench/gr-lite-mini": None, "lookbench/demo": "gradio"}
+        "lookbench/lookbench": None, "lookbench/fine_recall": "gradio", "lookbench/gr-lite-mini": None, "lookbench/demo": "gradio",
+        "lookbench/leaderboard": "gradio"}
     assert {c["visibility"] for c in fake.created} == {"private"}
     commits = fake.commits
     assert set(commits) == {"dataset/lookbench/lookbench", "space/lookbench/fine_recall", "model/lookbench/gr-lite-mini",
-                            "space/lookbench/demo"}
+                            "space/lookbench/demo", "space/lookbench/leaderboard"}
     assert commits["space/lookbench/demo"]["paths"] == staged_files(hub, "lookbench/demo")  # with the lookbench/ it carries
     assert {"README.md", "app.py", "requirements.txt", "lookbench/space/app.py"} <= set(commits["space/lookbench/demo"]["paths"])
+    board = commits["space/lookbench/leaderboard"]["paths"]
+    assert board == staged_files(hub, "lookbench/leaderboard") and "lookbench/space/board/app.py" in board
     assert commits["model/lookbench/gr-lite-mini"]["paths"] == staged_files(hub, "lookbench/gr-lite-mini")
     assert commits["model/lookbench/gr-lite-mini"]["bytes"]["model.safetensors"] == (hub / "lookbench/gr-lite-mini/model.safetensors").stat().st_size
     dataset = commits["dataset/lookbench/lookbench"]["paths"]
-    assert "README.md" in dataset and not [p for p in dataset if p.split("/")[0] in ("fine_recall", "gr-lite-mini", "demo")]
+    assert "README.md" in dataset and not [p for p in dataset if p.split("/")[0] in ("fine_recall", "gr-lite-mini", "demo",
+                                                                                      "leaderboard")]
     assert {c["revision"] for c in commits.values()} == {"main"}
     assert set(fake.validated) == set(REPOS.values())  # every card's YAML passed the endpoint's check
     assert "lookbench/demo (space): abc123" in proc.stdout

