@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from PIL import Image, ImageFilter
 
 from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for
-from tests.helpers.gr_lite import CODE_FILES, GR_LITE_DIR, run_python, tiny_config
+from tests.helpers.gr_lite import BLOCK_LOOKBENCH, CODE_FILES, GR_LITE_DIR, run_python, tiny_config
 
 IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])[:, None, None]
 IMAGENET_STD = torch.tensor([0.229, 0.224, 0.225])[:, None, None]
@@ -110,20 +110,6 @@ with torch.no_grad():
     embeds = model(**processor(images, return_tensors="pt")).image_embeds
 np.save({out!r}, embeds.numpy())
 print(type(model).__module__, type(processor).__module__, any(m.split(".")[0] == "lookbench" for m in sys.modules))
-"""
-
-BLOCK_LOOKBENCH = """
-import sys
-class _BlockLookbench:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "lookbench":
-            raise ImportError("lookbench is deliberately unavailable in this process")
-sys.meta_path.insert(0, _BlockLookbench())
-try:
-    import lookbench
-    raise SystemExit("lookbench should not be importable here")
-except ImportError:
-    pass
 """
 
 

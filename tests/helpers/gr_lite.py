@@ -42,6 +42,22 @@ def run_script(cmd: list[str], cwd: Path | None = None, env: dict | None = None)
                           timeout=HANG_GUARD_SECONDS)
 
 
+# prepended to a script run by run_python: the process cannot import lookbench (what remote code loading must not need)
+BLOCK_LOOKBENCH = """
+import sys
+class _BlockLookbench:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "lookbench":
+            raise ImportError("lookbench is deliberately unavailable in this process")
+sys.meta_path.insert(0, _BlockLookbench())
+try:
+    import lookbench
+    raise SystemExit("lookbench should not be importable here")
+except ImportError:
+    pass
+"""
+
+
 def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
     proc = run_script([sys.executable, "-c", code], cwd)
     assert proc.returncode == 0, proc.stderr[-4000:]
