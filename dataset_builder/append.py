@@ -33,6 +33,7 @@ from lookbench.dataset_builder.export import (
     build_shards,
     release_facts,
     staging_folder,
+    text_info,
     write_card,
 )
 from lookbench.dataset_builder.sources import SourceError
@@ -157,6 +158,14 @@ class BuiltFolder:
                 raise SourceError(f"{shard}: its columns disagree with the shards this version writes "
                                   f"({_differences(_arrow_fields(shard), built)}); rebuild the folder with this version "
                                   "before appending")
+        versions = {folder: text_info(folder)[2].get("versions") for folder in (self.path, new)}
+        if versions[self.path] is None:
+            raise SourceError(f"{where} has no text config (it was built before lookbench wrote the queries in words); "
+                              "rebuild the folder with this version before appending")
+        if versions[self.path] != versions[new]:
+            raise SourceError(f"{where}: its text queries are of template version {', '.join(map(str, versions[self.path]))}, "
+                              f"this version writes {', '.join(map(str, versions[new]))}; rebuild the folder with this "
+                              "version before appending")
         newest = max(self.facts, key=release_date)
         for name in releases:
             if name in self.facts:

@@ -28,6 +28,7 @@ from lookbench.dataset_builder.fashion_mnist import package_folder
 from lookbench.dataset_builder.builder import TRAIN_DESCRIPTION, LookBench
 from lookbench.dataset_builder.catalog import SOURCES, either, open_source
 from lookbench.dataset_builder.sources import TRAIN, SourceError
+from lookbench.dataset_builder.text_queries import TEXT_COLUMNS, TEXT_CONFIG, text_features, text_split
 from lookbench.dataset_builder.validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
 
 CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
@@ -170,7 +171,7 @@ def build_release(
         for flag, target in targets.items():
             target.parent.mkdir(parents=True, exist_ok=True)
             staged.enter_context(folder_lock(target))  # held to the swap: a concurrent build or append is refused
-            _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS))
+            _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS) | {TEXT_CONFIG})
         tmp = Path(tmp)
         staging = {}
         for flag, target in targets.items():
@@ -273,6 +274,8 @@ def build_shards(source, out: Path, tmp: Path, progress: bool, *, input_path, re
         for split in SUBSETS[config].splits:
             dataset = builder.as_dataset(split=split)
             write_parquet_shards(dataset, out / config, split)
+            if split == "query":  # the queries in words (text_queries), a config of their own
+                write_parquet_shards(text_split(dataset), out / TEXT_CONFIG, SUBSETS[config].alias)
             summary.rows[config][split] = len(dataset)
             releases.update(r for r in dataset.unique("release") if r)
         infos[config] = builder.info
@@ -314,13 +317,43 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def text_info(out: Path) -> tuple[dict, datasets.DatasetInfo | None, dict]:
+    """The ``text`` config of a built folder: its data files per split (a subset's alias), its ``DatasetInfo`` and
+    what the card shows (the first query of each subset in both forms, the template versions of its rows);
+    ``({}, None, {})`` without one."""
+    layout, splits, examples, versions = {}, datasets.SplitDict(), [], set()
+    for subset in SUBSETS.values():
+        shards = sorted((out / TEXT_CONFIG).glob(f"{subset.alias}-*.parquet"))
+        if not shards:
+            continue
+        tables = [pq.read_table(shard) for shard in shards]
+        layout[subset.alias] = f"{TEXT_CONFIG}/{subset.alias}-*"
+        splits.add(datasets.SplitInfo(name=subset.alias, num_bytes=sum(t.nbytes for t in tables),
+                                      num_examples=sum(t.num_rows for t in tables)))
+        versions.update(v for t in tables for v in t.column("template_version").unique().to_pylist())
+        first = next((t.slice(0, 1).to_pylist()[0] for t in tables if t.num_rows), None)
+        if first:
+            examples.append({"config": subset.name, "alias": subset.alias, "item_id": first["item_id"],
+                             **{form: _cell(first[column]) for form, column in TEXT_COLUMNS.items()}})
+    if not layout:
+        return {}, None, {}
+    info = datasets.DatasetInfo(description="The queries in words (lookbench.dataset_builder.text_queries), one split "
+                                "per subset named by its alias", features=text_features(), splits=splits)
+    info.dataset_size = sum(s.num_bytes for s in splits.values())
+    return layout, info, {"examples": examples, "versions": sorted(versions)}
+
+
 def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict) -> None:
     """The card of a built folder: YAML (``configs``, ``dataset_info``, the history) and its text, with the release
-    history table. Sizes and dates are read from the shards in ``out``; what changed comes from ``history``."""
+    history table. Sizes and dates are read from the shards in ``out``; what changed comes from ``history``; the
+    ``text`` config from its shards (``text_info``)."""
     facts = release_facts(out)
     configs = [c for c in SUBSETS if c in infos]
     rows = {c: {s: sum(f["rows"].get(c, {}).get(s, 0) for f in facts.values()) for s in SUBSETS[c].splits} for c in configs}
     layout = {c: {s: f"{c}/{s}-*" for s in SUBSETS[c].splits} for c in configs}
+    text_layout, text, text_card = text_info(out)
+    if text is not None:
+        layout[TEXT_CONFIG], infos = text_layout, {**infos, TEXT_CONFIG: text}
     stamps = [t for f in facts.values() for t in (f["first"], f["last"]) if t is not None]
     sources = list(dict.fromkeys(step.source for step in history))
     step_of = {release: step for step in history for release in step.releases}
@@ -350,6 +383,7 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
         "license_text": " ".join(s.licence for s in known) or "Not recorded.",
         "notes": first.card_notes() if first else "",
         "history_configs": configs,
+        "text": text_card,
         "release_history": [
             {"name": name, "span": f"{fact['first']:%Y-%m-%d} → {fact['last']:%Y-%m-%d}" if fact["first"] else "—",
              "rows": [sizes(fact, c) for c in configs],

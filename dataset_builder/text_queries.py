@@ -15,9 +15,14 @@ from collections.abc import Mapping
 TEMPLATE_VERSION = 1
 FORMS = ("short", "long")
 DEFAULT_FORM = "short"
+# A built release carries the texts as a config of its own (``text``), one split per subset named by its published
+# alias; row i of a split is the text of row i of that subset's query split (same item_id, release, timestamp).
+TEXT_CONFIG = "text"
+TEXT_COLUMNS = {form: f"text_{form}" for form in FORMS}
 
-# Attribute types in the order their words come (the Mini taxonomy's, then Fashion-MNIST's shade).
-ORDER = ("pattern", "color", "shade", "length", "leg_length", "fit", "silhouette", "sleeve_length", "neckline",
+# Attribute types in the order their words come (the Mini taxonomy's, the published release's colour, Fashion-MNIST's
+# shade).
+ORDER = ("pattern", "color", "colour", "shade", "length", "leg_length", "fit", "silhouette", "sleeve_length", "neckline",
          "collar", "closure", "shape", "style", "sole", "hardware")
 # How a category is spoken in the short form (one item, singular); the long form names the category as it is.
 NOUNS = {"tops": "top", "dresses": "dress", "skirts": "skirt", "bags": "bag", "hats": "hat"}
@@ -104,3 +109,28 @@ def query_text(category: str, attributes, form: str = DEFAULT_FORM) -> str:
 def record_text(record: Mapping, form: str = DEFAULT_FORM) -> str:
     """The text query of a LookBench record (its ``category`` and ``attributes``), in ``form``."""
     return query_text(record["category"], record["attributes"], form)
+
+
+def text_features():
+    """The ``datasets`` features of the ``text`` config (built on use: this module imports no datasets)."""
+    import datasets
+
+    return datasets.Features({
+        "item_id": datasets.Value("string"), "release": datasets.Value("string"),
+        "timestamp": datasets.Value("timestamp[s, tz=UTC]"),
+        **{column: datasets.Value("string") for column in TEXT_COLUMNS.values()},
+        "template_version": datasets.Value("int32"),
+    })
+
+
+def text_split(queries):
+    """The ``text`` rows of a subset's query split (a ``datasets.Dataset``), one per query row, in its order."""
+    import datasets
+
+    rows = queries.select_columns(["item_id", "release", "timestamp", "category", "attributes"]).to_list()
+    columns = {"item_id": [r["item_id"] for r in rows], "release": [r["release"] for r in rows],
+               "timestamp": [r["timestamp"] for r in rows]}
+    for form, column in TEXT_COLUMNS.items():
+        columns[column] = [record_text(r, form) for r in rows]
+    columns["template_version"] = [TEMPLATE_VERSION] * len(rows)
+    return datasets.Dataset.from_dict(columns, features=text_features())

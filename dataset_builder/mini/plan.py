@@ -35,7 +35,7 @@ CRAWL_WINDOW_S = 120 * 86400
 
 # What a seed generates, versioned: bump it when the output of a seed changes (rows, names, pixels). The embedded
 # LookBench-Mini is built once into a folder keyed by it, so a change never leaves an earlier build in use.
-GENERATION = 2  # 2: every row's source is "synthetic" and releases are mini-v<YYYYMMDD>
+GENERATION = 3  # 2: every row's source is "synthetic" and releases are mini-v<YYYYMMDD>; 3: the queries in words (a text config)
 
 # Default sizes at scale=1; ``scale`` multiplies every count.
 STUDIO_QUERIES = 70

@@ -20,6 +20,7 @@ from tests.helpers.raw_build import LATER
 from tests.helpers.raw_release import write_release
 
 CONFIGS = ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise")
+ALIASES = ("real_studio_flat", "aigen_studio", "real_streetlook", "aigen_streetlook")
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +73,7 @@ def test_append_adds_new_shards_and_keeps_every_old_one_byte_identical(built, tm
     new_shards = sorted(set(after) - set(before))
     assert new_shards == sorted([f"{c}/{s}-v20260301-00000-of-00001.parquet" for c in CONFIGS
                                  for s in (("gallery",) if c == "noise" else ("query", "gallery"))]
+                                + [f"text/{a}-v20260301-00000-of-00001.parquet" for a in ALIASES]
                                 + ["validation_report-v20260301.json"])
     assert after["README.md"] != before["README.md"] and folder_revision(built) != revision
 
@@ -90,6 +92,28 @@ def test_append_adds_new_shards_and_keeps_every_old_one_byte_identical(built, tm
     assert "| `v20260301` | 2026-01-10 → 2026-03-01 | 6 / 10 | 6 / 10 | 6 / 6 | 6 / 6 | 5 | winter crawl \\| new shops |" in text
     assert "**Releases in this folder:** v20251201, v20260301" in text
     assert sorted(p.name for p in built.parent.iterdir()) == ["lookbench"]  # no staging folder left behind
+
+
+def test_the_text_queries_of_an_appended_release_follow_its_query_rows(built, tmp_path):
+    """Row i of a text split is row i of the subset's query split, across the releases of the folder (issue 39)."""
+    assert append(write_release(tmp_path / "raw2", stamps=LATER, tag="b", variant=20), built) == 0
+    for config, alias in zip(CONFIGS, ALIASES):
+        query = datasets.load_dataset(str(built), config, split="query")
+        text = datasets.load_dataset(str(built), "text", split=alias)
+        assert text["item_id"] == query["item_id"] and text["release"] == query["release"]
+        assert sorted(set(text["release"])) == ["v20251201", "v20260301"] and set(text["template_version"]) == {1}
+    info = {i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]} for i in card(built)["dataset_info"]}
+    assert info["text"] == {"real_studio_flat": 12, "aigen_studio": 12, "real_streetlook": 12, "aigen_streetlook": 12}
+
+
+def test_a_folder_without_text_queries_is_refused_before_an_append(built, tmp_path, capsys):
+    shutil.rmtree(built / "text")  # a folder an older version wrote
+    before = tree_hash(built.parent)
+    assert append(write_release(tmp_path / "raw2", stamps=LATER, tag="b", variant=20), built) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"lookbench build: error: {built} has no text config (it was built before lookbench wrote the queries in words); "
+        "rebuild the folder with this version before appending")
+    assert tree_hash(built.parent) == before
 
 
 def test_a_third_release_appends_after_the_second(built, tmp_path):

@@ -92,4 +92,4 @@ def test_the_staging_folders_a_killed_build_left_are_removed_by_the_next(release
     (out.parent / ".lookbench.tmp-0a1b2c").write_text("half a card")
     assert build(release, out, "--subsets", "RealStudioFlat") == 0
     assert sorted(p.name for p in out.parent.iterdir()) == ["lookbench"]
-    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["RealStudioFlat"]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["RealStudioFlat", "text"]

@@ -98,6 +98,9 @@ def test_release_and_training_set_from_idx_files(tmp_path, idx_folder):
     assert set(query["source"]) == {"real"} and query[0]["image"].size == (fm.SIZE, fm.SIZE)
     card = (tmp_path / "out" / "README.md").read_text()
     assert "license: mit" in card and "Zalando SE" in card and "**shade**" in card and f"{fm.SIZE} × {fm.SIZE} px" in card
+    text = datasets.load_dataset(str(tmp_path / "out"), "text", split="real_studio_flat")  # the class name and shade
+    assert text["text_short"] == ["light t-shirt/top", "medium t-shirt/top", "dark t-shirt/top", "light t-shirt/top"]
+    assert text["text_long"][2] == "An item in the category t-shirt/top whose shade is dark."
 
     train = datasets.load_dataset(str(tmp_path / "train"), split="train")
     assert train.features == FEATURES  # Mini train's row schema, so the training recipe reads both

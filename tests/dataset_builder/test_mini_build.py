@@ -37,6 +37,24 @@ def test_mini_builds_all_configs_with_three_releases(mini):
     assert "pretty_name: LookBench-Mini (synthetic)" in card and "lookbench build --source mini --scale 0.25 --seed 3" in card
 
 
+def test_a_mini_build_ships_its_queries_in_words_row_by_row(mini):
+    """Issue 39 item 1: the text config, one split per subset alias, row i the words of query row i."""
+    from lookbench.dataset_builder.text_queries import record_text
+
+    root, summary = mini
+    for config, alias in (("RealStudioFlat", "real_studio_flat"), ("AIGen-Studio", "aigen_studio"),
+                          ("RealStreetLook", "real_streetlook"), ("AIGen-StreetLook", "aigen_streetlook")):
+        query = datasets.load_dataset(str(root / "lookbench"), config, split="query")
+        text = datasets.load_dataset(str(root / "lookbench"), "text", split=alias)
+        assert text["item_id"] == query["item_id"] and text["timestamp"] == query["timestamp"]
+        assert text["text_short"] == [record_text(r, "short") for r in query.select_columns(["category", "attributes"])]
+        assert text["text_long"][0].startswith(f"An item in the category {query[0]['category']} whose ")
+    card = (root / "lookbench" / "README.md").read_text()
+    first = datasets.load_dataset(str(root / "lookbench"), "text", split="real_streetlook")[0]
+    assert f"| `RealStreetLook` | `real_streetlook` | `{first['item_id']}` | {first['text_short']} | {first['text_long']} |" in card
+    assert "(`lookbench.dataset_builder.text_queries`, template version 1)" in card
+
+
 def test_a_mini_build_says_synthetic_in_its_rows_releases_and_card(mini):
     """Rendered images never pass for real ones: every row's source, every release name, the card's tags, opening
     lines and subset table."""

@@ -18,7 +18,7 @@ from tests.helpers.raw_build import FLAT, build
 def parquet_images(out: Path) -> list[dict]:
     """Every image and raw_image cell of every shard, read straight from Parquet."""
     cells = []
-    for shard in sorted(out.rglob("*.parquet")):
+    for shard in sorted(p for p in out.rglob("*.parquet") if p.parent.name != "text"):  # the text config has no image
         table = pq.read_table(shard, columns=["image", "raw_image"])
         cells += [c for name in ("image", "raw_image") for c in table.column(name).to_pylist() if c is not None]
     return cells
@@ -122,6 +122,18 @@ def test_jsonl_that_is_not_utf8_is_named_and_skippable(release, tmp_path, capsys
     assert "skipped rows: 1 (1 problem(s))" in capsys.readouterr().out
     assert report(out)["skipped"][0] | {"message": ""} == {
         "config": "noise", "split": "gallery", "file": "noise/gallery.jsonl", "line": 3, "item_id": None, "message": ""}
+
+
+def test_the_published_snapshot_converted_carries_its_queries_in_words(tmp_path):
+    """Issue 39 item 1: the converter writes the text config too; the published colour is worded like color."""
+    import datasets
+
+    build_release("upstream", tmp_path / "out", input_path=write_upstream(tmp_path / "look-bench"))
+    text = datasets.load_dataset(str(tmp_path / "out"), "text", split="real_streetlook")
+    query = datasets.load_dataset(str(tmp_path / "out"), "RealStreetLook", split="query")
+    assert text["item_id"] == query["item_id"] and text["release"] == ["v20250101"] * 3 + ["v20251201"] * 3
+    assert text["text_short"][:3] == ["red loose top", "blue full trousers", "green top"]
+    assert text["text_long"][0] == "An item in the category tops whose colour is red and fit is loose."
 
 
 def test_upstream_files_must_lie_inside_the_release(tmp_path):
