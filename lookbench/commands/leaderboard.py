@@ -1,6 +1,8 @@
-"""``lookbench leaderboard``: the published table and the results store, ranked per comparable group.
+"""``lookbench leaderboard``: the published table and the results store (or a folder of submissions), ranked per
+comparable group, each row saying what was verified.
 
-Imports no torch (docs/architecture.md §5): it reads JSON files and the package's published figures.
+Imports no torch (docs/architecture.md §5): it reads JSON files and the package's published figures; a submission
+is re-scored from its rankings (``lookbench.submissions.verify``), which reads its Parquet files and the data.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ def register(sub) -> None:
     from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
     lb = sub.add_parser("leaderboard", help="rank stored results beside the published leaderboard, per comparable group")
-    lb.add_argument("--results", type=Path, help="the results store to read (default: $HF_HOME/lookbench/results)")
+    lb.add_argument("--results", type=Path,
+                    help="the results store, or a folder of submissions as `lookbench submit --dry-run --out` writes them "
+                         "(re-scored from their rankings), to read (default: $HF_HOME/lookbench/results)")
     lb.add_argument("--reference", default=DEFAULT_REFERENCE, choices=[*references(), "none"],
                     help="the published leaderboard to show (none: only the store)")
     lb.add_argument("--metric", choices=list(METRICS), default="fine", help="fine or coarse Recall@K, or nDCG@K")
@@ -32,7 +36,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from lookbench.leaderboard.figures import plot_path
     from lookbench.leaderboard.ranking import leaderboard
-    from lookbench.leaderboard.render import GROUPS_NOTE, terminal_safe
+    from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE, terminal_safe
     from lookbench import paths
 
     plot = plot_path(args.plot) if args.plot else None  # a refusal before the store is read
@@ -42,7 +46,7 @@ def run(args) -> int:
         print(f"lookbench leaderboard: skipped {terminal_safe(line)}", file=sys.stderr)
     print(board.render(args.format), flush=True)
     if args.format in ("table", "markdown") and board.sections:
-        print("\n" + GROUPS_NOTE)
+        print("\n" + GROUPS_NOTE + "\n\n" + VERIFIED_NOTE)
     if plot:
         print(f"plot: {board.plot(plot)}", file=sys.stderr)
     return 0

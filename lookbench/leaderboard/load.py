@@ -1,8 +1,9 @@
 """The entries the leaderboard ranks: the published figures shipped as data (``published/<name>.json``) and the
-results a store holds, each with the group it was measured on.
+results a store or a folder of submissions holds, each with the group it was measured on and what was verified.
 
-Results files come from outside: every value the table shows is type-checked, and one bad file is skipped with its
-reason, never a stop.
+Results files come from outside: every value the table shows is type-checked, and one unreadable file is skipped
+with its reason, never a stop. A readable result whose scores fail a check is kept, marked ``no: <reason>``, so the
+table can show it apart from the verified rows instead of hiding it.
 """
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
 # Names of the published benchmark.json for the metrics of ``METRICS``.
 _PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
+# What an entry's ``verified`` says: re-scored from its rankings and every claimed score agreed; a stored result that
+# was not re-scored (its per-query outcomes, where kept, give its scores); the paper's figures, taken as published.
+# A failed check is "no: <reason>" (``FAILED`` + the reason).
+VERIFIED, NOT_CHECKED, PUBLISHED, FAILED = "yes", "not checked", "published", "no: "
 
 def references() -> list[str]:
     """Names of the published leaderboards shipped with the package (e.g. ``release_v2601``)."""
@@ -53,6 +58,7 @@ class Entry:
     subsets: dict
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
+    verified: str = NOT_CHECKED  # VERIFIED, NOT_CHECKED, PUBLISHED or FAILED + the reason
 
     def queries(self, names) -> int:
         """The number of queries behind its scores on the subsets ``names``."""
@@ -92,7 +98,7 @@ class Entry:
         """The same model on one release's queries only: each subset's ``per_release`` block of that release."""
         blocks = {name: scores["per_release"][release] for name, scores in self.subsets.items()
                   if release in (scores.get("per_release") or {})}
-        return Entry(self.model, self.group, blocks, self.origin, self.extra)
+        return Entry(self.model, self.group, blocks, self.origin, self.extra, self.verified)
 
 
 def load_reference(name: str = DEFAULT_REFERENCE) -> tuple[list[Entry], str]:
@@ -109,7 +115,8 @@ def load_reference(name: str = DEFAULT_REFERENCE) -> tuple[list[Entry], str]:
             scores = {_PUBLISHED_METRICS[m]: dict(v) for m, v in metrics.items()}
             scores["num_queries"] = raw["query_counts"][subset]
             models.setdefault(model, {})[subset] = scores
-    return [Entry(model, group, subsets, f"published {name}") for model, subsets in models.items()], raw["source"]
+    return [Entry(model, group, subsets, f"published {name}", verified=PUBLISHED) for model, subsets in models.items()], \
+        raw["source"]
 
 
 def _text(value, what: str, optional: bool = False):
@@ -120,14 +127,19 @@ def _text(value, what: str, optional: bool = False):
     return value
 
 
-def _percent(value, what: str) -> float:
+def _percent(value, what: str, failed: bool = False) -> float | None:
+    """``value`` as a percentage; one that is not is a ValueError, or ``None`` (shown as no score) in a result that
+    already ``failed`` a check, whose claim its reason names."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 100:
+        if failed:
+            return None
         raise ValueError(f"{what} is {value!r}, not a percentage (a finite number in [0, 100])")
     return float(value)
 
 
-def _checked_subset(name: str, scores) -> dict:
-    """A subset's scores as the leaderboard reads them: every ranked metric "@K" a percentage, num_queries a count."""
+def _checked_subset(name: str, scores, failed: bool = False) -> dict:
+    """A subset's scores as the leaderboard reads them: every ranked metric "@K" a percentage (``_percent``),
+    num_queries a count."""
     if not isinstance(scores, dict):
         raise ValueError(f"{name} is {type(scores).__name__}, not a mapping of scores")
     out = dict(scores)
@@ -136,7 +148,7 @@ def _checked_subset(name: str, scores) -> dict:
             continue
         if not isinstance(scores[metric], dict):
             raise ValueError(f"{name} {metric} is {type(scores[metric]).__name__}, not a mapping of @K to a score")
-        out[metric] = {str(at): _percent(v, f"{name} {metric} {at}") for at, v in scores[metric].items()}
+        out[metric] = {str(at): _percent(v, f"{name} {metric} {at}", failed) for at, v in scores[metric].items()}
     count = scores.get("num_queries")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
         raise ValueError(f"{name} num_queries is {count!r}, not a count of queries")
@@ -146,13 +158,14 @@ def _checked_subset(name: str, scores) -> dict:
         for release in scores["per_release"]:
             if not isinstance(release, str) or not RELEASE_PATTERN.match(release):
                 raise ValueError(f"{name} per_release names {terminal_safe(release)!r}, not a release v<YYYYMMDD>")
-        out["per_release"] = {r: _checked_subset(f"{name} {r}", block) for r, block in scores["per_release"].items()}
+        out["per_release"] = {r: _checked_subset(f"{name} {r}", block, failed) for r, block in scores["per_release"].items()}
     return out
 
 
-def entry_from_result(result: dict, origin: str) -> Entry:
+def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED) -> Entry:
     """An entry from a results JSON written by ``lookbench evaluate`` (leaderboard shape plus provenance); every
-    value the table shows is type-checked, so a tampered file is a ``ValueError`` naming the field."""
+    value the table shows is type-checked, so a tampered file is a ``ValueError`` naming the field — except a claimed
+    score of a result ``verified`` already marks failed, which is shown as no score."""
     if not isinstance(result, dict) or not isinstance(result.get("provenance"), dict):
         raise ValueError("no provenance mapping")
     p = result["provenance"]
@@ -174,24 +187,30 @@ def entry_from_result(result: dict, origin: str) -> Entry:
         raise ValueError("provenance.distractors is not true or false")
     group = Group(label, key, _text(p.get("mode"), "provenance.mode"), p["distractors"],
                   _text(p.get("cutoff"), "provenance.cutoff", optional=True))
-    subsets = {s: _checked_subset(s, r) for s, r in result.items() if s not in ("overall", "provenance") and isinstance(r, dict)}
+    failed = verified.startswith(FAILED)
+    subsets = {s: _checked_subset(s, r, failed) for s, r in result.items()
+               if s not in ("overall", "provenance") and isinstance(r, dict)}
     name = _text(model.get("name"), "provenance.model.name")
     revision = _text(model.get("revision"), "provenance.model.revision", optional=True)
+    submitted = p.get("submission")  # ``lookbench submit``: the Hub repo and commit the model is published at
+    if isinstance(submitted, dict) and isinstance(submitted.get("model"), str):
+        name = submitted["model"]
+        revision = _text(submitted.get("revision"), "provenance.submission.revision", optional=True)
     label_model = name + (f"@{revision[:12]}" if revision and "@" not in name else "")
     cutoff = _text(model.get("training_cutoff"), "provenance.model.training_cutoff", optional=True)
     published = _text(model.get("published_name"), "provenance.model.published_name", optional=True)
-    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff, "published_name": published})
+    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff, "published_name": published}, verified)
 
 
-def load_store(root) -> tuple[list[Entry], list[str]]:
-    """Every result JSON under a results store, and one line per file that is skipped and why.
+def load_store(root, verify=None) -> tuple[list[Entry], list[str]]:
+    """Every result JSON under ``root`` — a results store, or a folder of submissions as ``lookbench submit --dry-run``
+    writes them — with what was verified (``check``), and one line per unreadable file and why.
 
-    Each file is read as ``lookbench.results.store.read_json`` reads one (inside the store, regular, size-capped,
-    non-blocking, depth-checked), so no single file can stop, hang or corrupt the table. A result that keeps
-    per-query outcomes is shown only when they give the scores it claims (``outcomes.verdict``): an edited score is
-    skipped and named, never ranked."""
+    Each file is read as ``lookbench.results.store.read_json`` reads one (inside the folder, regular, size-capped,
+    non-blocking, depth-checked), so no single file can stop, hang or corrupt the table. ``verify`` (folder ->
+    ``verified`` text) re-scores a submission; the default runs ``verify_submission`` each time (the leaderboard
+    Space passes its verdicts, kept by the hash of each submission's files)."""
     from lookbench.files import contained_file
-    from lookbench.results.outcomes import keeps_outcomes, verdict
     from lookbench.results.store import read_json
 
     entries, skipped = [], []
@@ -205,13 +224,40 @@ def load_store(root) -> tuple[list[Entry], list[str]]:
             skipped.append(f"{path}: {err}")
             continue
         try:
-            entry = entry_from_result(raw, str(path))
-        except ValueError as err:
+            entry_from_result(raw, str(path), FAILED)  # its shape, before a check reads it
+            entries.append(entry_from_result(raw, str(path), check(raw, path, verify or verified_text)))
+        except ValueError as err:  # a score that is no percentage in a result no check could fail
             skipped.append(f"{path}: not a LookBench result ({err})")
-            continue
-        damage = verdict(raw, str(path)) if keeps_outcomes(raw) else None
-        if damage:
-            skipped.append(damage)
-        else:
-            entries.append(entry)
     return entries, skipped
+
+
+def check(result: dict, path: Path, verify) -> str:
+    """What ``verified`` says of one stored result. A submission (its provenance names the Hub model it was
+    ``submit``ted for) is re-scored from its rankings by ``verify`` (its folder -> the text). Any other result is
+    checked against its own per-query outcomes (``outcomes.verdict``, the check ``compare`` uses): FAILED with
+    "claimed X, outcomes give Y" when they disagree, else NOT_CHECKED (its rankings were not re-judged)."""
+    from lookbench.results.outcomes import keeps_outcomes, verdict
+
+    if "submission" in result["provenance"]:
+        return verify(path.parent)
+    damage = verdict(result, str(path)) if keeps_outcomes(result) else None
+    return FAILED + damage.removeprefix(f"{path}: ") if damage else NOT_CHECKED
+
+
+def verified_text(folder: Path) -> str:
+    """``verify_submission``'s verdict on the submission in ``folder`` as the verified column shows it: VERIFIED, or
+    FAILED with the first reason (and how many more), or with the one line it gives for files it cannot read; data
+    that cannot be loaded here is NOT_CHECKED with the reason (as the leaderboard Space says it)."""
+    from lookbench.errors import EvaluationError
+    from lookbench.submissions.verify import verify_submission
+
+    try:
+        verification = verify_submission(folder)
+    except EvaluationError as err:  # the data the result names could not be loaded
+        return f"{NOT_CHECKED}: its data cannot be loaded here ({err})"
+    except ValueError as err:  # the submission's own files
+        return FAILED + str(err)
+    if verification.verified:
+        return VERIFIED
+    more = len(verification.reasons) - 1
+    return FAILED + verification.reasons[0] + (f" (and {more} more: lookbench verify names them)" if more else "")

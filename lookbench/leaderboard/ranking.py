@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.leaderboard import figures
-from lookbench.leaderboard.load import Entry, Group, load_reference, load_store
+from lookbench.leaderboard.load import FAILED, PUBLISHED, VERIFIED, Entry, Group, load_reference, load_store
 from lookbench.leaderboard.render import CUTOFF_COLUMN, Section, render_sections
 from lookbench.schema import TEST_SUBSETS, resolve_subset
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
@@ -118,10 +118,94 @@ def _beside_published(rows: list[dict]) -> list[dict]:
     return out
 
 
+# The blocks of a comparable group, by standing (``standing``): the title each adds after the group's label when an
+# earlier block precedes it (the last, unranked, always says what it is).
+BLOCKS = ("", " — not checked (ranked among themselves, below the verified and published rows)",
+          " — not verified (a check failed: unranked)")
+
+
+def standing(entry: Entry) -> int:
+    """0: verified or published; 1: not checked; 2: a check failed. Rows are ranked only within their standing, so
+    an unverified row is never ranked above a verified one."""
+    if entry.verified in (VERIFIED, PUBLISHED):
+        return 0
+    return 2 if entry.verified.startswith(FAILED) else 1
+
+
+def placed(entry: Entry, published_here: set) -> int:
+    """The block of ``entry``: its ``standing``, except a local run of a model whose published row is in the group
+    (and that failed no check), which stands unranked beside that row (``_beside_published``)."""
+    rank = standing(entry)
+    return 0 if rank == 1 and entry.extra.get("published_name") in published_here else rank
+
+
+@dataclass
+class _Table:
+    """What every section of one leaderboard shares: the ranked score (``key``@``k`` on ``subset`` or overall, its
+    column ``score_name``), the entries measured after their model's cutoff, and ``by_release``."""
+
+    key: str
+    k: int
+    subset: str | None
+    score_name: str
+    after_cutoff: dict
+    by_release: bool
+
+    def section(self, title: str, origin: str, block: list[Entry], names: list[str], published_here: set,
+                ranked: bool) -> Section:
+        """One block of a group as a section, best first: ranked with rank groups and intervals, or (a failed check)
+        listed by its claimed score with neither. ``published_here``: the published models of the whole group."""
+        key, k, subset, score_name, after_name = self.key, self.k, self.subset, self.score_name, "after model's cutoff"
+        rows, pairs = [], []
+        beside = {e.model for e in block if e.verified == PUBLISHED}
+        for entry in block:
+            value = entry.score(key, k, subset, over=names)
+            row = {"rank": 0, "model": entry.model, "group": None, score_name: value, "ci95": None, "ci_method": None}
+            twin = entry.extra.get("published_name")
+            if twin in published_here and entry.verified != PUBLISHED:
+                row["model"] = f"{twin}{LOCAL_RUN}"
+                if twin in beside:
+                    row["beside"] = twin
+            if id(entry) in self.after_cutoff:  # the same model and data, evaluated with --cutoff model
+                row[after_name] = self.after_cutoff[id(entry)].score(key, k, subset, over=names)
+            if subset is None:
+                row.update({s: entry.score(key, k, s) for s in names})
+            row["queries"] = entry.queries(names)
+            if ranked:
+                row["ci95"], row["ci_method"] = interval(entry, key, k, subset, names, value, row["queries"])
+            row["verified"] = entry.verified
+            rows.append(row)
+            pairs.append((row, entry))
+        extra = [after_name] if any(after_name in r for r in rows) else []
+        for row in rows if extra else ():
+            row.setdefault(after_name, None)
+        releases = sorted({r for e in block for r in e.releases()}) if self.by_release else []
+        for row, entry in pairs:
+            for release in releases:
+                on = entry.on_release(release)
+                row[release] = on.score(key, k, subset, over=[n for n in names if n in on.subsets] or None)
+            if releases:
+                row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
+        extra += [CUTOFF_COLUMN, *releases] if releases else []
+        columns = ["rank", "model", "group", score_name, "ci95", *extra] + (names if subset is None else []) + [
+            "queries", "ci_method", "verified"]
+        rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
+        if not ranked:
+            for row in rows:
+                row["rank"] = None
+            return Section(title, origin, columns, rows, releases)
+        order = {id(row): i for i, row in enumerate(rows)}
+        pairs.sort(key=lambda pair: order[id(pair[0])])  # a local run beside its published row is in no rank group
+        _rank_groups([p for p in pairs if "beside" not in p[0]], score_name, f"{key}@{k}",
+                     names if subset is None else [subset])
+        return Section(title, origin, columns, _beside_published(rows), releases)  # copies each row with its group
+
+
 def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric: str = "fine", k: int = 1,
-                subset: str | None = None, by_release: bool = False) -> Leaderboard:
-    """Ranked tables of the published leaderboard and of a results store, one per comparable group; ``by_release``
-    adds each model's declared training cutoff and its score on every release's queries (the gallery whole)."""
+                subset: str | None = None, by_release: bool = False, verify=None) -> Leaderboard:
+    """Ranked tables of the published leaderboard and of a results store (or a folder of submissions), one per
+    comparable group and standing (``standing``); ``by_release`` adds each model's declared training cutoff and its
+    score on every release's queries (the gallery whole); ``verify``: how a submission is re-scored (``load_store``)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -134,7 +218,7 @@ def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric:
         entries += published
         sources[published[0].group] = source
     if results is not None:
-        local, skipped = load_store(results)
+        local, skipped = load_store(results, verify)
         entries += local
     present = sorted({int(at[1:]) for e in entries for scores in e.subsets.values() for at in scores.get(key, {})
                       if re.fullmatch(r"@\d+", at)})
@@ -143,52 +227,22 @@ def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric:
     groups: dict[Group, list[Entry]] = {}
     for entry in entries:
         groups.setdefault(entry.group, []).append(entry)
-    after_cutoff = _after_own_cutoff(entries)
-    score_name = f"{subset or 'overall'} {metric} R@{k}" if metric != "ndcg" else f"{subset or 'overall'} nDCG@{k}"
-    after_name = "after model's cutoff"
+    table = _Table(key, k, subset, f"{subset or 'overall'} {metric} R@{k}" if metric != "ndcg" else
+                   f"{subset or 'overall'} nDCG@{k}", _after_own_cutoff(entries), by_release)
     sections = []
-    for group, members in groups.items():
+    # The published table first, then local groups in a stable order; in each group its blocks by standing.
+    for group, members in sorted(groups.items(), key=lambda item: (item[0] not in sources, item[0].label)):
         names = [s for s in TEST_SUBSETS if any(s in e.subsets for e in members)] if subset is None else [subset]
-        rows, ranked = [], []
-        published_here = {e.model for e in members if e.origin.startswith("published")}
-        for entry in members:
-            value = entry.score(key, k, subset, over=names)
-            row = {"rank": 0, "model": entry.model, "group": None, score_name: value, "ci95": None, "ci_method": None}
-            twin = entry.extra.get("published_name")
-            if twin in published_here and not entry.origin.startswith("published"):
-                row.update(model=f"{twin}{LOCAL_RUN}", beside=twin)
-            if id(entry) in after_cutoff:  # the same model and data, evaluated with --cutoff model
-                row[after_name] = after_cutoff[id(entry)].score(key, k, subset, over=names)
-            if subset is None:
-                row.update({s: entry.score(key, k, s) for s in names})
-            row["queries"] = entry.queries(names)
-            row["ci95"], row["ci_method"] = interval(entry, key, k, subset, names, value, row["queries"])
-            rows.append(row)
-            ranked.append((row, entry))
-        extra = [after_name] if any(after_name in r for r in rows) else []
-        for row in rows if extra else ():
-            row.setdefault(after_name, None)
-        releases = sorted({r for e in members for r in e.releases()}) if by_release else []
-        for row, entry in zip(rows, members):
-            for release in releases:
-                on = entry.on_release(release)
-                row[release] = on.score(key, k, subset, over=[n for n in names if n in on.subsets] or None)
-            if releases:
-                row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
-        extra += [CUTOFF_COLUMN, *releases] if releases else []
-        columns = ["rank", "model", "group", score_name, "ci95", *extra] + (names if subset is None else []) + [
-            "queries", "ci_method"]
-        rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))
-        order = {id(row): i for i, row in enumerate(rows)}
-        ranked.sort(key=lambda pair: order[id(pair[0])])
-        _rank_groups(ranked, score_name, f"{key}@{k}", names if subset is None else [subset])
-        rows = _beside_published(rows)  # copies each row with its group and interval
-        origin = sources.get(group)
-        if origin is None:
-            origin = "local results store"
-        elif any(not e.origin.startswith("published") for e in members):
-            origin += "; other rows: local results store"
-        sections.append(Section(group.label, origin, columns, rows, releases))
-    # The published table first, then local groups in a stable order.
-    sections.sort(key=lambda s: (s.source == "local results store", s.title))
+        published_here = {e.model for e in members if e.verified == PUBLISHED}
+        blocks = [[e for e in members if placed(e, published_here) == rank] for rank in range(len(BLOCKS))]
+        for rank, block in enumerate(blocks):
+            if not block:
+                continue
+            title = group.label + (BLOCKS[rank] if rank == len(BLOCKS) - 1 or any(blocks[:rank]) else "")
+            origin = sources.get(group) if any(e.verified == PUBLISHED for e in block) else None
+            if origin is None:
+                origin = "local results store"
+            elif any(e.verified != PUBLISHED for e in block):
+                origin += "; other rows: local results store"
+            sections.append(table.section(title, origin, block, names, published_here, ranked=rank < len(BLOCKS) - 1))
     return Leaderboard(sections, skipped, metric, k)

@@ -18,6 +18,13 @@ GROUPS_NOTE = ("ci95: the 95% interval of the ranked score, from the stored per-
                "published row's is a Wilson interval from its score and query count, approximate. group: rows share a rank group when "
                "the data cannot separate them from the group's best row (paired test p >= 0.05 where both have "
                "per-query outcomes, else overlapping intervals).")
+VERIFIED_NOTE = ("verified: yes = re-scored from the submission's rankings against the data's own annotations, every claimed "
+                 "score agreeing (lookbench verify); published = the paper's figures as published, not checked; not "
+                 "checked = a stored result not re-scored from rankings (its per-query outcomes, where kept, give its "
+                 "scores): ranked only among the not-checked rows of its group, in a block below the verified and "
+                 "published rows; no: <reason> = a check failed (its outcomes or rankings do not give the scores it "
+                 "claims, or it cannot be read or scored): listed in a block of its own, unranked, with the score it "
+                 "claims and no interval.")
 CUTOFF_COLUMN = "training cutoff"  # the model's declared training cutoff, shown beside its scores per release
 
 

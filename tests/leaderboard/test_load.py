@@ -82,9 +82,10 @@ def test_impossible_scores_are_skipped_and_json_output_is_strict(tmp_path, capsy
                    for line in err.splitlines()), (name, err)
 
 
-def test_a_stored_result_whose_outcomes_do_not_give_its_scores_is_skipped_and_named(tmp_path, capsys):
-    """Issue 37: an edited score (or edited outcomes) in a stored result is never ranked; the file is named with
-    the score it claims and the score its outcomes give. A result without outcomes is still shown."""
+def test_a_stored_result_whose_outcomes_do_not_give_its_scores_is_shown_not_verified_and_unranked(tmp_path, capsys):
+    """Issue 36 item 3: an edited score (or edited outcomes) in a stored result is never ranked, and no longer hidden
+    among the skipped files: its row says "no: … claimed X, outcomes give Y" in a block of its own, unranked. The
+    honest result is "not checked" (not re-scored from rankings), one without outcomes too."""
     import lookbench
     from lookbench.leaderboard.load import load_store
     from tests.helpers.engine_data import write_folder
@@ -97,11 +98,66 @@ def test_a_stored_result_whose_outcomes_do_not_give_its_scores_is_skipped_and_na
     boosted["provenance"]["model"]["name"] = "boosted"
     boosted["RealStudioFlat"]["ndcg"]["@5"] = 99.0
     (store / "boosted.json").write_text(json.dumps(boosted))
+    infinite = json.loads(json.dumps(honest))
+    infinite["provenance"]["model"]["name"] = "infinite"
+    infinite["overall"]["fine_recall"]["@1"] = 1e999
+    (store / "infinite.json").write_text(json.dumps(infinite))  # written as Infinity
     entries, skipped = load_store(store)
-    assert sorted(e.model for e in entries) == ["good-model", "raw-pixels"]
-    assert skipped == [f"{store / 'boosted.json'}: damaged or edited: RealStudioFlat claimed ndcg@5 99, "
-                       "outcomes give 86.731975"]
+    assert skipped == []
+    verified = {e.model: e.verified for e in entries}
+    assert verified == {
+        "good-model": "not checked", "raw-pixels": "not checked",
+        "boosted": "no: damaged or edited: RealStudioFlat claimed ndcg@5 99, outcomes give 86.731975",
+        "infinite": "no: damaged or edited: overall claimed fine_recall@1 inf, outcomes give "
+                    f"{honest['overall']['fine_recall']['@1']:.8g}"}
     capsys.readouterr()  # the data folder's build output
-    code, out, err = run_cli(capsys, "--results", str(store), "--reference", "none")
-    assert code == 0 and "boosted" not in out and "raw-pixels" in out
-    assert err.splitlines() == [f"lookbench leaderboard: skipped {skipped[0]}"]
+    code, out, err = run_cli(capsys, "--results", str(store), "--reference", "none", "--metric", "ndcg", "--k", "5")
+    assert code == 0 and err == ""
+    ranked, failed = out.split("\n\n")[:2]
+    assert "raw-pixels" in ranked and "boosted" not in ranked
+    assert failed.splitlines()[0].endswith(" — not verified (a check failed: unranked)")
+    (row,) = [line for line in failed.splitlines() if "boosted" in line]
+    assert row.split()[:2] == ["-", "boosted"] and row.endswith(
+        "no: damaged or edited: RealStudioFlat claimed ndcg@5 99, outcomes give 86.731975")
+
+
+def test_a_submission_is_re_scored_from_its_rankings_and_the_rest_say_what_was_checked(submissions):
+    """Issue 36 item 3: a folder of submissions (`submit --dry-run --out`) is read like a store; each submission is
+    re-scored from its rankings (`verify_submission`), labelled with the Hub id it was submitted for."""
+    from lookbench.leaderboard.load import load_store
+
+    entries, skipped = load_store(submissions)
+    assert skipped == []
+    assert {e.model: e.verified for e in entries} == {
+        "someone/raw-pixels@aaaaaaaaaaaa": "yes",
+        # the result itself, rankings beside it but no submission: only its outcomes are checked
+        "raw-pixels": "not checked",
+        # a ranking's top two swapped: the JSON agrees with itself, the rankings do not give it
+        "swapped/raw-pixels@aaaaaaaaaaaa": "no: RealStudioFlat fine_recall@1 claimed 100.000000, recomputed 75.000000 "
+                                           "(and 45 more: lookbench verify names them)",
+        # a score edited in the JSON: the rankings re-judged give another
+        "edited/raw-pixels@aaaaaaaaaaaa": "no: RealStudioFlat fine_recall@1 claimed 99.000000, recomputed 100.000000",
+        # bad input is the one line `lookbench verify` gives
+        "unreadable/raw-pixels@aaaaaaaaaaaa": "no: cannot read results.predictions/AIGen-Studio.parquet: No such file "
+                                              "or directory"}
+
+
+def test_the_caller_can_give_its_verdicts_and_data_that_cannot_be_loaded_is_not_checked(submissions, tmp_path):
+    """The leaderboard Space keeps each submission's verdict by the hash of its files, so it passes them in: ``verify``
+    is asked once per submission and never about a result that is not one. Without it, a submission whose data cannot
+    be loaded here is "not checked", with the reason, ranked below the verified rows; it is not failed."""
+    import shutil
+
+    from lookbench.leaderboard.load import load_store, verified_text
+
+    asked = []
+    entries, _ = load_store(submissions, verify=lambda folder: asked.append(folder.name) or "yes")
+    assert sorted(asked) == ["strict"] * 4 and {e.verified for e in entries} == {"yes", "not checked"}
+    (honest,) = (submissions / "submissions").glob("someone__raw-pixels/*/*/strict")
+    moved = tmp_path / "strict"
+    shutil.copytree(honest, moved)
+    result = json.loads((moved / "results.json").read_text())
+    (tmp_path / "empty").mkdir()
+    result["provenance"]["dataset"]["data"] = str(tmp_path / "empty")
+    (moved / "results.json").write_text(json.dumps(result))
+    assert verified_text(moved).startswith(f"not checked: its data cannot be loaded here ({tmp_path / 'empty'}")

@@ -50,7 +50,9 @@ def test_bad_arguments_name_the_problem():
         leaderboard(subset="RealStret")
 
 
-def test_a_result_on_the_published_snapshot_ranks_inside_the_published_table(tmp_path):
+def test_a_result_on_the_published_snapshot_is_ranked_below_the_published_table_until_verified(tmp_path):
+    """Issue 36 item 3: a local result on the published snapshot shares its section's group, but the published
+    ranking holds only published and verified rows; a result that was not checked is ranked in the block below."""
     store = tmp_path / "results"
     store.mkdir()
     snapshot = dict(name="LookBench", revision="local-def", key="srpone/look-bench@v20251201", mode="leaderboard")
@@ -58,12 +60,15 @@ def test_a_result_on_the_published_snapshot_ranks_inside_the_published_table(tmp
     (store / "mine-strict.json").write_text(json.dumps(result("my-model", FOUR, **dict(snapshot, mode="strict"))))
     (store / "mini.json").write_text(json.dumps(result("my-model", FOUR, mode="leaderboard")))
     board = leaderboard(results=store)
-    published = board.sections[0]
-    assert len(published.rows) == 17 and "other rows: local results store" in published.source
-    mine = next(r for r in published.rows if r["model"] == "my-model")
+    published, unchecked = board.sections[:2]
+    assert len(published.rows) == 16 and {r["verified"] for r in published.rows} == {"published"}
+    assert unchecked.title == published.title + " — not checked (ranked among themselves, below the verified and " \
+                                                "published rows)"
+    assert unchecked.source == "local results store"
+    (mine,) = unchecked.rows
     assert mine["overall fine R@1"] == pytest.approx((70 * 1011 + 60 * 193 + 50 * 981 + 40 * 160) / 2345)
-    assert mine["rank"] == 1 + sum(r["overall fine R@1"] > mine["overall fine R@1"] for r in published.rows)
-    others = board.sections[1:]
+    assert (mine["model"], mine["rank"], mine["group"], mine["verified"]) == ("my-model", 1, 1, "not checked")
+    others = board.sections[2:]
     assert len(others) == 2 and all(len(s.rows) == 1 for s in others)
     assert any(s.title.startswith("LookBench-Mini v20251201, revision local-abc — leaderboard mode") for s in others)
     assert any(s.title.startswith("LookBench v20251201 — strict mode") for s in others)
@@ -219,3 +224,54 @@ def test_a_perfect_row_is_not_told_apart_from_a_near_one_by_a_point_interval(tmp
     rows = {r["model"]: r for r in leaderboard(results=store, reference="none").sections[0].rows}
     assert rows["perfect"]["ci95"] == [94.8, 100.0] and rows["perfect"]["rank"] == 1
     assert rows["near"]["ci95"][1] > 94.8 and rows["perfect"]["group"] == rows["near"]["group"] == 1
+
+
+def test_unverified_rows_are_never_ranked_above_verified_ones(submissions):
+    """A group's rows are ranked only within their standing: the verified submission in the group's own section; the
+    result that was not checked in a block of its own below it, ranked among its kind; the three that failed a check
+    last, unranked, with the scores they claim and no interval or rank group."""
+    board = leaderboard(results=submissions, reference="none")
+    verified, unchecked, failed = board.sections
+    label = verified.title
+    assert unchecked.title == f"{label} — not checked (ranked among themselves, below the verified and published rows)"
+    assert failed.title == f"{label} — not verified (a check failed: unranked)"
+    assert [(r["rank"], r["model"], r["group"], r["verified"]) for r in verified.rows] == [
+        (1, "someone/raw-pixels@aaaaaaaaaaaa", 1, "yes")]
+    assert [(r["rank"], r["model"], r["group"], r["verified"]) for r in unchecked.rows] == [
+        (1, "raw-pixels", 1, "not checked")]
+    assert [(r["rank"], r["model"], r["group"], r["RealStudioFlat"], r["ci95"]) for r in failed.rows] == [
+        (None, "swapped/raw-pixels@aaaaaaaaaaaa", None, 100.0, None),
+        (None, "unreadable/raw-pixels@aaaaaaaaaaaa", None, 100.0, None),
+        (None, "edited/raw-pixels@aaaaaaaaaaaa", None, 99.0, None)]  # the score it claims, not its outcomes
+    assert all(r["verified"].startswith("no: ") for r in failed.rows)
+    assert verified.columns[-3:] == ["queries", "ci_method", "verified"] and verified.rows[0]["ci95"][1] == 100.0
+
+
+def test_a_group_without_verified_rows_is_ranked_as_one_block(tmp_path):
+    """A plain local store: its rows are all "not checked", one section with the group's own title, ranked."""
+    store = tmp_path / "results"
+    store.mkdir()
+    for model, score in (("a", 60.0), ("b", 40.0)):
+        (store / f"{model}.json").write_text(json.dumps(result(model, {"RealStudioFlat": (score, 100)})))
+    (section,) = leaderboard(results=store, reference="none").sections
+    assert " — not " not in section.title
+    assert [(r["rank"], r["model"], r["verified"]) for r in section.rows] == [(1, "a", "not checked"),
+                                                                             (2, "b", "not checked")]
+
+
+def test_a_local_run_beside_its_published_row_changes_no_rank_group(tmp_path):
+    """A local run of a published model stands unranked below that model's published row; it was also counted in
+    the rank groups, so a run scoring 99 opened group 1 and pushed every published row a group down."""
+    store = tmp_path / "results"
+    store.mkdir()
+    run = result("clip-b32", FOUR, name="LookBench", revision="local-1", key="srpone/look-bench@v20251201",
+                 mode="leaderboard")
+    run = json.loads(json.dumps(run).replace("70.0", "99.0"))
+    run["provenance"]["model"]["published_name"] = "CLIP-B/32"
+    (store / "clip.json").write_text(json.dumps(run))
+    alone = {r["model"]: r["group"] for r in leaderboard().sections[0].rows}
+    rows = leaderboard(results=store).sections[0].rows
+    (local,) = [r for r in rows if r["model"] == "CLIP-B/32 (local run)"]
+    assert (local["rank"], local["group"], local["verified"]) == (None, None, "not checked")
+    assert rows[rows.index(local) - 1]["model"] == "CLIP-B/32"
+    assert {r["model"]: r["group"] for r in rows if r is not local} == alone

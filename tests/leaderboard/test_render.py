@@ -42,7 +42,7 @@ def test_the_cli_prints_the_published_table_and_the_store(tmp_path, capsys, own_
     assert main(["leaderboard", "--reference", "none", "--format", "csv", "--plot", str(tmp_path / "b.png")]) == 0
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0] == ("section,rank,model,group,overall fine R@1,ci95,RealStudioFlat,AIGen-Studio,"
-                                            "RealStreetLook,AIGen-StreetLook,queries,ci_method")
+                                            "RealStreetLook,AIGen-StreetLook,queries,ci_method,verified")
     assert "GR-Pro" not in captured.out and (tmp_path / "b.png").stat().st_size > 1000 and "plot:" in captured.err
     assert main(["leaderboard", "--subset", "RealStret"]) == 2
     assert "Unknown LookBench subset" in capsys.readouterr().err
@@ -66,7 +66,7 @@ def test_names_are_escaped_for_the_terminal_markdown_and_csv(tmp_path, capsys):
         assert "evil\\x1b[2J\\x1b]0;pwned\\x07" in shown
         if fmt == "table":
             rows = [line for line in out.splitlines() if "a|b" in line]
-            assert len(rows) == 1 and rows[0].rstrip().endswith("2345  Wilson (approximate)")  # one row, the newline shown as \n
+            assert len(rows) == 1 and rows[0].rstrip().endswith("2345  Wilson (approximate)  not checked")  # one row, the newline shown as \n
         if fmt == "markdown":
             row = next(line for line in out.splitlines() if "a\\|b" in line)
             cells = [c for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))]
@@ -84,3 +84,42 @@ def test_leaderboard_into_a_closed_pipe_ends_quietly(tmp_path):
     proc = subprocess.run(f"{sys.executable} -m lookbench leaderboard --format markdown | head -1", shell=True,
                           capture_output=True, text=True, timeout=120)
     assert proc.stdout.startswith("### LookBench") and proc.stderr == ""
+
+
+VERIFIED = {"someone/raw-pixels@aaaaaaaaaaaa": "yes", "raw-pixels": "not checked",
+            "edited/raw-pixels@aaaaaaaaaaaa": "no: RealStudioFlat fine_recall@1 claimed 99.000000, recomputed 100.000000"}
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
+def test_every_format_carries_the_verified_column_and_the_blocks(submissions, capsys, fmt):
+    """Issue 36 item 3: yes / not checked / no: <reason> in every format, each standing its own block; the table and
+    Markdown end with the note that says what each means and how the blocks are ranked."""
+    import csv
+    import io
+
+    from lookbench.leaderboard.render import VERIFIED_NOTE
+
+    code, out, err = run_cli(capsys, "--results", str(submissions), "--reference", "none", "--format", fmt)
+    assert code == 0 and err == ""
+    if fmt == "json":
+        sections = json.loads(out)
+        shown = {r["model"]: (s["title"], r["rank"], r["verified"]) for s in sections for r in s["rows"]}
+    elif fmt == "csv":
+        rows = [r for r in csv.DictReader(io.StringIO(out)) if r["model"] != "model"]  # each section has its header
+        shown = {r["model"]: (r["section"], int(r["rank"]) if r["rank"] else None, r["verified"]) for r in rows}
+    else:
+        assert out.rstrip().endswith(VERIFIED_NOTE)
+        lines = [line for line in out.splitlines() if "raw-pixels" in line]
+        if fmt == "markdown":
+            cells = [[c.strip().replace("\\", "") for c in line.strip("|").split("|")] for line in lines]
+            shown = {c[1]: (None, int(c[0]) if c[0] != "-" else None, c[-1]) for c in cells}
+            assert "| verified |" in out
+        else:  # the verified column is the last, right-aligned: what follows the last double space
+            shown = {line.split()[1]: (None, int(line.split()[0]) if line.split()[0] != "-" else None,
+                                       line[line.rindex("  ") + 2:]) for line in lines}
+    for model, verified in VERIFIED.items():
+        assert shown[model][1:] == ((None if verified.startswith("no: ") else 1), verified), (model, shown[model])
+    if fmt in ("json", "csv"):
+        assert shown["raw-pixels"][0].endswith(" — not checked (ranked among themselves, below the verified and "
+                                               "published rows)")
+        assert shown["edited/raw-pixels@aaaaaaaaaaaa"][0].endswith(" — not verified (a check failed: unranked)")
