@@ -161,6 +161,13 @@ def verify_submission(path, data=None) -> Verification:
     folder, name = locate(path)
     result = read_json(contained_file(folder, name), folder / name)
     provenance, blocks, settings = _parts(result, str(folder / name))
+    saved, rankings = provenance.get("saved_predictions"), {}
+    for subset in blocks:  # every file is read and checked before any data is loaded
+        relative = f"{predictions_folder(Path(name)).name}/{subset}.parquet"
+        if not isinstance(saved, list) or subset not in saved:
+            raise ValueError(f"{folder / name} has no saved ranking of {subset} ({relative}); a result is verified "
+                             "from its rankings")
+        rankings[subset] = (relative, parse_ranking(ranking_bytes(folder, relative), str(folder / relative)))
     bench = load_benchmark(named_data(provenance["dataset"]) if data is None else data,
                            list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
                            settings.distractors)
@@ -175,16 +182,11 @@ def verify_submission(path, data=None) -> Verification:
         verdict.reasons.append(f"the result scores {', '.join(sorted(blocks))}; with its settings {label} has "
                                f"{', '.join(bench.subsets)}")
         return verdict
-    saved = provenance.get("saved_predictions")
     matrices = {}
     for subset, splits in bench.subsets.items():
-        relative = f"{predictions_folder(Path(name)).name}/{subset}.parquet"
-        if not isinstance(saved, list) or subset not in saved:
-            raise ValueError(f"{folder / name} has no saved ranking of {subset} ({relative}); a result is verified "
-                             "from its rankings")
+        relative, ranking = rankings[subset]
         gallery = list(splits["gallery"]["item_id"]) + (list(bench.noise["item_id"]) if bench.noise is not None else [])
-        problems, matrices[subset] = _matrix(parse_ranking(ranking_bytes(folder, relative), str(folder / relative)),
-                                             list(splits["query"]["item_id"]), gallery, subset, relative,
+        problems, matrices[subset] = _matrix(ranking, list(splits["query"]["item_id"]), gallery, subset, relative,
                                              bench.noise is not None)
         verdict.reasons += problems
     if verdict.reasons:
@@ -201,6 +203,7 @@ def verify_submission(path, data=None) -> Verification:
 
 def _parts(result, name: str) -> tuple[dict, dict, Settings]:
     """The provenance, the subsets' blocks and the settings of a result, or a ValueError saying what is malformed."""
+    from lookbench.schema import TEST_SUBSETS
     from lookbench.settings import MODES
 
     if not isinstance(result, dict) or not isinstance(result.get("provenance"), dict):
@@ -212,6 +215,9 @@ def _parts(result, name: str) -> tuple[dict, dict, Settings]:
     bad = next((key for key, block in blocks.items() if not isinstance(block, dict)), None)
     if bad is not None or not blocks:
         raise ValueError(f"{name}: {bad or 'no subset'} is not a block of scores")
+    foreign = next((key for key in blocks if key not in TEST_SUBSETS), None)
+    if foreign is not None:
+        raise ValueError(f"{name}: {foreign[:100]!r} is not a LookBench subset ({', '.join(TEST_SUBSETS)})")
     try:
         if not isinstance(provenance.get("subsets"), list) or not all(isinstance(s, str) for s in provenance["subsets"]):
             raise TypeError(f"subsets is {provenance.get('subsets')!r}, not a list of names")

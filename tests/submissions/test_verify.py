@@ -229,16 +229,35 @@ def _outside_link(folder):
     path.symlink_to(outside)
 
 
+def _foreign_subset(folder):
+    data = json.loads((folder / "results.json").read_text())
+    data["../../outside"] = data.pop("RealStudioFlat")
+    (folder / "results.json").write_text(json.dumps(data))
+
+
 @pytest.mark.parametrize("tamper, message", [
     (_huge_json, "results.json is larger than the 16777216-byte limit of one file"),
     (_nested_json, "not valid JSON: nested deeper than 32 levels"),
     (_huge_parquet, "results.predictions/RealStudioFlat.parquet is larger than the 268435456-byte limit of one file"),
     (_many_rows, "results.predictions/RealStudioFlat.parquet holds 16777216 rows; a ranking holds at most 4194304"),
     (_outside_link, "results.predictions/RealStudioFlat.parquet lies outside the submission/ folder"),
-], ids=["huge-json", "nested-json", "huge-parquet", "many-rows", "link-outside"])
+    (_foreign_subset, "results.json: '../../outside' is not a LookBench subset (RealStudioFlat, AIGen-Studio, "
+                      "RealStreetLook, AIGen-StreetLook)"),
+], ids=["huge-json", "nested-json", "huge-parquet", "many-rows", "link-outside", "foreign-subset"])
 def test_bad_input_is_one_line_exit_2_read_only_inside_and_never_whole(copy, tmp_path, tamper, message):
     tamper(copy)
     code, error, rss = verify_measured(copy, tmp_path)
     assert code == 2
     assert error.startswith("lookbench verify: error: ") and "\n" not in error and message in error, error
     assert rss < 1024**3  # far below what reading any of these files whole would take
+
+
+def test_bad_input_is_named_before_any_data_is_loaded(copy, tmp_path):
+    """A ranking file that cannot be read is bad input (exit 2) whatever the data: it is checked before the data is
+    loaded and compared, so a result for other data does not hide it behind 'not verified'."""
+    _other_revision(copy)
+    _huge_parquet(copy)
+    proc = lookbench("verify", copy, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"lookbench verify: error: {copy / 'results.predictions/RealStudioFlat.parquet'} is larger "
+                           "than the 268435456-byte limit of one file\n")
