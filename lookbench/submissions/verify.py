@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lookbench.errors import EvaluationError
 from lookbench.files import contained_file, read_regular
 from lookbench.paths import looks_like_hub_id
 from lookbench.results.store import Settings, predictions_folder, read_json
@@ -141,7 +142,8 @@ def _strings(column) -> np.ndarray:
 
 def named_data(dataset: dict):
     """The data a result names, as ``--data`` takes it: ``None`` for the embedded LookBench-Mini (rebuilt), a Hub
-    dataset at the commit it recorded, or a local folder that is here."""
+    dataset at the commit it recorded, or a local folder that is here. Other data is an ``EvaluationError``, as data
+    ``load_benchmark`` cannot load is: the data is missing here, the submission is not at fault."""
     label, commit = dataset.get("data"), dataset.get("commit")
     if label == _EMBEDDED_MINI:
         return None
@@ -149,8 +151,8 @@ def named_data(dataset: dict):
         return f"{label.partition('@')[0]}@{commit}"
     if isinstance(label, str) and Path(label).is_dir():
         return label
-    raise ValueError(f"the result's data {label!r} is neither the embedded LookBench-Mini, a Hub dataset at a recorded "
-                     "commit, nor a folder here: give --data")
+    raise EvaluationError(f"the result's data {label!r} is neither the embedded LookBench-Mini, a Hub dataset at a "
+                          "recorded commit, nor a folder here: give --data")
 
 
 def verify_submission(path, data=None) -> Verification:

@@ -261,3 +261,20 @@ def test_bad_input_is_named_before_any_data_is_loaded(copy, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == (f"lookbench verify: error: {copy / 'results.predictions/RealStudioFlat.parquet'} is larger "
                            "than the 268435456-byte limit of one file\n")
+
+
+def test_data_that_is_not_here_is_one_line_and_data_names_where_it_is(copy, tmp_path):
+    """The data a result names may be a folder on the submitter's machine: verify says so (the submission is not at
+    fault: an EvaluationError, which the leaderboard shows as not checked), and --data gives the same data here."""
+    from lookbench.engine.data import resolve_data
+    from lookbench.errors import EvaluationError
+
+    data = json.loads((copy / "results.json").read_text())
+    data["provenance"]["dataset"]["data"] = str(tmp_path / "gone")
+    (copy / "results.json").write_text(json.dumps(data))
+    with pytest.raises(EvaluationError, match=r"^the result's data '.*/gone' is neither the embedded LookBench-Mini, .* "
+                                              r"nor a folder here: give --data$"):
+        verify_submission(copy)
+    proc = lookbench("verify", copy, "--data", resolve_data(None).path, "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert json.loads(proc.stdout)["data"].startswith(f"{resolve_data(None).path} (revision local-")
