@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import gradio as gr
 
 from lookbench.leaderboard.ranking import leaderboard
-from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
+from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE, markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_result, registered
-from lookbench.space.board.repo import SUBMISSIONS, YES, Copy, Verdict, Verdicts, fetch, submission_folders
+from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdict, Verdicts, fetch, submission_folders
 
 CONCURRENCY = 2
 OVERALL = "overall"
@@ -50,6 +50,11 @@ class State:
     copy: Copy
     submissions: tuple[Submission, ...] = ()
 
+    @property
+    def verdicts(self) -> dict[str, str]:
+        """Submission folder (as the leaderboard walks to it) -> its verified text."""
+        return {s.verdict.folder: s.verdict.text for s in self.submissions}
+
 
 class Board:
     """The Space over one results repo; its handlers are plain methods (the tests call them too)."""
@@ -76,7 +81,7 @@ class Board:
         return self.status()
 
     def _submission(self, copy: Copy, folder) -> Submission:
-        from lookbench.leaderboard.load import entry_from_result
+        from lookbench.leaderboard.load import FAILED, entry_from_result
         from lookbench.results.store import read_json
         from lookbench.submissions.verify import RESULT_NAME
 
@@ -84,7 +89,8 @@ class Board:
         relative = folder.relative_to(copy.folder).as_posix()
         try:
             result = read_json(folder / RESULT_NAME, relative)
-            return Submission(relative, entry_from_result(result, relative).model, verdict, of_result(result))
+            label = entry_from_result(result, relative, FAILED).model  # its row's label, whatever it claims
+            return Submission(relative, label, verdict, of_result(result))
         except ValueError:  # the verdict names what is wrong with it
             return Submission(relative, relative, verdict)
 
@@ -98,6 +104,12 @@ class Board:
         told = ", ".join(f"{n} {status}" for status, n in counts.items())
         return (f"Results from {markdown_safe(state.copy.source)}: {len(state.submissions)} submission(s)"
                 + (f" — verified: {told}." if told else "."))
+
+    def _verified(self, folder) -> str:
+        """The verified text of a submission folder: this refresh's verdict, else (a folder the refresh did not see)
+        the kept one or a new check."""
+        known = self.state.verdicts.get(str(folder))
+        return known if known is not None else self.verdicts.verify(folder).text
 
     def facts(self, model: str) -> Facts | None:
         """A row's facts: a submission's (by its row label), else the registry's (a published or registered model)."""
@@ -118,7 +130,8 @@ class Board:
         copy = self.state.copy
         results = copy.folder / SUBMISSIONS if copy.folder is not None and (copy.folder / SUBMISSIONS).is_dir() else None
         ranked = leaderboard(results=results, reference=self.reference, metric=metric, k=int(k),
-                             subset=None if subset in (None, OVERALL) else subset, by_release=bool(by_release))
+                             subset=None if subset in (None, OVERALL) else subset, by_release=bool(by_release),
+                             verify=self._verified)
         for section in ranked.sections:
             section.rows = [r for r in section.rows if keeps(self.facts(r["model"]), bool(open_weights), size, trained_before)]
         return ranked
@@ -169,9 +182,12 @@ class Board:
                     return
                 for section in ranked.sections:
                     gr.Markdown(f"### {markdown_safe(section.title)}")
-                    gr.Dataframe(section.frame(), interactive=False, elem_classes=["board-table"])
+                    if section.rows:
+                        gr.Dataframe(_frame(section), interactive=False, elem_classes=["board-table"])
+                    else:
+                        gr.Markdown("No row of this table passes the filters.")
                     gr.Markdown(f"Source: {markdown_safe(section.source)}")
-                gr.Markdown(f"{GROUPS_NOTE} {FILTERS_NOTE}")
+                gr.Markdown(f"{GROUPS_NOTE}\n\n{VERIFIED_NOTE}\n\n{FILTERS_NOTE}")
                 for line in ranked.skipped:
                     gr.Markdown(f"Skipped: {markdown_safe(line)}")
                 if ranked.sections:
@@ -192,6 +208,13 @@ class Board:
     def launch(self, host=None, port=None, **kwargs):
         """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
         return self.blocks().launch(server_name=host, server_port=port, show_error=True, **kwargs)
+
+
+def _frame(section):
+    """The section's DataFrame with the verified column beside the model, where a reader looks first."""
+    frame = section.frame()
+    frame.insert(frame.columns.get_loc("model") + 1, "verified", frame.pop("verified"))
+    return frame
 
 
 def serve(host=None, port=None, repo_id=None, folder=None, **launch_kwargs):

@@ -1,7 +1,7 @@
 """The results repo as the leaderboard Space reads it (docs/architecture.md §5): a copy of the Hub dataset
-(``snapshot_download``; a folder given instead for tests and offline use) and every submission in it verified once by
-``lookbench.submissions.verify.verify_submission``, its verdict kept under the hash of the submission's files, so a
-refresh verifies again only what changed.
+(``snapshot_download``; a folder given instead for tests and offline use) and every submission in it verified once —
+``verify_submission``'s verdict as the leaderboard's verified column says it (``lookbench.leaderboard.load``) — the
+verdict kept under the hash of the submission's files, so a refresh verifies again only what changed.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench._version import __version__
@@ -23,7 +23,6 @@ FOLDER_VARIABLE = "LOOKBENCH_RESULTS_FOLDER"  # a local copy of it, read instead
 SUBMISSIONS = "submissions"  # the repo's folder of submissions (lookbench.submissions.submit.ROOT)
 MAX_FOLDERS = 10_000  # folders walked below submissions/
 MAX_VERDICTS_BYTES = 64 * 1024 * 1024
-YES, NO, NOT_CHECKED = "yes", "no", "not checked"
 log = logging.getLogger("lookbench.space.board")
 
 
@@ -39,18 +38,19 @@ class Copy:
 
 @dataclass(frozen=True)
 class Verdict:
-    """One submission's verdict: ``status`` yes / no / not checked, and the reason when it is not yes. ``key`` is the
-    hash of the files it was given to; a "not checked" verdict (the data could not be had) is never kept."""
+    """One submission's verdict, as the verified column shows it (``lookbench.leaderboard.load.verified_text``: ``yes``,
+    ``no: <reason>``, ``not checked: <why>``), and ``key``, the hash of the files it was given to."""
 
     folder: str
     key: str
-    status: str
-    reason: str = ""
+    text: str
 
     @property
-    def text(self) -> str:
-        """As the verified column shows it: ``yes``, ``no: <reason>``, ``not checked: <reason>``."""
-        return self.status if self.status == YES else f"{self.status}: {self.reason}"
+    def status(self) -> str:
+        """yes, no or not checked."""
+        from lookbench.leaderboard.load import FAILED, NOT_CHECKED, VERIFIED
+
+        return VERIFIED if self.text == VERIFIED else "no" if self.text.startswith(FAILED) else NOT_CHECKED
 
 
 def fetch(repo_id: str | None = None, folder=None) -> Copy:
@@ -108,50 +108,35 @@ class Verdicts:
         self._lock = threading.Lock()
         try:
             raw = json.loads(read_regular(self.path, MAX_VERDICTS_BYTES))
-            self.known = {k: Verdict(**v) for k, v in raw.items()}
-        except (ValueError, TypeError, AttributeError):
+            self.known = {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
+        except (ValueError, AttributeError):
             self.known = {}
 
     def verify(self, folder: Path) -> Verdict:
-        """The verdict on the submission in ``folder``: the kept one for the same files, else ``verify_submission``'s."""
+        """The verdict on the submission in ``folder``: the one kept for the same files, else ``verified_text``'s (kept
+        unless it is "not checked": data that could not be loaded here is tried again at the next refresh)."""
+        from lookbench.leaderboard.load import NOT_CHECKED, verified_text
+
         try:
             key = submission_key(folder)
         except OSError as err:
-            return Verdict(str(folder), "", NOT_CHECKED, f"cannot read its files ({err.strerror})")
+            return Verdict(str(folder), "", f"{NOT_CHECKED}: cannot read its files ({err.strerror})")
         with self._lock:
             kept = self.known.get(key)
         if kept is not None:
-            return Verdict(str(folder), key, kept.status, kept.reason)
-        verdict = _verify(folder, key)
+            return Verdict(str(folder), key, kept)
+        try:
+            verdict = Verdict(str(folder), key, verified_text(folder))
+        except Exception as err:  # a failure inside a library: the board keeps serving, and tries again next time
+            log.exception("verifying %s failed", folder)
+            return Verdict(str(folder), key, f"{NOT_CHECKED}: the check failed ({type(err).__name__}: {err})")
         if verdict.status != NOT_CHECKED:
             with self._lock:
-                self.known[key] = verdict
+                self.known[key] = verdict.text
                 self._save()
         return verdict
 
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with replacing(self.path) as tmp:
-            tmp.write_text(json.dumps({k: asdict(v) for k, v in self.known.items()}, indent=1))
-
-
-def _verify(folder: Path, key: str) -> Verdict:
-    """``verify_submission`` on one folder: verified is yes; differing scores or rankings are no, with the first
-    reason and how many more; a submission that cannot be read is no, naming the problem; data that cannot be loaded
-    here (no copy, no Hub) is not checked, and tried again at the next refresh."""
-    from lookbench.errors import EvaluationError
-    from lookbench.submissions.verify import verify_submission
-
-    try:
-        result = verify_submission(folder)
-    except EvaluationError as err:  # the data the result names could not be loaded
-        return Verdict(str(folder), key, NOT_CHECKED, f"its data cannot be loaded here ({err})")
-    except ValueError as err:  # the submission's own files
-        return Verdict(str(folder), key, NO, str(err))
-    except Exception as err:  # a failure inside a library: the board keeps serving, and tries again next time
-        log.exception("verifying %s failed", folder)
-        return Verdict(str(folder), key, NOT_CHECKED, f"the check failed ({type(err).__name__}: {err})")
-    if result.verified:
-        return Verdict(str(folder), key, YES)
-    more = f" (and {len(result.reasons) - 1} more)" if len(result.reasons) > 1 else ""
-    return Verdict(str(folder), key, NO, f"{result.reasons[0]}{more}")
+            tmp.write_text(json.dumps(self.known, indent=1))

@@ -1,0 +1,83 @@
+"""A results repo as the leaderboard Space reads it, made from one honest run of gr-lite-mini on LookBench-Mini: the
+honest submission, one whose claimed score was edited and one whose ranking was edited (a top-1 swapped); and a real
+browser (Debian's chromium, driven by Playwright as tests/space/test_app.py drives it) reading the board."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+REVISION = "5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f"
+# The rows' labels (the Hub id each submission names, at its revision's first 12 digits).
+HONEST, EDITED_SCORE, EDITED_RANKING = (f"{m}@{REVISION[:12]}" for m in
+                                        ("lookbench/gr-lite-mini", "someone/edited-score", "someone/edited-ranking"))
+
+
+def honest_result(out: Path) -> Path:
+    """``evaluate --output out --save-predictions`` of gr-lite-mini on the embedded LookBench-Mini: its results.json."""
+    import lookbench
+
+    lookbench.evaluate("gr-lite-mini", output_dir=out, save_predictions=True, quiet=True)
+    return out / "results.json"
+
+
+def results_repo(result: Path, root: Path) -> Path:
+    """``root`` laid out as the results repo (``submissions/...``) with the three submissions of ``result``, each
+    written as ``lookbench submit --dry-run`` writes it; the two tampered ones edited afterwards."""
+    from lookbench.submissions.submit import prepare, write
+
+    for label, tamper in ((HONEST, None), (EDITED_SCORE, edit_score), (EDITED_RANKING, swap_top1)):
+        model = label.split("@")[0]
+        folder = write(prepare(result, model_id=f"{model}@{REVISION}", allow_synthetic=True), root)
+        if tamper:
+            tamper(folder)
+    return root
+
+
+def edit_score(folder: Path) -> None:
+    """The overall Fine Recall@1 claimed one point higher."""
+    data = json.loads((folder / "results.json").read_text())
+    data["overall"]["fine_recall"]["@1"] += 1.0
+    (folder / "results.json").write_text(json.dumps(data))
+
+
+def swap_top1(folder: Path) -> None:
+    """In RealStudioFlat's first query whose rank 1 is a fine hit and rank 2 is not, the two swap places."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = folder / "results.predictions" / "RealStudioFlat.parquet"
+    table = pq.read_table(path)
+    query, rank, hit = (table[c].to_numpy() for c in ("query", "rank", "fine_hit"))
+    q = next(q for q in np.unique(query) if hit[(query == q) & (rank == 1)][0] and not hit[(query == q) & (rank == 2)][0])
+    swapped = np.where((query == q) & (rank == 1), 2, np.where((query == q) & (rank == 2), 1, rank))
+    pq.write_table(table.set_column(table.schema.get_field_index("rank"), "rank", pa.array(swapped)), path)
+
+
+def browser_reads_the_board(url: str, out: Path) -> dict[str, str]:
+    """Open the board in headless chromium, wait for the three submissions' rows, and return each row's text (by
+    label); a screenshot of the page goes to ``out/board.png``."""
+    from playwright.sync_api import expect, sync_playwright
+
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(str(out / "profile"), executable_path=str(CHROMIUM), args=args,
+                                                       headless=True, viewport={"width": 1600, "height": 1800})
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(120_000)
+            expect.set_options(timeout=120_000)  # the board's first drawing ranks every section: slow on a busy machine
+            page.goto(url)
+            rows = {}
+            for label in (HONEST, EDITED_SCORE, EDITED_RANKING):
+                row = page.locator(".board-table [role=row]", has_text=label).first
+                expect(row).to_be_visible()
+                rows[label] = " ".join(row.inner_text().split())
+            expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()  # the published rows beside them
+            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+            page.screenshot(path=str(out / "board.png"), full_page=True)
+        finally:
+            browser.close()
+    return rows
