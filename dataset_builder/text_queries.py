@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lookbench.settings import DEFAULT_TEXT_FORM as DEFAULT_FORM
+from lookbench.settings import TEXT_FORMS as FORMS
+
 TEMPLATE_VERSION = 1
-FORMS = ("short", "long")
-DEFAULT_FORM = "short"
 # A built release carries the texts as a config of its own (``text``), one split per subset named by its published
 # alias; row i of a split is the text of row i of that subset's query split (same item_id, release, timestamp).
 TEXT_CONFIG = "text"

@@ -14,11 +14,17 @@ DEFAULT_MODE = "strict"  # the paper's Fine Recall: same category and every anno
 DEFAULT_INDEX = "flat"  # exact search
 DEFAULT_PRECISION = "fp32"
 DEFAULT_DISTRACTORS = True  # the shared noise gallery joins every subset's gallery, as the paper evaluates
+# What a query is: its image, or its words (the release's text config, lookbench.dataset_builder.text_queries) in one
+# of two forms; the gallery, the noise and the metric are the same either way.
+QUERY_KINDS = ("image", "text")
+DEFAULT_QUERIES = "image"
+TEXT_FORMS = ("short", "long")
+DEFAULT_TEXT_FORM = "short"
 
 # The leaderboard's metric names → the result's score keys.
 METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
 # The published leaderboard shipped as data (lookbench/leaderboard/published/<name>.json) that results are ranked beside.
 DEFAULT_REFERENCE = "release_v2601"
 
-__all__ = ["DEFAULT_DISTRACTORS", "DEFAULT_INDEX", "DEFAULT_MODE", "DEFAULT_PRECISION", "DEFAULT_REFERENCE", "INDEXES",
-           "METRICS", "MODES", "PRECISIONS"]
+__all__ = ["DEFAULT_DISTRACTORS", "DEFAULT_INDEX", "DEFAULT_MODE", "DEFAULT_PRECISION", "DEFAULT_QUERIES",
+           "DEFAULT_REFERENCE", "DEFAULT_TEXT_FORM", "INDEXES", "METRICS", "MODES", "PRECISIONS", "QUERY_KINDS", "TEXT_FORMS"]

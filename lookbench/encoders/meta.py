@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from lookbench.encoders.base import Encoder, SquareTransform
+from lookbench.encoders.text import TextTower
 from lookbench.files import count_parameters, hash_files
 from lookbench.paths import hub_reachable
 
@@ -52,6 +53,9 @@ class ModelMeta:
     declared_parameters: int | None = None
     unavailable: str | None = None  # why it cannot run here at all
     note: str = ""
+    # Its text tower (``--queries text``): a ``TextTower`` (tokenizer settings) for a transformers model, a description
+    # for a baseline's; None: image only.
+    text: TextTower | str | None = None
 
     @cached_property
     def revision(self) -> str | None:
@@ -71,6 +75,11 @@ class ModelMeta:
         if self.hub_id or self.unavailable:
             return self.declared_parameters
         return 0 if self.weights is None else count_parameters(self.weights())
+
+    @property
+    def text_preprocessing(self) -> str | None:
+        """Its text tower's preprocessing in words (None: image only)."""
+        return self.text.key if isinstance(self.text, TextTower) else self.text
 
     @property
     def probe_file(self) -> str:

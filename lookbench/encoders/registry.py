@@ -28,6 +28,11 @@ def find(name: str) -> ModelMeta:
     raise EncoderError(f"Unknown model {name!r}.{_suggest(name)} Registered: {', '.join(REGISTRY)}")
 
 
+def text_models() -> list[str]:
+    """The registered models with a text tower (what ``--queries text`` can read with)."""
+    return [meta.name for meta in REGISTRY.values() if meta.text is not None]
+
+
 def _suggest(name: str) -> str:
     choices = {n.lower(): n for n in [*REGISTRY, *BY_PUBLISHED_NAME]}
     close = difflib.get_close_matches(name.lower(), list(choices), n=3, cutoff=0.5)
@@ -121,6 +126,7 @@ def describe_models() -> list[dict]:
             "needs": None if needs == "-" else needs,
             "description": meta.description,
             "preprocessing": meta.preprocessing,
+            "text": meta.text_preprocessing,
             "note": meta.note,
         })
     return rows

@@ -20,12 +20,13 @@ from lookbench.files import new_sibling
 from lookbench.encoders.registry import check_model, load_encoder
 from lookbench.filtering import parse_cutoff
 from lookbench.metric.fine_recall.judging import combine_subsets
-from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, INDEXES, MODES,
-                                PRECISIONS)
+from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, DEFAULT_QUERIES,
+                                DEFAULT_TEXT_FORM, INDEXES, MODES, PRECISIONS, QUERY_KINDS, TEXT_FORMS)
 from lookbench.results.per_release import per_release
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.engine.data import Benchmark, DataSource, load_benchmark, resolve_data
-from lookbench.engine.encode import Embeddings, EncodeStats, check_output, encode_images
+from lookbench.engine.encode import (Embeddings, EncodeStats, check_output, encode_images, encode_texts,
+                                     oracle_embeddings)
 from lookbench.engine import predictions
 from lookbench.errors import EvaluationError
 from lookbench.engine.images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
@@ -60,10 +61,11 @@ def _check_folder(path, what: str) -> None:
 
 def check_options(*, mode=DEFAULT_MODE, index=DEFAULT_INDEX, precision=DEFAULT_PRECISION, batch_size=None,
                   workers=None, cutoff=None, cache_dir=None, output_dir=None, results_dir=None,
-                  save_predictions=False, model=None) -> None:
+                  save_predictions=False, model=None, queries=DEFAULT_QUERIES, text_form=DEFAULT_TEXT_FORM) -> None:
     """Every option checked before anything is loaded, so a typo fails in a second, not after encoding."""
     check_model(model)
-    for name, value, choices in (("mode", mode, MODES), ("index", index, INDEXES), ("precision", precision, PRECISIONS)):
+    for name, value, choices in (("mode", mode, MODES), ("index", index, INDEXES), ("precision", precision, PRECISIONS),
+                                 ("queries", queries, QUERY_KINDS), ("text_form", text_form, TEXT_FORMS)):
         if value not in choices:
             raise EvaluationError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     for name, value in (("batch_size", batch_size), ("workers", workers)):
@@ -87,7 +89,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
              device: str | None = None, index: str = DEFAULT_INDEX,
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
              quiet: bool = False, verbose: bool = False, output_dir=None, results_dir=None, overwrite: bool = False,
-             save_predictions: bool = False, trust_remote_code: bool = False) -> EvaluationResult | None:
+             save_predictions: bool = False, trust_remote_code: bool = False, queries: str = DEFAULT_QUERIES,
+             text_form: str = DEFAULT_TEXT_FORM) -> EvaluationResult | None:
     """Evaluate an image encoder on LookBench; returns an ``EvaluationResult`` (``None`` on non-main processes).
 
     ``model``: a registered name (see ``lookbench models``), a local transformers folder or Hub id, or any object
@@ -98,19 +101,30 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     into; an identical stored evaluation is returned instead of recomputed unless ``overwrite``.
     ``save_predictions`` also writes every query's top gallery rows as Parquet beside the result. ``quiet``
     shows no progress bar; ``verbose`` also shows the libraries' own bars and logging. ``trust_remote_code`` lets a
-    Hub model run its own code (refused otherwise).
+    Hub model run its own code (refused otherwise). ``queries="text"`` searches with each query's words instead of
+    its image (the release's ``text`` config in ``text_form``, ``short`` or ``long``), encoded by the model's text
+    tower (``encode_text(list_of_str)``; default model ``gr-lite-mini-text``); the gallery, the noise and the metric
+    are the image queries'.
     """
+    text = queries == "text"
+    if model is None and text:
+        from lookbench.encoders.entries import DEFAULT_TEXT_MODEL
+
+        model = DEFAULT_TEXT_MODEL
     check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
                   cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions,
-                  model=model)
+                  model=model, queries=queries, text_form=text_form)
     started = time.perf_counter()
     times = StageTimes()
     processes = Processes()
     quiet = quiet or not processes.is_main
     encoder = None
-    if cutoff == "model":  # the model's declared date decides which queries are loaded (its weights load lazily)
+    if cutoff == "model" or text:  # the model decides which queries load, or must read; its weights load lazily
         encoder = load_encoder(model, device=device or processes.device, precision=precision,
                                trust_remote_code=trust_remote_code)
+        if text:
+            check_text_tower(encoder)
+    if cutoff == "model":
         if encoder.training_cutoff is None:
             raise EvaluationError(f"model {encoder.name} declares no training cutoff (a registry entry's training_cutoff, "
                                   "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
@@ -118,19 +132,22 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     with quiet_libraries(verbose):
         with times.stage("load"):
             with stage_bar("load", quiet=quiet, unit="config") as bar:
+                words = text_form if text else None
                 if processes.is_main:
-                    bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar)
+                    bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar, text_form=words)
                 processes.barrier()  # the main process fills the datasets cache first; the others then read it
                 if not processes.is_main:
-                    bench = load_benchmark(data, subsets, cutoff, distractors)
+                    bench = load_benchmark(data, subsets, cutoff, distractors, text_form=words)
             for name, splits in bench.subsets.items():
                 if len(splits["query"]) == 0:
                     raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
             encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision,
                                               trust_remote_code=trust_remote_code)
             bench.count_after(encoder.training_cutoff)
-        settings = store.Settings(mode, bench.noise is not None, cutoff, tuple(bench.subsets), bool(subsets), index, precision)
-        planned = _planned(encoder, bench, results_dir, settings)
+        settings = store.Settings(mode, bench.noise is not None, cutoff, tuple(bench.subsets), bool(subsets), index, precision,
+                                  f"text-{text_form}" if text else "image")
+        fingerprint = _fingerprint(encoder, text)
+        planned = _planned(encoder, fingerprint, bench, results_dir, settings)
         if planned.stored is not None and not overwrite:
             found = store.find_identical(planned.stored, planned.identity,
                                          need_predictions=list(bench.subsets) if save_predictions else ())
@@ -150,17 +167,32 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         with times.stage("hash"), stage_bar("hash", quiet=quiet, unit="img") as bar:
             images = BenchmarkImages.of(bench)
             images.hash(bar)
+        oracle = getattr(encoder, "oracle", False)
         with times.stage("encode"), stage_bar(f"encode {encoder.name}", quiet=quiet, unit="img") as bar:
-            embeddings = encode_images(encoder, images.sources(), batch_size=batch_size, workers=workers,
-                                       cache_dir=cache_dir, use_cache=use_cache, skip_invalid=skip_invalid,
-                                       progress=bar, processes=processes)
+            if oracle:  # told the categories of the gallery: no pixel is read
+                embeddings = oracle_embeddings(encoder, images.gallery_sources(), _gallery_categories(bench))
+            else:
+                embeddings = encode_images(encoder, images.gallery_sources() if text else images.sources(),
+                                           batch_size=batch_size, workers=workers, cache_dir=cache_dir,
+                                           use_cache=use_cache, skip_invalid=skip_invalid, progress=bar,
+                                           processes=processes)
             if not processes.is_main:
                 return None
         with times.stage("search"):  # cosine = inner product of unit vectors
             embeddings = embeddings.normalised()
-        tasks = {}
+        tasks, texts_encoded = {}, 0
         for name, splits in bench.subsets.items():
-            queries = Split.of(images.subsets[name].query, splits["query"], embeddings)
+            source = images.subsets[name].query
+            if oracle:
+                vectors = encoder.encode_queries(list(splits["query"]["category"]))
+                queries = Split.of_texts(source, splits["query"], embeddings, vectors)
+            elif text:
+                with times.stage("encode"):
+                    vectors = encode_texts(encoder, list(splits["query"]["query_text"]), embeddings.matrix.shape[1])
+                texts_encoded += len(vectors)
+                queries = Split.of_texts(source, splits["query"], embeddings, vectors)
+            else:
+                queries = Split.of(source, splits["query"], embeddings)
             if len(queries.rows) == 0:
                 raise EvaluationError(f"{name}: no query left to evaluate: every query image was skipped")
             tasks[name] = SubsetTask(queries, Split.of(images.subsets[name].gallery, splits["gallery"], embeddings))
@@ -175,8 +207,8 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     outcomes = {name: s.outcomes for name, s in scored.items()}
     intervals = stats.intervals(outcomes)
     release_scores, release_intervals = per_release(outcomes)
-    provenance = _provenance(encoder, bench, images, embeddings, scored, processes, settings,
-                             wall_time_s=round(time.perf_counter() - started, 3))
+    provenance = _provenance(encoder, fingerprint, bench, images, embeddings, scored, processes, settings,
+                             wall_time_s=round(time.perf_counter() - started, 3), texts_encoded=texts_encoded)
     provenance["intervals"] = stats.settings()
     provenance["timings_s"] = times.rounded()  # per stage; their sum leaves out option checks and bookkeeping
     provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
@@ -198,23 +230,46 @@ class _Planned:
     notes: list
 
 
-def _planned(encoder, bench: Benchmark, results_dir, settings: store.Settings) -> _Planned:
+def check_text_tower(encoder) -> None:
+    """Text queries need a text tower: one line naming the registered models that have one, otherwise."""
+    if encoder.text_tower is None:
+        from lookbench.encoders.registry import text_models
+
+        raise EvaluationError(f"model {encoder.name} has no text tower, so it cannot read text queries (--queries text); "
+                              f"registered models with one: {', '.join(text_models())} (or any object with "
+                              "encode_text(list_of_str) beside encode(images))")
+
+
+def _fingerprint(encoder, text: bool) -> str | None:
+    """What identifies the model of a run: its fingerprint, and for text queries its text tower's too."""
+    if not text or not encoder.text_fingerprint or encoder.fingerprint is None:
+        return encoder.fingerprint
+    return f"{encoder.fingerprint}+text:{encoder.text_fingerprint}"
+
+
+def _gallery_categories(bench: Benchmark) -> list[list[str]]:
+    """The category of every gallery and noise row, in the order of ``BenchmarkImages.gallery_sources``."""
+    out = [list(splits["gallery"]["category"]) for splits in bench.subsets.values()]
+    return out + ([list(bench.noise["category"])] if bench.noise is not None else [])
+
+
+def _planned(encoder, fingerprint, bench: Benchmark, results_dir, settings: store.Settings) -> _Planned:
     p = bench.provenance
-    identity = store.Identity(encoder.fingerprint, p["revision"], settings)
+    identity = store.Identity(fingerprint, p["revision"], settings)
     notes = []
-    if results_dir is not None and encoder.fingerprint is None:
+    if results_dir is not None and fingerprint is None:
         notes.append(f"model {encoder.name} declares no revision or fingerprint, so its identity is unknown: a stored "
                      "result is never reused for it (give the object a revision to allow that)")
     elif results_dir is not None and p["revision"] is None:
         notes.append(f"the data {p['data']} has no known revision, so a stored result is never reused for it")
     path = None if results_dir is None else store.result_path(
-        results_dir, model=encoder.name, revision=encoder.provenance.get("revision"), fingerprint=encoder.fingerprint,
+        results_dir, model=encoder.name, revision=encoder.provenance.get("revision"), fingerprint=fingerprint,
         releases=p["releases"], data_revision=p["revision"], settings=settings)
     return _Planned(path, identity, notes)
 
 
-def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings, scored: dict,
-                processes: Processes, settings: store.Settings, *, wall_time_s) -> dict:
+def _provenance(encoder, fingerprint, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings, scored: dict,
+                processes: Processes, settings: store.Settings, *, wall_time_s, texts_encoded: int = 0) -> dict:
     """What makes the scores reproducible: versions, data revision, model fingerprint, settings and counts."""
     from lookbench._version import __version__
 
@@ -229,14 +284,16 @@ def _provenance(encoder, bench: Benchmark, images: BenchmarkImages, embeddings: 
         "invalid_images_skipped": [f"{where}: {err}" for where, err in stats.invalid],
         "self_matches_removed": sum(s.self_matches_removed for s in scored.values()),
         "queries": {name: s.scores.get("num_queries") for name, s in scored.items()},
+        "texts_encoded": texts_encoded,
     }
     return {
         "result_format": store.RESULT_FORMAT,
         "lookbench_version": __version__,
         "dataset": bench.provenance,
-        "model": {"name": encoder.name, **encoder.provenance, "fingerprint": encoder.fingerprint,
+        "model": {"name": encoder.name, **encoder.provenance, "fingerprint": fingerprint,
                   "training_cutoff": encoder.training_cutoff,
-                  "preprocessing": encoder.preprocessing, "embedding_dim": int(embeddings.matrix.shape[1])},
+                  "preprocessing": encoder.preprocessing, "embedding_dim": int(embeddings.matrix.shape[1]),
+                  **({"text_tower": encoder.text_tower} if settings.queries != "image" else {})},
         **settings.provenance(),
         "device": getattr(encoder, "device", "cpu"),
         "processes": processes.world,

@@ -151,6 +151,41 @@ class _Loader:
         # A folder (local, or a Hub snapshot at a commit) gets a datasets cache of its own, named by its revision.
         local = source.revision is not None and Path(source.path).is_dir()
         self.cache_dir = str(datasets_cache_dir(source.revision)) if local else None
+        self.template_versions: set = set()  # of the text queries loaded (with_texts)
+
+    def with_texts(self, subset: str, queries, form: str):
+        """``queries`` with the words of each query (the ``text`` config's split of the subset, column
+        ``text_<form>``) as a ``query_text`` column; row i of the split must be query i (its item_id), else one line
+        names the first row that is not."""
+        import datasets
+
+        from lookbench.dataset_builder.text_queries import TEXT_COLUMNS, TEXT_CONFIG
+        from lookbench.schema import SUBSETS
+
+        label, alias = self.source.label, SUBSETS[subset].alias
+        if TEXT_CONFIG not in self.available:
+            raise EvaluationError(f"{label} has no {TEXT_CONFIG} config (its queries in words): it was built before "
+                                  "lookbench wrote them; rebuild it with `lookbench build` to evaluate text queries")
+        try:
+            texts = datasets.load_dataset(self.source.path, TEXT_CONFIG, split=alias, cache_dir=self.cache_dir)
+        except Exception as err:
+            raise EvaluationError(f"Cannot load the {TEXT_CONFIG} split {alias} of {label}: {err}") from err
+        column = TEXT_COLUMNS[form]
+        absent = [c for c in ("item_id", column, "template_version") if c not in texts.column_names]
+        if absent:
+            raise EvaluationError(f"{TEXT_CONFIG}/{alias} of {label} lacks column(s) {', '.join(absent)}")
+        ids, theirs = queries["item_id"], texts["item_id"]
+        if ids != theirs:
+            at = next((i for i, (a, b) in enumerate(zip(ids, theirs)) if a != b), min(len(ids), len(theirs)))
+            found = f"item {theirs[at]!r}" if at < len(theirs) else "no row"
+            raise EvaluationError(f"{TEXT_CONFIG}/{alias} of {label} does not follow {subset}/query row by row: row "
+                                  f"{at + 1} is {found}, the query is " + (f"item {ids[at]!r}" if at < len(ids) else "none"))
+        words = texts[column]
+        empty = [i for i, w in enumerate(words) if not isinstance(w, str) or not w.strip()]
+        if empty:
+            raise EvaluationError(f"{TEXT_CONFIG}/{alias} of {label}: row {empty[0] + 1} (item {ids[empty[0]]!r}) has no {column}")
+        self.template_versions.update(texts.unique("template_version"))
+        return queries.add_column("query_text", words)
 
     def splits(self, subset: str, names) -> dict:
         import datasets
@@ -173,10 +208,11 @@ class _Loader:
 
 
 def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEFAULT_DISTRACTORS,
-                   progress=None) -> Benchmark:
+                   progress=None, text_form: str | None = None) -> Benchmark:
     """Load the requested subsets' query/gallery splits and (unless disabled) the noise gallery.
 
-    ``progress`` (a tqdm bar) advances once per loaded config.
+    ``progress`` (a tqdm bar) advances once per loaded config. ``text_form`` (``short`` or ``long``): each query
+    split also carries its words, ``query_text`` (``_Loader.with_texts``), and the provenance names them.
     """
     from lookbench.filtering import filter_after
 
@@ -194,6 +230,8 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
     loaded, counts, all_queries = {}, {}, {}
     for subset in wanted:
         splits = loader.splits(subset, ("query", "gallery"))
+        if text_form is not None:
+            splits["query"] = loader.with_texts(subset, splits["query"], text_form)
         all_queries[subset] = splits["query"]
         if cutoff is not None:
             splits["query"] = filter_after(splits["query"], cutoff)
@@ -218,4 +256,9 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
         "counts": counts,
         "noise_gallery": len(noise) if noise is not None else 0,
     }
+    if text_form is not None:
+        from lookbench.dataset_builder.text_queries import TEXT_COLUMNS, TEXT_CONFIG
+
+        provenance["text_queries"] = {"config": TEXT_CONFIG, "column": TEXT_COLUMNS[text_form], "form": text_form,
+                                      "template_version": sorted(loader.template_versions)}
     return Benchmark(loaded, noise, provenance, all_queries)

@@ -239,3 +239,36 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
         cache.compact(hashes, filling.matrix, filling.valid)
     processes.barrier()
     return Embeddings(ids, filling.matrix, filling.valid, stats)
+
+
+TEXT_BATCH = 256  # texts per call of a text tower
+
+
+def encode_texts(encoder: Encoder, texts: list[str], dim: int) -> np.ndarray:
+    """Unit-length embeddings of ``texts`` by the model's text tower, checked as image output is and against the
+    width ``dim`` of its image embeddings (the two must share one space)."""
+    if encoder.text_tower is None:
+        raise EncoderError(f"Model {encoder.name!r} has no text tower")
+    out = []
+    for start in range(0, len(texts), TEXT_BATCH):
+        batch = texts[start:start + TEXT_BATCH]
+        vectors = check_output(encoder, encoder.encode_text(batch), [f"text {t!r}" for t in batch], None)
+        if vectors.shape[1] != dim:
+            raise EncoderError(f"Model {encoder.name!r}: its text tower gives {vectors.shape[1]}-d embeddings, its "
+                               f"image tower {dim}-d; text and images must share one space")
+        out.append(vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    return np.concatenate(out) if out else np.zeros((0, dim), dtype=np.float32)
+
+
+def oracle_embeddings(encoder: Encoder, sources: list[ImageSource], categories: list[list[str]]) -> Embeddings:
+    """The gallery as an oracle encoder (``oracle = True``) describes it: one row per distinct image, from the
+    category its first row carries (``categories[i]``: one per row of ``sources[i]``); no pixel is read."""
+    ids: dict[bytes, int] = {}
+    first: list[str] = []
+    for source, cats in zip(sources, categories):
+        for h, category in zip(source.hashes, cats):
+            if h not in ids:
+                ids[h] = len(first)
+                first.append(category)
+    matrix = check_output(encoder, encoder.encode_gallery(first, list(ids)), [h.hex() for h in ids], None)
+    return Embeddings(ids, matrix, np.ones(len(ids), dtype=bool), EncodeStats(unique_images=len(ids)))

@@ -120,6 +120,10 @@ class BenchmarkImages:
         out = [s for images in self.subsets.values() for s in (images.query, images.gallery)]
         return out + ([self.noise] if self.noise is not None else [])
 
+    def gallery_sources(self) -> list[ImageSource]:
+        """The galleries and the noise, in the order of ``sources``: what text queries search."""
+        return [s for s in self.sources() if not s.label.endswith("/query")]
+
     def hash(self, progress=None) -> None:
         if progress is not None:
             progress.reset(total=sum(len(s) for s in self.sources()))

@@ -1,7 +1,8 @@
 """Saved rankings for error analysis: each query's top gallery rows as one Parquet file per subset.
 
 docs/architecture.md §5 and §8. One row per (query, rank): ``query`` (1-based, in the order of the evaluated
-queries), its ``query_item_id`` and annotation, ``rank`` (1-based), ``gallery_index`` (0-based into the subset
+queries), its ``query_item_id`` (for text queries also its words, ``query_text``) and annotation, ``rank``
+(1-based), ``gallery_index`` (0-based into the subset
 gallery followed by the noise gallery, as the metric sees it), the retrieved ``item_id``, its cosine ``score``
 and annotation, and ``fine_hit`` / ``coarse_hit`` as the metric's ``score_queries`` judges them, so the file agrees
 with the result's Recall@K. ``datasets.load_dataset("parquet", data_files=...)`` reads it.
@@ -31,11 +32,13 @@ def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: 
     flags = score_queries(scored.ranking, task.queries.annotations, columns, k=[1], mode=mode)
     query, rank = np.nonzero(scored.ranking >= 0)
     index = scored.ranking[query, rank]
-    vectors = matrix[task.queries.rows[query]]
+    vectors = task.queries.search_vectors(matrix)[query]
     score = np.einsum("ij,ij->i", vectors, matrix[scored.gallery_rows[index]])
     queries = task.queries.annotations.select(query)
     retrieved = gallery.select(index)
     table = {"query": query + 1, "query_item_id": queries["item_id"]}
+    if "query_text" in queries.column_names:  # a text query's words
+        table["query_text"] = queries["query_text"]
     table.update({f"query_{name}": queries[name] for name in _ANNOTATION})
     table.update({"rank": rank + 1, "gallery_index": index, "item_id": retrieved["item_id"], "score": score})
     table.update({name: retrieved[name] for name in _ANNOTATION})

@@ -154,7 +154,10 @@ class EvaluationResult:
         columns = [(title, [_cell(r.get(key), self.intervals.get(n, {}).get(key)) for n, r in rows]) for title, key in _COLUMNS]
         queries = ("queries", [str(int(r.get("num_queries", 0))) for _, r in rows])
         p = self.provenance
-        title = (f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}, {p['mode']} mode, "
+        kind = p.get("queries", "image")
+        title = (f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}, "
+                 + ("" if kind == "image" else f"text queries ({kind.removeprefix('text-')} form), ")
+                 + f"{p['mode']} mode, "
                  f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
         lines = textwrap.wrap(title, width) + _grid("subset", [n for n, _ in rows], columns, queries, width)
@@ -185,6 +188,7 @@ class EvaluationResult:
         footer = ((stats.note(intervals) + " " if intervals else "")
                   + f"{when}{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
                   f"encoded, {counts['cache_hits']} from cache; "
+                  + (f"{counts['texts_encoded']} text(s) encoded; " if counts.get("texts_encoded") else "")
                   + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
                   + f"{p['wall_time_s']:.1f} s")
         lines += textwrap.wrap(footer, width)

@@ -24,17 +24,34 @@ from lookbench.settings import DEFAULT_INDEX, DEFAULT_MODE
 
 @dataclass
 class Split:
-    """Images of one split to search with or in: their rows of the embedding matrix and their annotation records."""
+    """Images of one split to search with or in: their rows of the embedding matrix and their annotation records.
+
+    Text queries (``of_texts``) search with ``vectors``, their words' embeddings; their ``rows`` are the rows of
+    their images where those are in the gallery too (-1 elsewhere), so the gallery rows that are the query's own
+    image are left out as they are for image queries, and both kinds search the same gallery."""
 
     rows: np.ndarray
     annotations: object  # a Dataset (or list) of annotation records (+ item_id), one per row
+    vectors: np.ndarray | None = None  # what the queries search with, when not ``matrix[rows]``
 
     @classmethod
     def of(cls, source: ImageSource, dataset, embeddings: Embeddings) -> "Split":
         """The encoded rows of one split (images skipped as unreadable are left out, with their annotations)."""
         keep = embeddings.encoded(source)
-        columns = [*RECORD_FIELDS, "item_id"] + (["release"] if "release" in dataset.column_names else [])
-        return cls(embeddings.rows(source)[keep], dataset.select_columns(columns).select(keep))
+        return cls(embeddings.rows(source)[keep], dataset.select_columns(_columns(dataset)).select(keep))
+
+    @classmethod
+    def of_texts(cls, source: ImageSource, dataset, embeddings: Embeddings, vectors: np.ndarray) -> "Split":
+        """Every query of one split, searching with ``vectors`` (unit length, one per query)."""
+        rows = np.fromiter((embeddings.ids.get(h, -1) for h in source.hashes), dtype=np.int64, count=len(source.hashes))
+        return cls(rows, dataset.select_columns(_columns(dataset)), vectors)
+
+    def search_vectors(self, matrix: np.ndarray) -> np.ndarray:
+        return matrix[self.rows] if self.vectors is None else self.vectors
+
+
+def _columns(dataset) -> list[str]:
+    return [*RECORD_FIELDS, "item_id"] + [c for c in ("release", "query_text") if c in dataset.column_names]
 
 
 @dataclass
@@ -79,8 +96,8 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
     noise_hits, noise_columns = {}, None
     if noise is not None and len(noise.rows):
         with timings.stage("search"):
-            queries = np.concatenate([t.queries.rows for t in tasks.values()])
-            hits = search(matrix, noise.rows, matrix[queries], max(depths.values()), index)
+            queries = np.concatenate([t.queries.search_vectors(matrix) for t in tasks.values()])
+            hits = search(matrix, noise.rows, queries, max(depths.values()), index)
             start = 0
             for name, task in tasks.items():
                 noise_hits[name] = hits.take(slice(start, start + len(task.queries.rows)), depths[name])
@@ -93,7 +110,7 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
     for name, task in tasks.items():
         q, g = task.queries.rows, task.gallery.rows
         with timings.stage("search"):
-            hits = search(matrix, g, matrix[q], depths[name], index)
+            hits = search(matrix, g, task.queries.search_vectors(matrix), depths[name], index)
             ids, all_rows = hits.ids, g
             if name in noise_hits:
                 ids = merge_noise(hits, noise_hits[name], len(g), depths[name])

@@ -43,6 +43,7 @@ def _check_comparable(a: dict, b: dict, oa: dict, ob: dict) -> None:
     da, db = pa.get("dataset") or {}, pb.get("dataset") or {}
     facts = (("data", da.get("key") or da.get("revision"), db.get("key") or db.get("revision")),
              ("data revision", da.get("revision"), db.get("revision")),
+             ("queries", pa.get("queries", "image"), pb.get("queries", "image")),
              ("mode", pa.get("mode"), pb.get("mode")),
              ("distractors", pa.get("distractors"), pb.get("distractors")),
              ("cutoff", normalise_cutoff(pa.get("cutoff")), normalise_cutoff(pb.get("cutoff"))),
@@ -126,6 +127,8 @@ def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", m
 
 
 def label(result: dict) -> str:
-    """``model (file)`` of a result, for the table's header."""
-    model = (result.get("provenance") or {}).get("model") or {}
-    return f"{model.get('name', '?')} ({result.get('_path', '?')})"
+    """``model, <kind> queries (file)`` of a result, for the table's header."""
+    provenance = result.get("provenance") or {}
+    model = provenance.get("model") or {}
+    kind = provenance.get("queries", "image")
+    return f"{model.get('name', '?')}, {kind} queries ({result.get('_path', '?')})"

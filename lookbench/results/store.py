@@ -24,7 +24,7 @@ from lookbench.files import (
     replace_folder,
     replacing,
 )
-from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION
+from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, DEFAULT_QUERIES
 
 # A store file is read only when it is a regular file of at most this size, nested at most this deep.
 MAX_RESULT_BYTES = 16 * 1024 * 1024
@@ -46,7 +46,8 @@ RESULT_FORMAT = 2
 class Settings:
     """An evaluation's settings, declared once: the store identity, the result's file name and its provenance are
     derived from them. ``subsets`` are the evaluated ones, sorted; ``chosen_subsets``: the user named them (then
-    they are part of the file name). ``cutoff`` is kept as given, and compared in UTC."""
+    they are part of the file name). ``cutoff`` is kept as given, and compared in UTC. ``queries``: what a query is,
+    ``image`` or ``text-<form>`` (its words, ``--queries text --text-form``)."""
 
     mode: str = DEFAULT_MODE
     distractors: bool = DEFAULT_DISTRACTORS
@@ -55,6 +56,7 @@ class Settings:
     chosen_subsets: bool = False
     index: str = DEFAULT_INDEX
     precision: str = DEFAULT_PRECISION
+    queries: str = DEFAULT_QUERIES
     cutoff_utc: str | None = field(init=False)
 
     def __post_init__(self):
@@ -65,18 +67,22 @@ class Settings:
     def provenance(self) -> dict:
         """The provenance keys of these settings (``of`` reads them back)."""
         return {"mode": self.mode, "cutoff": self.cutoff, "distractors": self.distractors, "subsets": list(self.subsets),
-                "chosen_subsets": self.chosen_subsets, "index": self.index, "precision": self.precision}
+                "chosen_subsets": self.chosen_subsets, "index": self.index, "precision": self.precision,
+                "queries": self.queries}
 
     @classmethod
     def of(cls, provenance: dict) -> "Settings":
-        """The settings recorded in a result's provenance (KeyError when one is missing)."""
+        """The settings recorded in a result's provenance (KeyError when one is missing; a result without
+        ``queries`` was written before text queries existed, so its queries were images)."""
         return cls(provenance["mode"], bool(provenance["distractors"]), provenance["cutoff"], tuple(provenance["subsets"]),
-                   bool(provenance["chosen_subsets"]), provenance["index"], provenance["precision"])
+                   bool(provenance["chosen_subsets"]), provenance["index"], provenance["precision"],
+                   provenance.get("queries", DEFAULT_QUERIES))
 
     def stem(self) -> str:
         """The result's file name without ``.json``: the mode, then a qualifier for every setting off its default, so
         different evaluations never share a file."""
-        stem = self.mode + (f"-after-{self.cutoff}" if self.cutoff is not None else "")
+        stem = self.mode + ("" if self.queries == DEFAULT_QUERIES else f"-{self.queries}")
+        stem += f"-after-{self.cutoff}" if self.cutoff is not None else ""
         stem += "" if self.distractors == DEFAULT_DISTRACTORS else "-no-distractors"
         stem += "" if self.index == DEFAULT_INDEX else f"-{self.index}"
         stem += "" if self.precision == DEFAULT_PRECISION else f"-{self.precision}"

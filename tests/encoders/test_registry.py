@@ -46,9 +46,11 @@ def test_models_command_lists_the_registry(capsys):
 def test_registry_entries_build_their_encoders_and_count_their_parameters():
     """Name and width come from the entry; parameter counts read from weight-file headers equal the models'. (The
     Hub entries are built from a fake hub cache in tests/encoders/test_registry.py.)"""
-    for meta in (m for m in REGISTRY.values() if m.build is not None):
+    for meta in (m for m in REGISTRY.values() if m.build is not None and m.available()):  # gr-lite-mini-text once trained
         encoder = meta.build(meta)
         assert (encoder.name, encoder.embed_dim) == (meta.name, meta.embed_dim)
+        if getattr(encoder, "oracle", False):  # reads no pixel (tests/encoders/test_baselines.py)
+            continue
         assert encoder.encode_batch([encoder.preprocess(Image.new("RGB", (40, 30), "red"))]).shape == (1, meta.embed_dim)
         module = getattr(encoder, "module", None)
         assert meta.n_parameters == (0 if module is None else sum(p.numel() for p in module.parameters()))

@@ -85,3 +85,28 @@ def test_a_relative_folder_that_does_not_exist_is_named_as_neither_folder_nor_hu
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "data/lookbench: no such folder, and not a reachable Hub dataset id" in err
+
+
+def test_text_queries_must_follow_the_query_rows(tmp_path):
+    """Issue 39 item 2: row i of a text split is query i; a split in another order, or a row without words, is one
+    line naming the row, never a query scored with another's words."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lookbench.engine.data import load_benchmark
+    from lookbench.errors import EvaluationError
+
+    data = write_folder(tmp_path / "lookbench", texts=True)
+    loaded = load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="long")
+    query = loaded.subsets["RealStudioFlat"]["query"]
+    assert query["query_text"][0] == "An item in the category top whose colour is red and sleeve is long."
+    shard = data / "text" / "real_studio_flat-00000-of-00001.parquet"
+    table = pq.read_table(shard)
+    pq.write_table(table.take(pa.array([3, 2, 1, 0])), shard)
+    with pytest.raises(EvaluationError, match=r"text/real_studio_flat of .* does not follow RealStudioFlat/query row by "
+                                              r"row: row 1 is item 'p3', the query is item 'p0'"):
+        load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="short")
+    blank = table.set_column(table.schema.get_field_index("text_short"), "text_short", pa.array(["a", " ", "c", "d"]))
+    pq.write_table(blank, shard)
+    with pytest.raises(EvaluationError, match=r"text/real_studio_flat of .*: row 2 \(item 'p1'\) has no text_short"):
+        load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="short")

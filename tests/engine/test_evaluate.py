@@ -61,3 +61,103 @@ def test_cli_errors_are_one_line(data, tmp_path):
     assert proc.returncode != 0
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
     assert "Did you mean 'raw-pixels'" in proc.stderr
+
+
+# ------------------------------------------------------------------ text queries (issue 39 item 2)
+
+COLOURS = {"red": (200, 30, 30), "green": (30, 200, 30), "blue": (30, 30, 200), "yellow": (220, 220, 40),
+           "cyan": (40, 220, 220), "magenta": (220, 40, 220), "grey": (120, 120, 120)}
+
+
+class ColourReader:
+    """An image tower (the mean colour) and a text tower that reads the colour word: the API's custom-model path."""
+
+    name = "colour-reader"
+    revision = "1"
+
+    def __init__(self):
+        self.texts = []
+
+    def encode(self, images):
+        return np.stack([np.asarray(im, dtype=np.float32).reshape(-1, 3).mean(axis=0) for im in images])
+
+    def encode_text(self, texts):
+        self.texts += texts
+        return np.stack([np.asarray(next(COLOURS[w] for w in t.split() if w in COLOURS), dtype=np.float32) for t in texts])
+
+
+@pytest.fixture(scope="module")
+def text_data(tmp_path_factory):
+    from tests.helpers.engine_data import write_folder
+
+    return write_folder(tmp_path_factory.mktemp("tiny-text") / "lookbench", texts=True)
+
+
+def test_text_queries_search_the_same_gallery_with_words(text_data, tmp_path):
+    """The words are read by encode_text, the gallery and noise encoded as for image queries, the query's own image
+    left out of its ranking as it is for image queries, and every score of the metric given."""
+    reader = ColourReader()
+    result = lookbench.evaluate(reader, data=text_data, queries="text", cache_dir=tmp_path, quiet=True).to_dict()
+    assert reader.texts == ["red long top", "green short top", "blue midi dress", "yellow mini skirt",
+                            "red long top", "green short top", "blue midi dress"]
+    flat = result["RealStudioFlat"]
+    assert flat["fine_recall"]["@1"] == 100.0 and flat["num_queries"] == 4 and flat["gallery_size"] == 11
+    assert flat["self_matches_removed"] == 2  # query 0's image is in its gallery and in the noise
+    assert set(flat["ci95"]) >= {"fine_recall", "coarse_recall", "ndcg", "map", "mrr"}
+    prov = result["provenance"]
+    assert prov["queries"] == "text-short" and prov["model"]["text_tower"] == "object"
+    assert prov["dataset"]["text_queries"] == {"config": "text", "column": "text_short", "form": "short",
+                                               "template_version": [1]}
+    # only the galleries and the noise: 7 + 3 + 4 images, one noise row a copy of a gallery row; no query image
+    assert prov["counts"]["texts_encoded"] == 7 and prov["counts"]["forward_images"] == 13
+    assert "per_release" in result["overall"]
+
+
+def test_text_queries_are_stored_apart_and_compare_refuses_mixing_them(text_data, tmp_path, capsys):
+    store = tmp_path / "store"
+    image = lookbench.evaluate(ColourReader(), data=text_data, results_dir=store, cache_dir=tmp_path, quiet=True)
+    short = lookbench.evaluate(ColourReader(), data=text_data, results_dir=store, cache_dir=tmp_path, quiet=True,
+                               queries="text")
+    long = lookbench.evaluate(ColourReader(), data=text_data, results_dir=store, cache_dir=tmp_path, quiet=True,
+                              queries="text", text_form="long")
+    assert (image.stored.name, short.stored.name, long.stored.name) == (
+        "strict.json", "strict-text-short.json", "strict-text-long.json")
+    again = lookbench.evaluate(ColourReader(), data=text_data, results_dir=store, cache_dir=tmp_path, quiet=True,
+                               queries="text")
+    assert again.reused and again.stored == short.stored
+    assert "text queries (short form)" in " ".join(short.table(width=200).split())
+    assert main(["compare", str(image.stored), str(short.stored)]) == 2
+    assert ("A and B differ in queries (image vs text-short): a paired comparison needs the same data and queries"
+            in capsys.readouterr().err)
+    assert main(["compare", str(short.stored), str(short.stored)]) == 0
+    assert "colour-reader, text-short queries" in capsys.readouterr().out
+
+
+def test_an_encoder_without_a_text_tower_is_refused_in_one_line_before_the_data_loads(text_data, tmp_path, capsys):
+    assert main(["evaluate", "--data", str(tmp_path / "nowhere"), "--model", "raw-pixels", "--queries", "text",
+                 "--no-save", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        "lookbench evaluate: error: model raw-pixels has no text tower, so it cannot read text queries (--queries text); "
+        "registered models with one: gr-lite-mini-text, random, category-text, marqo-fashionclip, marqo-fashionsiglip, "
+        "siglip2-b16, siglip2-l16, clip-b32, clip-l14 (or any object with encode_text(list_of_str) beside encode(images))")
+    assert main(["evaluate", "--data", str(text_data), "--model", "raw-pixels", "--text-form", "long", "--no-save"]) == 2
+    assert "--text-form chooses the words of text queries: give it with --queries text" in capsys.readouterr().err
+
+
+def test_data_without_text_queries_is_named(data, tmp_path):
+    from lookbench.errors import EvaluationError
+
+    with pytest.raises(EvaluationError, match=r"has no text config \(its queries in words\): it was built "
+                                                        r"before lookbench wrote them; rebuild it"):
+        lookbench.evaluate(ColourReader(), data=data, queries="text", cache_dir=tmp_path, quiet=True)
+
+
+def test_the_category_oracle_ranks_the_query_category_first_and_reads_nothing(text_data, tmp_path):
+    """Issue 39 item 5: told the categories, it finds the category at rank 1 always and the item by chance."""
+    result = lookbench.evaluate("category-text", data=text_data, queries="text", cache_dir=tmp_path, quiet=True).to_dict()
+    for name in ("RealStudioFlat", "AIGen-Studio"):
+        assert result[name]["coarse_recall"]["@1"] == 100.0
+    assert result["provenance"]["counts"]["forward_images"] == 0 and result["provenance"]["counts"]["texts_encoded"] == 0
+    again = lookbench.evaluate("category-text", data=text_data, queries="text", cache_dir=tmp_path, quiet=True).to_dict()
+    assert again["RealStudioFlat"]["per_query"] == result["RealStudioFlat"]["per_query"]  # a fixed order

@@ -82,19 +82,31 @@ def scores(result: dict) -> dict:
     return {k: v for k, v in result.items() if k != "provenance"}
 
 
-def write_folder(out: Path, release: dict | None = None) -> Path:
-    """DIR/<Config>/<split>-00000-of-00001.parquet + README.md with YAML `configs:`, like `lookbench build`."""
+def write_folder(out: Path, release: dict | None = None, texts: bool = False) -> Path:
+    """DIR/<Config>/<split>-00000-of-00001.parquet + README.md with YAML `configs:`, like `lookbench build`; with
+    ``texts`` also the text config of the queries' words, as the builder writes it (text_queries.text_split)."""
+    from lookbench.dataset_builder.text_queries import TEXT_CONFIG, text_split
+    from lookbench.schema import SUBSETS
+
     release = release or tiny_release()
     out.mkdir(parents=True, exist_ok=True)
-    configs = []
+    configs, text_files = [], []
     for config, splits in release.items():
         files = []
         for split, rows in splits.items():
             (out / config).mkdir(exist_ok=True)
             columns = {name: [r[name] for r in rows] for name in FEATURES}
-            datasets.Dataset.from_dict(columns, features=FEATURES).to_parquet(str(out / config / f"{split}-00000-of-00001.parquet"))
+            dataset = datasets.Dataset.from_dict(columns, features=FEATURES)
+            dataset.to_parquet(str(out / config / f"{split}-00000-of-00001.parquet"))
             files.append({"split": split, "path": f"{config}/{split}-*"})
+            if texts and split == "query":
+                alias = SUBSETS[config].alias
+                (out / TEXT_CONFIG).mkdir(exist_ok=True)
+                text_split(dataset).to_parquet(str(out / TEXT_CONFIG / f"{alias}-00000-of-00001.parquet"))
+                text_files.append({"split": alias, "path": f"{TEXT_CONFIG}/{alias}-*"})
         configs.append({"config_name": config, "data_files": files})
+    if text_files:
+        configs.append({"config_name": TEXT_CONFIG, "data_files": text_files})
     (out / "README.md").write_text("---\n" + yaml.safe_dump({"configs": configs}, sort_keys=False) + "---\n# tiny LookBench\n")
     return out
 

@@ -373,3 +373,13 @@ def test_a_stored_result_edited_to_claim_another_score_is_recomputed_not_served(
     assert main(args) == 0
     assert "saved in the results store" in capsys.readouterr().out
     assert json.loads(saved.read_text())["overall"]["fine_recall"] == honest["overall"]["fine_recall"]
+
+
+def test_the_query_kind_is_in_the_file_name_and_a_result_without_it_had_image_queries():
+    """Issue 39 item 2: a text-query result never shares a file with the image-query one of the same settings."""
+    assert store.Settings().stem() == "strict"
+    assert store.Settings(queries="text-long", cutoff="v20250101").stem() == "strict-text-long-after-v20250101"
+    written = store.Settings(queries="text-short").provenance()
+    assert written["queries"] == "text-short" and store.Settings.of(written) == store.Settings(queries="text-short")
+    older = {k: v for k, v in store.Settings().provenance().items() if k != "queries"}  # written before text queries
+    assert store.Settings.of(older).queries == "image"
