@@ -34,7 +34,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from lookbench.citation import BIBTEX
 from lookbench.dataset_builder.text_queries import FORMS, TEMPLATE_VERSION
 from lookbench.errors import report_errors
-from lookbench.models.gr_lite import GrLiteModel, GrLiteTextConfig, GrLiteTextModel, processor_for
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteModel, GrLiteTextConfig, GrLiteTextModel, processor_for
 from lookbench.models.gr_lite.configuration_gr_lite_text import TEXT_PRESET
 from lookbench.models.gr_lite.train_gr_lite import build_optimizer, latest_checkpoint, warmup_cosine
 from lookbench.models.gr_lite_text.tokenizer import MAX_LENGTH, train_tokenizer
@@ -140,10 +140,13 @@ def build_model(args: argparse.Namespace, tower: GrLiteModel, vocab_size: int) -
 
 def start_session(args: argparse.Namespace) -> Session:
     """Load the data (computing the image embeddings on first use), the tokenizer and the model (no resume yet)."""
+    from lookbench.encoders.base import read_config
     from lookbench.encoders.registry import load_encoder
 
     tower_folder = args.image_tower or default_image_tower()
-    tower = GrLiteModel.from_pretrained(tower_folder).eval()
+    model_type = read_config(tower_folder).get("model_type")
+    if model_type != GrLiteConfig.model_type:
+        raise ValueError(f"--image-tower {tower_folder} is a {model_type!r} model folder, not a GR-Lite one ({GrLiteConfig.model_type!r}).")
     pairs = TextPairs.load(args, load_encoder(str(tower_folder), device="cpu"))
     if len(pairs) < args.batch_size:
         raise ValueError(f"{len(pairs)} training pairs are fewer than one batch of {args.batch_size}.")
@@ -152,7 +155,7 @@ def start_session(args: argparse.Namespace) -> Session:
     tokenizer = tokenizer_for(out, pairs.texts)
     tokens = tokenizer(pairs.texts, padding=True, truncation=True, return_tensors="pt")
     torch.manual_seed(args.seed)
-    model = build_model(args, tower, len(tokenizer))
+    model = build_model(args, GrLiteModel.from_pretrained(tower_folder), len(tokenizer))
     optimizer = build_optimizer(model, args)
     max_steps = args.max_steps or max(1, round(args.epochs * (len(pairs) // args.batch_size)))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_cosine(args.warmup_steps, max_steps))
@@ -172,12 +175,13 @@ def save_checkpoint(session: Session) -> None:
     torch.save({"model": trained_state(session.model), "optimizer": session.optimizer.state_dict(),
                 "scheduler": session.scheduler.state_dict()}, folder / "state.pt")
     state = {"step": session.step, "train_seconds": session.train_seconds(), "texts": len(session.pairs.texts),
-             "samples": len(session.pairs)}
+             "samples": len(session.pairs), "running": session.running, "first_loss": session.first_loss}
     (folder / "trainer_state.json").write_text(json.dumps(state))
 
 
 def resume(session: Session) -> None:
-    """Load `--resume` (a checkpoint folder or `latest`): text tower, optimizer, schedule and step."""
+    """Load `--resume` (a checkpoint folder or `latest`): text tower, optimizer, schedule, step and the losses since
+    the last log line."""
     args = session.args
     checkpoints = session.out / "checkpoints"
     folder = latest_checkpoint(checkpoints) if args.resume == "latest" else Path(args.resume)
@@ -197,6 +201,7 @@ def resume(session: Session) -> None:
     session.optimizer.load_state_dict(saved["optimizer"])
     session.scheduler.load_state_dict(saved["scheduler"])
     session.step, session.elapsed_before = state["step"], state["train_seconds"]
+    session.running, session.first_loss = state["running"], state["first_loss"]  # the next log line averages what it would have
     print(f"Resumed from {folder} at step {session.step}")
 
 

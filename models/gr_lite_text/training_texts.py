@@ -78,9 +78,9 @@ class TextPairs:
     @classmethod
     def load(cls, args: argparse.Namespace, encoder) -> "TextPairs":
         """Every --data folder's rows (held-out products apart), their texts and cached embeddings, in order."""
-        parts, embeddings, groups, trained, held_rows, sets = [], [], [], [], [], []
-        for index, (data, repeat) in enumerate(zip(args.data, args.data_repeat or [1] * len(args.data))):
-            part = load_train_split(data, None, args.split)
+        parts = [load_train_split(data, None, args.split) for data in args.data]  # every folder read before any embedding
+        embeddings, groups, trained, held_rows, sets = [], [], [], [], []
+        for index, (data, part, repeat) in enumerate(zip(args.data, parts, args.data_repeat or [1] * len(args.data))):
             what = f"--data {data} split {args.split}"
             path = Path(args.output) / "image_embeddings" / f"{index}-{Path(data).name}.safetensors"
             embeddings.append(cached_embeddings(encoder, part, path, what))
@@ -91,7 +91,6 @@ class TextPairs:
             trained.append(([offset + i for i in kept], repeat))
             held_rows += [offset + i for i in held]
             groups += [data] * len(part)
-            parts.append(part)
         full = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
         records = full.select_columns(["category", "attributes"]).to_list()
         row_texts = [[record_text(r, form) for form in FORMS] for r in records]
