@@ -43,7 +43,8 @@ def test_cli_end_to_end(data, tmp_path, capsys):
             assert set(block["ci95"][metric]) == {"@1", "@5", "@10", "@20"}
             for at, (lo, hi) in block["ci95"][metric].items():
                 assert lo <= block[metric][at] <= hi, (metric, at)
-    assert flat["ci95"]["fine_recall"]["@1"] == [100.0, 100.0]  # every query is a hit: no spread
+    # every query is a hit, which is not certainty: the Wilson interval of 4 of 4 (issue 36 item 5; was [100, 100])
+    assert flat["ci95"]["fine_recall"]["@1"] == [51.0109, 100.0]
     per_query = flat["per_query"]
     assert per_query["first_fine_rank"] == [1, 1, 1, 1] and len(per_query["item_id"]) == 4
     assert per_query["release"] == ["v20250101"] * 4 and set(per_query["ndcg"]) == {"@1", "@5", "@10", "@20"}
