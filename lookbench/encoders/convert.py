@@ -11,11 +11,15 @@ from pathlib import Path
 
 from lookbench.encoders.base import EncoderError, read_model_json, resolve_model_folder
 from lookbench.encoders.meta import ModelMeta
+from lookbench.encoders.text import TOKENIZER_FILES
 from lookbench.files import folder_lock, new_sibling, replace_folder
 from lookbench.paths import converted_models_dir
 
 # What each kind of entry fetches beside its weights, and which weights formats it takes (the first one present).
-_PATTERNS = {"open_clip": ("open_clip_config.json",), "gr-lite": ("*.json", "README.md")}
+_PATTERNS = {"open_clip": ("open_clip_config.json", *TOKENIZER_FILES), "gr-lite": ("*.json", "README.md")}
+# What a conversion writes, versioned: a converted folder of an earlier version is never loaded (open_clip 2: both
+# towers and the tokenizer, where 1 kept the image tower alone).
+_VERSIONS = {"open_clip": 2, "gr-lite": 1}
 _WEIGHTS = {"open_clip": ("open_clip_model.safetensors", "open_clip_pytorch_model.bin"),
             "gr-lite": ("*.safetensors", "*.pt", "*.pth", "*.bin")}
 
@@ -32,8 +36,9 @@ def hub_snapshot(meta: ModelMeta) -> tuple[Path, str]:
 
 
 def _converted(meta: ModelMeta, snapshot: Path, sha: str) -> Path:
-    """The snapshot converted to a transformers folder, once per commit."""
-    target = converted_models_dir() / meta.hub_id.replace("/", "--") / sha
+    """The snapshot converted to a transformers folder, once per commit (and conversion version)."""
+    version = _VERSIONS[meta.convert]
+    target = converted_models_dir() / meta.hub_id.replace("/", "--") / (sha if version == 1 else f"{sha}.v{version}")
     if (target / "config.json").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -49,6 +49,25 @@ def with_processor(folder: Path, size: int) -> Path:
     return folder
 
 
+TOKENIZER_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-/.,"
+
+
+def tiny_tokenizer(folder: Path) -> Path:
+    """A character tokenizer built with the tokenizers library, saved as a repo saves one (tokenizer.json +
+    tokenizer_config.json): lower-cased, one id per letter, digit or mark, [UNK] for anything else, 42 ids, so that
+    every tiny text tower's vocabulary (64) holds it."""
+    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"[PAD]": 0, "[UNK]": 1, **{c: i + 2 for i, c in enumerate(TOKENIZER_CHARS)}}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
+                                                       pre_tokenizers.Split(Regex("."), behavior="isolated")])
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="[PAD]", unk_token="[UNK]").save_pretrained(folder)
+    return folder
+
+
 def tiny_clip(out: Path, image_size: int = 224) -> Path:
     from transformers import CLIPConfig, CLIPModel
 
@@ -58,7 +77,7 @@ def tiny_clip(out: Path, image_size: int = 224) -> Path:
                            image_size=image_size, patch_size=32),
         projection_dim=8,
     )
-    return _save(CLIPModel(config), out)
+    return tiny_tokenizer(_save(CLIPModel(config), out))
 
 
 def tiny_siglip(out: Path, image_size: int = 224) -> Path:
@@ -70,7 +89,7 @@ def tiny_siglip(out: Path, image_size: int = 224) -> Path:
         vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
                            image_size=image_size, patch_size=32),
     )
-    return _save(SiglipModel(config), out)
+    return tiny_tokenizer(_save(SiglipModel(config), out))
 
 
 def tiny_dinov2(out: Path) -> Path:
@@ -148,7 +167,7 @@ def open_clip_siglip_state(width=48, layers=2, patch=16, image=224, seed=0) -> d
              f"{t}.attn_pool.norm.weight": 1 + r(width), f"{t}.attn_pool.norm.bias": r(width),
              f"{t}.attn_pool.mlp.fc1.weight": r(4 * width, width), f"{t}.attn_pool.mlp.fc1.bias": r(4 * width),
              f"{t}.attn_pool.mlp.fc2.weight": r(width, 4 * width), f"{t}.attn_pool.mlp.fc2.bias": r(width),
-             "text.token_embedding.weight": r(8, 4), "logit_bias": torch.tensor(-10.0)}
+             "logit_bias": torch.tensor(-10.0)}
     for i in range(layers):
         b = f"{t}.blocks.{i}"
         state.update({f"{b}.norm1.weight": 1 + r(width), f"{b}.norm1.bias": r(width), f"{b}.norm2.weight": 1 + r(width),
@@ -159,6 +178,46 @@ def open_clip_siglip_state(width=48, layers=2, patch=16, image=224, seed=0) -> d
     return state
 
 
+def open_clip_text_state(prefix="", width=16, layers=2, vocab=64, context=77, embed=8, proj_bias=False, seed=1) -> dict:
+    """Random tensors named as open_clip's text transformer names them: at the top level for its CLIP class
+    (``prefix`` "", ``text_projection`` a matrix), under ``text.`` for a SigLIP's (a projection with bias)."""
+    g = torch.Generator().manual_seed(seed)
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g) * 0.2
+
+    p = prefix
+    state = {f"{p}token_embedding.weight": r(vocab, width), f"{p}positional_embedding": r(context, width),
+             f"{p}ln_final.weight": 1 + r(width), f"{p}ln_final.bias": r(width)}
+    if proj_bias:
+        state.update({f"{p}text_projection.weight": r(embed, width), f"{p}text_projection.bias": r(embed)})
+    else:
+        state[f"{p}text_projection"] = r(width, embed)
+    for i in range(layers):
+        b = f"{p}transformer.resblocks.{i}"
+        state.update({f"{b}.ln_1.weight": 1 + r(width), f"{b}.ln_1.bias": r(width), f"{b}.ln_2.weight": 1 + r(width),
+                      f"{b}.ln_2.bias": r(width), f"{b}.attn.in_proj_weight": r(3 * width, width),
+                      f"{b}.attn.in_proj_bias": r(3 * width), f"{b}.attn.out_proj.weight": r(width, width),
+                      f"{b}.attn.out_proj.bias": r(width), f"{b}.mlp.c_fc.weight": r(4 * width, width),
+                      f"{b}.mlp.c_fc.bias": r(4 * width), f"{b}.mlp.c_proj.weight": r(width, 4 * width),
+                      f"{b}.mlp.c_proj.bias": r(width)})
+    return state
+
+
+MARQO_CLIP_TEXT_CFG = {"context_length": 77, "vocab_size": 64, "width": 16, "heads": 2, "layers": 2}
+MARQO_SIGLIP_TEXT_CFG = {"context_length": 64, "vocab_size": 64, "width": 32, "heads": 2, "layers": 2,
+                         "no_causal_mask": True, "proj_bias": True, "pool_type": "last", "norm_kwargs": {"eps": 1e-6}}
+
+
+def marqo_clip_state() -> dict:
+    return {**open_clip_vit_state(), **open_clip_text_state()}
+
+
+def marqo_siglip_state() -> dict:
+    return {**open_clip_siglip_state(), **open_clip_text_state("text.", width=32, context=64, embed=48, proj_bias=True),
+            "logit_scale": torch.tensor(2.3)}
+
+
 def write_open_clip(out: Path, state: dict, model_cfg: dict, mean, std) -> Path:
     """A Marqo-style open_clip repo: open_clip_config.json + open_clip_model.safetensors."""
     out.mkdir(parents=True)
@@ -167,15 +226,20 @@ def write_open_clip(out: Path, state: dict, model_cfg: dict, mean, std) -> Path:
     return out
 
 
-def tiny_marqo_clip(out: Path) -> Path:
-    cfg = {"embed_dim": 8, "vision_cfg": {"image_size": 224, "layers": 2, "width": 16, "patch_size": 32, "head_width": 8}}
-    return write_open_clip(out, open_clip_vit_state(), cfg, [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711])
+def tiny_marqo_clip(out: Path, text: bool = True) -> Path:
+    """Marqo-fashionCLIP's layout: both towers (``text``) with its tokenizer files, or the image tower alone."""
+    cfg = {"embed_dim": 8, "vision_cfg": {"image_size": 224, "layers": 2, "width": 16, "patch_size": 32, "head_width": 8},
+           "text_cfg": MARQO_CLIP_TEXT_CFG}
+    folder = write_open_clip(out, marqo_clip_state() if text else open_clip_vit_state(), cfg,
+                             [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711])
+    return tiny_tokenizer(folder)
 
 
-def tiny_marqo_siglip(out: Path) -> Path:
+def tiny_marqo_siglip(out: Path, text: bool = True) -> Path:
     cfg = {"embed_dim": 48, "vision_cfg": {"image_size": 224, "timm_model_name": "vit_base_patch16_siglip_224",
-                                           "timm_pool": "map", "timm_proj": "none"}}
-    return write_open_clip(out, open_clip_siglip_state(), cfg, [0.5] * 3, [0.5] * 3)
+                                           "timm_pool": "map", "timm_proj": "none"}, "text_cfg": MARQO_SIGLIP_TEXT_CFG}
+    folder = write_open_clip(out, marqo_siglip_state() if text else open_clip_siglip_state(), cfg, [0.5] * 3, [0.5] * 3)
+    return tiny_tokenizer(folder)
 
 
 # registry name -> the tiny model of its family, in its Hub repo's layout
