@@ -244,15 +244,16 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
 TEXT_BATCH = 256  # texts per call of a text tower
 
 
-def encode_texts(encoder: Encoder, texts: list[str], dim: int) -> np.ndarray:
+def encode_texts(encoder: Encoder, texts: list[str], dim: int | None = None) -> np.ndarray:
     """Unit-length embeddings of ``texts`` by the model's text tower, checked as image output is and against the
-    width ``dim`` of its image embeddings (the two must share one space)."""
+    width ``dim`` of its image embeddings when known (the two must share one space)."""
     if encoder.text_tower is None:
         raise EncoderError(f"Model {encoder.name!r} has no text tower")
     out = []
     for start in range(0, len(texts), TEXT_BATCH):
         batch = texts[start:start + TEXT_BATCH]
         vectors = check_output(encoder, encoder.encode_text(batch), [f"text {t!r}" for t in batch], None)
+        dim = vectors.shape[1] if dim is None else dim
         if vectors.shape[1] != dim:
             raise EncoderError(f"Model {encoder.name!r}: its text tower gives {vectors.shape[1]}-d embeddings, its "
                                f"image tower {dim}-d; text and images must share one space")

@@ -15,14 +15,14 @@ from pathlib import Path
 from lookbench.errors import EvaluationError
 from lookbench.files import replacing
 from lookbench.engine.results import EvaluationResult
-from lookbench.mteb.tasks import LANGUAGES, SPLIT, task_name
+from lookbench.mteb.tasks import LANGUAGES, SPLIT, TEXT_LANGUAGES, task_name
 
 COUNTS = ("num_queries", "num_outfits", "gallery_size", "self_matches_removed")
 
 
-def _scores(name: str, scores: dict) -> dict:
+def _scores(name: str, scores: dict, languages=LANGUAGES) -> dict:
     """One subset's LookBench scores (percent) as an mteb scores dict (fractions)."""
-    out = {"hf_subset": name, "languages": LANGUAGES}
+    out = {"hf_subset": name, "languages": languages}
     for key, value in scores.items():
         if key in COUNTS:
             out[key] = int(value)
@@ -53,11 +53,13 @@ def to_task_result(result: dict):
         raise EvaluationError(f"not a LookBench result JSON ({type(err).__name__}: {err})") from err
     if p.get("cutoff"):
         raise EvaluationError("mteb's LookBench task scores every query: a result with a cutoff has no mteb counterpart")
+    queries = p.get("queries", "image")  # a text-query result is the text-to-image task's
+    languages = LANGUAGES if queries == "image" else TEXT_LANGUAGES
     return TaskResult(
         dataset_revision=revision or "unknown",
-        task_name=task_name(mode, revision, p.get("distractors", True)),
+        task_name=task_name(mode, revision, p.get("distractors", True), queries),
         mteb_version=mteb.__version__,
-        scores={SPLIT: [_scores(name, scores) for name, scores in evaluation.subsets.items()]},
+        scores={SPLIT: [_scores(name, scores, languages) for name, scores in evaluation.subsets.items()]},
         evaluation_time=p.get("wall_time_s"),
         date=dt.datetime.fromisoformat(p["evaluated_at"]) if p.get("evaluated_at") else None,
     )

@@ -6,7 +6,8 @@ encoder's ``preprocess`` turns every PIL mode into RGB with the engine's ``to_rg
 engine checks it, and vectors are stored by image content hash — in the persistent embedding cache
 (``lookbench/engine/embedding_cache.py``, shared with ``lookbench evaluate``) and in this wrapper's memory. So the noise
 gallery, which is in every subset's corpus, is encoded once for all subsets (mteb's own cache wrapper is not
-used: it keys by task and prompt type, so it would not share the noise across them).
+used: it keys by task and prompt type, so it would not share the noise across them). The queries of a text-to-image
+task (a DataLoader of ``text``) go through the engine's ``encode_texts``, the model's text tower.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from mteb.models.abs_encoder import AbsEncoder
 
 from lookbench.encoders.base import Encoder, TorchEncoder
 from lookbench.encoders.registry import load_encoder
-from lookbench.engine.encode import encode_images
+from lookbench.engine.encode import encode_images, encode_texts
 from lookbench.engine.images import ImageSource
 from lookbench.settings import DEFAULT_PRECISION
 
@@ -38,6 +39,20 @@ def _image_dataset(inputs):
     if not isinstance(dataset.features["image"], datasets.Image):
         dataset = dataset.cast_column("image", datasets.Image())
     return dataset
+
+
+def _texts(inputs) -> list[str] | None:
+    """The texts of a DataLoader of text queries (mteb's t2i queries: a ``text`` column, no image), else None."""
+    import datasets
+
+    dataset = getattr(inputs, "dataset", None)
+    if isinstance(dataset, datasets.Dataset):
+        columns = dataset.column_names
+        return list(dataset["text"]) if "text" in columns and "image" not in columns else None
+    batches = list(inputs)
+    if batches and "text" in batches[0] and "image" not in batches[0]:
+        return [text for batch in batches for text in batch["text"]]
+    return None
 
 
 def _release_date(value) -> str | None:
@@ -68,7 +83,8 @@ def _model_meta(encoder: Encoder, registered) -> ModelMeta:
         memory_usage_mb=None, max_tokens=None, embed_dim=encoder.embed_dim, license=license_,
         open_weights=True if registered is not None else None, public_training_code=None, public_training_data=None,
         framework=["PyTorch"] if isinstance(encoder, TorchEncoder) else ["NumPy"], reference=None,
-        similarity_fn_name="cosine", use_instructions=False, training_datasets=None, modalities=["image"],
+        similarity_fn_name="cosine", use_instructions=False, training_datasets=None,
+        modalities=["image", "text"] if encoder.text_tower is not None else ["image"],
     )
 
 
@@ -84,7 +100,10 @@ class LookBenchMtebModel(AbsEncoder):
         self.forward_images = 0  # images that went through the model (not from a cache)
 
     def encode(self, inputs, *, task_metadata, hf_split, hf_subset, prompt_type=None, **kwargs) -> np.ndarray:
-        """One unit vector per input image, in input order."""
+        """One unit vector per input image (or text, for a text-to-image task's queries), in input order."""
+        texts = _texts(inputs)
+        if texts is not None:
+            return encode_texts(self.model, texts)
         dataset = _image_dataset(inputs)
         ids = dataset["id"] if "id" in dataset.column_names else list(range(len(dataset)))
         label = f"{task_metadata.name}/{hf_subset}/{getattr(prompt_type, 'value', prompt_type) or 'inputs'}"

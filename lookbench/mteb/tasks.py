@@ -1,4 +1,6 @@
-"""LookBench as one mteb ``Any2AnyRetrieval`` task (image to image) whose hf_subsets are the four subsets.
+"""LookBench as one mteb ``Any2AnyRetrieval`` task whose hf_subsets are the four subsets: image to image (``i2i``), or
+text to image (``t2i``: each query's words from the data's text config, ``queries="text"``), over the same corpora
+and qrels.
 
 docs/architecture.md §5. Each subset's corpus is its own gallery followed by the shared noise gallery, as in the
 engine. The qrels are the metric's own judgement: ``score_queries`` of ``metric/fine_recall`` run over the whole
@@ -7,12 +9,15 @@ corpus marks every fine hit of the chosen mode, relevance 1. Nothing else is jud
 LookBench's Fine Recall@K. So mteb's ``ndcg_at_K`` is the *binary* nDCG of fine hits (ideal: as many fine hits as
 the corpus holds, up to K), not LookBench's nDCG@K, which grades every same-category item by attribute overlap
 |A_q ∩ A_i| / |A_q|; the two differ (tests/mteb/test_mteb.py shows by how much on LookBench-Mini). A query with no fine
-hit in its corpus keeps one judgement of 0, so that mteb scores it as a miss instead of dropping it.
+hit in its corpus keeps one judgement of 0, so that mteb scores it as a miss instead of dropping it. A text query's
+relevant items are its image query's: the words name its category and every attribute, and the judgement is the
+same fine hit.
 
 A gallery image byte-identical to its query is dropped, as the engine drops it (``engine/search.py``): every
 corpus row whose content hash equals the query's carries the query's id, and the task sets mteb's
 ``ignore_identical_ids``, which removes that id from the query's results (copies with one id and one score
-collapse into one result). Such copies are not judged either.
+collapse into one result). Such copies are not judged either. Text queries leave out the same rows, as the engine
+leaves them out of a text query's ranking.
 """
 from __future__ import annotations
 
@@ -33,19 +38,23 @@ from lookbench.metric.fine_recall.judging import score_queries
 from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
 from lookbench.citation import BIBTEX, PAPER_URL
 from lookbench.paths import mteb_stats_dir
-from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_MODE
+from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_MODE, DEFAULT_QUERIES, DEFAULT_TEXT_FORM
 
 SPLIT = "test"
 LANGUAGES = ["zxx-Zxxx"]  # images: no linguistic content (mteb's code for it)
+TEXT_LANGUAGES = ["eng-Latn"]  # the text queries' templates are English
 K_VALUES = (1, 5, 10, 20, 100)  # LookBench's K, and 100 so that a dropped self-match never shortens the top 20
 QUERY_BLOCK = 64  # queries judged against the whole corpus at once (a block x corpus ranking in memory)
 
 
-def task_name(mode: str, revision: str | None, distractors: bool = DEFAULT_DISTRACTORS) -> str:
-    """``LookBench-<mode>[-no-distractors]-<data revision>``: mteb's result cache finds a result by task name (and
-    model) and serves it without comparing dataset revisions once every subset is there, so everything that changes
-    the scores is part of the name."""
-    return (f"LookBench-{mode}{'' if distractors == DEFAULT_DISTRACTORS else '-no-distractors'}-"
+def task_name(mode: str, revision: str | None, distractors: bool = DEFAULT_DISTRACTORS,
+              queries: str = DEFAULT_QUERIES) -> str:
+    """``LookBench-<mode>[-text-<form>][-no-distractors]-<data revision>``: mteb's result cache finds a result by
+    task name (and model) and serves it without comparing dataset revisions once every subset is there, so
+    everything that changes the scores is part of the name. ``queries``: ``image`` or ``text-<form>``, as a result's
+    provenance names it."""
+    return (f"LookBench-{mode}{'' if queries == DEFAULT_QUERIES else f'-{queries}'}"
+            f"{'' if distractors == DEFAULT_DISTRACTORS else '-no-distractors'}-"
             + re.sub(r"[^\w.-]+", "_", revision or "unknown"))
 
 
@@ -111,8 +120,11 @@ def _subset_split(name: str, splits: dict, noise, images, noise_columns, mode: s
         for qid, hits in zip(query_ids[start:], fine):
             judged = {corpus_ids[r]: 1 for r in np.flatnonzero(hits).tolist() if corpus_ids[r] != qid}
             relevant[qid] = judged or {next(c for c in corpus_ids if c != qid): 0}
-    return {"queries": queries.select_columns(["image"]).add_column("id", query_ids), "corpus": corpus,
-            "relevant_docs": relevant, "top_ranked": None}
+    if "query_text" in queries.column_names:  # text to image: the words, searched against the same corpus
+        asked = datasets.Dataset.from_dict({"id": query_ids, "text": list(queries["query_text"])})
+    else:
+        asked = queries.select_columns(["image"]).add_column("id", query_ids)
+    return {"queries": asked, "corpus": corpus, "relevant_docs": relevant, "top_ranked": None}
 
 
 def _date_range(bench) -> tuple[str, str]:
@@ -124,19 +136,21 @@ def _date_range(bench) -> tuple[str, str]:
     return (min(s["min"].as_py() for s in stamps).date().isoformat(), max(s["max"].as_py() for s in stamps).date().isoformat())
 
 
-def lookbench_tasks(data=None, mode: str = DEFAULT_MODE, subsets=None,
-                    distractors: bool = DEFAULT_DISTRACTORS) -> list[LookBenchRetrieval]:
+def lookbench_tasks(data=None, mode: str = DEFAULT_MODE, subsets=None, distractors: bool = DEFAULT_DISTRACTORS,
+                    queries: str = DEFAULT_QUERIES, text_form: str = DEFAULT_TEXT_FORM) -> list[LookBenchRetrieval]:
     """The mteb task for a LookBench data folder (``None``: the embedded LookBench-Mini; a folder from ``lookbench
     build``; a published ``srpone/look-bench`` snapshot, converted as ``lookbench evaluate`` converts it).
 
     One task, in a list as ``mteb.evaluate`` takes them: hf_subsets are the subsets, split ``test``, main score
     ``hit_rate_at_1`` = strict (or leaderboard-mode) Fine Recall@1 as a fraction. ``subsets`` limits the hf_subsets
     (names or aliases, as ``--subsets``); ``distractors=False`` leaves the noise gallery out of every corpus, as
-    ``--no-distractors`` does (and the task name says so).
+    ``--no-distractors`` does (and the task name says so). ``queries="text"``: the text-to-image task (``t2i``) of
+    ``lookbench evaluate --queries text --text-form <text_form>``, each query its words, the corpus and qrels the same.
     """
-    check_options(mode=mode)
+    check_options(mode=mode, queries=queries, text_form=text_form)
+    text = queries == "text"
     source = resolve_data(data)
-    bench = load_benchmark(source, subsets, distractors=distractors)
+    bench = load_benchmark(source, subsets, distractors=distractors, text_form=text_form if text else None)
     images = BenchmarkImages.of(bench)
     images.hash()
     noise_columns = GalleryColumns(bench.noise) if bench.noise is not None else None
@@ -146,9 +160,12 @@ def lookbench_tasks(data=None, mode: str = DEFAULT_MODE, subsets=None,
     license_ = str(card.get("license") or "not specified").lower()
     if license_ not in typing.get_args(Licenses):  # mteb knows a fixed list; the card's own word goes in the description
         license_ = "not specified"
+    kind = f"text-{text_form}" if text else DEFAULT_QUERIES
     metadata = LookBenchTaskMetadata(
-        name=task_name(mode, p["revision"], distractors),
-        description=(f"LookBench fashion image-to-image retrieval on {p['name']} ({', '.join(p['releases'])}): a "
+        name=task_name(mode, p["revision"], distractors, kind),
+        description=(f"LookBench fashion {'text' if text else 'image'}-to-image retrieval on {p['name']} "
+                     f"({', '.join(p['releases'])})" + (f", each query in words ({text_form} form of its category and "
+                                                         "attributes)" if text else "") + ": a "
                      f"retrieved item is relevant when it is a {mode}-mode fine hit of the query (same category and "
                      + ("every query attribute" if mode == "strict" else "the same main attribute")
                      + "); each subset's corpus is its gallery" + (" plus the shared noise gallery" if distractors else "")
@@ -157,10 +174,10 @@ def lookbench_tasks(data=None, mode: str = DEFAULT_MODE, subsets=None,
         reference=PAPER_URL,
         dataset={"path": source.path, "revision": p["revision"] or "unknown"},
         type="Any2AnyRetrieval",
-        category="i2i",
-        modalities=["image"],
+        category="t2i" if text else "i2i",
+        modalities=["text", "image"] if text else ["image"],
         eval_splits=[SPLIT],
-        eval_langs={name: LANGUAGES for name in splits},
+        eval_langs={name: TEXT_LANGUAGES if text else LANGUAGES for name in splits},
         main_score="hit_rate_at_1",
         date=_date_range(bench),
         domains=["E-commerce"],

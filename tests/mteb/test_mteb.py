@@ -342,3 +342,60 @@ def test_the_mteb_extra_installs_beside_the_cpu_torch_without_torchvision(tmp_pa
     assert proc.returncode == 0, proc.stderr[-3000:]
     no_torchvision, version, only_in_extras = proc.stdout.split()
     assert no_torchvision == "True" and version.startswith("2.") and only_in_extras == "True"
+
+
+# ------------------------------------------------------------------ text to image (issue 39 item 6)
+
+COLOURS = {"red": (200, 30, 30), "green": (30, 200, 30), "blue": (30, 30, 200), "yellow": (220, 220, 40),
+           "cyan": (40, 220, 220), "magenta": (220, 40, 220), "grey": (120, 120, 120)}
+
+
+class ColourReader:
+    """Mean colour of an image; the colour its words name, for a text (tests/engine/test_evaluate.py's reader)."""
+
+    name = "colour-reader"
+    revision = "1"
+
+    def encode(self, images):
+        return np.stack([np.asarray(im, dtype=np.float32).reshape(-1, 3).mean(axis=0) for im in images])
+
+    def encode_text(self, texts):
+        return np.stack([np.asarray(next(COLOURS[w] for w in t.split() if w in COLOURS), dtype=np.float32) for t in texts])
+
+
+@pytest.mark.slow
+def test_mteb_t2i_hit_rates_are_lookbench_text_query_fine_recall_on_mini(tmp_path):
+    """mteb's evaluator on the text-to-image task gives the hit rates, MRR and MAP of `lookbench evaluate --queries
+    text` on the embedded Mini, for the long form (the random baseline: a text tower that reads nothing)."""
+    ours = lookbench.evaluate("random", queries="text", text_form="long", quiet=True)
+    tasks = lookbench_tasks(queries="text", text_form="long")
+    meta = tasks[0].metadata
+    assert meta.name == task_name("strict", ours.provenance["dataset"]["revision"], queries="text-long")
+    assert (meta.category, meta.modalities, meta.type) == ("t2i", ["text", "image"], "Any2AnyRetrieval")
+    theirs = by_subset(run_mteb(as_mteb_model("random", use_cache=False), tasks))
+    assert sorted(theirs) == sorted(TEST_SUBSETS)
+    for subset, scores in ours.subsets.items():
+        for k in (1, 5, 10, 20):
+            for mine, mtebs in ((f"fine_recall@{k}", f"hit_rate_at_{k}"), (f"mrr@{k}", f"mrr_at_{k}"), (f"map@{k}", f"map_at_{k}")):
+                assert 100 * theirs[subset][mtebs] == pytest.approx(scores[mine], abs=1e-3), (subset, mine)
+    assert any(theirs[s]["hit_rate_at_20"] > 0 for s in theirs)  # not a comparison of zeros
+
+
+@pytest.mark.slow
+def test_a_text_query_leaves_out_its_own_image_in_mteb_as_in_the_engine(tmp_path):
+    """tiny_release: RealStudioFlat query 0's image is in its gallery and the noise; the text query does not
+    retrieve it in either evaluator, and a text result exports to the t2i task's name."""
+    folder = write_folder(tmp_path / "tiny", tiny_release(), texts=True)
+    ours = lookbench.evaluate(ColourReader(), data=folder, queries="text", quiet=True, use_cache=False,
+                              results_dir=tmp_path / "store")
+    tasks = lookbench_tasks(folder, queries="text")
+    model = as_mteb_model(ColourReader(), use_cache=False)
+    assert model.mteb_model_meta.modalities == ["image", "text"]
+    theirs = by_subset(run_mteb(model, tasks))
+    assert ours.subsets["RealStudioFlat"]["self_matches_removed"] == 2
+    assert_hit_rates_equal(ours, theirs)
+    assert ours.subsets["RealStudioFlat"]["fine_recall@1"] == 100.0
+    assert main(["export", "mteb", str(ours.stored), "--out", str(tmp_path / "out")]) == 0
+    exported = mteb.results.TaskResult.from_disk(tmp_path / "out" / f"{tasks[0].metadata.name}.json")
+    assert by_subset(exported)["RealStudioFlat"]["hit_rate_at_1"] == theirs["RealStudioFlat"]["hit_rate_at_1"] == 1.0
+    assert by_subset(exported)["RealStudioFlat"]["languages"] == ["eng-Latn"]
