@@ -67,6 +67,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup-steps", type=int, default=100)
     p.add_argument("--data-repeat", type=int, nargs="+",
                    help="how often each --data folder's rows appear in an epoch, in order (default 1 each)")
+    p.add_argument("--max-rows", type=int, nargs="+",
+                   help="read only the first N rows of each --data folder (one N for all, or one per folder, in order; 0 = "
+                        "all): every row read costs one forward pass of the image tower")
     p.add_argument("--validation-fraction", type=float, default=0.0,
                    help="hold out this fraction of the products (by item id) and score text → image retrieval on them")
     p.add_argument("--validate-every", type=int, default=500, help="score the validation split every N steps (and at the end)")
@@ -77,6 +80,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.data_repeat and (len(args.data_repeat) != len(args.data) or min(args.data_repeat) < 1):
         p.error(f"--data-repeat needs one integer >= 1 per --data folder ({len(args.data)}), got {args.data_repeat}")
+    if args.max_rows and (len(args.max_rows) not in (1, len(args.data)) or min(args.max_rows) < 0):
+        p.error(f"--max-rows needs one count >= 0, or one per --data folder ({len(args.data)}), got {args.max_rows}")
     if args.width is not None and (args.width <= 0 or args.width % 32):
         p.error(f"--width must be a positive multiple of 32, got {args.width}")
     return args

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from lookbench.dataset_builder.text_queries import FORMS, record_text
 from lookbench.files import replacing
 from lookbench.models.gr_lite import holdout
-from lookbench.models.gr_lite.training_data import class_key, image_hashes, load_train_split
+from lookbench.models.gr_lite.training_data import class_key, image_hashes, load_train_split, per_set
 
 
 def compute_embeddings(encoder, ds: datasets.Dataset, batch_size: int = 64) -> np.ndarray:
@@ -70,7 +70,7 @@ class TextPairs:
     sample_row: np.ndarray
     sample_class: np.ndarray
     embeddings: torch.Tensor  # (rows × d) the frozen tower's embeddings of every row of every set, held-out rows too
-    sets: list[dict]  # per --data folder: rows, rows trained on, repeats, distinct texts (the card's facts)
+    sets: list[dict]  # per --data folder: rows read (of its rows), rows trained on, repeats, distinct texts (the card's facts)
     training_cutoff: str | None  # the date of the newest row read: the card declares it
     validation: holdout.RetrievalValidation | None = None
     held_rows: list[int] | None = None  # the validation split's rows, in `embeddings`' numbering
@@ -79,6 +79,10 @@ class TextPairs:
     def load(cls, args: argparse.Namespace, encoder) -> "TextPairs":
         """Every --data folder's rows (held-out products apart), their texts and cached embeddings, in order."""
         parts = [load_train_split(data, None, args.split) for data in args.data]  # every folder read before any embedding
+        available = [len(part) for part in parts]
+        if args.max_rows:  # a large set's first rows only: each row costs one forward pass of the image tower
+            parts = [part.select(range(min(limit, len(part)))) if limit else part
+                     for part, limit in zip(parts, per_set(args.max_rows, len(parts)))]
         embeddings, groups, trained, held_rows, sets = [], [], [], [], []
         for index, (data, part, repeat) in enumerate(zip(args.data, parts, args.data_repeat or [1] * len(args.data))):
             what = f"--data {data} split {args.split}"
@@ -99,8 +103,8 @@ class TextPairs:
         texts = sorted({t for rows, _ in trained for i in rows for t in row_texts[i]})
         index_of = {t: i for i, t in enumerate(texts)}
         sample_text, sample_row, sample_class = [], [], []
-        for data, part, (rows, repeat) in zip(args.data, parts, trained):
-            sets.append({"data": data, "rows": len(part), "trained_rows": len(rows), "repeat": repeat,
+        for data, part, total, (rows, repeat) in zip(args.data, parts, available, trained):
+            sets.append({"data": data, "rows": len(part), "of": total, "trained_rows": len(rows), "repeat": repeat,
                          "texts": len({t for i in rows for t in row_texts[i]})})
             for i in rows * repeat:
                 sample_text += [index_of[t] for t in row_texts[i]]

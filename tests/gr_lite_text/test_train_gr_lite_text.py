@@ -104,6 +104,7 @@ def test_a_checkpoint_of_other_data_is_refused(tmp_path, train_folder, single_vi
 @pytest.mark.parametrize("bad, message", [
     (["--width", "48"], "--width must be a positive multiple of 32, got 48"),
     (["--data-repeat", "1", "2"], "--data-repeat needs one integer >= 1 per --data folder (1)"),
+    (["--max-rows", "5", "6"], "--max-rows needs one count >= 0, or one per --data folder (1), got [5, 6]"),
 ])
 def test_flag_checks(bad, message, capsys):
     with pytest.raises(SystemExit):

@@ -16,9 +16,9 @@ from lookbench.models.gr_lite_text import training_texts
 from lookbench.models.gr_lite_text.training_texts import TextPairs, cached_embeddings
 
 
-def run_args(tmp_path, *data, repeat=None, fraction=0.0) -> argparse.Namespace:
+def run_args(tmp_path, *data, repeat=None, fraction=0.0, max_rows=None) -> argparse.Namespace:
     return argparse.Namespace(data=[str(d) for d in data], data_repeat=repeat, split="train", output=str(tmp_path / "run"),
-                              validation_fraction=fraction)
+                              validation_fraction=fraction, max_rows=max_rows)
 
 
 def test_every_row_gives_one_pair_per_form_and_one_class_per_attribute_set(tmp_path, train_folder, single_view_folder, tower_folder):
@@ -27,7 +27,7 @@ def test_every_row_gives_one_pair_per_form_and_one_class_per_attribute_set(tmp_p
     rows = datasets.concatenate_datasets([datasets.load_dataset(str(f), split="train") for f in (train_folder, single_view_folder)])
     records = rows.select_columns(["category", "attributes"]).to_list()
     assert len(pairs) == (96 + 2 * 48) * len(FORMS) and len(pairs.embeddings) == 96 + 48
-    assert [s["rows"] for s in pairs.sets] == [96, 48] and [s["repeat"] for s in pairs.sets] == [1, 2]
+    assert [s["rows"] for s in pairs.sets] == [s["of"] for s in pairs.sets] == [96, 48] and [s["repeat"] for s in pairs.sets] == [1, 2]
     assert pairs.texts == sorted({record_text(r, form) for r in records for form in FORMS})
     assert [s["texts"] for s in pairs.sets] == [12, 6]  # 6 (category, colour) sets × 2 forms; the dresses: 3 × 2
     for text, row in zip(pairs.sample_text[:4], pairs.sample_row[:4]):  # row 0's two forms, then row 1's
@@ -73,3 +73,13 @@ def test_embeddings_are_computed_once_and_a_file_of_other_images_or_another_towe
     encoder.fingerprint = "transformers:another-tower"
     with pytest.raises(ValueError, match=f"{path} holds embeddings of encoder .*, not of"):
         cached_embeddings(encoder, ds, path, "the set")
+
+
+def test_max_rows_reads_a_large_sets_first_rows_only(tmp_path, train_folder, single_view_folder, tower_folder):
+    encoder = load_encoder(str(tower_folder), device="cpu")
+    pairs = TextPairs.load(run_args(tmp_path, train_folder, single_view_folder, max_rows=[0, 10]), encoder)
+    assert [(s["rows"], s["of"]) for s in pairs.sets] == [(96, 96), (10, 48)] and len(pairs.embeddings) == 106
+    assert len(pairs) == 106 * len(FORMS)
+    rows = datasets.load_dataset(str(single_view_folder), split="train").select(range(10))
+    np.testing.assert_allclose(pairs.embeddings[96:].numpy(), encoder.encode_batch([encoder.preprocess(im) for im in rows["image"]]),
+                               atol=1e-6)
