@@ -41,12 +41,14 @@ class Group:
     mode: str
     distractors: bool
     cutoff: str | None
+    queries: str = "image"  # or "text-<form>": text queries are a section of their own (docs/text-to-image.md)
 
     @property
     def label(self) -> str:
         cut = f", queries after {self.cutoff}" if self.cutoff else ""
         noise = "with" if self.distractors else "without"
-        return f"{self.data} — {self.mode} mode, {noise} distractors{cut}"
+        kind = "" if self.queries == "image" else f"text queries ({self.queries.removeprefix('text-')} form), "
+        return f"{self.data} — {kind}{self.mode} mode, {noise} distractors{cut}"
 
 
 @dataclass
@@ -186,7 +188,8 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED) ->
     if not isinstance(p.get("distractors"), bool):
         raise ValueError("provenance.distractors is not true or false")
     group = Group(label, key, _text(p.get("mode"), "provenance.mode"), p["distractors"],
-                  _text(p.get("cutoff"), "provenance.cutoff", optional=True))
+                  _text(p.get("cutoff"), "provenance.cutoff", optional=True),
+                  _text(p.get("queries", "image"), "provenance.queries"))
     failed = verified.startswith(FAILED)
     subsets = {s: _checked_subset(s, r, failed) for s, r in result.items()
                if s not in ("overall", "provenance") and isinstance(r, dict)}

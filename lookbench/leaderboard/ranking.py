@@ -1,8 +1,9 @@
 """Leaderboards: the published LookBench figures and stored local results, ranked per comparable group.
 
 Scores are only ranked against each other when they were measured on the same thing: the same data (release
-and content revision), mode, distractor setting and cutoff. A LookBench-Mini result therefore never appears
-inside the published table; it gets a section of its own whose label says what it was measured on.
+and content revision), query kind (images, or text queries in one form: a section of their own), mode, distractor
+setting and cutoff. A LookBench-Mini result therefore never appears inside the published table; it gets a section
+of its own whose label says what it was measured on.
 """
 from __future__ import annotations
 
@@ -53,13 +54,13 @@ def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
         except ValueError:
             return None
 
-    by_cutoff = {(e.model, e.group.key, e.group.mode, e.group.distractors, cut(e.group.cutoff)): e
+    by_cutoff = {(e.model, e.group.key, e.group.queries, e.group.mode, e.group.distractors, cut(e.group.cutoff)): e
                  for e in entries if e.group.cutoff is not None}
     out = {}
     for e in entries:
         declared = e.extra.get("training_cutoff")
         match = declared and e.group.cutoff is None and by_cutoff.get(
-            (e.model, e.group.key, e.group.mode, e.group.distractors, cut(declared)))
+            (e.model, e.group.key, e.group.queries, e.group.mode, e.group.distractors, cut(declared)))
         if match:
             out[id(e)] = match
     return out

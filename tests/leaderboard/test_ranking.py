@@ -275,3 +275,21 @@ def test_a_local_run_beside_its_published_row_changes_no_rank_group(tmp_path):
     assert (local["rank"], local["group"], local["verified"]) == (None, None, "not checked")
     assert rows[rows.index(local) - 1]["model"] == "CLIP-B/32"
     assert {r["model"]: r["group"] for r in rows if r is not local} == alone
+
+
+def test_text_query_results_are_a_section_of_their_own(tmp_path):
+    """Issue 39 item 2: a text-query result is never ranked among image-query ones of the same data, nor a short-form
+    one among long-form ones; each section's title names its query kind."""
+    store = tmp_path / "results"
+    store.mkdir()
+    for name, kind in (("image", None), ("short", "text-short"), ("long", "text-long")):
+        data = result(f"model-{name}", FOUR)
+        if kind:
+            data["provenance"]["queries"] = kind
+        (store / f"{name}.json").write_text(json.dumps(data))
+    board = leaderboard(results=store, reference="none")
+    titles = {s.title: [r["model"] for r in s.rows] for s in board.sections}
+    assert len(titles) == 3
+    assert [m for t, m in titles.items() if "text queries" not in t] == [["model-image"]]
+    assert [m for t, m in titles.items() if "text queries (short form), strict mode" in t] == [["model-short"]]
+    assert [m for t, m in titles.items() if "text queries (long form), strict mode" in t] == [["model-long"]]
