@@ -36,6 +36,7 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     import pyarrow.compute as pc
 
     from lookbench.engine.predictions import read
+    from lookbench.leaderboard.render import terminal_safe
     from lookbench.paths import result_file
     from lookbench.schema import resolve_subset
     from lookbench.results.store import predictions_folder, read_json
@@ -67,6 +68,7 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
                       for kind, rank in first.items())
     lines = [f"{subset} query {query} of {count} (item {q['query_item_id']}), {mode} mode: {found}",
              f"  category {q['query_category']}, main attribute {q['query_main_attribute']}; attributes: {attrs}",
+             *([f"  text query: {terminal_safe(q['query_text'])}"] if q.get("query_text") else []),
              f"{'rank':>4}  {'score':>6}  {'fine':<4}  {'coarse':<6}  {'item_id':<14}  {'category':<12}  what differs"]
     for r in rows[:top]:
         diff = (f"category {r['category']} (query {q['query_category']})" if not r["coarse_hit"]

@@ -101,3 +101,26 @@ def test_rankings_of_an_earlier_run_never_stand_beside_a_newer_result(graded, tm
     newer = lookbench.evaluate("raw-pixels", data=graded, results_dir=tmp_path, overwrite=True, quiet=True)
     assert newer.stored == first.stored and newer.provenance["saved_predictions"] == []
     assert not predictions_folder(newer.stored).exists()
+
+
+def test_the_rankings_of_text_queries_carry_their_words_and_explain_shows_them(tmp_path, capsys):
+    """Issue 39 item 2: a saved ranking of text queries says what each query asked, and so does explain."""
+    from lookbench.commands.explain import explain
+
+    class Reader:
+        name, revision = "shade-reader", "1"
+
+        def encode(self, images):
+            return np.stack([np.asarray(im, dtype=np.float32).reshape(-1, 3).mean(axis=0) for im in images])
+
+        def encode_text(self, texts):
+            return np.stack([[len(t), 1.0, 2.0] for t in texts]).astype(np.float32)
+
+    data = write_folder(tmp_path / "data", texts=True)
+    result = lookbench.evaluate(Reader(), data=data, queries="text", quiet=True, save_predictions=True,
+                                output_dir=tmp_path / "out", use_cache=False)
+    ranking = result.rankings["RealStudioFlat"]
+    first = ranking.filter(lambda r: r["query"] == 1)
+    assert set(first["query_text"]) == {"red long top"} and len(first) == 7 + 4 - 2  # its own image left out twice
+    shown = explain(tmp_path / "out", "RealStudioFlat", 1, 2)
+    assert "\n  text query: red long top\n" in shown
