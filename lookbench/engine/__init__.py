@@ -234,7 +234,12 @@ def check_text_tower(encoder) -> None:
     """Text queries need a text tower: one line naming the registered models that have one, otherwise."""
     if encoder.text_tower is None:
         from lookbench.encoders.registry import text_models
+        from lookbench.encoders.text import TOKENIZER_FILES
 
+        if encoder.name in text_models():  # declared, but its folder lacks the tokenizer
+            raise EvaluationError(f"model {encoder.name} has a text tower, but {getattr(encoder, 'folder', 'its folder')} "
+                                  f"holds no tokenizer ({', '.join(TOKENIZER_FILES[:3])}, ...): fetch the repo's "
+                                  "tokenizer files into it")
         raise EvaluationError(f"model {encoder.name} has no text tower, so it cannot read text queries (--queries text); "
                               f"registered models with one: {', '.join(text_models())} (or any object with "
                               "encode_text(list_of_str) beside encode(images))")

@@ -67,3 +67,16 @@ def test_evaluate_reads_text_with_a_hub_clip_offline_and_refuses_an_image_only_m
         assert main(["evaluate", "--model", model, "--queries", "text", "--data", str(data), "--quiet", "--no-save"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "has no text tower, so it cannot read text queries" in err, err
+
+
+def test_a_registered_text_tower_whose_folder_lacks_its_tokenizer_is_named(hub, tmp_path, capsys):
+    commit = cache_family(hub, "clip-b32", tmp_path)
+    snapshot = hub / "models--openai--clip-vit-base-patch32" / "snapshots" / commit
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (snapshot / name).unlink()
+    data = write_folder(tmp_path / "data", texts=True)
+    capsys.readouterr()
+    assert main(["evaluate", "--model", "clip-b32", "--queries", "text", "--data", str(data), "--no-save", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (f"model clip-b32 has a text tower, but {snapshot} holds no tokenizer (tokenizer.json, "
+                                     "tokenizer_config.json, special_tokens_map.json, ...)") in err, err
