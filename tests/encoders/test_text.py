@@ -80,3 +80,30 @@ def test_a_registered_text_tower_whose_folder_lacks_its_tokenizer_is_named(hub, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and (f"model clip-b32 has a text tower, but {snapshot} holds no tokenizer (tokenizer.json, "
                                      "tokenizer_config.json, special_tokens_map.json, ...)") in err, err
+
+
+def test_the_gr_lite_mini_text_entry_reads_a_gr_lite_text_folder(tmp_path):
+    """The default text model's entry on a folder as GR-Lite-text's training writes one (models/gr_lite_text): its
+    word tokenizer, padded to the longest text with the mask passed, and GR-Lite's image tower."""
+    import torch
+    from PIL import Image
+
+    from lookbench.encoders.base import TransformersEncoder
+    from lookbench.models.gr_lite import GrLiteTextConfig, GrLiteTextModel, processor_for
+    from lookbench.models.gr_lite.configuration_gr_lite_text import TEXT_PRESET
+    from lookbench.models.gr_lite_text.tokenizer import train_tokenizer
+    from tests.helpers.gr_lite import tiny_config
+
+    torch.manual_seed(0)
+    text = dict(TEXT_PRESET, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, vocab_size=20)
+    model = GrLiteTextModel(GrLiteTextConfig(vision_config=tiny_config().to_dict(), text_config=text)).eval()
+    model.save_pretrained(tmp_path / "model")
+    processor_for(model.config.vision_config).save_pretrained(tmp_path / "model")
+    train_tokenizer(["striped red top", "dark ankle boot"]).save_pretrained(tmp_path / "model")
+    encoder = TransformersEncoder(str(tmp_path / "model"), REGISTRY["gr-lite-mini-text"])
+    vectors = encoder.encode_text(["striped red top", "dark ankle boot", "red top"])
+    alone = encoder.encode_text(["red top"])
+    assert vectors.shape == (3, 64) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    assert np.allclose(vectors[2], alone[0], atol=1e-5)  # padding to the longest text changes nothing (masked)
+    image = encoder.encode_batch([encoder.preprocess(Image.new("RGB", (40, 30), "red"))])
+    assert image.shape == (1, 64)
