@@ -16,6 +16,7 @@ COPIES = {
     "metric/fine_recall/README.md",
     "models/gr_lite/gr-lite-mini/README.md",
     "space/README.md",
+    "space/board/README.md",
     "README.md",
 }
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from lookbench.files import folder_revision
 from lookbench.paths import (converted_data_dir, datasets_cache_dir, hub_reachable, looks_like_hub_id, snapshot_commit,
                              split_revision, transport_errors)
-from lookbench.settings import DEFAULT_DISTRACTORS
+from lookbench.settings import DEFAULT_DISTRACTORS, EMBEDDED_MINI
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
 from lookbench.metric.fine_recall.records import RECORD_FIELDS
 from lookbench.errors import EvaluationError
@@ -90,7 +90,7 @@ def resolve_data(data) -> DataSource:
     if data is None:
         from lookbench.dataset_builder import ensure_default_mini
 
-        return _local(ensure_default_mini(), "LookBench-Mini (embedded)")
+        return _local(ensure_default_mini(), EMBEDDED_MINI)
     path = Path(os.fspath(data)).expanduser()
     if path.is_dir():
         if (path / "README.md").is_file() and any(path.glob("*/*.parquet")):

@@ -89,7 +89,7 @@ def read(path: Path):
     from lookbench.files import regular_file
 
     try:
-        table = pq.read_table(regular_file(path))
+        table = pq.read_table(regular_file(path), use_threads=False)  # a small file; no reader threads at exit
     except (OSError, pa.ArrowException) as err:
         first = (str(err).splitlines() or [type(err).__name__])[0][:200]
         raise ValueError(f"{path} cannot be read as a saved ranking ({first})") from None

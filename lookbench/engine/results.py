@@ -4,6 +4,7 @@ docs/architecture.md §5 (the results JSON shape) and §8.
 """
 from __future__ import annotations
 
+import functools
 import shutil
 import textwrap
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ import numpy as np
 from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes
 
+# Lines break at spaces only: a hyphenated word ("self-match", a revision) stays whole.
+_wrap = functools.partial(textwrap.wrap, break_on_hyphens=False)
 # The table's columns, most wanted first: as many as the terminal's width allows are shown, in this order; every
 # score and interval is in results.json.
 _COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG@5", "ndcg@5"),
@@ -160,10 +163,10 @@ class EvaluationResult:
                  + f"{p['mode']} mode, "
                  f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
-        lines = textwrap.wrap(title, width) + _grid("subset", [n for n, _ in rows], columns, queries, width)
+        lines = _wrap(title, width) + _grid("subset", [n for n, _ in rows], columns, queries, width)
         releases = list(self.per_release.get("overall", {}))
         if len(releases) > 1:
-            lines += [""] + textwrap.wrap("Per release (each release's queries, the gallery whole): overall Fine@1, each "
+            lines += [""] + _wrap("Per release (each release's queries, the gallery whole): overall Fine@1, each "
                                           "subset's Fine@1, then the other overall scores.", width)
             blocks = {n: self.per_release.get(n, {}) for n in [*self.subsets, "overall"]}
             bounds = {n: self.release_intervals.get(n, {}) for n in blocks}
@@ -179,7 +182,7 @@ class EvaluationResult:
             after = _after(releases, cutoff)
             lines += _grid("release", [r + (" *" if r in after else "") for r in releases], columns, queries, width)
             if after:
-                lines += textwrap.wrap(f"* a release after the model's declared training cutoff ({cutoff})", width)
+                lines += _wrap(f"* a release after the model's declared training cutoff ({cutoff})", width)
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
         intervals = p.get("intervals")
@@ -191,7 +194,7 @@ class EvaluationResult:
                   + (f"{counts['texts_encoded']} text(s) encoded; " if counts.get("texts_encoded") else "")
                   + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
                   + f"{p['wall_time_s']:.1f} s")
-        lines += textwrap.wrap(footer, width)
+        lines += _wrap(footer, width)
         return "\n".join(lines)
 
     def save(self, output_dir) -> dict[str, Path]:

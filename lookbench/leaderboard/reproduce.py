@@ -65,8 +65,8 @@ class Reproduction:
         skipped = [r for r in self.rows if r.reason]
         if skipped:
             lines += ["", "Not run:"] + [f"  {r.published_name} ({r.name}): {r.reason}" for r in skipped]
-        lines.append("±: half the approximate 95 % interval of the difference (the local bootstrap interval and the "
-                     "published score's Wilson interval, combined as independent)")
+        lines.append("±: half the approximate 95 % interval of the difference (the local run's interval and the published "
+                     "score's Wilson interval, combined as independent)")
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
 

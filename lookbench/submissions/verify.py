@@ -22,6 +22,7 @@ from lookbench.errors import EvaluationError
 from lookbench.files import contained_file, read_regular
 from lookbench.paths import looks_like_hub_id
 from lookbench.results.store import Settings, predictions_folder, read_json
+from lookbench.settings import EMBEDDED_MINI
 
 TOLERANCE = 1e-6  # percent points: a recomputed score is the engine's own arithmetic, so an honest one is exact
 RESULT_NAME = "results.json"
@@ -30,7 +31,6 @@ MAX_RANKING_ROWS = 1 << 22  # 200,000 queries x 20 ranks; a file of more rows is
 MAX_FOLDERS = 10_000  # folders walked looking for the one submission below PATH
 _COLUMNS = {"query": "int", "query_item_id": "str", "rank": "int", "gallery_index": "int", "item_id": "str"}
 _NOT_SCORES = ("ci95", "per_query", "per_release", "per_category", "self_matches_removed")  # checked apart, or no score
-_EMBEDDED_MINI = "LookBench-Mini (embedded)"  # the label lookbench.engine.data.resolve_data gives data=None
 _SHOWN = 10  # problems named per subset
 
 
@@ -145,7 +145,7 @@ def named_data(dataset: dict):
     dataset at the commit it recorded, or a local folder that is here. Other data is an ``EvaluationError``, as data
     ``load_benchmark`` cannot load is: the data is missing here, the submission is not at fault."""
     label, commit = dataset.get("data"), dataset.get("commit")
-    if label == _EMBEDDED_MINI:
+    if label == EMBEDDED_MINI:
         return None
     if isinstance(label, str) and isinstance(commit, str) and looks_like_hub_id(label):
         return f"{label.partition('@')[0]}@{commit}"

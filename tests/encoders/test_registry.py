@@ -260,7 +260,7 @@ def test_reproduce_lines_up_local_and_published_rows(capsys, hub, tmp_path):
         expected = published[row].score("fine_recall", 1, "RealStreetLook")
         assert float(cells[3]) == pytest.approx(expected, abs=0.005)  # the published RealStreetLook figure
         assert float(cells[4]) == pytest.approx(float(cells[2]) - expected, abs=0.011)
-        # the local bootstrap interval holds the local score; the published one is Wilson's on its 981 queries
+        # the local interval holds the local score; the published one is Wilson's on its 981 queries
         local_lo, local_hi = float(cells[6].strip("[,")), float(cells[7].strip("]"))
         assert local_lo <= float(cells[2]) <= local_hi
         pub_lo, pub_hi = stats.wilson(expected, 981)

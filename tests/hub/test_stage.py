@@ -40,7 +40,7 @@ def test_stage_lays_out_the_five_repos_with_real_files(hub):
     dataset = [f for f in staged_files(hub, "lookbench")
                if f.split("/")[0] not in ("fine_recall", "gr-lite-mini", "demo", "leaderboard")]
     assert "README.md" in dataset and {f.split("/")[0] for f in dataset if f.endswith(".parquet")} == {
-        "RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise"}
+        "RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise", "text"}
 
 
 def test_staged_cards_are_valid_yaml_with_what_each_hub_page_needs(hub):
@@ -52,7 +52,7 @@ def test_staged_cards_are_valid_yaml_with_what_each_hub_page_needs(hub):
     assert metadata_load(hub / "lookbench/leaderboard/README.md")["datasets"] == ["lookbench/results"]  # what it reads
     data = metadata_load(hub / "lookbench/README.md")
     assert {c["config_name"] for c in data["configs"]} == {"RealStudioFlat", "AIGen-Studio", "RealStreetLook",
-                                                           "AIGen-StreetLook", "noise"}
+                                                           "AIGen-StreetLook", "noise", "text"}
     assert {i["config_name"] for i in data["dataset_info"]} == {c["config_name"] for c in data["configs"]}
 
 

@@ -183,10 +183,12 @@ def test_a_tampered_submission_exits_1_naming_each_differing_score(copy, tmp_pat
 
 # ----------------------------------------------------------------------------------------- bad input: exit 2, one line
 
-MAXRSS = """import resource, sys
+# The child reports its peak RSS as VmHWM: ru_maxrss survives exec, so it would count the forked pytest worker.
+MAXRSS = """import re, sys
+from pathlib import Path
 from lookbench.cli import main
 code = main(sys.argv[1:])
-print(f"maxrss_kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+print("maxrss_kb", re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1), file=sys.stderr)
 sys.exit(code)
 """
 
