@@ -120,10 +120,13 @@ class Session:
         return self.elapsed_before + time.time() - self.started
 
 
-def tokenizer_for(out: Path, texts: list[str]) -> PreTrainedTokenizerFast:
-    """OUT/tokenizer: trained on the run's texts when it starts, read back when it resumes (so the ids never move)."""
+def tokenizer_for(out: Path, texts: list[str], resuming: bool) -> PreTrainedTokenizerFast:
+    """OUT/tokenizer: trained on the run's texts when a run starts, read back when it resumes a checkpoint (so the ids
+    never move)."""
     folder = out / "tokenizer"
-    if (folder / "tokenizer.json").exists():
+    if resuming:
+        if not (folder / "tokenizer.json").is_file():
+            raise FileNotFoundError(f"{folder} holds no tokenizer.json: the checkpoint to resume has lost its tokenizer.")
         return AutoTokenizer.from_pretrained(folder)
     tokenizer = train_tokenizer(texts)
     tokenizer.save_pretrained(folder)
@@ -143,8 +146,9 @@ def build_model(args: argparse.Namespace, tower: GrLiteModel, vocab_size: int) -
     return model
 
 
-def start_session(args: argparse.Namespace) -> Session:
-    """Load the data (computing the image embeddings on first use), the tokenizer and the model (no resume yet)."""
+def start_session(args: argparse.Namespace, resuming: bool) -> Session:
+    """Load the data (computing the image embeddings on first use), the tokenizer (read back when `resuming` a
+    checkpoint) and the model (its weights not yet resumed)."""
     from lookbench.encoders.base import read_config
     from lookbench.encoders.registry import load_encoder
 
@@ -157,7 +161,7 @@ def start_session(args: argparse.Namespace) -> Session:
         raise ValueError(f"{len(pairs)} training pairs are fewer than one batch of {args.batch_size}.")
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = tokenizer_for(out, pairs.texts)
+    tokenizer = tokenizer_for(out, pairs.texts, resuming)
     tokens = tokenizer(pairs.texts, padding=True, truncation=True, return_tensors="pt")
     torch.manual_seed(args.seed)
     model = build_model(args, GrLiteModel.from_pretrained(tower_folder), len(tokenizer))
@@ -184,14 +188,22 @@ def save_checkpoint(session: Session) -> None:
     (folder / "trainer_state.json").write_text(json.dumps(state))
 
 
-def resume(session: Session) -> None:
-    """Load `--resume` (a checkpoint folder or `latest`): text tower, optimizer, schedule, step and the losses since
-    the last log line."""
+def checkpoint_to_resume(args: argparse.Namespace) -> Path | None:
+    """The checkpoint `--resume` names (`latest`: the newest complete one in OUT/checkpoints, if any)."""
+    if not args.resume:
+        return None
+    if args.resume == "latest":
+        return latest_checkpoint(Path(args.output) / "checkpoints")
+    if not (Path(args.resume) / "trainer_state.json").is_file():
+        raise FileNotFoundError(f"--resume {args.resume} is not a complete checkpoint (no trainer_state.json).")
+    return Path(args.resume)
+
+
+def resume(session: Session, folder: Path | None) -> None:
+    """Load the checkpoint `folder`: text tower, optimizer, schedule, step and the losses since the last log line."""
     args = session.args
-    checkpoints = session.out / "checkpoints"
-    folder = latest_checkpoint(checkpoints) if args.resume == "latest" else Path(args.resume)
     if folder is None:
-        print(f"--resume latest: no checkpoint in {checkpoints} yet, starting at step 0")
+        print(f"--resume latest: no checkpoint in {session.out / 'checkpoints'} yet, starting at step 0")
         return
     state = json.loads((folder / "trainer_state.json").read_text())
     now = {"texts": len(session.pairs.texts), "samples": len(session.pairs)}
@@ -340,9 +352,10 @@ def save_model(session: Session, command: str) -> Path:
 
 def main(argv: list[str] | None = None) -> Path:
     args = parse_args(argv)
-    session = start_session(args)
+    checkpoint = checkpoint_to_resume(args)
+    session = start_session(args, resuming=checkpoint is not None)
     if args.resume:
-        resume(session)
+        resume(session, checkpoint)
     open_logs(session)
     session.model.train()
     while session.step < session.max_steps:

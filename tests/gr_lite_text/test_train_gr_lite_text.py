@@ -112,16 +112,19 @@ def test_flag_checks(bad, message, capsys):
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("what", ["data", "image-tower"])
+@pytest.mark.parametrize("what", ["data", "image-tower", "resume"])
 def test_bad_input_is_one_line(tmp_path, train_folder, what):
     """As `lookbench` does: the user sees the cause and the path, exit 2, no traceback."""
     missing = tmp_path / "missing"
     (tmp_path / "clip").mkdir()
     (tmp_path / "clip" / "config.json").write_text('{"model_type": "clip"}')
-    data, tower = (missing, GR_LITE_DIR / "gr-lite-mini") if what == "data" else (train_folder, tmp_path / "clip")
+    data = missing if what == "data" else train_folder
+    tower = tmp_path / "clip" if what == "image-tower" else GR_LITE_DIR / "gr-lite-mini"
+    named = {"data": missing, "image-tower": f"{tmp_path / 'clip'} is a 'clip' model folder, not a GR-Lite one",
+             "resume": f"--resume {missing} is not a complete checkpoint (no trainer_state.json)"}[what]
+    extra = ["--resume", str(missing)] if what == "resume" else []
     proc = run_script([sys.executable, "-m", "lookbench.models.gr_lite_text.train_gr_lite_text", "--data", str(data),
-                       "--output", str(tmp_path / "run"), "--image-tower", str(tower)])
+                       "--output", str(tmp_path / "run"), "--image-tower", str(tower), *extra])
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    named = missing if what == "data" else f"{tmp_path / 'clip'} is a 'clip' model folder, not a GR-Lite one"
     assert len(lines) == 1 and lines[0].startswith("train_gr_lite_text: error: ") and str(named) in lines[0], proc.stderr[-2000:]
