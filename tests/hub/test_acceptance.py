@@ -1,8 +1,9 @@
 """The used-by calls, word for word, on a staged mirror in a fresh virtualenv that has only the public libraries
-(docs/architecture.md §5, §6): cwd = HUB, offline, no lookbench installed — then both Spaces as the Hub runs them:
+(docs/architecture.md §5, §6): cwd = HUB, offline, no lookbench installed — then the three Spaces as the Hub runs them:
 the staged folder in ``<tmp>/home/user/app``, a fresh venv of the card's python_version with its requirements.txt
 and the gradio of its sdk_version installed before the folder is there (the Hub mounts only requirements.txt),
-``python app.py`` offline on loopback, one real query through gradio_client.
+``python app.py`` offline on loopback, one real query through gradio_client (the leaderboard Space also in a real
+browser).
 
 One venv for the three used-by calls; each Space gets a venv of its own."""
 from __future__ import annotations
@@ -254,3 +255,52 @@ print(json.dumps({"lookbench": lookbench.__file__, "cuda": torch.version.cuda, "
     captions = [item["caption"] for item in gallery]
     assert [c.split(" · ")[0] for c in captions] == ["#1", "#2", "#3", "#4", "#5"]
     assert all(c.endswith(("fine ✓", "coarse ✓", "✗")) for c in captions)  # a benchmark query: marked by the metric
+
+
+SUBMIT = NOT_INSTALLED + """
+import json, sys, lookbench
+from pathlib import Path
+from lookbench.submissions.submit import prepare, write
+lookbench.evaluate("gr-lite-mini", output_dir=sys.argv[1], save_predictions=True, quiet=True)
+folders = [str(write(prepare(Path(sys.argv[1]) / "results.json", model_id=f"{model}@{REVISION}", allow_synthetic=True),
+                     Path(sys.argv[2])))
+           for model in ("lookbench/gr-lite-mini", "someone/edited-score", "someone/edited-ranking")]
+print(json.dumps(folders))
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and os.environ.get("CI") != "true",
+                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+def test_6_the_leaderboard_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
+    """The board verifies the results repo's submissions at start-up — here the copy an earlier download left in its
+    HF_HOME, which snapshot_download returns offline — and shows the honest one verified, the tampered ones not."""
+    from tests.helpers.board import (EDITED_RANKING, EDITED_SCORE, HONEST, REVISION, browser_reads_the_board, edit_score,
+                                     swap_top1)
+
+    space = HubSpace(mirror / "lookbench" / "leaderboard", tmp_path, env)
+    # A user's run and its three submissions, made with the Space's own lookbench (the Mini it rebuilds is the same),
+    # written where the board downloads the results repo to.
+    copy = tmp_path / "hf_home" / "lookbench" / "board" / "results" / "lookbench--results"
+    code = SUBMIT.replace("{REVISION}", REVISION)
+    proc = subprocess.run([space.python, "-c", code, str(tmp_path / "run"), str(copy)], cwd=space.app, env=space.env,
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    _, score, ranking = map(Path, json.loads(proc.stdout.strip().splitlines()[-1]))
+    edit_score(score)
+    swap_top1(ranking)
+    with space.serve(deadline_s=900) as client:
+        board = client.predict("fine", 1, "overall", False, False, "any size", "", api_name="/leaderboard")
+        rows = browser_reads_the_board(client.src, tmp_path)
+    log = space.log_path.read_text()
+    assert board["status"].startswith("Results from the dataset repo lookbench/results: 3 submission(s)"), board["status"]
+    verified = {s["model"]: s["verified"] for s in board["submissions"]}
+    assert verified[HONEST] == "yes", log[-3000:]
+    assert verified[EDITED_SCORE].startswith("no: overall fine_recall@1 claimed ")
+    assert verified[EDITED_RANKING].startswith("no: RealStudioFlat fine_recall@1 claimed ")
+    ranked = [s for s in board["sections"] if any(r["model"] == HONEST for r in s["rows"])][0]
+    assert ranked["rows"][0]["rank"] == 1 and ranked["rows"][0]["verified"] == "yes" and ranked["rows"][0]["ci95"]
+    assert board["sections"][0]["rows"][0]["model"] == "GR-Pro"  # the published table beside them
+    # a real browser sees the verified row ranked, and the tampered ones not verified
+    assert rows[HONEST].startswith(f"1 {HONEST} yes 1 ")
+    assert rows[EDITED_SCORE].startswith(f"{EDITED_SCORE} no: ") and rows[EDITED_RANKING].startswith(f"{EDITED_RANKING} no: ")
