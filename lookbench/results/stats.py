@@ -42,8 +42,8 @@ def note(recorded: dict) -> str:
         return (f"± half the 95% interval ({recorded['resamples']} bootstrap resamples over queries, outfits resampled "
                 "whole; all scores and intervals in results.json).")
     return ("± half the 95% interval: Fine/Coarse Recall a Wilson interval on the effective number of queries "
-            f"(outfits counted by the design effect {recorded['resamples']} bootstrap resamples measure, each outfit "
-            "one observation at 0% and 100%); nDCG/MRR/MAP the bootstrap's percentiles; all scores and intervals in "
+            f"(the queries divided by the outfits' design effect, measured by {recorded['resamples']} bootstrap "
+            "resamples; each outfit one observation at 0% and 100%); nDCG/MRR/MAP the bootstrap's percentiles; all scores and intervals in "
             "results.json.")
 
 
