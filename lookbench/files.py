@@ -120,9 +120,10 @@ def hash_files(paths: list[Path]) -> str:
 
 
 def folder_revision(folder: Path) -> str:
-    """Identify a local dataset folder by the content of its card and data files (hashes memoised by mtime); an
-    appended release changes it, a staged copy of the folder keeps it."""
-    return "local-" + hash_files([folder / "README.md", *folder.rglob("*.parquet")])[:16]
+    """Identify a local dataset folder by the content of its card and data files, ``<Config>/*.parquet`` (hashes
+    memoised by mtime); an appended release changes it, a staged copy of the folder keeps it, and so do the repos
+    staged inside it (the demo Space's assets are parquet files too, deeper down)."""
+    return "local-" + hash_files([folder / "README.md", *folder.glob("*/*.parquet")])[:16]
 
 
 # Batch-norm statistics are stored with the weights but are not learnt parameters.
