@@ -1,26 +1,33 @@
 """LookBench Space: fashion retrieval in the browser — a query, its top-k per model with fine / coarse marks and
-attribute differences, shop-the-look crops, two encoders side by side, and the leaderboard.
+attribute differences, shop-the-look crops, two encoders side by side, two galleries (the synthetic LookBench-Mini
+and real photos), and the leaderboard.
 
 docs/architecture.md §2, §5. Runs as ``lookbench demo`` and, staged, as a Hub Space (``python app.py``), so it
-imports the ``lookbench`` package only: installed, or the copy ``lookbench stage`` puts beside it. Assets are prepared once (see
-``lookbench.space.assets``); a request only encodes an uploaded image and searches the stored index.
+imports the ``lookbench`` package only: installed, or the copy ``lookbench stage`` puts beside it. Assets are prepared
+once (see ``lookbench.space.assets``; the Space ships them in ``assets/``); a request only encodes an uploaded image
+and searches the stored index.
 """
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import logging
 import os
 from pathlib import Path
 
 import gradio as gr
 
-from lookbench.files import contained_file, read_regular
+from lookbench.files import contained_file, read_regular, replacing
 from lookbench.leaderboard.ranking import leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
-from lookbench.schema import TEST_SUBSETS
+from lookbench.paths import space_assets_dir
+from lookbench.schema import NOISE, TEST_SUBSETS
 from lookbench.settings import METRICS
-from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, ensure_assets
+from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, galleries, open_galleries, shipped_galleries
 from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
+from lookbench.space.views import (CSS, annotation_markdown, board_frame, details_markdown, fitted,
+                                   gallery_markdown)
 
 BOTH = "both"
 CONCURRENCY = 2
@@ -31,10 +38,10 @@ REFUSED = "The query image was not uploaded through this page: upload it again, 
 log = logging.getLogger("lookbench.space")
 
 INTRO = """# LookBench — attribute-aware fashion retrieval
-Pick a benchmark query (an example, or **Random query**), upload a photo, or crop one garment off a street photo
-(**Shop the look**). Each result says whether it is a **fine** hit (same category and every attribute of the
-query: LookBench's Fine Recall), a **coarse** hit (same category only) or a miss, and what it lacks. Choose
-**both** models to see GR-Lite-mini and the generic EfficientNet-Lite0 side by side on the same query."""
+Choose a **gallery**, then pick a benchmark query (an example, or **Random query**), upload a photo, or crop one
+garment off a street photo (**Shop the look**). Each result says whether it is a **fine** hit (same category and
+every attribute of the query: LookBench's Fine Recall), a **coarse** hit (same category only) or a miss, and what it
+lacks. Choose **both** models to see GR-Lite-mini and the generic EfficientNet-Lite0 side by side on the same query."""
 
 
 def _read_upload(path) -> bytes:
@@ -75,74 +82,69 @@ def _whole(value, name: str, low: int, high: int) -> int:
     return whole
 
 
-def _pairs(attributes) -> str:
-    return ", ".join(f"{a['name']}={a['value']}" for a in attributes or []) or "none"
+def _image_file(blob: bytes) -> str:
+    """A thumbnail's bytes as a file gradio serves: in gradio's cache folder, named by its content, written once."""
+    from gradio.utils import get_upload_folder
 
-
-def _annotation_markdown(query: Query) -> str:
-    a = query.annotation
-    if a is None:
-        return f"**Query:** {query.label} — no annotation, so results are not marked."
-    outfit = f" · outfit {a['outfit_id']}" if a.get("outfit_id") else ""
-    return (f"**Query {query.label}:** category **{a['category']}**, main attribute **{a['main_attribute']}**{outfit}  \n"
-            f"attributes: {_pairs(a['attributes'])}")
-
-
-def _details_markdown(result, k: int) -> str:
-    lines = [f"### {result.model}"]
-    if result.fine_hit is not None:
-        sign = {True: "✓", False: "✗"}
-        lines.append(f"Fine hit@{k} {sign[result.fine_hit]} · Coarse hit@{k} {sign[result.coarse_hit]} · "
-                     f"nDCG@{k} {result.ndcg:.1f} (strict mode, lookbench/fine_recall)")
-    if result.self_matches_removed:
-        lines.append(f"{result.self_matches_removed} gallery image(s) identical to the query dropped (the query's own "
-                     "image), as the benchmark does.")
-    if not result.hits:
-        return "\n\n".join(lines + ["No result in this gallery."])
-    rows = ["| # | score | subset | category | main attribute | mark | lacks | differs |", "|---:|---:|---|---|---|---|---|---|"]
-    for h in result.hits:
-        mark = {"fine": "fine ✓", "coarse": "coarse ✓", "miss": "✗", None: "-"}[h.mark]
-        lacks = ", ".join(f"{n}={v}" for n, v in h.lacks) or ""
-        differs = ", ".join(f"{n}: {v} → {'/'.join(w)}" for n, v, w in h.differs) or ""
-        if h.mark == "miss":
-            lacks, differs = "other category", ""
-        rows.append(f"| {h.rank} | {h.score:.3f} | {h.subset} | {h.category} | {h.main_attribute} | {mark} | {lacks} | {differs} |")
-    return "\n\n".join(lines + ["\n".join(rows)])
+    path = Path(get_upload_folder()) / "lookbench-images" / f"{hashlib.sha256(blob).hexdigest()[:32]}.webp"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with replacing(path) as tmp:
+            tmp.write_bytes(blob)
+    return str(path)
 
 
 class SpaceApp:
-    """The Blocks app over one assets folder; its handlers are plain methods (tests call them too)."""
+    """The Blocks app over one or more galleries (``SpaceAssets``, or their folders); its handlers are plain
+    methods (tests call them too). The first gallery is the default."""
 
-    def __init__(self, assets_dir, results=None, models=DEFAULT_MODELS):
+    def __init__(self, galleries, results=None, models=DEFAULT_MODELS, encoders=None):
         from lookbench.encoders.registry import load_encoder
 
-        self.assets = SpaceAssets.load(assets_dir)
-        self.models = [m for m in models if m in self.assets.models]
-        self.encoders = {m: load_encoder(m) for m in self.models}
+        loaded = [g if isinstance(g, SpaceAssets) else SpaceAssets.load(g) for g in galleries]
+        if not loaded:
+            raise ValueError("the Space has no gallery to serve")
+        self.models = [m for m in models if all(m in g.models for g in loaded)]
+        encoders = encoders or {}
+        self.encoders = {m: encoders.get(m) or load_encoder(m) for m in self.models}
         for encoder in self.encoders.values():  # load the weights now, not on the first request
             encoder.encode_batch([encoder.preprocess(_blank())])
-        self.retriever = Retriever(self.assets, self.encoders)
+        self.galleries = {}
+        for assets in loaded:
+            name = assets.name if assets.name not in self.galleries else f"{assets.name} ({assets.folder.name})"
+            self.galleries[name] = Retriever(assets, self.encoders)
+        self.default = next(iter(self.galleries))
         self.results = results
+
+    def retriever(self, gallery=None) -> Retriever:
+        """The chosen gallery's retriever (None: the default one)."""
+        if gallery in (None, ""):
+            return self.galleries[self.default]
+        if gallery not in self.galleries:
+            raise QueryError(f"Unknown gallery {str(gallery)[:60]!r}; choose one of {', '.join(self.galleries)}")
+        return self.galleries[gallery]
 
     # -- Search tab ---------------------------------------------------------------------------------------
 
-    def _query(self, image, query_id) -> Query:
+    def _query(self, retriever: Retriever, image, query_id) -> Query:
         if query_id and str(query_id).strip():
-            return self.retriever.benchmark_query(str(query_id))
+            return retriever.benchmark_query(str(query_id))
         blob = _uploaded(image)
         if blob is None:
             raise QueryError("No query yet: upload an image, click an example or press Random query")
-        return self.retriever.upload(blob)
+        return retriever.upload(blob)
 
-    def search(self, image, query_id, subset, distractors, model, k):
-        """Status, query annotation, outfit photo, then gallery + details for each of the two result columns."""
+    def search(self, image, query_id, subset, distractors, model, k, gallery=None):
+        """Status, query annotation, outfit photo, then gallery + details for each of the two result columns (the
+        second empty, and hidden by the page, for one model)."""
         try:
             k = _whole(k, "top-k", 1, 50)
-            query = self._query(image, query_id)
+            retriever = self.retriever(gallery)
+            query = self._query(retriever, image, query_id)
             names = self.models if model == BOTH else [model]
             if any(n not in self.models for n in names):
                 raise QueryError(f"Unknown model {model!r}; choose one of {', '.join(self.models + [BOTH])}")
-            results = [self.retriever.search(query, n, subset, bool(distractors), k) for n in names]
+            results = [retriever.search(query, n, subset, bool(distractors), k) for n in names]
         except ValueError as err:  # QueryError, an unknown subset, an unusable model: the user's input
             gr.Warning(str(err))
             return f"⚠️ {err}", "", None, [], "", [], ""
@@ -150,25 +152,43 @@ class SpaceApp:
             log.exception("search failed")
             gr.Warning(f"The search failed: {type(err).__name__}: {err}")
             return f"⚠️ The search failed: {type(err).__name__}: {err}", "", None, [], "", [], ""
+        assets = retriever.assets
         outfit = None  # a benchmark query's source photo: a street look's outfit with the item's box, else the item
         if query.benchmark_row is not None:
-            record = self.assets.queries[query.benchmark_row]
-            outfit = self.assets.path(record["outfit"] or record["image"])
-        scope = "all subsets" if subset == ALL else subset
-        status = f"{query.label}: top {k} in {scope} {'with' if distractors else 'without'} noise distractors."
-        dropped = sum(r.self_matches_removed for r in results)
-        if dropped:
+            record = assets.queries[query.benchmark_row]
+            outfit = _image_file(record["outfit"] or record["image"])
+        scope = "all subsets" if subset == ALL else retriever.subset(subset)
+        noise = ("with" if distractors else "without") + " noise distractors" if NOISE in retriever.ranges else "no noise gallery"
+        status = f"{query.label}: top {k} of {assets.name}, {scope}, {noise}."
+        if sum(r.self_matches_removed for r in results):
             status += " The query's own image is in the gallery: dropped from the results."
             gr.Info("The query image is identical to a gallery image; that gallery image was dropped.")
         columns = []
-        for result in results + [None] * (2 - len(results)):
-            if result is None:
-                columns += [[], "Choose **both** to compare the two models on this query."]
-            else:
-                columns += [[(h.thumb, h.caption) for h in result.hits], _details_markdown(result, k)]
-        return (status, _annotation_markdown(query), outfit, *columns)
+        for result in results + [None] * (2 - len(results)):  # the second column is shown only for both models
+            columns += [[], ""] if result is None else \
+                [[(_image_file(h.thumb), h.caption) for h in result.hits], details_markdown(result, k, assets.name)]
+        return (status, annotation_markdown(query), outfit, *columns)
 
-    def random(self, subset, seed, cutoff):
+    def search_image(self, image, subset, distractors, model, k, gallery=None):
+        """The query image searched in a newly chosen gallery (a benchmark query belongs to the gallery it came
+        from); with no image yet, only the status changes."""
+        if image is None or image == "":
+            name = self.retriever(gallery).assets.name
+            return f"Gallery {name}: pick a benchmark query or upload a photo.", "", None, [], "", [], ""
+        return self.search(image, "", subset, distractors, model, k, gallery)
+
+    def choose_gallery(self, gallery, subset):
+        """The controls of a newly chosen gallery: its subsets (the current one kept when it has it), whether it has
+        a noise gallery, and what it is."""
+        retriever = self.retriever(gallery)
+        choices = [*retriever.subsets, ALL]
+        noise = NOISE in retriever.ranges
+        return (gr.update(choices=choices, value=subset if subset in choices else ALL),
+                gr.update(interactive=noise, value=noise, label="Noise distractors in the gallery" if noise
+                          else "Noise distractors (this gallery has none)"),
+                gallery_markdown(retriever.assets))
+
+    def random(self, subset, seed, cutoff, gallery=None):
         """A seeded random benchmark query of the subset (after the cutoff); the seed box then moves on by one.
 
         A failure (no query after the cutoff) is a ``gr.Error``: shown, and the chained search does not run."""
@@ -176,13 +196,14 @@ class SpaceApp:
             seed = _whole(seed or 0, "Seed", 0, MAX_SEED)
             if cutoff is not None and not isinstance(cutoff, str):
                 raise QueryError(f"Cutoff date must be text such as 2025-01-01, got {type(cutoff).__name__}")
+            retriever = self.retriever(gallery)
             if subset != ALL and subset not in TEST_SUBSETS:
                 raise QueryError(f"Unknown subset {str(subset)[:40]!r}; choose one of {', '.join([*TEST_SUBSETS, ALL])}")
-            query = self.retriever.random_query(subset, seed, (cutoff or "").strip() or None)
+            query = retriever.random_query(subset, seed, (cutoff or "").strip() or None)
         except ValueError as err:  # raised, so the search chained on success does not run
             raise gr.Error(str(err)) from err
-        image = self.assets.path(self.assets.queries[query.benchmark_row]["image"])
-        return image, query.label, seed + 1, f"Random query {query.label} (seed {seed})."
+        image = _image_file(retriever.assets.queries[query.benchmark_row]["image"])
+        return image, query.label, seed + 1, f"Random query {query.label} of {retriever.assets.name} (seed {seed})."
 
     def crop(self, editor):
         """Shop the look: the cropped garment of the editor (its composite, a file path) becomes the query image."""
@@ -206,25 +227,27 @@ class SpaceApp:
             return gr.update(), gr.update(), "⚠️ The crop is empty: draw a larger box around one garment."
         return composite, "", "Cropped garment loaded as the query."
 
-    def outfit_for_crop(self, query_id):
+    def outfit_for_crop(self, query_id, gallery=None):
         """The current benchmark street look's full outfit photo, to crop another garment from."""
+        retriever = self.retriever(gallery)
         try:
-            query = self.retriever.benchmark_query(str(query_id)) if query_id else None
+            query = retriever.benchmark_query(str(query_id)) if query_id else None
         except QueryError:
             query = None
-        if query is None or not self.assets.queries[query.benchmark_row]["photo"]:
+        if query is None or not retriever.assets.queries[query.benchmark_row]["photo"]:
             gr.Warning("Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)")
             return gr.update()
-        return self.assets.path(self.assets.queries[query.benchmark_row]["photo"])
+        return _image_file(retriever.assets.queries[query.benchmark_row]["photo"])
 
     def examples(self) -> list:
-        """The first query of each subset, both models, k=8."""
+        """The first query of each subset of each gallery, both models, k=8."""
         rows = []
-        for subset in TEST_SUBSETS:
-            key = f"{subset}/1"
-            if key in self.retriever.query_keys:
-                image = self.assets.path(self.assets.queries[self.retriever.query_keys[key]]["image"])
-                rows.append([image, key, subset, True, BOTH, 8])
+        for name, retriever in self.galleries.items():
+            for subset in retriever.subsets:
+                key = f"{subset}/1"
+                if key in retriever.query_keys:
+                    image = _image_file(retriever.assets.queries[retriever.query_keys[key]]["image"])
+                    rows.append([image, key, subset, True, BOTH, 8, name])
         return rows
 
     # -- Leaderboard tab ----------------------------------------------------------------------------------
@@ -236,12 +259,23 @@ class SpaceApp:
 
     # -- layout -------------------------------------------------------------------------------------------
 
+    def examples_cache(self) -> Path:
+        """Where gradio caches the examples' outputs: named by the galleries' manifests, so rebuilt assets drop them."""
+        digest = hashlib.sha256()
+        for retriever in self.galleries.values():
+            digest.update(json.dumps(retriever.assets.manifest["files"], sort_keys=True).encode())
+        return space_assets_dir() / ".examples-cache" / digest.hexdigest()[:16]
+
     def blocks(self) -> gr.Blocks:
-        # Cached example outputs belong to these assets (rebuilt assets drop them); gradio reads only this variable.
-        os.environ.setdefault("GRADIO_EXAMPLES_CACHE", str(self.assets.folder / "examples-cache"))
+        os.environ.setdefault("GRADIO_EXAMPLES_CACHE", str(self.examples_cache()))  # gradio reads only this variable
+        first = self.galleries[self.default]
         with gr.Blocks(title="LookBench") as demo:
             gr.Markdown(INTRO)
             with gr.Tab("Search"):
+                with gr.Row():
+                    gallery = gr.Radio(list(self.galleries), value=self.default, label="Gallery", elem_id="gallery",
+                                       scale=1)
+                    gallery_info = gr.Markdown(gallery_markdown(first.assets), elem_id="gallery-info")
                 with gr.Row():
                     with gr.Column(scale=2):
                         image = gr.Image(label="Query image", sources=["upload", "webcam", "clipboard"], type="filepath",
@@ -250,8 +284,9 @@ class SpaceApp:
                                               info="<Subset>/<n>, e.g. RealStreetLook/3", elem_id="query-id")
                         outfit = gr.Image(label="Source photo (a street look: the outfit, the item boxed in red)", interactive=False, height=240)
                     with gr.Column(scale=2):
-                        subset = gr.Dropdown([*TEST_SUBSETS, ALL], value=ALL, label="Subset", elem_id="subset")
-                        distractors = gr.Checkbox(True, label="Noise distractors in the gallery")
+                        subset = gr.Dropdown([*first.subsets, ALL], value=ALL, label="Subset", elem_id="subset")
+                        noise = NOISE in first.ranges
+                        distractors = gr.Checkbox(noise, interactive=noise, label="Noise distractors in the gallery")
                         model = gr.Radio([*self.models, BOTH], value=self.models[0], label="Model")
                         k = gr.Slider(1, 50, value=10, step=1, label="top-k")
                         with gr.Row():
@@ -271,26 +306,32 @@ class SpaceApp:
                 status = gr.Markdown(elem_id="status")
                 annotation = gr.Markdown(elem_id="annotation")
                 with gr.Row():
-                    with gr.Column():
-                        gallery_a = gr.Gallery(label="Results", columns=5, height="auto", elem_id="results-a")
-                        details_a = gr.Markdown()
-                    with gr.Column():
-                        gallery_b = gr.Gallery(label="Results (second model)", columns=5, height="auto", elem_id="results-b")
-                        details_b = gr.Markdown()
-                inputs = [image, query_id, subset, distractors, model, k]
+                    gallery_a = gr.Gallery(label="Results", columns=5, height="auto", elem_id="results-a",
+                                           elem_classes="results")
+                    gallery_b = gr.Gallery(label="Results of the second model", columns=5, height="auto",
+                                           elem_id="results-b", elem_classes="results", visible=False)
+                details_a = gr.Markdown(elem_id="details-a")
+                details_b = gr.Markdown(elem_id="details-b")
+                inputs = [image, query_id, subset, distractors, model, k, gallery]
                 outputs = [status, annotation, outfit, gallery_a, details_a, gallery_b, details_b]
                 run = dict(fn=self.search, inputs=inputs, outputs=outputs, preprocess=False, api_name=False)
                 search_button.click(**{**run, "api_name": "search"})
                 image.upload(lambda: "", outputs=query_id, api_name=False).then(**run)
                 for control in (subset, distractors, model):
-                    control.change(**run)
+                    control.input(**run)
                 k.release(**run)
-                random_button.click(self.random, [subset, seed, cutoff], [image, query_id, seed, status],
+                model.change(lambda m: gr.update(visible=m == BOTH), model, gallery_b, api_name=False)
+                gallery.change(self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info], api_name=False)
+                # A benchmark query belongs to its gallery: a visitor's switch searches the query image there instead.
+                gallery.input(lambda: "", outputs=query_id, api_name=False).then(
+                    self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info], api_name=False).then(
+                    self.search_image, [image, subset, distractors, model, k, gallery], outputs, preprocess=False, api_name=False)
+                random_button.click(self.random, [subset, seed, cutoff, gallery], [image, query_id, seed, status],
                                     api_name="random").success(**run)
-                outfit_button.click(self.outfit_for_crop, query_id, editor, api_name=False)
+                outfit_button.click(self.outfit_for_crop, [query_id, gallery], editor, api_name=False)
                 crop_button.click(self.crop, editor, [image, query_id, status], api_name=False).then(**run)
                 gr.Examples(self.examples(), inputs, outputs, fn=self.search, cache_examples=True, cache_mode="lazy",
-                            preprocess=False, label="Examples: a benchmark query of each subset")
+                            preprocess=False, label="Examples: a benchmark query of each subset of each gallery")
             with gr.Tab("Leaderboard"):
                 with gr.Row():
                     metric = gr.Radio(list(METRICS), value="fine", label="Metric")
@@ -306,21 +347,30 @@ class SpaceApp:
                         return
                     for section in board.sections:
                         gr.Markdown(f"### {markdown_safe(section.title)}")
-                        gr.Dataframe(section.frame(), interactive=False)
-                        gr.Markdown(f"Source: {markdown_safe(section.source)}")
+                        frame, facts = board_frame(section)
+                        gr.Dataframe(frame, interactive=False, wrap=True, elem_classes="board")
+                        gr.Markdown(f"{markdown_safe(facts)}  \nSource: {markdown_safe(section.source)}")
                     gr.Markdown(GROUPS_NOTE)
                     if self.results is None:
                         gr.Markdown("No local results store given (`lookbench demo --results DIR` adds its runs).")
                     for line in board.skipped:
                         gr.Markdown(f"Skipped: {markdown_safe(line)}")
-                    gr.Plot(board.figure(), label="Bar plot")  # drawn in memory: no plot file is left anywhere
+                    gr.Plot(fitted(board.figure()), label="Bar plot")  # drawn in memory: no plot file is left anywhere
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
         return demo
 
+    @property
+    def launch_options(self) -> dict:
+        """What ``Blocks.launch`` needs besides the address: the page's CSS, the upload limit, and the one folder of
+        files the app hands gradio (the thumbnails ``_image_file`` writes)."""
+        from gradio.utils import get_upload_folder
+
+        return {"css": CSS, "max_file_size": MAX_UPLOAD_BYTES, "show_error": True,
+                "allowed_paths": [str(Path(get_upload_folder()) / "lookbench-images")]}
+
     def launch(self, host=None, port=None, **kwargs):
         """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
-        return self.blocks().launch(server_name=host, server_port=port, allowed_paths=[str(self.assets.folder)],
-                                    max_file_size=MAX_UPLOAD_BYTES, show_error=True, **kwargs)
+        return self.blocks().launch(server_name=host, server_port=port, **self.launch_options, **kwargs)
 
 
 def _blank():
@@ -329,11 +379,15 @@ def _blank():
     return Image.new("RGB", (64, 64), "white")
 
 
-def serve(host=None, port=None, data=None, results=None, assets_dir=None, **launch_kwargs):
-    """Prepare (once) and load the assets, then serve the app; what ``lookbench demo`` runs."""
-    folder = ensure_assets(data, assets_dir)
-    return SpaceApp(folder, results=results).launch(host=host, port=port, **launch_kwargs)
+def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir=None, shipped=None, **launch_kwargs):
+    """Prepare (once) and load the galleries, then serve the app: what ``lookbench demo`` runs (``data``, default the
+    embedded Mini, and with ``photos`` the real-photo release) and, with ``shipped`` (an assets folder as ``lookbench
+    stage`` ships it), the Hub Space."""
+    specs = shipped_galleries(shipped) if shipped else galleries(data, photos, assets_dir)
+    served, encoders = open_galleries(specs)
+    return SpaceApp(served, results=results, encoders=encoders).launch(host=host, port=port, **launch_kwargs)
 
 
 if __name__ == "__main__":  # as a Hub Space: gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT
-    serve(host=None)
+    prepared = Path(__file__).resolve().parent / "assets"  # the galleries `lookbench stage` ships beside app.py
+    serve(host=None, shipped=prepared if prepared.is_dir() else None)

@@ -1,12 +1,19 @@
-"""The Space's assets: thumbnails, annotations and, per model, embeddings and a faiss index, in one folder.
+"""The Space's prepared assets: one folder per gallery with its annotations, thumbnails and, per model, the
+benchmark queries' embeddings and the gallery's search index.
 
-docs/architecture.md §2, §5. Built by ``lookbench demo --prepare`` (or on the first launch) through the engine's
-own stages — load, hash, encode (with the embedding cache), ``build_index`` — and loaded once at start-up, so a
-request never encodes the gallery or builds an index. ``manifest.json`` records the data revision and every
-model's fingerprint and preprocessing; assets of other data or other weights are stale and rebuilt whole.
+docs/architecture.md §2, §5. Built by ``lookbench demo --prepare`` (and by ``lookbench stage``, which ships them in
+the demo Space) through the engine's own stages — load, hash, encode (with the embedding cache), ``build_index`` —
+and loaded once at start-up, so a request never encodes the gallery or builds an index. ``manifest.json`` records
+the data (its key, known without building it), every model's fingerprint and preprocessing, and the sha256 of every
+file. Assets are read only through ``lookbench.files``' containment reader and checked against the manifest: assets
+of other data or other weights, or a damaged or missing file, are never served but rebuilt whole, and the one-line
+reason is printed.
 """
 from __future__ import annotations
 
+import gzip
+import hashlib
+import io
 import json
 import shutil
 from dataclasses import dataclass
@@ -16,55 +23,119 @@ import numpy as np
 
 from lookbench.engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
 from lookbench.engine.search import build_index
-from lookbench.files import new_sibling, replace_folder
+from lookbench.files import contained_file, new_sibling, read_regular, replace_folder
 from lookbench.paths import space_assets_dir
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.schema import NOISE
 
-FORMAT = 2
+FORMAT = 3
 DEFAULT_MODELS = ("gr-lite-mini", "efficientnet-lite0")
+EMBEDDED = "mini"  # the gallery folder of the embedded LookBench-Mini, the one gallery rebuilt from code alone
 THUMBNAIL = 160  # longest side, pixels
+THUMBNAIL_FORMAT = ("WEBP", {"quality": 80, "method": 6})  # a quarter of the PNG's bytes
 ANNOTATION = ("category", "main_attribute", "attributes", "outfit_id")
+MANIFEST = "manifest.json"
+TABLES = ("gallery.parquet", "queries.parquet")
+INDEX, QUERIES = "index.faiss.gz", "queries.npz"  # per model: the gallery's flat index (float32) and the queries'
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_ASSET_BYTES = 1 << 30
 
 
-def _manifest_of(folder: Path) -> dict | None:
-    try:
-        return json.loads((folder / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return None
+class StaleAssets(ValueError):
+    """Why a gallery's assets cannot be served as they are, in one line (missing, stale or damaged)."""
 
 
-def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool = False) -> Path:
-    """The assets folder for ``data`` (default: the embedded LookBench-Mini), built or rebuilt if missing or stale."""
+# Data that is not here: a gallery shipped prepared (the Space's real photos) is served while whole and current for
+# the installed models, and cannot be rebuilt.
+SHIPPED = "shipped"
+
+
+def data_key(data) -> str:
+    """What identifies a gallery's data, known without building it: the embedded Mini by its generator (package
+    version and ``mini.plan.GENERATION``, the name of its folder), any other data by its revision."""
+    if data is None:
+        from lookbench.dataset_builder.export import default_mini_dir
+
+        return default_mini_dir().parent.name
+    return resolve_data(data).revision
+
+
+def wanted(data, encoders: dict, manifest: dict | None = None) -> dict:
+    """The manifest entries fresh assets must carry for ``data`` (``SHIPPED``: the manifest's own) and the encoders."""
+    key = (manifest or {}).get("data", {}).get("key") if data is SHIPPED else data_key(data)
+    return {"format": FORMAT, "key": key,
+            "models": {name: {"fingerprint": e.fingerprint, "preprocessing": e.preprocessing} for name, e in encoders.items()}}
+
+
+def stale_reason(manifest: dict | None, want: dict) -> str | None:
+    """The one line saying why assets with ``manifest`` do not fit ``want``; None when they do."""
+    if manifest is None:
+        return "no assets yet"
+    if manifest.get("format") != want["format"]:
+        return f"assets of format {manifest.get('format')}, this code reads format {want['format']}"
+    if manifest.get("data", {}).get("key") != want["key"]:
+        return f"the data changed ({manifest.get('data', {}).get('key')} → {want['key']})"
+    for name, model in want["models"].items():
+        held = manifest.get("models", {}).get(name)
+        if held is None:
+            return f"no assets of {name}"
+        if held != model:
+            what = "weights" if held.get("fingerprint") != model["fingerprint"] else "preprocessing"
+            return f"{name}'s {what} changed"
+    return None
+
+
+def open_assets(data=None, folder=None, models=DEFAULT_MODELS, *, encoders=None, quiet: bool = False) -> "SpaceAssets":
+    """The gallery of ``data`` (default: the embedded LookBench-Mini) loaded from ``folder``, built or rebuilt first
+    when missing, stale or damaged (one line says why). ``SHIPPED`` data cannot be rebuilt: a ``StaleAssets``."""
     from lookbench.encoders.registry import load_encoder
 
-    folder = Path(folder or space_assets_dir()).expanduser()
-    manifest = _manifest_of(folder)
-    if folder.exists() and manifest is None and (not folder.is_dir() or any(folder.iterdir())):
-        raise ValueError(f"{folder} exists and is not a Space assets folder (no manifest.json); it is left alone")
-    source = resolve_data(data)
-    encoders = {name: load_encoder(name) for name in models}
-    wanted = {"format": FORMAT, "data": {"label": source.label, "revision": source.revision},
-              "models": {name: {"fingerprint": e.fingerprint, "preprocessing": e.preprocessing}
-                         for name, e in encoders.items()}}
-    if manifest is not None and {key: manifest.get(key) for key in wanted} == wanted:
-        return folder
+    folder = Path(folder or space_assets_dir() / EMBEDDED).expanduser()
+    encoders = encoders or {name: load_encoder(name) for name in models}
+    try:
+        manifest = _read_manifest(folder)
+        reason = stale_reason(manifest, wanted(data, encoders, manifest))
+        if reason is None:
+            return SpaceAssets.load(folder, manifest)
+    except StaleAssets as err:
+        manifest, reason = None, str(err)
+    if data is SHIPPED:
+        raise StaleAssets(f"{folder.name}: {reason}; its data is not here to rebuild it from")
+    if folder.exists() and manifest is None and (not folder.is_dir() or any(folder.iterdir())) \
+            and not (folder / MANIFEST).is_file():
+        raise ValueError(f"{folder} exists and is not a Space assets folder (no {MANIFEST}); it is left alone")
     if not quiet:
-        print(f"Preparing the Space's assets in {folder} for {source.label} "
-              f"({', '.join(models)}); this happens once per data revision and model.", flush=True)
+        print(f"Preparing the Space's assets in {folder} ({reason}); this happens once per data revision and model.",
+              flush=True)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = new_sibling(folder, "space", folder=True)  # the umask decides the assets' mode (mkdtemp: 0700)
     try:
-        _build(data, staging, encoders, wanted, quiet)
+        _build(data, staging, encoders, wanted(data, encoders), quiet)
         replace_folder(staging, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return folder
+    return SpaceAssets.load(folder, _read_manifest(folder))
 
 
-def _thumbnail(blob: bytes, path: Path, box=None, size: int = THUMBNAIL) -> None:
-    import io
+def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool = False) -> Path:
+    """The assets folder of ``data``, fresh and whole (what ``lookbench demo --prepare`` runs)."""
+    return open_assets(data, folder, models, quiet=quiet).folder
 
+
+def _read_manifest(folder: Path) -> dict | None:
+    """The folder's manifest; None when there is none; a ``StaleAssets`` when it is not one."""
+    if not (folder / MANIFEST).exists():
+        return None
+    try:
+        manifest = json.loads(read_regular(contained_file(folder, MANIFEST), MAX_MANIFEST_BYTES))
+    except (ValueError, RecursionError) as err:
+        raise StaleAssets(f"{MANIFEST} is damaged ({str(err)[:120]})") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise StaleAssets(f"{MANIFEST} is damaged (no list of files)")
+    return manifest
+
+
+def _thumbnail(blob: bytes, box=None, size: int = THUMBNAIL) -> bytes:
     from PIL import Image, ImageDraw
 
     from lookbench.encoders.base import to_rgb
@@ -73,22 +144,36 @@ def _thumbnail(blob: bytes, path: Path, box=None, size: int = THUMBNAIL) -> None
         image = to_rgb(image)
         if box is not None:  # the item's bbox drawn on its outfit photo
             ImageDraw.Draw(image).rectangle([float(v) for v in box], outline=(230, 30, 30), width=3)
-        image.thumbnail((2 * size if box is not None else size,) * 2)
-        image.save(path, "PNG")
+        image.thumbnail((size, size))
+        out = io.BytesIO()
+        image.save(out, THUMBNAIL_FORMAT[0], **THUMBNAIL_FORMAT[1])
+        return out.getvalue()
 
 
-def _build(data, out: Path, encoders: dict, manifest: dict, quiet: bool) -> None:
+def _describe(source) -> dict:
+    """What the page says about the data: its card's name, licence and origin (the catalog's sentence)."""
+    from lookbench.dataset_builder.catalog import SOURCES
+
+    card = source.card
+    history = card.get("lookbench_history") or [{}]
+    origin = SOURCES.get(history[0].get("source")) if isinstance(history[0], dict) else None
+    return {"name": source.name, "license": card.get("license"), "synthetic": "synthetic" in (card.get("tags") or []),
+            "origin": origin.origin if origin else ""}
+
+
+def _build(data, out: Path, encoders: dict, want: dict, quiet: bool) -> None:
     import datasets
 
+    source = resolve_data(data)
+    noise = NOISE in {c.get("config_name") for c in source.card.get("configs", [])}
     with quiet_libraries(False):
         with stage_bar("load", quiet=quiet, unit="config") as bar:
-            bench = load_benchmark(data, distractors=True, progress=bar)
+            bench = load_benchmark(source, distractors=noise, progress=bar)
         images = BenchmarkImages.of(bench)
         with stage_bar("hash", quiet=quiet, unit="img") as bar:
             images.hash(bar)
-        (out / "images").mkdir()
         gallery_sources = [(name, images.subsets[name].gallery, bench.subsets[name]["gallery"]) for name in bench.subsets]
-        gallery_sources.append((NOISE, images.noise, bench.noise))
+        gallery_sources += [(NOISE, images.noise, bench.noise)] if noise else []
         query_sources = [(name, images.subsets[name].query, bench.subsets[name]["query"]) for name in bench.subsets]
         ranges, start = {}, 0
         gallery_rows, query_rows = [], []
@@ -98,81 +183,164 @@ def _build(data, out: Path, encoders: dict, manifest: dict, quiet: bool) -> None
                 ranges[name] = [start, start + len(src)]
                 start += len(src)
                 annotations = ds.select_columns(list(ANNOTATION) + ["item_id"]).to_list()
-                blobs = src.image_bytes(list(range(len(src))))
-                for row, (record, blob, digest) in enumerate(zip(annotations, blobs, src.hashes)):
-                    thumb = f"images/{digest.hex()}.png"
-                    if not (out / thumb).exists():
-                        _thumbnail(blob, out / thumb)
-                    gallery_rows.append({"subset": name, "row": row, **record, "hash": digest.hex(), "thumb": thumb})
+                for row, (record, blob, digest) in enumerate(zip(annotations, src.image_bytes(list(range(len(src)))), src.hashes)):
+                    gallery_rows.append({"subset": name, "row": row, **record, "hash": digest.hex(), "thumb": _thumbnail(blob)})
                     bar.update(1)
             for name, src, ds in query_sources:
                 table = ds.select_columns(list(ANNOTATION) + ["item_id", "timestamp", "bbox"]).to_list()
                 raws = ds.select_columns(["raw_image"]).cast_column("raw_image", datasets.Image(decode=False))["raw_image"]
                 blobs = src.image_bytes(list(range(len(src))))
                 for row, (record, raw, blob, digest) in enumerate(zip(table, raws, blobs, src.hashes)):
-                    image = f"images/{digest.hex()}.png"
-                    if not (out / image).exists():
-                        _thumbnail(blob, out / image)
-                    outfit = photo = ""  # the outfit with the item's box (shown), and without (to crop from)
                     raw_bytes = (raw or {}).get("bytes") or ((raw or {}).get("path") and Path(raw["path"]).read_bytes())
-                    if raw_bytes and record.get("bbox"):
-                        outfit, photo = f"images/outfit-{name}-{row + 1}.png", f"images/photo-{name}-{row + 1}.png"
-                        _thumbnail(raw_bytes, out / outfit, box=record["bbox"])
-                        _thumbnail(raw_bytes, out / photo, box=None, size=2 * THUMBNAIL)
-                    query_rows.append({"subset": name, "row": row, **record, "hash": digest.hex(), "image": image,
-                                       "outfit": outfit, "photo": photo})
+                    street = bool(raw_bytes and record.get("bbox"))  # its outfit with the item's box (shown), and without (to crop)
+                    query_rows.append({"subset": name, "row": row, **record, "hash": digest.hex(), "image": _thumbnail(blob),
+                                       "outfit": _thumbnail(raw_bytes, box=record["bbox"], size=2 * THUMBNAIL) if street else None,
+                                       "photo": _thumbnail(raw_bytes, size=2 * THUMBNAIL) if street else None})
                     bar.update(1)
-        datasets.Dataset.from_list(gallery_rows).save_to_disk(str(out / "gallery"))
-        datasets.Dataset.from_list(query_rows).save_to_disk(str(out / "queries"))
+        for name, rows in zip(TABLES, (gallery_rows, query_rows)):
+            datasets.Dataset.from_list(rows).to_parquet(str(out / name))
         for name, encoder in encoders.items():
             with stage_bar(f"encode {name}", quiet=quiet, unit="img") as bar:
                 embeddings = encode_images(encoder, images.sources(), progress=bar).normalised()
             gallery = embeddings.matrix[np.concatenate([embeddings.rows(src) for _, src, _ in gallery_sources])]
             queries = embeddings.matrix[np.concatenate([embeddings.rows(src) for _, src, _ in query_sources])]
-            (out / name).mkdir()
-            np.save(out / name / "gallery.npy", gallery)
-            np.save(out / name / "queries.npy", queries)
             import faiss
 
-            faiss.write_index(build_index(gallery, "flat"), str(out / name / "index.faiss"))
-    (out / "manifest.json").write_text(json.dumps({**manifest, "ranges": ranges, "releases": bench.provenance["releases"]},
-                                                  indent=2))
+            (out / name).mkdir()
+            serialized = faiss.serialize_index(build_index(np.ascontiguousarray(gallery, dtype=np.float32), "flat"))
+            (out / name / INDEX).write_bytes(gzip.compress(serialized.tobytes(), mtime=0))
+            np.savez_compressed(out / name / QUERIES, embeddings=np.asarray(queries, dtype=np.float32))
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    manifest = {"format": FORMAT,
+                "data": {**_describe(source), "key": want["key"], "revision": source.revision,
+                         "releases": bench.provenance["releases"]},
+                "models": want["models"], "ranges": ranges,
+                "files": {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in files}}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 @dataclass
 class ModelAssets:
-    """One model's normalised gallery and benchmark-query embeddings and its faiss index over the gallery."""
+    """One model's normalised benchmark-query embeddings and its faiss index over the gallery's."""
 
-    gallery: np.ndarray
     queries: np.ndarray
     index: object
 
 
 @dataclass
 class SpaceAssets:
-    """Everything the app serves from, loaded once: annotations, thumbnails, per-model embeddings and indexes."""
+    """Everything the app serves one gallery from, loaded once: annotations, thumbnails (bytes), per-model
+    embeddings and indexes."""
 
     folder: Path
     manifest: dict
-    gallery: object  # datasets.Dataset: subset, row, annotation, hash, thumb
-    queries: object  # datasets.Dataset: subset, row, annotation, timestamp, bbox, hash, image, outfit, photo
+    gallery: object  # datasets.Dataset: subset, row, annotation, item_id, hash, thumb
+    queries: object  # datasets.Dataset: subset, row, annotation, item_id, timestamp, bbox, hash, image, outfit, photo
     models: dict
 
+    @property
+    def name(self) -> str:
+        return self.manifest["data"]["name"]
+
     @classmethod
-    def load(cls, folder) -> "SpaceAssets":
+    def load(cls, folder, manifest: dict | None = None) -> "SpaceAssets":
+        """The assets of ``folder``, every file read through the containment reader and checked against the
+        manifest's sha256: a missing, altered or unreadable file is a ``StaleAssets`` naming it, never served."""
         import datasets
         import faiss
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
         folder = Path(folder)
-        manifest = _manifest_of(folder)
+        manifest = manifest or _read_manifest(folder)
         if manifest is None or manifest.get("format") != FORMAT:
-            raise ValueError(f"{folder} holds no Space assets of format {FORMAT}; run `lookbench demo --prepare`")
-        models = {}
-        for name in manifest["models"]:
-            models[name] = ModelAssets(np.load(folder / name / "gallery.npy"), np.load(folder / name / "queries.npy"),
-                                       faiss.read_index(str(folder / name / "index.faiss")))
-        return cls(folder, manifest, datasets.load_from_disk(str(folder / "gallery")),
-                   datasets.load_from_disk(str(folder / "queries")), models)
+            raise StaleAssets(f"{folder} holds no Space assets of format {FORMAT}; run `lookbench demo --prepare`")
+        blobs = {name: _checked(folder, name, digest) for name, digest in manifest["files"].items()}
+        missing = [name for name in (*TABLES, *(f"{m}/{f}" for m in manifest["models"] for f in (INDEX, QUERIES)))
+                   if name not in blobs]
+        if missing:
+            raise StaleAssets(f"{missing[0]} is missing from {MANIFEST}")
+        try:
+            gallery, queries = (datasets.Dataset(pq.read_table(pa.BufferReader(blobs[t]))) for t in TABLES)
+            models = {name: ModelAssets(np.load(io.BytesIO(blobs[f"{name}/{QUERIES}"]))["embeddings"],
+                                        faiss.deserialize_index(np.frombuffer(gzip.decompress(blobs[f"{name}/{INDEX}"]), np.uint8)))
+                      for name in manifest["models"]}
+        except Exception as err:  # bytes the manifest vouches for, yet unreadable: damaged at build time
+            raise StaleAssets(f"{folder.name} cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
+        return cls(folder, manifest, gallery, queries, models)
 
-    def path(self, relative: str) -> str:
-        return str(self.folder / relative)
+
+def _checked(folder: Path, name: str, digest: str) -> bytes:
+    try:
+        blob = read_regular(contained_file(folder, name), MAX_ASSET_BYTES, shown=name)
+    except ValueError as err:
+        raise StaleAssets(str(err)) from None
+    if hashlib.sha256(blob).hexdigest() != digest:
+        raise StaleAssets(f"{name} is damaged (its sha256 differs from {MANIFEST}'s)")
+    return blob
+
+
+PHOTOS = "fashion-mnist"  # the gallery folder of the real-photo release
+
+
+def real_photo_release(photos=None) -> Path:
+    """The Fashion-MNIST real-photo release (``lookbench build --source fashion-mnist``) of the IDX files in
+    ``photos`` (default: the Debian package dataset-fashion-mnist's), built once per file content and package version."""
+    from lookbench._version import __version__
+    from lookbench.dataset_builder import build_release
+    from lookbench.dataset_builder.fashion_mnist import FILES, package_folder
+    from lookbench.files import hash_files
+    from lookbench.paths import converted_data_dir
+
+    root = Path(photos).expanduser() if photos else package_folder()
+    try:
+        files = [contained_file(root, name) for name in FILES["t10k"]]
+    except ValueError as err:
+        raise ValueError(f"the real-photo gallery needs Fashion-MNIST's t10k IDX files: {err}") from None
+    out = converted_data_dir(f"fashion-mnist-{__version__}-{hash_files(files)[:16]}")
+    if not (out / "README.md").is_file():
+        build_release("fashion-mnist", out, input_path=root)
+    return out
+
+
+def galleries(data=None, photos=None, root=None) -> list[tuple[Path, object]]:
+    """The galleries ``lookbench demo`` serves, as (assets folder, data): ``data`` (default: the embedded Mini) and,
+    when ``photos`` is given (True: the Debian package's files), the real-photo release."""
+    root = Path(root or space_assets_dir()).expanduser()
+    first = (root / EMBEDDED, None) if data is None else (root / f"data-{data_key(data)}", data)
+    return [first] + ([(root / PHOTOS, real_photo_release(None if photos is True else photos))] if photos else [])
+
+
+def shipped_galleries(root) -> list[tuple[Path, object]]:
+    """The galleries of an assets folder as ``lookbench stage`` ships it in the Space: the embedded Mini (rebuilt
+    when stale) first, then the others, whose data is not in the Space (``SHIPPED``)."""
+    root = Path(root)
+    others = sorted(p for p in root.iterdir() if p.is_dir() and p.name != EMBEDDED and not p.name.startswith("."))
+    return [(root / EMBEDDED, None)] + [(p, SHIPPED) for p in others]
+
+
+def open_galleries(specs, models=DEFAULT_MODELS, *, quiet: bool = False) -> tuple[list["SpaceAssets"], dict]:
+    """Each gallery of ``specs`` loaded (built or rebuilt as ``open_assets`` does) with one set of encoders; a
+    shipped gallery that is stale or damaged is left out, with its one-line reason printed."""
+    from lookbench.encoders.registry import load_encoder
+
+    encoders = {name: load_encoder(name) for name in models}
+    served = []
+    for folder, data in specs:
+        try:
+            served.append(open_assets(data, folder, models, encoders=encoders, quiet=quiet))
+        except StaleAssets as err:
+            if data is not SHIPPED:
+                raise
+            print(f"Not serving the gallery {err}", flush=True)
+    return served, encoders
+
+
+def copy_assets(assets: "SpaceAssets", target: Path) -> None:
+    """A gallery's manifest and files copied into the new folder ``target`` (how ``lookbench stage`` ships them),
+    each read through the containment reader and checked against the manifest again."""
+    for name, digest in {MANIFEST: None, **assets.manifest["files"]}.items():
+        blob = read_regular(contained_file(assets.folder, name), MAX_ASSET_BYTES) if digest is None \
+            else _checked(assets.folder, name, digest)
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_bytes(blob)

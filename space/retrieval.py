@@ -42,7 +42,7 @@ class Hit:
     item_id: str
     category: str
     main_attribute: str
-    thumb: str
+    thumb: bytes  # the thumbnail's encoded bytes (WebP)
     mark: str | None = None  # "fine", "coarse", "miss"; None for a query without annotation
     lacks: list = field(default_factory=list)
     differs: list = field(default_factory=list)
@@ -99,13 +99,28 @@ class Retriever:
         except ValueError:
             raise QueryError(f"No benchmark query {key!r}: write <Subset>/<n>, e.g. RealStreetLook/3") from None
         if key not in self.query_keys:
-            raise QueryError(f"No benchmark query {key!r} in {self.assets.manifest['data']['label']}")
+            raise QueryError(f"No benchmark query {key!r} in {self.assets.name}")
         row = self.query_keys[key]
         record = self.assets.queries[row]
         return Query(key, benchmark_row=row, annotation={f: record[f] for f in ANNOTATION})
 
+    def subset(self, subset: str) -> str:
+        """``all`` or the paper name of a subset this gallery has (an alias resolved), else a ``QueryError``."""
+        if subset == ALL:
+            return ALL
+        name = resolve_subset(subset)
+        if name not in self.ranges or name == NOISE:
+            raise QueryError(f"{self.assets.name} has no subset {name}; it has {', '.join(self.subsets)}")
+        return name
+
+    @property
+    def subsets(self) -> list[str]:
+        """The test subsets this gallery has, in the paper's order."""
+        return [s for s in TEST_SUBSETS if s in self.ranges]
+
     def random_query(self, subset: str, seed: int, cutoff=None) -> Query:
         """A seeded choice among the subset's queries (all subsets for ``all``) time-stamped after ``cutoff``."""
+        subset = self.subset(subset)
         queries = self.assets.queries
         rows = np.arange(len(queries)) if subset == ALL else np.flatnonzero(np.array(queries["subset"]) == subset)
         if cutoff:
@@ -182,8 +197,7 @@ class Retriever:
         """The top ``k`` of ``model`` for ``query`` in the scope, self-matches dropped, marked when annotated."""
         import faiss
 
-        if subset != ALL:
-            subset = resolve_subset(subset)
+        subset = self.subset(subset)
         if model not in self.assets.models:
             raise QueryError(f"Model {model!r} has no prepared assets; prepared: {', '.join(self.assets.models)}")
         rows = self.scope_rows(subset, distractors)
@@ -198,8 +212,7 @@ class Retriever:
         score_of = dict(zip(ids[0].tolist(), scores[0].tolist()))
         kept = [int(i) for i in ranking.ids[0] if i >= 0]
         gallery = self.assets.gallery.select(kept)
-        hits = [Hit(rank, score_of[row], row, g["subset"], g["item_id"], g["category"], g["main_attribute"],
-                    self.assets.path(g["thumb"]))
+        hits = [Hit(rank, score_of[row], row, g["subset"], g["item_id"], g["category"], g["main_attribute"], g["thumb"])
                 for rank, (row, g) in enumerate(zip(kept, gallery), 1)]
         result = Retrieval(model, hits, ranking.self_matches_removed)
         if query.annotation is not None and hits:

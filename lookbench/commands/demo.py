@@ -9,21 +9,27 @@ def register(sub) -> None:
     demo.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
     demo.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: loopback only)")
     demo.add_argument("--data", help="a folder from `lookbench build` (default: the embedded LookBench-Mini)")
+    demo.add_argument("--real-photos", nargs="?", const=True, default=None, metavar="IDX_DIR",
+                      help="also offer the real-photo gallery: Fashion-MNIST's t10k release (`lookbench build --source "
+                           "fashion-mnist`), from the Debian package dataset-fashion-mnist or a folder of its IDX files")
     demo.add_argument("--results", type=Path, help="the results store whose runs the leaderboard tab shows beside the published "
                                                    "table (default: lookbench evaluate's, $HF_HOME/lookbench/results)")
-    demo.add_argument("--assets", type=Path, help="assets folder (default: $HF_HOME/lookbench/space)")
+    demo.add_argument("--assets", type=Path, help="folder of the galleries' assets (default: $HF_HOME/lookbench/space)")
     demo.add_argument("--prepare", action="store_true", help="only build (or refresh stale) assets, then exit")
     demo.set_defaults(run=run_demo)
 
 
 def run_demo(args) -> int:
     if args.prepare:
-        from lookbench.space.assets import ensure_assets
+        from lookbench.space.assets import galleries, open_galleries
 
-        print(f"assets: {ensure_assets(args.data, args.assets)}")
+        served, _ = open_galleries(galleries(args.data, args.real_photos, args.assets))
+        for assets in served:
+            print(f"assets: {assets.folder} ({assets.name})")
         return 0
     from lookbench.space.app import serve
     from lookbench import paths
 
-    serve(host=args.host, port=args.port, data=args.data, results=args.results or paths.results_dir(), assets_dir=args.assets)
+    serve(host=args.host, port=args.port, data=args.data, photos=args.real_photos,
+          results=args.results or paths.results_dir(), assets_dir=args.assets)
     return 0

@@ -1,5 +1,7 @@
-"""The Gradio Space: assets with a manifest, queries marked by the metric, the API through gradio_client, bad input,
-and a real browser (Debian's chromium driven by Playwright)."""
+"""The Gradio Space: assets with a manifest (checked, rebuilt when stale or damaged), two galleries (the synthetic
+Mini and real photos), queries marked by the metric, the API through gradio_client, bad input, and a real browser
+(Debian's chromium driven by Playwright)."""
+import io
 import json
 import os
 import re
@@ -16,23 +18,40 @@ from PIL import Image
 from lookbench.metric.fine_recall.bootstrap import score_retrieval
 from lookbench.space.app import REFUSED
 
+from tests.helpers.photos import small_photos
+
 CAPTION = re.compile(r"^#(\d+) · (-?\d\.\d{3}) · ([^·]+) · ([^·]+?)( · (fine ✓|coarse ✓|✗))?$")
 CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="session")
-def space_assets(tmp_path_factory):
-    """The Space's assets of the embedded Mini, built once for the whole session (about a minute)."""
-    from lookbench.space.assets import ensure_assets
-
-    return ensure_assets(None, tmp_path_factory.mktemp("space") / "assets", quiet=True)
+def space_root(tmp_path_factory):
+    """The folder of the session's galleries, as ``lookbench demo --assets`` takes it."""
+    return tmp_path_factory.mktemp("space")
 
 
 @pytest.fixture(scope="session")
-def space_app(space_assets):
+def space_assets(space_root):
+    """The Space's assets of the embedded Mini, built once for the whole session (about a minute)."""
+    from lookbench.space.assets import EMBEDDED, ensure_assets
+
+    return ensure_assets(None, space_root / EMBEDDED, quiet=True)
+
+
+@pytest.fixture(scope="session")
+def photo_assets(space_root, tmp_path_factory):
+    """The real-photo gallery: the release `lookbench build --source fashion-mnist` makes of the first 200 t10k photos."""
+    from lookbench.space.assets import PHOTOS, ensure_assets, real_photo_release
+
+    release = real_photo_release(small_photos(tmp_path_factory.mktemp("photos")))
+    return ensure_assets(release, space_root / PHOTOS, quiet=True)
+
+
+@pytest.fixture(scope="session")
+def space_app(space_assets, photo_assets):
     from lookbench.space.app import SpaceApp
 
-    return SpaceApp(space_assets)
+    return SpaceApp([space_assets, photo_assets])
 
 
 @pytest.fixture(scope="session")
@@ -42,8 +61,7 @@ def served(space_app):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     demo = space_app.blocks()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True,
-                allowed_paths=[str(space_app.assets.folder)])
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **space_app.launch_options)
     yield f"http://127.0.0.1:{port}/"
     demo.close()
 
@@ -79,49 +97,145 @@ def _expected_marks(query, items):
 # -- assets ----------------------------------------------------------------------------------------------------
 
 
+def _webp(blob: bytes) -> np.ndarray:
+    with Image.open(io.BytesIO(blob)) as image:
+        assert image.format == "WEBP"
+        return np.asarray(image.convert("RGB"), dtype=int)
+
+
 def test_assets_hold_every_gallery_row_per_model_with_a_manifest(space_assets):
+    import faiss
+
+    from lookbench.dataset_builder.export import default_mini_dir
     from lookbench.encoders.registry import load_encoder
     from lookbench.space.assets import SpaceAssets
 
     assets = SpaceAssets.load(space_assets)
     manifest = assets.manifest
-    assert manifest["data"]["revision"].startswith("local-")
+    assert manifest["data"]["key"] == default_mini_dir().parent.name and manifest["data"]["revision"].startswith("local-")
+    assert manifest["data"]["name"] == "LookBench-Mini (synthetic)" and manifest["data"]["synthetic"]
+    assert sorted(manifest["files"]) == ["efficientnet-lite0/index.faiss.gz", "efficientnet-lite0/queries.npz",
+                                         "gallery.parquet", "gr-lite-mini/index.faiss.gz", "gr-lite-mini/queries.npz",
+                                         "queries.parquet"]
     for name in ("gr-lite-mini", "efficientnet-lite0"):
         assert manifest["models"][name]["fingerprint"] == load_encoder(name).fingerprint
         model = assets.models[name]
-        assert model.index.ntotal == len(assets.gallery) == model.gallery.shape[0]
-        assert model.queries.shape[0] == len(assets.queries)
-        np.testing.assert_allclose(np.linalg.norm(model.gallery, axis=1), 1.0, rtol=1e-5)
+        assert isinstance(model.index, faiss.IndexFlatIP) and model.index.ntotal == len(assets.gallery)
+        assert model.queries.shape[0] == len(assets.queries) and model.queries.dtype == np.float32
+        np.testing.assert_allclose(np.linalg.norm(model.index.reconstruct_n(0, model.index.ntotal), axis=1), 1.0, rtol=1e-5)
     ranges = manifest["ranges"]
     assert ranges["noise"][1] == len(assets.gallery) and ranges["RealStudioFlat"][0] == 0
-    assert all(Path(assets.path(t)).is_file() for t in assets.gallery["thumb"][:20])
+    assert all(max(_webp(t).shape[:2]) <= 160 for t in assets.gallery["thumb"][:20])
     street = [(o, p) for s, o, p in zip(assets.queries["subset"], assets.queries["outfit"], assets.queries["photo"])
               if s == "RealStreetLook"]
-    assert street and all(o and p and Path(assets.path(o)).is_file() for o, p in street)
-    boxed, plain = (np.asarray(Image.open(assets.path(f)).convert("RGB"), dtype=int) for f in street[0])
-    assert boxed.shape == plain.shape and (np.abs(boxed - plain).sum(axis=2) > 0).mean() < 0.2  # only the box differs
+    assert street and all(o and p for o, p in street)
+    boxed, plain = (_webp(f) for f in street[0])
+    assert boxed.shape == plain.shape and (np.abs(boxed - plain).sum(axis=2) > 40).mean() < 0.2  # only the box differs
     studio = set(zip(*(assets.queries[c] for c in ("subset", "outfit", "photo"))))
-    assert ("RealStudioFlat", "", "") in studio
+    assert ("RealStudioFlat", None, None) in studio
+
+
+def test_the_real_photo_gallery_says_what_it_is(photo_assets):
+    from lookbench.space.assets import SpaceAssets
+
+    assets = SpaceAssets.load(photo_assets)
+    data = assets.manifest["data"]
+    assert (data["name"], data["license"], data["synthetic"], data["releases"]) == (
+        "LookBench Fashion-MNIST", "mit", False, ["v20170825"])
+    assert "Zalando's Fashion-MNIST: real product photos" in data["origin"]
+    assert assets.manifest["ranges"] == {"RealStudioFlat": [0, 180]} and len(assets.queries) == 20  # every tenth a query
+    assert set(assets.gallery["category"]) <= {"t-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt",
+                                               "sneaker", "bag", "ankle boot"}
+    assert _webp(assets.gallery[0]["thumb"]).shape == (96, 96, 3)  # the release's 96 px photo, not enlarged
+
+
+def test_the_embedded_minis_key_is_known_without_building_it(monkeypatch):
+    """A Space's first start checks its shipped Mini assets without rendering LookBench-Mini (the minutes it took)."""
+    import lookbench.dataset_builder.export as export
+    from lookbench.space.assets import data_key
+
+    monkeypatch.setattr(export, "build_release", lambda *a, **k: pytest.fail("LookBench-Mini was built"))
+    assert data_key(None) == export.default_mini_dir().parent.name
+
+
+def test_float16_would_change_the_scores_so_the_embeddings_stay_float32(space_assets):
+    """Issue 38 item 1: float16 embeddings only if the scores are unchanged. Rounded to float16, the Mini's gallery
+    and queries rank some queries differently and Fine Recall@1 moves, so the assets keep float32 (and stay small by
+    compression instead)."""
+    from lookbench.space.assets import SpaceAssets
+
+    assets = SpaceAssets.load(space_assets)
+    references = assets.queries.select_columns(["category", "main_attribute", "attributes", "outfit_id"]).to_list()
+    changed = {}
+    for name, model in assets.models.items():
+        gallery = model.index.reconstruct_n(0, model.index.ntotal)
+        scores = {}
+        for dtype in (np.float32, np.float16):
+            q, g = (m.astype(dtype).astype(np.float32) for m in (model.queries, gallery))
+            ranking = np.argsort(-(q @ g.T), axis=1, kind="stable")[:, :20]
+            scores[dtype] = score_retrieval(ranking.tolist(), references, assets.gallery, k=[1, 5, 10, 20], n_resamples=0)
+        changed[name] = [key for key, value in scores[np.float32].items()
+                         if isinstance(value, float) and value != scores[np.float16][key]]
+    assert "fine_recall@1" in changed["gr-lite-mini"], changed
+    assert any(changed.values())
 
 
 @pytest.mark.slow
-def test_stale_assets_are_rebuilt_and_fresh_ones_kept(space_assets, tmp_path):
-    from lookbench.space.assets import ensure_assets
+def test_fresh_assets_are_served_as_they_are_and_stale_ones_rebuilt_saying_why(space_assets, tmp_path, capsys):
+    from lookbench.space.assets import open_assets
 
-    copy = tmp_path / "assets"
+    copy = tmp_path / "mini"
     shutil.copytree(space_assets, copy)
     stamp = (copy / "manifest.json").stat().st_mtime_ns
-    assert ensure_assets(None, copy, quiet=True) == copy
-    assert (copy / "manifest.json").stat().st_mtime_ns == stamp  # fresh: nothing rebuilt
+    assert open_assets(None, copy).folder == copy
+    assert (copy / "manifest.json").stat().st_mtime_ns == stamp and capsys.readouterr().out == ""  # fresh: nothing built
     manifest = json.loads((copy / "manifest.json").read_text())
     real = manifest["models"]["efficientnet-lite0"]["fingerprint"]
     manifest["models"]["efficientnet-lite0"]["fingerprint"] = "efficientnet-lite0:older-weights"
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    (copy / "efficientnet-lite0" / "gallery.npy").write_bytes(b"stale")
-    ensure_assets(None, copy, quiet=True)
-    rebuilt = json.loads((copy / "manifest.json").read_text())
-    assert rebuilt["models"]["efficientnet-lite0"]["fingerprint"] == real
-    assert np.load(copy / "efficientnet-lite0" / "gallery.npy").shape[0] == rebuilt["ranges"]["noise"][1]
+    rebuilt = open_assets(None, copy)
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Preparing")]
+    assert said == [f"Preparing the Space's assets in {copy} (efficientnet-lite0's weights changed); this happens once "
+                    "per data revision and model."]
+    assert rebuilt.manifest["models"]["efficientnet-lite0"]["fingerprint"] == real
+    assert rebuilt.models["efficientnet-lite0"].index.ntotal == rebuilt.manifest["ranges"]["noise"][1]
+
+
+@pytest.mark.slow
+def test_a_damaged_embedding_file_is_rebuilt_never_served(space_assets, tmp_path, capsys):
+    from lookbench.space.assets import SpaceAssets, StaleAssets, open_assets
+
+    copy = tmp_path / "mini"
+    shutil.copytree(space_assets, copy)
+    original = SpaceAssets.load(copy).models["gr-lite-mini"].queries
+    damaged = copy / "gr-lite-mini" / "queries.npz"
+    blob = bytearray(damaged.read_bytes())
+    blob[len(blob) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(blob))
+    with pytest.raises(StaleAssets, match=r"^gr-lite-mini/queries.npz is damaged \(its sha256 differs from manifest.json's\)$"):
+        SpaceAssets.load(copy)
+    rebuilt = open_assets(None, copy)
+    assert "(gr-lite-mini/queries.npz is damaged (its sha256 differs from manifest.json's))" in capsys.readouterr().out
+    np.testing.assert_array_equal(rebuilt.models["gr-lite-mini"].queries, original)
+    damaged.unlink()
+    with pytest.raises(StaleAssets, match="cannot read gr-lite-mini/queries.npz: No such file or directory"):
+        SpaceAssets.load(copy)
+
+
+def test_a_damaged_shipped_gallery_is_left_out_saying_why(space_assets, photo_assets, tmp_path, capsys):
+    """A gallery the Space ships without its data (the real photos) cannot be rebuilt there: it is not served."""
+    from lookbench.space.assets import open_galleries, shipped_galleries
+
+    root = tmp_path / "assets"
+    shutil.copytree(space_assets, root / "mini")
+    shutil.copytree(photo_assets, root / "fashion-mnist")
+    index = root / "fashion-mnist" / "efficientnet-lite0" / "index.faiss.gz"
+    index.write_bytes(index.read_bytes()[:-10])
+    served, _ = open_galleries(shipped_galleries(root))
+    assert [a.name for a in served] == ["LookBench-Mini (synthetic)"]
+    assert capsys.readouterr().out.splitlines() == [
+        "Not serving the gallery fashion-mnist: efficientnet-lite0/index.faiss.gz is damaged (its sha256 differs from "
+        "manifest.json's); its data is not here to rebuild it from"]
 
 
 def test_a_folder_that_is_not_an_assets_folder_is_never_replaced(tmp_path):
@@ -138,7 +252,8 @@ def test_a_folder_that_is_not_an_assets_folder_is_never_replaced(tmp_path):
 
 @pytest.mark.parametrize("model", ["gr-lite-mini", "efficientnet-lite0"])
 def test_benchmark_query_marks_and_scores_agree_with_the_metric(space_app, model):
-    retriever, assets = space_app.retriever, space_app.assets
+    retriever = space_app.retriever()
+    assets = retriever.assets
     k = 10
     for key in ("RealStudioFlat/2", "RealStreetLook/1", "AIGen-StreetLook/5"):
         query = retriever.benchmark_query(key)
@@ -160,7 +275,7 @@ def test_benchmark_query_marks_and_scores_agree_with_the_metric(space_app, model
 
 
 def test_subset_scope_and_distractors_restrict_the_gallery(space_app):
-    retriever = space_app.retriever
+    retriever = space_app.retriever()
     query = retriever.benchmark_query("AIGen-Studio/3")
     only = retriever.search(query, "gr-lite-mini", "RealStreetLook", False, 20)
     assert {h.subset for h in only.hits} == {"RealStreetLook"}
@@ -172,7 +287,7 @@ def test_subset_scope_and_distractors_restrict_the_gallery(space_app):
 def test_random_query_is_seeded_and_respects_the_cutoff(space_app):
     from lookbench.space.retrieval import QueryError
 
-    retriever, queries = space_app.retriever, space_app.assets.queries
+    retriever, queries = space_app.retriever(), space_app.retriever().assets.queries
     first = retriever.random_query("RealStreetLook", 7)
     assert first.label == retriever.random_query("RealStreetLook", 7).label and first.label.startswith("RealStreetLook/")
     picked = {retriever.random_query("all", seed, "2025-01-01").benchmark_row for seed in range(25)}
@@ -198,7 +313,7 @@ def _captions(gallery):
 @pytest.mark.slow
 def test_api_upload_query_returns_k_captioned_results(client, space_app, tmp_path):
     upload = tmp_path / "query.png"
-    Image.open(space_app.assets.path(space_app.assets.queries[0]["image"])).save(upload)
+    Image.open(io.BytesIO(space_app.retriever().assets.queries[0]["image"])).save(upload)
     status, annotation, outfit, gallery_a, _, gallery_b, details_b = _search(client, upload, k=7)
     assert status.startswith("uploaded file (PNG ") and "top 7" in status
     assert "no annotation" in annotation and outfit is None and gallery_b == []
@@ -207,7 +322,7 @@ def test_api_upload_query_returns_k_captioned_results(client, space_app, tmp_pat
     parsed = [CAPTION.match(c) for c in captions]
     assert all(parsed) and [int(m.group(1)) for m in parsed] == list(range(1, 8))
     assert all(m.group(5) is None for m in parsed)  # an upload has no annotation: no marks
-    direct = space_app.retriever.search(space_app.retriever.upload(upload.read_bytes()), "gr-lite-mini", "all", True, 7)
+    direct = space_app.retriever().search(space_app.retriever().upload(upload.read_bytes()), "gr-lite-mini", "all", True, 7)
     assert captions == [h.caption for h in direct.hits]
     assert [m.group(3) for m in parsed] == [h.category for h in direct.hits]
 
@@ -217,24 +332,49 @@ def test_api_same_benchmark_query_with_both_models(client, space_app):
     k = 8
     status, annotation, outfit, gallery_a, details_a, gallery_b, details_b = _search(
         client, query_id="RealStreetLook/2", subset="RealStreetLook", model="both", k=k)
-    assert "RealStreetLook/2" in status and "category" in annotation and outfit.endswith(".png")
-    assert details_a.startswith("### gr-lite-mini") and details_b.startswith("### efficientnet-lite0")
-    query = space_app.retriever.benchmark_query("RealStreetLook/2")
-    gallery = space_app.assets.gallery
+    assert status == "RealStreetLook/2: top 8 of LookBench-Mini (synthetic), RealStreetLook, with noise distractors."
+    assert "category" in annotation and outfit.endswith(".webp")
+    assert details_a.startswith("### gr-lite-mini · LookBench-Mini (synthetic)")
+    assert details_b.startswith("### efficientnet-lite0 · LookBench-Mini (synthetic)")
+    query = space_app.retriever().benchmark_query("RealStreetLook/2")
+    gallery = space_app.retriever().assets.gallery
     for shown, details in ((gallery_a, details_a), (gallery_b, details_b)):
         captions = _captions(shown)
         assert len(captions) == k
         rows = [int(line.split("|")[1]) for line in details.splitlines() if re.match(r"^\| \d+ \|", line)]
         assert rows == list(range(1, k + 1))
         marks = [CAPTION.match(c).group(6) for c in captions]
-        model = details.splitlines()[0][4:]
-        hits = space_app.retriever.search(query, model, "RealStreetLook", True, k).hits
+        model = details.splitlines()[0][4:].split(" · ")[0]
+        hits = space_app.retriever().search(query, model, "RealStreetLook", True, k).hits
         expected = _expected_marks(query.annotation, gallery.select([h.row for h in hits]).to_list())
         assert marks == [{"fine": "fine ✓", "coarse": "coarse ✓", "miss": "✗"}[m] for m in expected]
         scores = score_retrieval([[h.row for h in hits]], [query.annotation], gallery, k=[k])
         fine = "✓" if scores[f"fine_recall@{k}"] == 100.0 else "✗"
         assert f"Fine hit@{k} {fine}" in details and f"nDCG@{k} {scores[f'ndcg@{k}']:.1f}" in details
     assert _captions(gallery_a) != _captions(gallery_b)
+
+
+@pytest.mark.slow
+def test_api_each_gallery_answers_from_its_own_images(client, space_app):
+    """The same query id in each gallery: each answer comes from the gallery chosen and says which it is."""
+    photos = space_app.galleries["LookBench Fashion-MNIST"]
+    status, annotation, _, gallery_a, details_a, gallery_b, _ = client.predict(
+        None, "RealStudioFlat/2", "all", True, "gr-lite-mini", 6, "LookBench Fashion-MNIST", api_name="/search")
+    assert status == "RealStudioFlat/2: top 6 of LookBench Fashion-MNIST, all subsets, no noise gallery."
+    assert details_a.startswith("### gr-lite-mini · LookBench Fashion-MNIST") and gallery_b == []
+    query = photos.benchmark_query("RealStudioFlat/2")
+    assert f"category **{query.annotation['category']}**" in annotation
+    hits = photos.search(query, "gr-lite-mini", "all", True, 6).hits
+    assert _captions(gallery_a) == [h.caption for h in hits]
+    assert [Path(g["image"]).read_bytes() for g in gallery_a] == [h.thumb for h in hits]
+    mini = client.predict(None, "RealStudioFlat/2", "all", True, "gr-lite-mini", 6, api_name="/search")
+    assert mini[0].startswith("RealStudioFlat/2: top 6 of LookBench-Mini (synthetic)")
+    assert _captions(mini[3]) != _captions(gallery_a)
+    status, *_ = client.predict(None, "RealStudioFlat/2", "AIGen-Studio", True, "gr-lite-mini", 6,
+                                "LookBench Fashion-MNIST", api_name="/search")
+    assert status == "⚠️ LookBench Fashion-MNIST has no subset AIGen-Studio; it has RealStudioFlat"
+    image, query_id, seed, status = client.predict("all", 3, "", "LookBench Fashion-MNIST", api_name="/random")
+    assert query_id.startswith("RealStudioFlat/") and status.endswith("of LookBench Fashion-MNIST (seed 3).")
 
 
 def _png_header_only(width, height) -> bytes:
@@ -249,7 +389,7 @@ def _png_header_only(width, height) -> bytes:
 @pytest.mark.slow
 def test_api_bad_input_gets_a_message_and_the_app_keeps_serving(client, space_app, tmp_path):
     good = tmp_path / "good.jpg"
-    Image.open(space_app.assets.path(space_app.assets.queries[3]["image"])).convert("RGB").save(good, quality=95)
+    Image.open(io.BytesIO(space_app.retriever().assets.queries[3]["image"])).convert("RGB").save(good, quality=95)
     truncated = tmp_path / "truncated.jpg"
     truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     text = tmp_path / "notes.png"
@@ -271,13 +411,14 @@ def test_api_bad_input_gets_a_message_and_the_app_keeps_serving(client, space_ap
     with pytest.raises(AppError, match="No query of all is time-stamped after 2100-01-01"):
         client.predict("all", 0, "2100-01-01", api_name="/random")
     image, query_id, seed, status = client.predict("RealStreetLook", 4, "", api_name="/random")
-    assert query_id.startswith("RealStreetLook/") and seed == 5 and status == f"Random query {query_id} (seed 4)."
+    assert query_id.startswith("RealStreetLook/") and seed == 5
+    assert status == f"Random query {query_id} of LookBench-Mini (synthetic) (seed 4)."
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["L", "P", "RGBA", "CMYK", "I;16"])
 def test_api_other_image_modes_are_converted_not_refused(client, space_app, tmp_path, mode):
-    source = Image.open(space_app.assets.path(space_app.assets.queries[5]["image"])).convert("RGB")
+    source = Image.open(io.BytesIO(space_app.retriever().assets.queries[5]["image"])).convert("RGB")
     image = {"I;16": lambda: Image.fromarray((np.asarray(source.convert("L"), dtype=np.uint16) * 257)),
              "P": lambda: source.convert("P", palette=Image.ADAPTIVE)}.get(mode, lambda: source.convert(mode))()
     path = tmp_path / ("query.jpg" if mode == "CMYK" else "query.png")
@@ -293,9 +434,9 @@ def test_api_query_identical_to_a_gallery_image_is_dropped_and_said(client, spac
     original.write_bytes(_gallery_source(tmp_path, "AIGen-Studio", 4))
     status, _, _, gallery, details, _, _ = _search(client, original, subset="AIGen-Studio", k=5)
     assert "own image is in the gallery: dropped" in status and "identical to the query dropped" in details
-    item = space_app.assets.gallery[space_app.retriever.ranges["AIGen-Studio"][0] + 4]
+    item = space_app.retriever().assets.gallery[space_app.retriever().ranges["AIGen-Studio"][0] + 4]
     assert item["subset"] == "AIGen-Studio" and item["row"] == 4
-    assert len(gallery) == 5 and all(Path(g["image"]).name != Path(item["thumb"]).name for g in gallery)
+    assert len(gallery) == 5 and all(Path(g["image"]).read_bytes() != item["thumb"] for g in gallery)
 
 
 @pytest.fixture
@@ -339,6 +480,48 @@ def test_leaderboard_tab_uses_the_leaderboard_function(space_app):
     assert (gr_pro["group"], round(gr_pro["ci95_lo"], 1), round(gr_pro["ci95_hi"], 1)) == (1, 65.5, 69.2)
 
 
+def test_leaderboard_table_fits_the_page_with_its_interval_in_one_column(space_app):
+    """Issue 38 item 6: the tables scrolled sideways; the interval is one column, its method and counts the line under."""
+    from lookbench.space.views import board_frame
+
+    published = space_app.board("fine", 1, "overall").sections[0]
+    full = published.frame()
+    frame, facts = board_frame(published)
+    assert {"ci95_lo", "ci95_hi", "ci_method", "queries"}.isdisjoint(frame.columns) and len(frame) == len(full)
+    row = full[full["model"] == "GR-Pro"].iloc[0]
+    assert frame[frame["model"] == "GR-Pro"].iloc[0]["95% interval"] == f"{row['ci95_lo']:.2f}–{row['ci95_hi']:.2f}"
+    assert facts.startswith("intervals: ") and "queries: " in facts
+
+
+def test_plot_titles_are_wrapped_to_fit_the_figure():
+    """Issue 38 item 6: a long section title (a local run's data, revision, releases, mode) ran past the plot's edge."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from lookbench.space.views import fitted
+
+    title = ("LookBench-Mini (synthetic) (revision local-18960bc904e6a4c7, releases mini-v20240601, mini-v20250101, "
+             "mini-v20251201) — strict mode, with distractors")
+
+    def drawn():
+        figure = Figure(figsize=(9, 3))
+        ax = figure.subplots()
+        ax.barh(["a model"], [50.0])
+        ax.set_title(title, fontsize=9)
+        figure.tight_layout()
+        return figure
+
+    def title_spans(figure):
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        return [(box.x0, box.x1) for box in (ax.title.get_window_extent(canvas.get_renderer()) for ax in figure.axes)]
+
+    width = drawn().bbox.width
+    assert any(x0 < 0 or x1 > width for x0, x1 in title_spans(drawn()))  # cut off as drawn before
+    assert all(0 <= x0 and x1 <= width for x0, x1 in title_spans(fitted(drawn())))
+    assert fitted(drawn()).axes[0].get_title().replace("\n", " ") == title
+
+
 def test_leaderboard_tab_survives_a_bad_store_file(space_app, monkeypatch, tmp_path):
     """Case 4, in the Space's tab: a FIFO and a string score in the store are skipped and named, never a hang."""
     import threading
@@ -369,22 +552,22 @@ def test_leaderboard_tab_survives_a_bad_store_file(space_app, monkeypatch, tmp_p
 
 
 @pytest.mark.slow
-def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space_assets, tmp_path):
+def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space_root, space_assets, tmp_path):
     import subprocess
     import sys
     import time
     import urllib.request
 
-    prepare = subprocess.run([sys.executable, "-m", "lookbench", "demo", "--prepare", "--assets", str(space_assets)],
+    prepare = subprocess.run([sys.executable, "-m", "lookbench", "demo", "--prepare", "--assets", str(space_root)],
                              capture_output=True, text=True, timeout=300)
-    assert prepare.returncode == 0 and prepare.stdout.strip() == f"assets: {space_assets}"
+    assert prepare.returncode == 0 and prepare.stdout.strip() == f"assets: {space_assets} (LookBench-Mini (synthetic))"
     assert "Preparing" not in prepare.stdout + prepare.stderr  # fresh assets: nothing rebuilt
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     temp = tmp_path / "tmp"  # the demo's temporary folder: it must leave no lookbench-space-plots-* behind (case 8)
     temp.mkdir()
-    server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(space_assets)],
+    server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(space_root)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "TMPDIR": str(temp)})
     try:
         deadline, page = time.monotonic() + 240, None
@@ -408,7 +591,7 @@ def _raw_search(served, image, query_id="", k=4, timeout=90):
     """A search through the HTTP API as any client can send it: (event, data) of its answer."""
     import urllib.request
 
-    body = json.dumps({"data": [image, query_id, "all", True, "gr-lite-mini", k]}).encode()
+    body = json.dumps({"data": [image, query_id, "all", True, "gr-lite-mini", k, "LookBench-Mini (synthetic)"]}).encode()
     request = urllib.request.Request(f"{served}gradio_api/call/search", data=body, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
         event = json.loads(response.read())["event_id"]
@@ -428,7 +611,7 @@ def test_api_reads_no_server_file_it_was_not_sent(served, client, space_app, upl
     import psutil
 
     png = tmp_path / "server-side.png"  # a PNG on the server that nobody uploaded
-    Image.open(space_app.assets.path(space_app.assets.queries[0]["image"])).save(png)
+    Image.open(io.BytesIO(space_app.retriever().assets.queries[0]["image"])).save(png)
     (upload_cache / "folder").mkdir()
     os.mkfifo(upload_cache / "fifo.png")
     with open(upload_cache / "huge.png", "wb") as sparse:
@@ -503,50 +686,104 @@ def _not_blank(path: Path) -> None:
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
                     reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
-def test_browser_example_results_subset_switch_and_leaderboard(served, tmp_path):
+def test_browser_example_results_both_galleries_and_leaderboard(served, tmp_path):
+    """A visitor's path through the page, in Debian's chromium: an example with both models, a subset switch, shop
+    the look, the real-photo gallery, the leaderboard — and what issue 38 item 6 found: captions and table headers
+    whole, the second column only for both models, tables that fit the page."""
     from playwright.sync_api import expect, sync_playwright
 
     out = tmp_path
     args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"]
+    overflowing = "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"
     with sync_playwright() as p:
         browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
                                                        args=args, headless=True, viewport={"width": 1400, "height": 1500})
         try:
             page = browser.new_page()
             page.set_default_timeout(120_000)
+            expect.set_options(timeout=120_000)
             page.goto(served)
-            page.get_by_text("RealStudioFlat/1", exact=True).first.click()
+            expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench-Mini (synthetic)")
+            page.get_by_text("RealStudioFlat/1", exact=True).first.click()  # the Mini's example: both models, k=8
             results = page.locator("#results-a .thumbnail-item img")
             expect(results).to_have_count(8)
-            expect(page.locator("#status")).to_contain_text("RealStudioFlat/1: top 8 in RealStudioFlat")
+            expect(page.locator("#results-b .thumbnail-item img")).to_have_count(8)
+            expect(page.locator("#status")).to_contain_text(
+                "RealStudioFlat/1: top 8 of LookBench-Mini (synthetic), RealStudioFlat, with noise distractors.")
             expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+            assert page.locator("#results-a .caption-label").evaluate_all(overflowing) == []  # captions whole
+            assert page.locator("#details-a th, #details-b th").evaluate_all(
+                "els => els.filter(e => { const s = getComputedStyle(e); return e.getBoundingClientRect().height"
+                " - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom) - parseFloat(s.borderTopWidth)"
+                " - parseFloat(s.borderBottomWidth) > 1.5 * parseFloat(s.lineHeight) }).map(e => e.textContent)") == []
+            # (each header's text on one line, never broken mid-word)
+            table = page.locator("#details-a table").bounding_box()
+            assert table["width"] > 0.9 * page.locator("#status").bounding_box()["width"]  # the table spans the page
+            mini = _shot(page, out / "mini.png")
             before = [results.nth(i).get_attribute("src") for i in range(8)]
-            page.screenshot(path=str(out / "space-search.png"), full_page=False)
+            page.get_by_role("radio", name="gr-lite-mini").click()  # one model: the second column goes
+            expect(page.locator("#results-b")).to_be_hidden()
             page.locator("#subset input").click()
             page.get_by_role("option", name="AIGen-StreetLook").click()
-            expect(page.locator("#status")).to_contain_text("top 8 in AIGen-StreetLook")
+            expect(page.locator("#status")).to_contain_text("top 8 of LookBench-Mini (synthetic), AIGen-StreetLook")
             expect(results).to_have_count(8)
             after = [results.nth(i).get_attribute("src") for i in range(8)]
             assert after != before
             # Shop the look: a street-look query's outfit photo into the editor, its composite searched as the query
             page.locator("#query-id textarea").fill("RealStreetLook/1")
             page.locator("#search").click()
-            expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 8 in AIGen-StreetLook")
+            expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 8 of LookBench-Mini (synthetic), AIGen-StreetLook")
             page.get_by_text("Shop the look: crop one garment of a street photo").click()
             page.get_by_role("button", name="Load the current street look's outfit photo").click()
             expect(page.locator("#editor canvas").first).to_be_visible()
             page.get_by_role("button", name="Search with the crop").click()
             expect(page.locator("#status")).to_contain_text("uploaded file (PNG 256x256")
             expect(results).to_have_count(8)
+            page.get_by_text("Shop the look: crop one garment of a street photo").click()
+            # The real photos: their own subsets, no noise gallery, answers from their own images
+            page.get_by_role("radio", name="LookBench Fashion-MNIST").click()
+            expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench Fashion-MNIST")
+            expect(page.locator("#gallery-info")).to_contain_text("licence mit")
+            expect(page.locator("#status")).to_contain_text("of LookBench Fashion-MNIST, all subsets, no noise gallery.")
+            page.get_by_role("radio", name="both").click()
+            page.get_by_role("button", name="Random query").click()
+            expect(page.locator("#status")).to_contain_text(re.compile(
+                r"RealStudioFlat/\d+: top 8 of LookBench Fashion-MNIST, all subsets, no noise gallery\."))
+            expect(results).to_have_count(8)
+            expect(page.locator("#results-b .thumbnail-item img")).to_have_count(8)
+            expect(page.locator("#details-a")).to_contain_text("gr-lite-mini · LookBench Fashion-MNIST")
+            photos = _shot(page, out / "photos.png")
             page.get_by_role("tab", name="Leaderboard").click()
             expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
             expect(page.get_by_text("rows share a rank group", exact=False).first).to_be_visible()
             expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+            assert page.locator(".board .table-wrap, .board [class*=table-container]").evaluate_all(overflowing) == []
             page.screenshot(path=str(out / "space-leaderboard.png"), full_page=False)
         finally:
             browser.close()
+    _stack([mini, photos], out / "space-search.png")  # both galleries, one picture
     for name in ("space-search.png", "space-leaderboard.png"):
         _not_blank(out / name)
         if os.environ.get("LOOKBENCH_SCREENSHOTS"):  # how the README's screenshots are refreshed
             Image.open(out / name).convert("RGB").quantize(128).save(Path(os.environ["LOOKBENCH_SCREENSHOTS"]) / name, optimize=True)
+
+
+def _shot(page, path: Path) -> Path:
+    """The search tab from the gallery choice to the results, as a picture."""
+    scrolled = page.evaluate("window.scrollY")  # bounding boxes are the viewport's, the clip the page's
+    top = page.locator("#gallery").bounding_box()["y"] + scrolled - 10
+    bottom = max(box["y"] + box["height"] for box in (page.locator(f"#{e}").bounding_box() for e in ("results-a", "results-b"))
+                 if box) + scrolled
+    page.screenshot(path=str(path), full_page=True, clip={"x": 0, "y": top, "width": 1400, "height": bottom - top + 10})
+    return path
+
+
+def _stack(paths, target: Path) -> None:
+    images = [Image.open(p).convert("RGB") for p in paths]
+    canvas = Image.new("RGB", (max(i.width for i in images), sum(i.height for i in images) + 12 * (len(images) - 1)), "white")
+    y = 0
+    for image in images:
+        canvas.paste(image, (0, y))
+        y += image.height + 12
+    canvas.save(target)
