@@ -33,6 +33,7 @@ DATASET, METRIC, MODEL, SPACE, BOARD = "lookbench", "fine_recall", "gr-lite-mini
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
 METRIC_FILES = ("fine_recall.py", "records.py", "judging.py", "bootstrap.py", "README.md", "app.py", "requirements.txt")
 SPACE_FILES = ("app.py", "README.md")  # the demo's, and the leaderboard Space's from lookbench.space.board
+DEMO_ASSETS = "assets"  # the demo Space's prepared galleries (app.py serves them as shipped)
 # Subpackages of an optional extra the Space does not install (its requirements leave extras out): not carried.
 EXTRA_ONLY = ("mteb",)
 
@@ -327,18 +328,19 @@ def _copy_contained(source: Path, relative: str, destination: Path) -> None:
         shutil.copyfileobj(file, copy)
 
 
-def stage(out, data=None, namespace: str = "lookbench") -> Staging:
+def stage(out, data=None, namespace: str = "lookbench", photos=None) -> Staging:
     """Write the five repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
-    replaced whole; anything else is refused and nothing is deleted)."""
+    replaced whole; anything else is refused and nothing is deleted). ``photos``: the folder of Fashion-MNIST's IDX
+    files the demo's real-photo gallery is built from (default: the Debian package dataset-fashion-mnist's)."""
     namespace = check_namespace(namespace)
     out = Path(out).expanduser()
     source = _dataset_source(data)
     with folder_lock(out):  # a second stage into the same folder is refused, not raced
         _check_replaceable(out)
-        return _stage_into(out, source, data is None, namespace)
+        return _stage_into(out, source, data is None, namespace, photos)
 
 
-def _stage_into(out: Path, source: Path, embedded: bool, namespace: str) -> Staging:
+def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, photos=None) -> Staging:
     tmp = new_sibling(out, "staging", folder=True)
     try:
         _stage_dataset(source, tmp / DATASET)
@@ -348,6 +350,7 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str) -> Stag
         _copy_files(_package_dir("lookbench.space"), SPACE_FILES, tmp / namespace / SPACE)
         _carry_package(tmp / namespace / SPACE)
         (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
+        _stage_demo_assets(tmp / namespace / SPACE, photos)
         _space_card(tmp / namespace / METRIC / "README.md")
         # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
         _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
@@ -381,3 +384,35 @@ def _stage_board(target: Path) -> None:
     _carry_package(target)
     (target / "requirements.txt").write_text(_space_requirements())
     _space_card(target / "README.md")
+
+
+def _stage_demo_assets(target: Path, photos) -> None:
+    """The demo's galleries — the embedded Mini and the real-photo release — prepared as ``lookbench demo --prepare
+    --real-photos`` prepares them (in ``$HF_HOME/lookbench/space``, reused while fresh), each copied file by file from
+    its manifest into the Space's ``assets/``, so the Space serves its first query without building anything; then
+    the Space's ``.gitattributes``, a Git LFS rule for every binary file in it (the Hub takes binaries only by LFS)."""
+    from lookbench.space.assets import copy_assets, galleries, open_galleries
+
+    served, _ = open_galleries(galleries(None, photos or True))
+    for assets in served:
+        copy_assets(assets, target / DEMO_ASSETS / assets.folder.name)
+    (target / ".gitattributes").write_text(lfs_rules(target))
+
+
+def lfs_rules(folder: Path) -> str:
+    """``.gitattributes`` lines putting every binary file under ``folder`` (a NUL byte, or not UTF-8) in Git LFS: one
+    ``*.<suffix>`` rule per suffix found, the file's own path when it has none."""
+    patterns = {f"*{path.suffix}" if path.suffix else path.relative_to(folder).as_posix()
+                for path in folder.rglob("*") if path.is_file() and _binary(path.read_bytes())}
+    return "".join(f"{p} filter=lfs diff=lfs merge=lfs -text\n" for p in sorted(patterns))
+
+
+def _binary(blob: bytes) -> bool:
+    """A NUL byte or bytes that are not UTF-8 (git's own test looks for a NUL in the first 8000 bytes only)."""
+    if b"\0" in blob:
+        return True
+    try:
+        blob.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False

@@ -107,19 +107,19 @@ def test_push_refuses_a_manifest_naming_a_folder_outside_the_mirror(hub, tmp_pat
 
 # ---------------------------------------------------------------- a live dataset: releases, revisions, tags
 
-def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachable(tmp_path):
+def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachable(tmp_path, photos):
     from tests.helpers.raw_release import write_release
     from lookbench.cli import main
 
     data = tmp_path / "data" / "lookbench"
     assert main(["build", "--source", "raw", "--input", str(write_release(tmp_path / "raw1")), "--out", str(data), "--quiet"]) == 0
     with FakeHub() as fake:
-        stage(tmp_path / "hub1", data=data)
+        stage(tmp_path / "hub1", data=data, photos=photos)
         first = run_cli("push", "--hub", str(tmp_path / "hub1"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
         later = ("2026-01-10T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
         assert main(["build", "--append", str(write_release(tmp_path / "raw2", stamps=later, tag="b", variant=20)),
                      "--out", str(data), "--quiet"]) == 0
-        staged = stage(tmp_path / "hub2", data=data)
+        staged = stage(tmp_path / "hub2", data=data, photos=photos)
         plan = run_cli("push", "--hub", str(tmp_path / "hub2"), "--dry-run", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
         second = run_cli("push", "--hub", str(tmp_path / "hub2"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
         again = run_cli("push", "--hub", str(tmp_path / "hub2"), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
@@ -159,13 +159,13 @@ def test_a_manifest_with_bad_release_data_is_refused_before_any_request(hub, tmp
     assert words in proc.stderr.strip().splitlines()[-1] and "Traceback" not in proc.stderr
 
 
-def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path):
+def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path, photos):
     from tests.helpers.raw_release import write_release
     from lookbench.cli import main
 
     data = tmp_path / "lookbench"
     assert main(["build", "--source", "raw", "--input", str(write_release(tmp_path / "raw")), "--out", str(data), "--quiet"]) == 0
-    stage(tmp_path / "hub", data=data)
+    stage(tmp_path / "hub", data=data, photos=photos)
     with FakeHub() as fake:
         proc = run_cli("push", "--hub", str(tmp_path / "hub"), "--revision", "v20251201", endpoint=fake.url, token=TOKEN,
                        cwd=tmp_path)

@@ -24,9 +24,9 @@ def test_stage_lays_out_the_five_repos_with_real_files(hub):
     assert not [p for p in hub.rglob("*") if p.is_symlink()]
     assert staged_files(hub, "lookbench/fine_recall") == [
         "README.md", "app.py", "bootstrap.py", "fine_recall.py", "judging.py", "records.py", "requirements.txt"]
-    for space in ("demo", "leaderboard"):  # each Space carries the lookbench package it imports
+    for space, own in (("demo", {"assets", ".gitattributes"}), ("leaderboard", set())):  # each carries the package it imports
         assert {f.split("/")[0] for f in staged_files(hub, f"lookbench/{space}")} == {"README.md", "app.py",
-                                                                                   "requirements.txt", "lookbench"}
+                                                                                   "requirements.txt", "lookbench", *own}
     assert (hub / "lookbench/leaderboard/app.py").read_bytes() == (ROOT / "space/board/app.py").read_bytes()
     assert (hub / "lookbench/leaderboard/requirements.txt").read_text() == (hub / "lookbench/demo/requirements.txt").read_text()
     model = staged_files(hub, "lookbench/gr-lite-mini")
@@ -70,7 +70,8 @@ def test_dataset_data_files_match_only_its_own_shards(hub):
                 relative = Path(path).relative_to(root).as_posix()
                 assert relative.startswith(f"{config['config_name']}/{entry['split']}-") and relative.endswith(".parquet")
                 seen.add(relative)
-    assert seen == {f for f in staged_files(hub, "lookbench") if f.endswith(".parquet")}
+    nested = ("fine_recall/", "gr-lite-mini/", "demo/", "leaderboard/")  # the other repos' folders (the demo's assets)
+    assert seen == {f for f in staged_files(hub, "lookbench") if f.endswith(".parquet") and not f.startswith(nested)}
 
 
 def test_the_demo_space_carries_the_package_it_imports(hub):
@@ -150,13 +151,13 @@ def test_the_model_card_carries_its_results_as_model_index(hub):
     assert strict[("benchmarks/compare_encoders.py --table mini", "all")] == float(row.split("|")[3].split(" ±")[0])
 
 
-def test_staging_real_data_keeps_the_lookbench_labels(tmp_path):
+def test_staging_real_data_keeps_the_lookbench_labels(tmp_path, photos):
     from tests.helpers.raw_release import write_release
 
     from lookbench.dataset_builder import build_release
 
     build_release("raw", tmp_path / "data", input_path=write_release(tmp_path / "raw"), release="v20251201")
-    stage(tmp_path / "HUB", data=tmp_path / "data", namespace="my-org")
+    stage(tmp_path / "HUB", data=tmp_path / "data", namespace="my-org", photos=photos)
     card = (tmp_path / "HUB/lookbench/README.md").read_text()
     assert "pretty_name: LookBench\n" in card and "- synthetic" not in card and "Synthetic stand-in" not in card
     assert 'load_dataset("my-org/lookbench", "RealStreetLook")' in card
@@ -244,7 +245,7 @@ def test_namespaces_the_hub_rejects_are_refused_by_stage_and_push(hub, tmp_path,
     assert dry.returncode == 2 and "is not a Hub user or organisation name" in dry.stderr and "Plan" not in dry.stdout
 
 
-def test_stage_never_deletes_what_it_did_not_write(hub, tmp_path):
+def test_stage_never_deletes_what_it_did_not_write(hub, tmp_path, photos):
     """Case 3: a folder holding keep.txt and any repos.json was replaced whole, keep.txt deleted."""
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -259,14 +260,14 @@ def test_stage_never_deletes_what_it_did_not_write(hub, tmp_path):
     assert proc.returncode == 2 and "it holds lookbench/demo/notes.md, which stage did not write" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and (mirror / "lookbench/demo/notes.md").read_text() == "mine"
     (mirror / "lookbench/demo/notes.md").unlink()
-    assert stage(mirror).namespace == "lookbench"  # what stage wrote, and only that, is replaced
+    assert stage(mirror, photos=photos).namespace == "lookbench"  # what stage wrote, and only that, is replaced
 
 
-def test_a_staged_mirror_follows_the_umask(tmp_path):
+def test_a_staged_mirror_follows_the_umask(tmp_path, photos):
     """Case 8: staged mirrors were 0700 (mkdtemp's mode), so a shared mirror was unreadable to a team."""
     old = os.umask(0o022)
     try:
-        out = stage(tmp_path / "HUB") and tmp_path / "HUB"
+        out = stage(tmp_path / "HUB", photos=photos) and tmp_path / "HUB"
     finally:
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o755
@@ -301,18 +302,18 @@ def test_a_link_in_data_to_a_file_outside_never_reaches_the_mirror(tmp_path, pla
     assert secret.read_bytes().startswith(b"PRIVATE")
 
 
-def test_a_link_in_data_that_stays_inside_is_staged_as_the_file_it_names(tmp_path):
+def test_a_link_in_data_that_stays_inside_is_staged_as_the_file_it_names(tmp_path, photos):
     data = _data_copy(tmp_path)
     card = data / "README.md"
     (data / "card.md").write_bytes(card.read_bytes())
     card.unlink()
     card.symlink_to("card.md")
-    stage(tmp_path / "HUB", data=data)
+    stage(tmp_path / "HUB", data=data, photos=photos)
     staged = tmp_path / "HUB/lookbench/README.md"
     assert not staged.is_symlink() and staged.read_bytes() == (data / "card.md").read_bytes()
 
 
-def test_a_second_stage_into_a_folder_being_staged_is_refused_and_the_folder_kept(hub, tmp_path):
+def test_a_second_stage_into_a_folder_being_staged_is_refused_and_the_folder_kept(hub, tmp_path, photos):
     """Issue 37: nothing kept two writers of one output folder apart; one now holds its lock, the other is one line."""
     from lookbench.files import folder_lock
 
@@ -323,5 +324,69 @@ def test_a_second_stage_into_a_folder_being_staged_is_refused_and_the_folder_kep
         proc = run_cli("stage", "--out", str(mirror), endpoint=None, token=None, cwd=tmp_path)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-2000:]
     assert "is being written by another lookbench run" in proc.stderr and staged_files(mirror, ".") == before
-    assert stage(mirror).namespace == "lookbench"  # once the lock is free, the stage runs and clears the leftover
+    assert stage(mirror, photos=photos).namespace == "lookbench"  # once the lock is free, the stage runs and clears the leftover
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hub"]
+
+
+# -- the demo's prepared galleries (issue 38) ------------------------------------------------------------------
+
+
+def test_the_demo_space_ships_both_galleries_prepared_and_whole(hub):
+    """The Space serves its first query without building: each gallery's assets, checked file by file against its
+    manifest, for the models the Space runs; the Mini's keyed by its generator, the real photos' by their release."""
+    from lookbench.dataset_builder.export import default_mini_dir
+    from lookbench.encoders.registry import load_encoder
+    from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, stale_reason, wanted
+
+    root = hub / "lookbench/demo/assets"
+    assert sorted(p.name for p in root.iterdir()) == ["fashion-mnist", "mini"]
+    encoders = {name: load_encoder(name) for name in DEFAULT_MODELS}
+    mini, photos = SpaceAssets.load(root / "mini"), SpaceAssets.load(root / "fashion-mnist")
+    assert mini.manifest["data"]["key"] == default_mini_dir().parent.name
+    assert stale_reason(mini.manifest, wanted(None, encoders)) is None
+    assert (photos.name, photos.manifest["data"]["license"], list(photos.manifest["ranges"])) == (
+        "LookBench Fashion-MNIST", "mit", ["RealStudioFlat"])
+    for assets in (mini, photos):
+        assert sorted(assets.models) == sorted(DEFAULT_MODELS)
+        assert sorted(p.relative_to(assets.folder).as_posix() for p in assets.folder.rglob("*") if p.is_file()) == \
+            sorted(["manifest.json", *assets.manifest["files"]])  # nothing unlisted, nothing unchecked
+
+
+def _binary(path: Path) -> bool:
+    """Git's own test: a NUL byte in the first 8000 bytes; and anything that is not UTF-8 text."""
+    blob = path.read_bytes()
+    try:
+        blob.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return b"\0" in blob[:8000]
+
+
+def test_every_binary_file_of_the_demo_space_is_in_git_lfs(hub, tmp_path):
+    """The Hub takes binary files only through LFS: git itself, reading the Space's .gitattributes, puts every
+    binary file of the folder (weights, assets) in the lfs filter, and no text file."""
+    import subprocess
+
+    space = hub / "lookbench/demo"
+    files = sorted(p.relative_to(space).as_posix() for p in space.rglob("*") if p.is_file())
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "git")], check=True)
+    attrs = subprocess.run(["git", f"--git-dir={tmp_path / 'git'}", f"--work-tree={space}", "check-attr", "filter", "--stdin"],
+                           input="\n".join(files), capture_output=True, text=True, check=True).stdout.splitlines()
+    lfs = {line.split(": filter: ")[0] for line in attrs if line.endswith(": filter: lfs")}
+    binary = {f for f in files if _binary(space / f)}
+    assert {"lookbench/models/gr_lite/gr-lite-mini/model.safetensors", "assets/mini/gallery.parquet",
+            "assets/fashion-mnist/efficientnet-lite0/index.faiss.gz", "assets/mini/gr-lite-mini/queries.npz"} <= binary
+    assert lfs == binary
+
+
+def test_stage_prints_each_repos_size(tmp_path, photos):
+    """`lookbench stage` says how big each repo is (what push uploads): the demo Space with its assets well under the
+    Hub's 100 MB (here with the small real-photo gallery; the full one is measured in benchmarks/RESULTS.md)."""
+    import re
+
+    proc = run_cli("stage", "--out", str(tmp_path / "HUB"), "--photos", str(photos), endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sizes = dict(re.findall(r"^  \w+ +(\S+) +\S+  \((\d+\.\d) MB\)$", proc.stdout, re.M))
+    assert set(sizes) == set(REPOS), proc.stdout
+    demo = sum(p.stat().st_size for p in (tmp_path / "HUB/lookbench/demo").rglob("*") if p.is_file())
+    assert float(sizes["lookbench/demo"]) == round(demo / 1e6, 1) and demo < 100e6
