@@ -11,6 +11,7 @@ embedding, searched and marked). Prints p50 / p95 in ms and the both / one ratio
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import socket
 import statistics
@@ -38,24 +39,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=40)
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--assets", type=Path, help="assets folder (default: $HF_HOME/lookbench/space)")
+    parser.add_argument("--assets", type=Path, help="the Mini's assets folder (default: $HF_HOME/lookbench/space/mini)")
     parser.add_argument("--download", type=Path, default=False,
                         help="also download every result thumbnail into this folder (default: the answer only, "
                              "as a browser that has the thumbnails cached)")
     args = parser.parse_args()
 
-    app = SpaceApp(ensure_assets(None, args.assets))
+    app = SpaceApp([ensure_assets(None, args.assets)])
+    assets = app.retriever().assets
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     demo = app.blocks()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                allowed_paths=[str(app.assets.folder)])
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options)
     try:
         client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=args.download)
         upload = Path(tempfile.mkdtemp()) / "street-item.jpg"
-        row = app.retriever.query_keys["RealStreetLook/1"]
-        Image.open(app.assets.path(app.assets.queries[row]["image"])).convert("RGB").save(upload, quality=92)
+        row = app.retriever().query_keys["RealStreetLook/1"]
+        Image.open(io.BytesIO(assets.queries[row]["image"])).convert("RGB").save(upload, quality=92)
         cases = {
             "upload, gr-lite-mini": (upload, "", "gr-lite-mini"),
             "upload, both models": (upload, "", "both"),
@@ -75,7 +76,7 @@ def main() -> None:
                     times[name].append(elapsed)
     finally:
         demo.close()
-    print(f"Space round trip through gradio_client, LookBench-Mini gallery ({len(app.assets.gallery)} images incl. noise), "
+    print(f"Space round trip through gradio_client, LookBench-Mini gallery ({len(assets.gallery)} images incl. noise), "
           f"top-{args.k}, {args.repeat} requests each, interleaved")
     for name, t in times.items():
         print(f"   {name:<32} p50 {percentile(t, 50):6.0f} ms   p95 {percentile(t, 95):6.0f} ms   "
