@@ -63,8 +63,11 @@ def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path):
     assert results["provenance"]["model"]["name"] == "gr-lite-mini"
     # the demo Space carries the installed package as site-packages lays it out, file for file (less the
     # subpackages of extras its requirements leave out)
-    stage = subprocess.run([str(venv / "bin" / "lookbench"), "stage", "--out", str(tmp_path / "hub")], cwd=tmp_path,
-                           capture_output=True, text=True, env=env)
+    from tests.helpers.photos import small_photos  # the demo's real-photo gallery of 200 photos, not 10,000
+
+    photos = small_photos(tmp_path / "photos")
+    stage = subprocess.run([str(venv / "bin" / "lookbench"), "stage", "--out", str(tmp_path / "hub"), "--photos", str(photos)],
+                           cwd=tmp_path, capture_output=True, text=True, env=env)
     assert stage.returncode == 0, stage.stderr[-3000:]
     installed = Path(out["lookbench"]).parent
     carried = tmp_path / "hub" / "lookbench" / "demo" / "lookbench"
