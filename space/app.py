@@ -169,13 +169,16 @@ class SpaceApp:
                 [[(_image_file(h.thumb), h.caption) for h in result.hits], details_markdown(result, k, assets.name)]
         return (status, annotation_markdown(query), outfit, *columns)
 
-    def search_image(self, image, subset, distractors, model, k, gallery=None):
-        """The query image searched in a newly chosen gallery (a benchmark query belongs to the gallery it came
-        from); with no image yet, only the status changes."""
+    def search_image(self, image, subset, model, k, gallery=None):
+        """A visitor's switch of gallery: the benchmark query id cleared (a benchmark query belongs to the gallery it
+        came from) and the query image searched in the new gallery, in the same subset when it has it, else in all,
+        with its noise distractors when it has some (the controls ``choose_gallery`` sets); with no image yet, only the
+        status changes."""
+        retriever = self.retriever(gallery)
         if image is None or image == "":
-            name = self.retriever(gallery).assets.name
-            return f"Gallery {name}: pick a benchmark query or upload a photo.", "", None, [], "", [], ""
-        return self.search(image, "", subset, distractors, model, k, gallery)
+            return "", f"Gallery {retriever.assets.name}: pick a benchmark query or upload a photo.", "", None, [], "", [], ""
+        subset = subset if subset in retriever.subsets else ALL
+        return "", *self.search(image, "", subset, NOISE in retriever.ranges, model, k, gallery)
 
     def choose_gallery(self, gallery, subset):
         """The controls of a newly chosen gallery: its subsets (the current one kept when it has it), whether it has
@@ -321,11 +324,13 @@ class SpaceApp:
                     control.input(**run)
                 k.release(**run)
                 model.change(lambda m: gr.update(visible=m == BOTH), model, gallery_b, api_name=False)
-                gallery.change(self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info], api_name=False)
-                # A benchmark query belongs to its gallery: a visitor's switch searches the query image there instead.
-                gallery.input(lambda: "", outputs=query_id, api_name=False).then(
-                    self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info], api_name=False).then(
-                    self.search_image, [image, subset, distractors, model, k, gallery], outputs, preprocess=False, api_name=False)
+                # Every change of gallery (a visitor's, an example's) sets its controls; a visitor's also searches the
+                # query image there. Neither checks the subset against the dropdown's choices (preprocess=False): both
+                # run at once, and the first to finish has already changed them.
+                gallery.change(self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info],
+                               preprocess=False, api_name=False)
+                gallery.input(self.search_image, [image, subset, model, k, gallery], [query_id, *outputs],
+                              preprocess=False, api_name=False)
                 random_button.click(self.random, [subset, seed, cutoff, gallery], [image, query_id, seed, status],
                                     api_name="random").success(**run)
                 outfit_button.click(self.outfit_for_crop, [query_id, gallery], editor, api_name=False)
