@@ -190,11 +190,9 @@ def write_model_index(name: str, results) -> None:
     card.save(CARD)
 
 
-def write(name: str, body: str, results) -> None:
-    CARD.write_text(replace_block(CARD.read_text(), f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->", body))
-    write_model_index(name, results)
+def write_results_section(title: str, body: str) -> None:
+    """RESULTS.md's section `title` replaced by `body` (appended when new)."""
     text = RESULTS.read_text()
-    title = TABLES[name].title
     section = f"{title}\n\n{body}\n"
     if title in text:
         text = re.sub(re.escape(title) + r"\n.*?(?=\n## |\Z)", lambda _: section, text, flags=re.S)
@@ -203,15 +201,36 @@ def write(name: str, body: str, results) -> None:
     RESULTS.write_text(text)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def write(name: str, body: str, results) -> None:
+    CARD.write_text(replace_block(CARD.read_text(), f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->", body))
+    write_model_index(name, results)
+    write_results_section(TABLES[name].title, body)
+
+
+def interval_words(recorded: dict) -> str:
+    """How a result's intervals were made, from its provenance, for a table's caption."""
+    resamples = f"{recorded['resamples']} bootstrap resamples over queries, outfits whole"
+    if "hit_rates" not in recorded:  # a result from before the Wilson intervals
+        return resamples
+    return f"Recall: Wilson on the effective number of queries; nDCG: percentiles of {resamples}"
+
+
+def card_args(description: str, tables: dict) -> argparse.Namespace:
+    """The flags of a card script: which of its tables, on which data, written or only printed, or a candidate
+    folder scored in place of the committed model (never written: the card shows the committed one)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--data", help="dataset folder (default: the embedded LookBench-Mini)")
-    parser.add_argument("--table", choices=sorted(TABLES), default="mini", help="which table of the card to write")
+    parser.add_argument("--table", choices=sorted(tables), default="mini", help="which table of the card to write")
     parser.add_argument("--write", action="store_true", help="write the table into the model card and RESULTS.md")
     parser.add_argument("--candidate", type=Path, help="score this model folder in place of the committed one (not with --write)")
     args = parser.parse_args()
     if args.candidate and args.write:
         parser.error("--candidate scores an uncommitted model; the card's tables show the committed one, so drop --write")
+    return args
+
+
+def main() -> None:
+    args = card_args(__doc__.splitlines()[0], TABLES)
     spec = TABLES[args.table]
     ours = f"GR-Lite-mini candidate ({args.candidate})" if args.candidate else THIS_MODEL
     with tempfile.TemporaryDirectory() as tmp:
@@ -237,7 +256,7 @@ def main() -> None:
     overall = "the first six columns are the query-weighted overall" if spec.per_subset else "one subset, RealStudioFlat"
     body = (
         f"{table(rows, spec)}\n\n{verdict(rows, spec, ours)}\n\n{measured}: scores in percent ± half their 95 % interval "
-        f"({provenance['intervals']['resamples']} bootstrap resamples over queries, outfits whole) on the {queries} queries of "
+        f"({interval_words(provenance['intervals'])}) on the {queries} queries of "
         f"{dataset['data']} (revision {dataset['revision']}, releases {', '.join(dataset['releases'])}), {gallery}; {overall}. "
         f"Each row is `lookbench evaluate --model … --mode {'|'.join(spec.modes)}{'' if spec.distractors else ' --no-distractors'}`; "
         f"the table is produced by `{command}`."
