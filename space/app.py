@@ -25,11 +25,14 @@ from lookbench.paths import space_assets_dir
 from lookbench.schema import NOISE, TEST_SUBSETS
 from lookbench.settings import METRICS
 from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, galleries, open_galleries, shipped_galleries
-from lookbench.space.retrieval import ALL, Query, QueryError, Retriever
+from lookbench.space.retrieval import ALL, MAX_WORDS, Query, QueryError, Retriever
 from lookbench.space.views import (CSS, annotation_markdown, board_frame, details_markdown, fitted,
                                    gallery_markdown)
 
 BOTH = "both"
+# The model whose image space a text tower writes into: GR-Lite-mini-text's image tower is GR-Lite-mini's, frozen
+# (tests/gr_lite_text check the weights), so words are searched in GR-Lite-mini's prepared index.
+READERS = {"gr-lite-mini": "gr-lite-mini-text"}
 CONCURRENCY = 2
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # gradio's upload limit, and the most the app reads of one file
 MAX_SEED = 2**53 - 2  # the seed box moves on by one, and stays an exact number in the browser
@@ -109,10 +112,14 @@ class SpaceApp:
         self.encoders = {m: encoders.get(m) or load_encoder(m) for m in self.models}
         for encoder in self.encoders.values():  # load the weights now, not on the first request
             encoder.encode_batch([encoder.preprocess(_blank())])
+        self.readers = {m: encoders.get(READERS[m]) or load_encoder(READERS[m]) for m in self.models
+                        if m in READERS and _available(READERS[m])}
+        for reader in self.readers.values():
+            reader.encode_text(["top"])
         self.galleries = {}
         for assets in loaded:
             name = assets.name if assets.name not in self.galleries else f"{assets.name} ({assets.folder.name})"
-            self.galleries[name] = Retriever(assets, self.encoders)
+            self.galleries[name] = Retriever(assets, self.encoders, self.readers)
         self.default = next(iter(self.galleries))
         self.results = results
 
@@ -137,13 +144,37 @@ class SpaceApp:
     def search(self, image, query_id, subset, distractors, model, k, gallery=None):
         """Status, query annotation, outfit photo, then gallery + details for each of the two result columns (the
         second empty, and hidden by the page, for one model)."""
-        try:
-            k = _whole(k, "top-k", 1, 50)
-            retriever = self.retriever(gallery)
-            query = self._query(retriever, image, query_id)
+        def ask(retriever):
             names = self.models if model == BOTH else [model]
             if any(n not in self.models for n in names):
                 raise QueryError(f"Unknown model {model!r}; choose one of {', '.join(self.models + [BOTH])}")
+            return self._query(retriever, image, query_id), names
+
+        return self._answer(ask, subset, distractors, k, gallery)
+
+    def search_words(self, words, query_id, subset, distractors, k, gallery=None):
+        """A text query ("describe the item"), answered by each model with a text tower, as ``search`` answers; the
+        benchmark query's own words are marked by the metric."""
+        def ask(retriever):
+            if not self.readers:
+                raise QueryError("No model here reads words (GR-Lite-mini-text is not installed)")
+            return retriever.words(words, query_id), list(self.readers)
+
+        return self._answer(ask, subset, distractors, k, gallery)
+
+    def describe(self, query_id, gallery=None):
+        """The benchmark query's own words, into the text box."""
+        try:
+            return self.retriever(gallery).described(str(query_id or ""))
+        except ValueError as err:
+            raise gr.Error(str(err)) from err
+
+    def _answer(self, ask, subset, distractors, k, gallery):
+        """``ask(retriever)`` gives the query and the models that answer it."""
+        try:
+            k = _whole(k, "top-k", 1, 50)
+            retriever = self.retriever(gallery)
+            query, names = ask(retriever)
             results = [retriever.search(query, n, subset, bool(distractors), k) for n in names]
         except ValueError as err:  # QueryError, an unknown subset, an unusable model: the user's input
             gr.Warning(str(err))
@@ -299,6 +330,13 @@ class SpaceApp:
                         with gr.Row():
                             random_button = gr.Button("Random query")
                             search_button = gr.Button("Search", variant="primary", elem_id="search")
+                with gr.Row():
+                    words = gr.Textbox(label="Describe the item (a text query, read by GR-Lite-mini-text)",
+                                       placeholder="e.g. striped red long-sleeved v-neck top", max_length=MAX_WORDS,
+                                       elem_id="words", scale=3)
+                    with gr.Column(scale=1):
+                        words_button = gr.Button("Search by words", variant="primary", elem_id="search-words")
+                        describe_button = gr.Button("Words of the benchmark query", elem_id="describe")
                 with gr.Accordion("Shop the look: crop one garment of a street photo", open=False):
                     editor = gr.ImageEditor(label="Street photo", type="filepath", sources=["upload", "clipboard"],
                                             transforms=["crop"], brush=False, eraser=False, layers=False, height=320,
@@ -333,6 +371,12 @@ class SpaceApp:
                               preprocess=False, api_name=False)
                 random_button.click(self.random, [subset, seed, cutoff, gallery], [image, query_id, seed, status],
                                     api_name="random").success(**run)
+                by_words = dict(fn=self.search_words, inputs=[words, query_id, subset, distractors, k, gallery],
+                                outputs=outputs, preprocess=False)
+                words_button.click(**by_words, api_name="search_words")
+                words.submit(**by_words, api_name=False)
+                describe_button.click(self.describe, [query_id, gallery], words, api_name="describe").success(
+                    **by_words, api_name=False)
                 outfit_button.click(self.outfit_for_crop, [query_id, gallery], editor, api_name=False)
                 crop_button.click(self.crop, editor, [image, query_id, status], api_name=False).then(**run)
                 gr.Examples(self.examples(), inputs, outputs, fn=self.search, cache_examples=True, cache_mode="lazy",
@@ -376,6 +420,13 @@ class SpaceApp:
     def launch(self, host=None, port=None, **kwargs):
         """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
         return self.blocks().launch(server_name=host, server_port=port, **self.launch_options, **kwargs)
+
+
+def _available(name: str) -> bool:
+    """Whether a registered model's weights are here (GR-Lite-mini-text is left out of an installation without it)."""
+    from lookbench.encoders.registry import find
+
+    return find(name).available()
 
 
 def _blank():

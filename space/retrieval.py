@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from lookbench.dataset_builder.text_queries import FORMS, record_text
 from lookbench.engine.embedding_cache import HASH_BYTES
 from lookbench.engine import check_output, decode, remove_self_matches, search_depth
 from lookbench.filtering import after_mask
+from lookbench.leaderboard.render import markdown_safe
 from lookbench.metric.fine_recall.judging import score_queries
 from lookbench.metric.fine_recall.records import GalleryColumns, attribute_differences
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
@@ -25,6 +27,7 @@ from lookbench.settings import DEFAULT_DISTRACTORS
 from lookbench.space.assets import ANNOTATION, SpaceAssets
 
 ALL = "all"
+MAX_WORDS = 300  # characters of a text query: a description, not a document (GR-Lite-text reads 64 tokens)
 
 
 class QueryError(ValueError):
@@ -67,19 +70,22 @@ class Retrieval:
 
 @dataclass
 class Query:
-    """What is searched with: a benchmark query (stored embedding, annotation) or an uploaded image's bytes."""
+    """What is searched with: a benchmark query (stored embedding, annotation), an uploaded image's bytes, or words
+    (a benchmark query's own words keep its row and annotation: marked by the metric, its own image left out)."""
 
     label: str
     blob: bytes | None = None
     benchmark_row: int | None = None  # row of the assets' query table
     annotation: dict | None = None
+    text: str | None = None
 
 
 class Retriever:
-    """Serves queries from loaded ``SpaceAssets`` with the given encoders (name -> ``Encoder``)."""
+    """Serves queries from loaded ``SpaceAssets`` with the given encoders (name -> ``Encoder``); ``readers`` maps a
+    model to the encoder whose text tower embeds words in that model's image space (its image tower is the model's)."""
 
-    def __init__(self, assets: SpaceAssets, encoders: dict):
-        self.assets, self.encoders = assets, encoders
+    def __init__(self, assets: SpaceAssets, encoders: dict, readers: dict | None = None):
+        self.assets, self.encoders, self.readers = assets, encoders, readers or {}
         self.ranges = {name: tuple(r) for name, r in assets.manifest["ranges"].items()}
         hashes = assets.gallery["hash"]
         content = {h: i for i, h in enumerate(dict.fromkeys(hashes))}
@@ -133,6 +139,26 @@ class Retriever:
         row = int(np.random.default_rng(seed).choice(rows))
         return self.benchmark_query(f"{queries[row]['subset']}/{queries[row]['row'] + 1}")
 
+    def words(self, text, key=None) -> Query:
+        """A text query. When ``key`` names a benchmark query and the words are its own (either form of the release's
+        text queries), it is that query in words."""
+        text = " ".join(str(text or "").split())
+        if not text:
+            raise QueryError("No words yet: describe the item, e.g. 'striped red long-sleeved v-neck top'")
+        if len(text) > MAX_WORDS:
+            raise QueryError(f"The description has {len(text)} characters; a text query has at most {MAX_WORDS}")
+        if key and str(key).strip():
+            query = self.benchmark_query(str(key))
+            record = self.assets.queries[query.benchmark_row]
+            if text.lower() in {record_text(record, form).lower() for form in FORMS}:
+                return Query(f"{query.label} in words: “{markdown_safe(text)}”", benchmark_row=query.benchmark_row,
+                             annotation=query.annotation, text=text)
+        return Query(f"the words “{markdown_safe(text)}”", text=text)
+
+    def described(self, key: str) -> str:
+        """A benchmark query's own words (the short form)."""
+        return record_text(self.assets.queries[self.benchmark_query(key).benchmark_row])
+
     @staticmethod
     def upload(blob: bytes, label: str = "uploaded file") -> Query:
         """An uploaded file, checked to be an image within PIL's decompression-bomb limit before it is decoded."""
@@ -178,6 +204,11 @@ class Retriever:
         return np.concatenate([np.arange(*self.ranges[n]) for n in names if n in self.ranges])
 
     def vector(self, query: Query, model: str) -> np.ndarray:
+        if query.text is not None:
+            if model not in self.readers:
+                raise QueryError(f"Model {model!r} reads no words; text queries: {', '.join(self.readers) or 'none here'}")
+            out = check_output(self.readers[model], self.readers[model].encode_text([query.text]), [query.label], None)
+            return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         if query.benchmark_row is not None:
             return self.assets.models[model].queries[query.benchmark_row][None, :]
         encoder = self.encoders[model]
@@ -188,8 +219,13 @@ class Retriever:
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
     def query_uid(self, query: Query) -> int:
-        digest = (hashlib.sha256(query.blob).digest()[:HASH_BYTES].hex() if query.blob is not None
-                  else self.assets.queries[query.benchmark_row]["hash"])
+        """The content id of the query's image in the gallery (-1: none, as for free words)."""
+        if query.blob is not None:
+            digest = hashlib.sha256(query.blob).digest()[:HASH_BYTES].hex()
+        elif query.benchmark_row is not None:
+            digest = self.assets.queries[query.benchmark_row]["hash"]
+        else:
+            return -1
         return self.content.get(digest, -1)
 
     def search(self, query: Query, model: str, subset: str = ALL, distractors: bool = DEFAULT_DISTRACTORS,

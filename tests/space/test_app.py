@@ -296,6 +296,47 @@ def test_random_query_is_seeded_and_respects_the_cutoff(space_app):
         retriever.random_query("all", 0, "2100-01-01")
 
 
+def test_words_are_read_by_the_text_tower_and_searched_in_gr_lite_minis_index(space_app):
+    """GR-Lite-mini-text's words land in GR-Lite-mini's image space: a benchmark query's own words are that query
+    (its annotation marks the results, as the metric does), free words are unmarked, and the ranking is the index's
+    inner products with the text tower's unit vector."""
+    from lookbench.dataset_builder.text_queries import record_text
+    from lookbench.encoders.registry import load_encoder
+    from lookbench.space.retrieval import QueryError
+
+    retriever = space_app.retriever()
+    assets = retriever.assets
+    assert list(space_app.readers) == ["gr-lite-mini"]
+    fine = 0
+    keys = [f"{s}/{n}" for s in ("RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook") for n in (1, 2, 3)]
+    for key in keys:
+        query = retriever.words(retriever.described(key), key)
+        record = assets.queries[query.benchmark_row]
+        assert query.text == record_text(record) and query.annotation == retriever.benchmark_query(key).annotation
+        result = retriever.search(query, "gr-lite-mini", "all", True, 5)
+        items = assets.gallery.select([h.row for h in result.hits]).to_list()
+        assert [h.mark for h in result.hits] == _expected_marks(query.annotation, items)
+        assert record["hash"] not in [item["hash"] for item in items]  # the query's own image is left out
+        fine += result.hits[0].mark == "fine"
+    assert fine >= 9, f"{fine} of {len(keys)} benchmark queries in words found a fine hit first"  # the card: 96.8 % on Mini
+    free = retriever.words("  striped   red top ")
+    assert (free.text, free.annotation, free.label) == ("striped red top", None, "the words “striped red top”")
+    result = retriever.search(free, "gr-lite-mini", "all", True, 5)
+    assert all(h.mark is None for h in result.hits)
+    vector = load_encoder("gr-lite-mini-text").encode_text(["striped red top"])[0]
+    vector = vector / np.linalg.norm(vector)
+    index = assets.models["gr-lite-mini"].index
+    assert [h.score for h in result.hits] == pytest.approx([float(index.reconstruct(h.row) @ vector) for h in result.hits],
+                                                           abs=1e-5)
+    assert retriever.words("red top", "RealStudioFlat/1").annotation is None  # not the query's own words: free words
+    for bad, message in (("", "No words yet"), ("x" * 301, "has 301 characters; a text query has at most 300")):
+        with pytest.raises(QueryError, match=message):
+            retriever.words(bad)
+    with pytest.raises(QueryError, match="Model 'efficientnet-lite0' reads no words"):
+        retriever.search(free, "efficientnet-lite0", "all", True, 5)
+    assert "\\[" in retriever.words("[a](http://x)").label  # a visitor's words are shown, never rendered as Markdown
+
+
 # -- the API, through gradio_client ------------------------------------------------------------------------------
 
 
@@ -375,6 +416,26 @@ def test_api_each_gallery_answers_from_its_own_images(client, space_app):
     assert status == "⚠️ LookBench Fashion-MNIST has no subset AIGen-Studio; it has RealStudioFlat"
     image, query_id, seed, status = client.predict("all", 3, "", "LookBench Fashion-MNIST", api_name="/random")
     assert query_id.startswith("RealStudioFlat/") and status.endswith("of LookBench Fashion-MNIST (seed 3).")
+
+
+@pytest.mark.slow
+def test_api_words_of_a_benchmark_query_and_free_words(client, space_app):
+    words = client.predict("RealStreetLook/2", "LookBench-Mini (synthetic)", api_name="/describe")
+    assert words == space_app.retriever().described("RealStreetLook/2")
+    status, annotation, _, gallery_a, details_a, gallery_b, _ = client.predict(
+        words, "RealStreetLook/2", "all", True, 6, "LookBench-Mini (synthetic)", api_name="/search_words")
+    assert status == (f"RealStreetLook/2 in words: “{words}”: top 6 of LookBench-Mini (synthetic), all subsets, with "
+                      "noise distractors.")
+    assert "category" in annotation and details_a.startswith("### gr-lite-mini · ") and gallery_b == []
+    direct = space_app.retriever().search(space_app.retriever().words(words, "RealStreetLook/2"), "gr-lite-mini", "all", True, 6)
+    assert _captions(gallery_a) == [h.caption for h in direct.hits]
+    assert all(CAPTION.match(c).group(6) for c in _captions(gallery_a))  # marked by the metric
+    status, annotation, *_ = client.predict("dark ankle boot", "", "all", True, 4, "LookBench Fashion-MNIST",
+                                            api_name="/search_words")
+    assert status == "the words “dark ankle boot”: top 4 of LookBench Fashion-MNIST, all subsets, no noise gallery."
+    assert "no annotation" in annotation
+    status, *_ = client.predict("", "", "all", True, 4, "LookBench-Mini (synthetic)", api_name="/search_words")
+    assert status.startswith("⚠️ No words yet")
 
 
 def _png_header_only(width, height) -> bytes:
@@ -734,6 +795,16 @@ def test_browser_example_results_both_galleries_and_leaderboard(served, tmp_path
             page.locator("#query-id textarea").fill("RealStreetLook/1")
             page.locator("#search").click()
             expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 8 of LookBench-Mini (synthetic), AIGen-StreetLook")
+            # Words: the benchmark query's own words, read by GR-Lite-mini-text, its results marked; then free words
+            page.locator("#describe").click()
+            expect(page.locator("#status")).to_contain_text("RealStreetLook/1 in words: “")
+            expect(page.locator("#words textarea")).not_to_have_value("")
+            expect(results).to_have_count(8)
+            expect(page.locator("#results-a .caption-label").first).to_contain_text(re.compile(r"(fine ✓|coarse ✓|✗)$"))
+            page.locator("#words textarea").fill("striped red top")
+            page.locator("#search-words").click()
+            expect(page.locator("#status")).to_contain_text("the words “striped red top”: top 8 of LookBench-Mini")
+            expect(results).to_have_count(8)
             page.get_by_text("Shop the look: crop one garment of a street photo").click()
             page.get_by_role("button", name="Load the current street look's outfit photo").click()
             expect(page.locator("#editor canvas").first).to_be_visible()
