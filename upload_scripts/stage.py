@@ -1,4 +1,4 @@
-"""Stage the five Hub repos into a local mirror laid out as the Hub serves them (docs/architecture.md §2, §5).
+"""Stage the six Hub repos into a local mirror laid out as the Hub serves them (docs/architecture.md §2, §5).
 
 ``HUB/lookbench/`` is the dataset repo (``<namespace>/lookbench`` on the Hub) and ``HUB/<namespace>/`` holds the
 metric Space ``fine_recall/``, the model ``gr-lite-mini/``, the demo Space ``demo/`` and the leaderboard Space
@@ -26,10 +26,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lookbench.files import folder_lock, new_sibling, replace_folder
-from lookbench.encoders.entries import gr_lite_mini_folder
+from lookbench.encoders.entries import gr_lite_mini_folder, gr_lite_mini_text_folder
 
 MANIFEST = "repos.json"
-DATASET, METRIC, MODEL, SPACE, BOARD = "lookbench", "fine_recall", "gr-lite-mini", "demo", "leaderboard"
+DATASET, METRIC, MODEL, TEXT_MODEL, SPACE, BOARD = (
+    "lookbench", "fine_recall", "gr-lite-mini", "gr-lite-mini-text", "demo", "leaderboard")
+NAMED = (METRIC, MODEL, TEXT_MODEL, SPACE, BOARD)  # the repos beside the dataset, <namespace>/<name>
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
 METRIC_FILES = ("fine_recall.py", "records.py", "judging.py", "bootstrap.py", "README.md", "app.py", "requirements.txt")
 SPACE_FILES = ("app.py", "README.md")  # the demo's, and the leaderboard Space's from lookbench.space.board
@@ -212,7 +214,7 @@ def _copy_files(source: Path, names, target: Path) -> None:
 def _retarget(card: Path, namespace: str) -> None:
     """Cards name the repos as ``lookbench/<repo>``; under another namespace they are ``<namespace>/<repo>``."""
     if namespace != "lookbench":
-        pattern = rf"\blookbench/({DATASET}|{METRIC}|{MODEL}|{SPACE}|{BOARD})\b"
+        pattern = rf"\blookbench/({'|'.join((DATASET, *NAMED))})\b"
         card.write_text(re.sub(pattern, rf"{namespace}/\1", card.read_text(encoding="utf-8")), encoding="utf-8")
 
 
@@ -329,7 +331,7 @@ def _copy_contained(source: Path, relative: str, destination: Path) -> None:
 
 
 def stage(out, data=None, namespace: str = "lookbench", photos=None) -> Staging:
-    """Write the five repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
+    """Write the six repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
     replaced whole; anything else is refused and nothing is deleted). ``photos``: the folder of Fashion-MNIST's IDX
     files the demo's real-photo gallery is built from (default: the Debian package dataset-fashion-mnist's)."""
     namespace = check_namespace(namespace)
@@ -345,8 +347,8 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, photos=
     try:
         _stage_dataset(source, tmp / DATASET)
         _copy_files(_package_dir("lookbench.metric.fine_recall"), METRIC_FILES, tmp / namespace / METRIC)
-        shutil.copytree(gr_lite_mini_folder(), tmp / namespace / MODEL,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        for folder, name in ((gr_lite_mini_folder(), MODEL), (gr_lite_mini_text_folder(), TEXT_MODEL)):
+            shutil.copytree(folder, tmp / namespace / name, ignore=shutil.ignore_patterns("__pycache__"))
         _copy_files(_package_dir("lookbench.space"), SPACE_FILES, tmp / namespace / SPACE)
         _carry_package(tmp / namespace / SPACE)
         (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
@@ -355,9 +357,9 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, photos=
         # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
         _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
         _stage_board(tmp / namespace / BOARD)
-        for card in (tmp / DATASET, *(tmp / namespace / name for name in (METRIC, MODEL, SPACE, BOARD))):
+        for card in (tmp / DATASET, *(tmp / namespace / name for name in NAMED)):
             _retarget(card / "README.md", namespace)
-        nested = tuple(f"{name}/**" for name in (METRIC, MODEL, SPACE, BOARD)) if namespace == DATASET else ()
+        nested = tuple(f"{name}/**" for name in NAMED) if namespace == DATASET else ()
         from lookbench.dataset_builder.export import release_facts
         from lookbench.files import folder_revision
 
@@ -367,6 +369,7 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, photos=
             dataset,
             StagedRepo(f"{namespace}/{METRIC}", "space", f"{namespace}/{METRIC}"),
             StagedRepo(f"{namespace}/{MODEL}", "model", f"{namespace}/{MODEL}"),
+            StagedRepo(f"{namespace}/{TEXT_MODEL}", "model", f"{namespace}/{TEXT_MODEL}"),
             StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),
             StagedRepo(f"{namespace}/{BOARD}", "space", f"{namespace}/{BOARD}"),
         ), _written_files(tmp))

@@ -1,4 +1,4 @@
-"""A staged Hub mirror as the stage and push tests read it: its five repos, the files of a repo folder, a copy
+"""A staged Hub mirror as the stage and push tests read it: its six repos, the files of a repo folder, a copy
 to tamper with, and `lookbench` run as a user runs it, reaching only a fake Hub on loopback."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 TOKEN = "hf_fakeTokenForTheLoopbackHub0123456789"
 REPOS = {"lookbench/lookbench": "dataset", "lookbench/fine_recall": "space", "lookbench/gr-lite-mini": "model",
+         "lookbench/gr-lite-mini-text": "model",
          "lookbench/demo": "space", "lookbench/leaderboard": "space"}
 
 

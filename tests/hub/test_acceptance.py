@@ -29,9 +29,9 @@ PUBLIC = ["torch==2.13.0", "datasets", "evaluate", "transformers", "safetensors"
 
 
 @pytest.fixture(scope="module")
-def mirror(tmp_path_factory) -> Path:
+def mirror(tmp_path_factory, photos) -> Path:
     out = tmp_path_factory.mktemp("acceptance") / "HUB"
-    stage(out)
+    stage(out, photos=photos)  # the demo's real-photo gallery of conftest's 200 photos
     return out
 
 

@@ -25,11 +25,13 @@ def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token
     created = {f"{c['organization']}/{c['name']}": c for c in fake.created}
     assert {repo: c["type"] for repo, c in created.items()} == REPOS
     assert {repo: c.get("sdk") for repo, c in created.items()} == {
-        "lookbench/lookbench": None, "lookbench/fine_recall": "gradio", "lookbench/gr-lite-mini": None, "lookbench/demo": "gradio",
+        "lookbench/lookbench": None, "lookbench/fine_recall": "gradio", "lookbench/gr-lite-mini": None,
+        "lookbench/gr-lite-mini-text": None, "lookbench/demo": "gradio",
         "lookbench/leaderboard": "gradio"}
     assert {c["visibility"] for c in fake.created} == {"private"}
     commits = fake.commits
     assert set(commits) == {"dataset/lookbench/lookbench", "space/lookbench/fine_recall", "model/lookbench/gr-lite-mini",
+                            "model/lookbench/gr-lite-mini-text",
                             "space/lookbench/demo", "space/lookbench/leaderboard"}
     assert commits["space/lookbench/demo"]["paths"] == staged_files(hub, "lookbench/demo")  # with the lookbench/ it carries
     assert {"README.md", "app.py", "requirements.txt", "lookbench/space/app.py"} <= set(commits["space/lookbench/demo"]["paths"])
@@ -38,7 +40,7 @@ def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token
     assert commits["model/lookbench/gr-lite-mini"]["paths"] == staged_files(hub, "lookbench/gr-lite-mini")
     assert commits["model/lookbench/gr-lite-mini"]["bytes"]["model.safetensors"] == (hub / "lookbench/gr-lite-mini/model.safetensors").stat().st_size
     dataset = commits["dataset/lookbench/lookbench"]["paths"]
-    assert "README.md" in dataset and not [p for p in dataset if p.split("/")[0] in ("fine_recall", "gr-lite-mini", "demo",
+    assert "README.md" in dataset and not [p for p in dataset if p.split("/")[0] in ("fine_recall", "gr-lite-mini", "gr-lite-mini-text", "demo",
                                                                                       "leaderboard")]
     assert {c["revision"] for c in commits.values()} == {"main"}
     assert set(fake.validated) == set(REPOS.values())  # every card's YAML passed the endpoint's check
@@ -192,12 +194,12 @@ def test_push_refuses_a_link_out_of_its_repo_folder_before_any_request(hub, tmp_
 
 
 @pytest.mark.parametrize("change, words", [
-    (lambda m: m["repos"][3].update(repo_id="victim-org/demo"), "repo 'victim-org/demo' is not <namespace>/<name> for namespace 'lookbench'"),
-    (lambda m: m["repos"][3].update(repo_id="../../etc"), "repo '../../etc' is not <namespace>/<name>"),
-    (lambda m: m["repos"][3].update(repo_id="lookbench/de..mo"), "'lookbench/de..mo' is not a Hub repo id"),
+    (lambda m: m["repos"][4].update(repo_id="victim-org/demo"), "repo 'victim-org/demo' is not <namespace>/<name> for namespace 'lookbench'"),
+    (lambda m: m["repos"][4].update(repo_id="../../etc"), "repo '../../etc' is not <namespace>/<name>"),
+    (lambda m: m["repos"][4].update(repo_id="lookbench/de..mo"), "'lookbench/de..mo' is not a Hub repo id"),
     (lambda m: m["repos"][2].update(repo_type="weird"), "repo lookbench/gr-lite-mini has type 'weird'; types are dataset, model, space"),
-    (lambda m: m["repos"][3].update(folder="."), "repo lookbench/demo names folder '.', the mirror itself"),
-    (lambda m: m["repos"][3].update(folder="lookbench/fine_recall"), "which repo lookbench/fine_recall has too"),
+    (lambda m: m["repos"][4].update(folder="."), "repo lookbench/demo names folder '.', the mirror itself"),
+    (lambda m: m["repos"][4].update(folder="lookbench/fine_recall"), "which repo lookbench/fine_recall has too"),
     (lambda m: m["repos"][0].update(ignore="demo/**"), "repo lookbench/lookbench: ignore 'demo/**' is not a list of patterns"),
     (lambda m: m.update(namespace="a名前"), "--namespace 'a名前' is not a Hub user or organisation name"),
 ])

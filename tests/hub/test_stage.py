@@ -1,4 +1,4 @@
-"""`lookbench stage` (docs/architecture.md §5): the five Hub repos of a staged mirror, their layout, cards and
+"""`lookbench stage` (docs/architecture.md §5): the six Hub repos of a staged mirror, their layout, cards and
 self-containment, the releases the dataset carries, and the folders and names stage refuses."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_stage_lays_out_the_five_repos_with_real_files(hub):
     assert set(config["auto_map"]) == {"AutoConfig", "AutoModel"}
     assert "AutoImageProcessor" in json.loads((hub / "lookbench/gr-lite-mini/preprocessor_config.json").read_text())["auto_map"]
     dataset = [f for f in staged_files(hub, "lookbench")
-               if f.split("/")[0] not in ("fine_recall", "gr-lite-mini", "demo", "leaderboard")]
+               if f.split("/")[0] not in ("fine_recall", "gr-lite-mini", "gr-lite-mini-text", "demo", "leaderboard")]
     assert "README.md" in dataset and {f.split("/")[0] for f in dataset if f.endswith(".parquet")} == {
         "RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise", "text"}
 
@@ -46,6 +46,9 @@ def test_stage_lays_out_the_five_repos_with_real_files(hub):
 def test_staged_cards_are_valid_yaml_with_what_each_hub_page_needs(hub):
     model = metadata_load(hub / "lookbench/gr-lite-mini/README.md")
     assert model["pipeline_tag"] == "image-feature-extraction" and model["library_name"] == "transformers"
+    reader = metadata_load(hub / "lookbench/gr-lite-mini-text/README.md")
+    assert reader["pipeline_tag"] == "feature-extraction" and reader["library_name"] == "transformers"
+    assert {"tokenizer.json", "config.json", "model.safetensors"} <= set(staged_files(hub, "lookbench/gr-lite-mini-text"))
     for space in ("fine_recall", "demo", "leaderboard"):
         card = metadata_load(hub / "lookbench" / space / "README.md")
         assert card["sdk"] == "gradio" and (hub / "lookbench" / space / card["app_file"]).is_file()
@@ -70,7 +73,7 @@ def test_dataset_data_files_match_only_its_own_shards(hub):
                 relative = Path(path).relative_to(root).as_posix()
                 assert relative.startswith(f"{config['config_name']}/{entry['split']}-") and relative.endswith(".parquet")
                 seen.add(relative)
-    nested = ("fine_recall/", "gr-lite-mini/", "demo/", "leaderboard/")  # the other repos' folders (the demo's assets)
+    nested = ("fine_recall/", "gr-lite-mini/", "gr-lite-mini-text/", "demo/", "leaderboard/")  # the other repos' folders (the demo's assets)
     assert seen == {f for f in staged_files(hub, "lookbench") if f.endswith(".parquet") and not f.startswith(nested)}
 
 
@@ -205,6 +208,7 @@ def _requirements(folder: Path) -> set[str]:
     ("lookbench/demo", {"gradio"}),
     ("lookbench/leaderboard", {"gradio"}),
     ("lookbench/gr-lite-mini", {"torch", "transformers"}),  # library_name: transformers
+    ("lookbench/gr-lite-mini-text", {"torch", "transformers"}),
 ])
 def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folder, provided):
     """Every absolute import is the standard library, the repo's SDK / library, a package the repo carries, or a
