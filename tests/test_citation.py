@@ -15,6 +15,7 @@ COPIES = {
     "metric/fine_recall/fine_recall.py",
     "metric/fine_recall/README.md",
     "models/gr_lite/gr-lite-mini/README.md",
+    "models/gr_lite_text/gr-lite-mini-text/README.md",
     "space/README.md",
     "space/board/README.md",
     "README.md",
