@@ -4,7 +4,9 @@ docs/architecture.md §7-§8.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import ctypes
 import os
 import platform
@@ -67,6 +69,16 @@ class Schedule:
                    overlap=(not on_cpu or not forward_uses_all_cores) if overlap is None else overlap)
 
 
+@functools.cache
+def _end_process_group_at_exit():
+    """Left to the interpreter's finalization, gloo's worker threads die joinable and a process aborts ('terminate
+    called without an active exception') after its work is done, now and then; ended at exit, never. Once per
+    process: accelerate's state is shared, and its group serves every evaluate of the process."""
+    from accelerate import PartialState
+
+    atexit.register(PartialState().destroy_process_group)
+
+
 class Processes:
     """Process rank/world from ``accelerate`` when launched with it; a single process otherwise."""
 
@@ -78,6 +90,7 @@ class Processes:
 
             # Without cpu=True a CPU-only launch silently degrades to independent single processes.
             self.state = PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
+            _end_process_group_at_exit()
         self.rank = self.state.process_index if self.state else 0
         self.world = self.state.num_processes if self.state else 1
         self.is_main = self.rank == 0
