@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import ctypes
+import functools
 import os
 import platform
 from dataclasses import dataclass
@@ -71,9 +71,9 @@ class Schedule:
 
 @functools.cache
 def _end_process_group_at_exit():
-    """Left to the interpreter's finalization, gloo's worker threads die joinable and a process aborts ('terminate
-    called without an active exception') after its work is done, now and then; ended at exit, never. Once per
-    process: accelerate's state is shared, and its group serves every evaluate of the process."""
+    """Left to the interpreter's finalization, gloo's worker threads die joinable and a process aborts now and then
+    ('terminate called without an active exception') after its work is done; destroyed by an exit handler, while the
+    interpreter is whole, it never does. Once per process: accelerate's state is shared by every evaluate in it."""
     from accelerate import PartialState
 
     atexit.register(PartialState().destroy_process_group)
