@@ -18,12 +18,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from lookbench.files import folder_lock, new_sibling, replace_folder
+from lookbench.files import contained_file, folder_lock, new_sibling, read_regular, replace_folder
 from lookbench.paths import looks_like_hub_id, result_file, split_revision, transport_errors
 from lookbench.results.outcomes import check_result
 from lookbench.results.store import Settings, predictions_folder, read_json, result_path
 from lookbench.submissions import DEFAULT_REPO
-from lookbench.submissions.verify import RESULT_NAME, parse_ranking, ranking_bytes
+from lookbench.submissions.ranking import MAX_RANKING_BYTES, parse_ranking
+from lookbench.submissions.verify import RESULT_NAME
 
 ROOT = "submissions"  # the results repo's folder of submissions
 MARK = "lookbench-submission"  # "[<MARK> <id>]" in a pull request's title names the submission it adds
@@ -61,9 +62,6 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     rankings = _rankings(path, data, provenance.get("saved_predictions"))
     model, revision = _model(provenance.get("model"), model_id)
     dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
-    if _synthetic(dataset) and not allow_synthetic:
-        raise ValueError(f"the data is {dataset.get('name')}, a synthetic stand-in: the results repo is for real LookBench "
-                         "snapshots; pass --allow-synthetic to submit it anyway (e.g. to a test repo)")
     try:
         folder = result_path(ROOT, model=model.replace("/", "__"), revision=revision, fingerprint=None,
                              releases=[str(r) for r in dataset.get("releases") or []],
@@ -74,12 +72,16 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     submitted = {**data, "provenance": {**provenance, "submission": {"model": model, "revision": revision}}}
     files = {f"{folder}/{RESULT_NAME}": json.dumps(submitted, indent=2).encode()}
     files.update({f"{folder}/{relative}": content for relative, content in rankings.items()})
+    placement = _verified(files, folder)
+    if placement["synthetic"] and not allow_synthetic:
+        raise ValueError(f"the data is {placement['name']}, a synthetic stand-in (its rows say so): the results repo is "
+                         "for real LookBench snapshots; pass --allow-synthetic to submit it anyway (e.g. to a test repo)")
     digest = hashlib.sha256()
     for name, content in sorted(files.items()):
         digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
     sid = digest.hexdigest()
     files[f"{folder}/README.md"] = _readme(data, model, revision, sid).encode()
-    title = f"{model}@{revision[:12]}: {Path(folder).name} on {dataset.get('name')} [{MARK} {sid[:16]}]"
+    title = f"{model}@{revision[:12]}: {Path(folder).name} on {placement['name']} [{MARK} {sid[:16]}]"
     return Submission(folder, files, sid, title)
 
 
@@ -96,7 +98,7 @@ def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
         if not isinstance(saved, list) or subset not in saved or not os.path.lexists(path.parent / relative):
             raise ValueError(f"{path} has no saved rankings of {subset} ({relative}): evaluate it with --save-predictions; "
                              "the leaderboard re-scores a submission from its rankings")
-        content = ranking_bytes(path.parent, relative)
+        content = read_regular(contained_file(path.parent, relative), MAX_RANKING_BYTES, path.parent / relative)
         depth, query = parse_ranking(content, str(path.parent / relative)).shallowest()
         block = data[subset]
         gallery, removed = block.get("gallery_size"), block.get("self_matches_removed") or 0
@@ -129,10 +131,24 @@ def _model(model, model_id: str | None) -> tuple[str, str]:
                      "owner/name@revision, the Hub repo and commit its weights are published at")
 
 
-def _synthetic(dataset: dict) -> bool:
-    """LookBench-Mini: its releases are mini-v<date> and its card says synthetic (docs/architecture.md §1)."""
-    return (any(str(r).startswith("mini-") for r in dataset.get("releases") or [])
-            or "synthetic" in str(dataset.get("name", "")).lower())
+def _verified(files: dict[str, bytes], folder: str) -> dict:
+    """What the board will compute: the submission exactly as it will be sent, verified against its data
+    (``verify_submission``); its placement, or a ValueError with the first reason it would not verify. Whether the data
+    is synthetic is read from the data's rows there, never from the result's editable name."""
+    import tempfile
+
+    from lookbench.submissions.verify import verify_submission
+
+    with tempfile.TemporaryDirectory(prefix="lookbench-submit-") as tmp:
+        for name, content in files.items():
+            file = Path(tmp) / Path(name).relative_to(folder)
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_bytes(content)
+        check = verify_submission(tmp)
+    if not check.verified:
+        more = f" (and {len(check.reasons) - 1} more: lookbench verify names them)" if len(check.reasons) > 1 else ""
+        raise ValueError(f"the result does not verify against {check.data}: {check.reasons[0]}{more}")
+    return check.placement
 
 
 def _headline(overall) -> str:
