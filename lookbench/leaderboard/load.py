@@ -295,10 +295,17 @@ def load_store(root, verify=None) -> tuple[list[Entry], list[str]]:
 
 
 def _unplaced(raw: dict, path: Path, root: Path, verified: str) -> Entry:
-    """A submission that is not verified: shown under its folder's name (never a model name it claims) in the group
-    its file claims, apart from the verified rows."""
+    """A submission that is not verified: shown under the name its folder gives (never a model name it claims), in
+    the group its file claims, apart from the verified rows. A submission folder is ``<model>/<revision>/<data>/
+    <settings>`` (``lookbench submit``), so its row reads ``<model>@<revision[:12]>``; any other folder by its path."""
+    from lookbench.submissions.submit import ROOT
+
     entry = entry_from_result(raw, str(path), verified)
-    entry.model = terminal_safe(path.parent.relative_to(root).as_posix())[:80] or entry.model
+    parts = path.parent.relative_to(root).parts
+    parts = parts[1:] if parts[:1] == (ROOT,) else parts
+    label = f"{'/'.join(parts[:-3])}@{parts[-3][:12]}" if len(parts) >= 4 else "/".join(parts)
+    entry.model = terminal_safe(label)[:80] or entry.model
+    entry.extra["published_name"] = None  # never stood beside a published row on its own word
     return entry
 
 

@@ -20,7 +20,12 @@ TEXT_COLUMN = "query_text"  # a text query's words, which a text ranking carries
 
 def shorten(value, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters: ids and reasons from outside never flood a message."""
-    text = repr(value)
+    return clip(repr(value), limit)
+
+
+def clip(text, limit: int = 80) -> str:
+    """``str(text)`` cut to ``limit`` characters (an ellipsis last)."""
+    text = str(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -36,6 +36,7 @@ from lookbench.submissions.ranking import (
     MAX_RANKING_ROWS,
     TEXT_COLUMN,
     Ranking,
+    clip,
     parse_ranking,
     shorten,
 )
@@ -45,7 +46,7 @@ RESULT_NAME = "results.json"
 MAX_FOLDERS = 10_000  # folders walked looking for the one submission below PATH
 MAX_FILES = 64  # files in one submission folder (a result, four rankings, a card)
 MAX_OTHER_BYTES = 1024 * 1024  # any other file of a submission (its README)
-MAX_REASONS = 20  # problems kept per verdict
+MAX_REASONS = 20  # problems kept per verdict (the table of claimed scores lists every difference)
 _NOT_SCORES = ("ci95", "per_query", "per_release", "per_category", "self_matches_removed")  # checked apart, or no score
 _SHOWN = 10  # problems named per subset
 # What a killed write leaves beside its target (lookbench.files.new_sibling): never part of a submission.
@@ -101,7 +102,7 @@ def locate(path) -> tuple[Path, str]:
         else:
             strays += [root / n for n in names if n.endswith(".json")]
     if len(found) != 1:
-        listed = ": " + ", ".join(sorted(shorten(str(f.relative_to(path)), 60) for f in found)[:5]) if found else ""
+        listed = ": " + ", ".join(sorted(clip(f.relative_to(path), 60) for f in found)[:5]) if found else ""
         raise ValueError(f"{path} holds {len(found) or 'no'} submission(s) ({RESULT_NAME}){listed}; "
                          "name one submission folder")
     stray = [s for s in strays if found[0].is_relative_to(s.parent)]
@@ -175,7 +176,7 @@ def named_data(dataset: dict, allowed=None):
         raise UnknownData(f"unknown data {shorten(label, 60)}: the board judges only its own dataset repos")
     if isinstance(label, str) and Path(label).is_dir():
         return label
-    raise EvaluationError(f"the result's data {shorten(label, 60)} is neither the embedded LookBench-Mini, a Hub "
+    raise EvaluationError(f"the result's data {shorten(label, 300)} is neither the embedded LookBench-Mini, a Hub "
                           "dataset at a recorded commit, nor a folder here: give --data")
 
 
@@ -254,11 +255,14 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
     scores = {name: {**j.scores, "gallery_size": j.gallery_size} for name, j in judged.subsets.items()}
     scores["overall"] = judged.overall
     verdict.scores = list(_compared(result, blocks, scores, judged.per_release))
-    verdict.reasons += [f"{n} claimed {_number(c)}, recomputed {_number(r)}" for n, c, r in verdict.scores
-                        if not _agrees(c, r)]
-    for subset, j in judged.subsets.items():
-        verdict.reasons += _outcome_differences(subset, blocks[subset].get("per_query"), j.outcomes.to_json())
-    verdict.reasons = verdict.reasons[:MAX_REASONS]
+    differing = [f"{n} claimed {_number(c)}, recomputed {_number(r)}" for n, c, r in verdict.scores if not _agrees(c, r)]
+    outcomes = [reason for subset, j in judged.subsets.items()
+                for reason in _outcome_differences(subset, blocks[subset].get("per_query"), j.outcomes.to_json())]
+    half = MAX_REASONS // 2  # the table lists every score; the reasons keep some of each kind
+    verdict.reasons += differing[:half] + outcomes[:half]
+    if len(differing) + len(outcomes) > 2 * half:
+        verdict.reasons.append(f"and {len(differing) + len(outcomes) - 2 * half} more difference(s) (the table lists "
+                               "every claimed score)")
     verdict.verified = not verdict.reasons
     if verdict.verified:
         verdict.placement = _placement(bench, settings, _claimed_ks(verdict.scores))
@@ -343,7 +347,7 @@ def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, s
             extra += 1
 
     def named(p):
-        return f"query {p} ({shorten(queries[p - 1], 60)})"
+        return f"query {p} ({clip(queries[p - 1], 60)})"
 
     if (ranking.query_text is not None) != (words is not None):
         add(f"{shown} holds the words of text queries, but the result's queries are images" if words is None else
@@ -354,7 +358,7 @@ def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, s
     if outside.size:
         numbers, first_row = np.unique(q[outside], return_index=True)
         for p, row in zip(numbers[:_SHOWN], outside[first_row[:_SHOWN]]):
-            add(f"query {p} ({shorten(qid[row], 60)}) of {shown} is not one of the {n} queries")
+            add(f"query {p} ({clip(qid[row], 60)}) of {shown} is not one of the {n} queries")
         extra += max(0, numbers.size - _SHOWN)
     wrong = np.flatnonzero(inside & (qid != queries[np.clip(q, 1, n) - 1]))
     if wrong.size:
@@ -373,29 +377,29 @@ def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, s
     for p in missing[:_SHOWN]:
         add(f"{named(p)} has no ranking in {shown}")
     extra += max(0, missing.size - _SHOWN)
-    if counts.max() > kmax:
-        p = int(np.argmax(counts)) + 1
-        add(f"{named(p)} ranks {counts[p - 1]} items in {shown}; the result reports K up to {kmax}, and no ranking "
-            "is judged deeper than that")
-        return problems + ([f"{subset}: and {extra} more problem(s) in {shown}"] if extra else []), None
     twice = set()  # queries named once for a repeat are not named again for what follows from it
     for column, what in ((ri, "{0} appears more than once in {1} (rank {2} is given {3} times)"),
                          (gi, "{0} ranks gallery row {2} {3} times in {1}")):
         order = np.lexsort((column, qi))
         a, b = qi[order], column[order]
         repeat = np.flatnonzero((a[1:] == a[:-1]) & (b[1:] == b[:-1]))
-        for at in repeat:
-            p, value = int(a[at]), int(b[at])
-            if p not in twice:
-                twice.add(p)
-                times = int(np.count_nonzero((a == p) & (b == value))) if len(twice) <= _SHOWN else 2
-                add(what.format(named(p), shown, value, times))
+        named_queries, first = np.unique(a[repeat], return_index=True)
+        for p, at in zip(named_queries.tolist(), repeat[first].tolist()):
+            if p not in twice and len(twice) < _SHOWN:
+                add(what.format(named(p), shown, int(b[at]), int(np.count_nonzero((a == p) & (b == b[at])))))
+            elif p not in twice:
+                extra += 1
+            twice.add(p)
     lowest, highest = np.full(n + 1, np.iinfo(np.int64).max), np.zeros(n + 1, dtype=np.int64)
     np.minimum.at(lowest, qi, ri)
     np.maximum.at(highest, qi, ri)
     for p in np.flatnonzero((counts > 0) & ((lowest[1:] != 1) | (highest[1:] != counts))) + 1:
         if p not in twice:
             add(f"{named(p)} has ranks {lowest[p]}..{highest[p]} in {shown}, not 1..{counts[p - 1]}")
+    deep = [p for p in np.flatnonzero(counts > kmax) + 1 if p not in twice]
+    if deep:
+        add(f"{named(deep[0])} ranks {counts[deep[0] - 1]} items in {shown}; the result reports K up to {kmax}, and no "
+            "ranking is judged deeper than that")
     at = np.clip(index, 0, max(size, 1) - 1)
     off = np.flatnonzero((index < 0) | (index >= size) | (iid != gallery[at] if size else True))
     if off.size:
@@ -451,9 +455,9 @@ def _rows(scope: str, block, truth: dict):
         if isinstance(value, dict):
             for at, number in value.items():
                 flat = f"{key}{at}" if str(at).startswith("@") else f"{key}.{at}"
-                yield f"{scope} {flat}", number, truth.get(flat)
+                yield clip(f"{scope} {flat}"), number, truth.get(flat)
         else:
-            yield f"{scope} {key}", value, truth.get(key)
+            yield clip(f"{scope} {key}"), value, truth.get(key)
 
 
 def _is_number(value) -> bool:
