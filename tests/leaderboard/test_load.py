@@ -154,7 +154,7 @@ def test_the_caller_can_give_its_verdicts_and_data_that_cannot_be_loaded_is_not_
     asked = []
     entries, _ = load_store(submissions, verify=lambda folder, key: asked.append(folder.name) or Verdict("pending", key))
     assert sorted(asked) == ["strict"] * 4 and {e.verified for e in entries} == {"pending", "not checked"}
-    (honest,) = (submissions / "submissions").glob("someone__raw-pixels/*/*/strict")
+    (honest,) = (submissions / "submissions").glob("someone/raw-pixels/*/*/strict")
     moved = tmp_path / "strict"
     shutil.copytree(honest, moved)
     result = json.loads((moved / "results.json").read_text())
