@@ -13,14 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lookbench.submissions.verify import verify_submission
-from tests.helpers.submissions import MODEL_ID, lookbench, submission_folder
-
-
-@pytest.fixture
-def copy(dry_run, tmp_path):
-    folder = tmp_path / "submission"
-    shutil.copytree(submission_folder(dry_run), folder)
-    return folder
+from tests.helpers.submissions import MODEL_ID, lookbench
 
 
 def _edit(folder, change):

@@ -19,14 +19,6 @@ from lookbench.submissions.verify import verify_submission
 from tests.helpers.submissions import lookbench, submission_folder
 
 
-@pytest.fixture
-def copy(dry_run, tmp_path):
-    """A copy of the honest submission folder to tamper with."""
-    folder = tmp_path / "submission"
-    shutil.copytree(submission_folder(dry_run), folder)
-    return folder
-
-
 def test_an_honest_submission_verifies(dry_run, tmp_path):
     proc = lookbench("verify", dry_run, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
