@@ -264,10 +264,10 @@ def test_a_render_reads_no_file_and_ranks_once_per_set_of_controls(board, monkey
     of controls."""
     import lookbench.submissions.verify as verify
 
+    first = board.board("fine", 1, "overall")  # ranked here or by an earlier test of this worker
     read = []
     monkeypatch.setattr(verify, "snapshot", lambda *a: read.append(a) or pytest.fail("a render read a submission"))
     monkeypatch.setattr(board_app, "leaderboard", lambda *a, **k: pytest.fail("ranked again"))
-    first = board.board("fine", 1, "overall")
     assert board.board("fine", 1, "overall") is first and board.api_board("fine", 1, "overall")["sections"]
     assert not read
 
