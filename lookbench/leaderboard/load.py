@@ -235,16 +235,19 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     failed = verified.startswith(FAILED)
     subsets = {s: _checked_subset(s, r, failed) for s, r in result.items()
                if s not in ("overall", "provenance") and isinstance(r, dict)}
-    name = _text(model.get("name"), "provenance.model.name")
+    name = evaluated = _text(model.get("name"), "provenance.model.name")
     revision = _text(model.get("revision"), "provenance.model.revision", optional=True)
     submitted = p.get("submission")  # ``lookbench submit``: the Hub repo and commit the model is published at
+    hub_id = None
     if isinstance(submitted, dict) and isinstance(submitted.get("model"), str):
-        name = submitted["model"]
+        name = hub_id = submitted["model"]
         revision = _text(submitted.get("revision"), "provenance.submission.revision", optional=True)
     label_model = terminal_safe(name + (f"@{revision[:12]}" if revision and "@" not in name else ""))[:80]
     cutoff = _text(model.get("training_cutoff"), "provenance.model.training_cutoff", optional=True)
     published = _text(model.get("published_name"), "provenance.model.published_name", optional=True)
-    return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff, "published_name": published}, verified)
+    # What the board's filters read (lookbench.space.board.facts): the model as evaluated, the Hub repo submitted.
+    extra = {"training_cutoff": cutoff, "published_name": published, "evaluated": evaluated, "submitted": hub_id}
+    return Entry(label_model, group, subsets, origin, extra, verified)
 
 
 def load_store(root, verify=None) -> tuple[list[Entry], list[str]]:

@@ -203,10 +203,12 @@ class _Table:
 
 
 def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric: str = "fine", k: int = 1,
-                subset: str | None = None, by_release: bool = False, verify=None) -> Leaderboard:
+                subset: str | None = None, by_release: bool = False, verify=None, loaded=None) -> Leaderboard:
     """Ranked tables of the published leaderboard and of a results store (or a folder of submissions), one per
     comparable group and standing (``standing``); ``by_release`` adds each model's declared training cutoff and its
-    score on every release's queries (the gallery whole); ``verify``: how a submission is re-scored (``load_store``)."""
+    score on every release's queries (the gallery whole); ``verify``: how a submission is re-scored (``load_store``).
+    ``loaded``: ``load_store``'s (entries, skipped), read once and ranked many times (the board), instead of
+    ``results``."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -218,9 +220,12 @@ def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric:
         published, source = load_reference(reference)
         entries += published
         sources[published[0].group] = source
-    if results is not None:
-        local, skipped = load_store(results, verify)
+    if loaded is None and results is not None:
+        loaded = load_store(results, verify)
+    if loaded is not None:
+        local, skipped = loaded
         entries += local
+        skipped = list(skipped)
     present = sorted({int(at[1:]) for e in entries for scores in e.subsets.values() for at in scores.get(key, {})
                       if re.fullmatch(r"@\d+", at)})
     if entries and k not in present:

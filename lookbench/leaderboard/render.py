@@ -19,12 +19,14 @@ GROUPS_NOTE = ("ci95: the 95% interval of the ranked score, from the stored per-
                "the data cannot separate them from the group's best row (paired test p >= 0.05 where both have "
                "per-query outcomes, else overlapping intervals).")
 VERIFIED_NOTE = ("verified: yes = re-scored from the submission's rankings against the data's own annotations, every claimed "
-                 "score agreeing (lookbench verify); published = the paper's figures as published, not checked; not "
-                 "checked = a stored result not re-scored from rankings (its per-query outcomes, where kept, give its "
-                 "scores): ranked only among the not-checked rows of its group, in a block below the verified and "
-                 "published rows; no: <reason> = a check failed (its outcomes or rankings do not give the scores it "
-                 "claims, or it cannot be read or scored): listed in a block of its own, unranked, with the score it "
-                 "claims and no interval.")
+                 "score agreeing (lookbench verify): the claimed scores follow from the submitted rankings on that data; "
+                 "it does not show that a model produced them; published = the paper's figures as published, not "
+                 "checked; pending = a submission not judged yet; not checked = not re-scored from rankings (a stored "
+                 "result, whose per-query outcomes, where kept, give its scores; or a submission over the board's time "
+                 "or memory budget, or naming data other than the benchmark's own): ranked only among the not-checked "
+                 "rows of its group, in a block below the verified and published rows; no: <reason> = a check failed "
+                 "(its outcomes or rankings do not give the scores it claims, or it cannot be read or scored): listed "
+                 "in a block of its own, unranked, with the score it claims and no interval.")
 CUTOFF_COLUMN = "training cutoff"  # the model's declared training cutoff, shown beside its scores per release
 
 

@@ -1,35 +1,48 @@
 """LookBench leaderboard Space: the published rows beside the community's, every submission re-scored from its rankings.
 
-docs/architecture.md §5. At start and on **Refresh** it copies the results repo (``lookbench/results``, a Hub dataset
-of pull-requested submissions: ``lookbench submit``), verifies each submission once (``lookbench.space.board.repo``),
-and ranks everything with ``lookbench.leaderboard`` — ci95, rank groups, per subset and per release, the plot — with
-filters on open weights, size and declared training cutoff (``lookbench.space.board.facts``). Runs as ``python app.py``
-in the staged Space, which carries the ``lookbench`` package it imports, and as ``python -m lookbench.space.board.app``.
+docs/architecture.md §5. It serves at once; at start and on **Refresh** it copies the results repo
+(``lookbench/results``, a Hub dataset of pull-requested submissions: ``lookbench submit``), and judges each submission
+it has no verdict for in the background, one at a time, each in a child process with a time and a memory budget
+(``lookbench.space.board.judging``; verdicts kept by the key of the files: ``lookbench.space.board.repo``); until then
+its row is "pending". Everything is ranked with ``lookbench.leaderboard`` — ci95, rank groups, per subset and per
+release, the plot — with filters on open weights, size and declared training cutoff (``lookbench.space.board.facts``).
+Runs as ``python app.py`` in the staged Space, which carries the ``lookbench`` package it imports, and as
+``python -m lookbench.space.board.app``.
 """
 from __future__ import annotations
 
 import logging
+import queue
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import gradio as gr
 
-from lookbench.leaderboard.ranking import leaderboard
+from lookbench.leaderboard.load import NOT_CHECKED, PENDING, VERIFIED, Verdict, load_store
+from lookbench.leaderboard.ranking import Leaderboard, leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE, markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
-from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_result, registered
-from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdict, Verdicts, fetch, submission_folders
+from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_entry, registered
+from lookbench.space.board.judging import Judge, allowed_data
+from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch
 
 CONCURRENCY = 2
 OVERALL = "overall"
+CARD = Path(__file__).with_name("README.md")  # the Space card beside the app: its lookbench_data is what it may load
+MAX_RANKED = 64  # ranked boards kept per load (one per set of controls)
 log = logging.getLogger("lookbench.space.board")
 
 INTRO = """# LookBench leaderboard
 The published LookBench leaderboard beside the community's submissions. A submission is a result **with its
 rankings** (`lookbench submit`, a pull request on the results repo); this Space re-judges every ranked item against the
-data's own ground truth and recomputes every score it claims (`lookbench verify`), so a score cannot be typed in.
-Rows that do not verify are shown as such and never ranked among verified ones."""
+data's own ground truth and recomputes every score it claims (`lookbench verify`). **verified: yes** means the claimed
+scores follow from the submitted rankings on that data; it does not show that a model produced those rankings.
+**pending**: not judged yet (submissions are judged in the background, one at a time); **not checked: over budget**:
+judging took more time or memory than the Space allows; **not checked: unknown data**: the result names data other
+than this benchmark's own, which the Space does not load. Rows that are not verified are never ranked among verified
+ones."""
 
 
 @dataclass(frozen=True)
@@ -45,100 +58,167 @@ class Submission:
 
 @dataclass(frozen=True)
 class State:
-    """What one refresh found; replaced whole by the next, so a request always reads one consistent state."""
+    """What one refresh found; replaced whole by the next (``generation`` counts them), so a request always reads
+    one consistent state."""
 
     copy: Copy
-    submissions: tuple[Submission, ...] = ()
+    generation: int = 0
 
-    @property
-    def verdicts(self) -> dict[str, str]:
-        """Submission folder (as the leaderboard walks to it) -> its verified text."""
-        return {s.verdict.folder: s.verdict.text for s in self.submissions}
+
+@dataclass(frozen=True)
+class Loaded:
+    """``load_store``'s reading of one state's copy with the verdicts of one moment (``at``: generation, verdict
+    count): read and hashed once, ranked for every render until either changes."""
+
+    at: tuple[int, int]
+    entries: tuple = ()
+    skipped: tuple[str, ...] = ()
+    submissions: tuple[Submission, ...] = ()
+    facts: dict = field(default_factory=dict)  # row label -> Facts
+    ranked: dict = field(default_factory=dict)  # controls -> Leaderboard, filled as renders ask (Board.board)
 
 
 class Board:
-    """The Space over one results repo; its handlers are plain methods (the tests call them too)."""
+    """The Space over one results repo; its handlers are plain methods (the tests call them too). ``judge``
+    (``(folder, key) -> Verdict``, default ``Judge`` with the environment's budgets and the card's data) runs in one
+    background thread; ``allowed``: the Hub datasets it may load (default: the card's ``lookbench_data``)."""
 
     def __init__(self, repo_id: str | None = None, folder=None, reference: str = DEFAULT_REFERENCE,
-                 verdicts: Verdicts | None = None):
+                 verdicts: Verdicts | None = None, judge=None, allowed=None):
         self.repo_id, self.folder, self.reference = repo_id, folder, reference
         self.verdicts = verdicts if verdicts is not None else Verdicts()
+        self.judge = judge or Judge.from_environment(allowed_data(CARD) if allowed is None else allowed)
         self.state = State(Copy(None, "the results repo", "not read yet"))
-        self._refreshing = threading.Lock()
+        self._refreshing, self._loading, self._lock = threading.Lock(), threading.Lock(), threading.Lock()
+        self._changes = 0  # verdicts that arrived: a new one re-reads the copy at the next request
+        self._transient: dict[str, Verdict] = {}  # this refresh's verdicts that are not kept (tried again next time)
+        self._queued: set[str] = set()  # keys waiting for the judge or being judged
+        self._queue: queue.Queue = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._loaded = Loaded((-1, -1))
 
     def refresh(self) -> str:
-        """Copy the results repo again and verify what is new (one refresh at a time); the status line."""
+        """Copy the results repo again and queue what has no verdict (one refresh at a time); the status line."""
         with self._refreshing:
             copy = fetch(self.repo_id, self.folder)
-            submissions = []
+            with self._lock:
+                self._transient.clear()
+                self.state = State(copy, self.state.generation + 1)
+            loaded = self.loaded()
             if copy.folder is not None:
-                try:
-                    folders = submission_folders(copy.folder)
-                except ValueError as err:
-                    copy, folders = Copy(None, copy.source, str(err)), []
-                submissions = [self._submission(copy, folder) for folder in folders]
-            self.state = State(copy, tuple(submissions))
+                self.verdicts.retain(s.verdict.key for s in loaded.submissions)
         return self.status()
 
-    def _submission(self, copy: Copy, folder) -> Submission:
-        from lookbench.leaderboard.load import FAILED, entry_from_result
-        from lookbench.results.store import read_json
-        from lookbench.submissions.verify import RESULT_NAME
+    def _verdict(self, folder: Path, key: str) -> Verdict:
+        """``load_store``'s ``verify``: the verdict kept for exactly these files, else PENDING (queued for judging)."""
+        with self._lock:
+            known = self.verdicts.get(key) or self._transient.get(key)
+            if known is not None:
+                return known
+            if key not in self._queued:
+                self._queued.add(key)
+                self._queue.put((folder, key))
+                if self._worker is None:
+                    self._worker = threading.Thread(target=self._judging, name="board-judge", daemon=True)
+                    self._worker.start()
+        return Verdict(PENDING, key)
 
-        verdict = self.verdicts.verify(folder)
-        relative = folder.relative_to(copy.folder).as_posix()
-        try:
-            result = read_json(folder / RESULT_NAME, relative)
-            label = entry_from_result(result, relative, FAILED).model  # its row's label, whatever it claims
-            return Submission(relative, label, verdict, of_result(result))
-        except ValueError:  # the verdict names what is wrong with it
-            return Submission(relative, relative, verdict)
+    def _judging(self) -> None:
+        """The one worker: judge each queued submission, keep its verdict, and let the next request read it."""
+        while True:
+            folder, key = self._queue.get()
+            try:
+                verdict = self.verdicts.get(key) or self.judge(folder, key)
+                if verdict.key != key:
+                    verdict = Verdict(f"{NOT_CHECKED}: its files changed while it was judged", key)
+            except Exception as err:  # a failure of the board itself: said on the row, tried again next refresh
+                log.exception("judging %s failed", folder)
+                verdict = Verdict(f"{NOT_CHECKED}: the check failed ({type(err).__name__})", key)
+            with self._lock:
+                if not self.verdicts.keep(verdict):
+                    self._transient[key] = verdict
+                self._queued.discard(key)
+                self._changes += 1
+
+    def loaded(self) -> Loaded:
+        """The copy as ``load_store`` reads it with the verdicts known now, read again only after a refresh or a
+        new verdict (never per render)."""
+        with self._loading:
+            state, at = self.state, (self.state.generation, self._changes)
+            if self._loaded.at == at:
+                return self._loaded
+            root = state.copy.folder / SUBMISSIONS if state.copy.folder is not None else None
+            if root is None or not root.is_dir():
+                self._loaded = Loaded(at)
+                return self._loaded
+            seen: dict[Path, Verdict] = {}
+
+            def verify(folder, key):
+                seen[folder] = self._verdict(folder, key)
+                return seen[folder]
+
+            entries, skipped = load_store(root, verify)
+            by_folder = {Path(e.origin).parent: e for e in entries}
+            submissions = tuple(Submission(folder.relative_to(state.copy.folder).as_posix(), by_folder[folder].model,
+                                           verdict, of_entry(by_folder[folder]))
+                                for folder, verdict in sorted(seen.items()) if folder in by_folder)
+            facts = {}
+            for s in submissions:
+                facts.setdefault(s.model, s.facts)
+            self._loaded = Loaded(at, tuple(entries), tuple(skipped), submissions, facts)
+            return self._loaded
 
     def status(self) -> str:
-        state = self.state
+        state, loaded = self.state, self.loaded()
         if state.copy.folder is None:
             return f"⚠️ {markdown_safe(state.copy.problem)}: showing the published rows only."
-        counts = {}
-        for s in state.submissions:
-            counts[s.verdict.status] = counts.get(s.verdict.status, 0) + 1
-        told = ", ".join(f"{n} {status}" for status, n in counts.items())
-        return (f"Results from {markdown_safe(state.copy.source)}: {len(state.submissions)} submission(s)"
-                + (f" — verified: {told}." if told else "."))
-
-    def _verified(self, folder) -> str:
-        """The verified text of a submission folder: this refresh's verdict, else (a folder the refresh did not see)
-        the kept one or a new check."""
-        known = self.state.verdicts.get(str(folder))
-        return known if known is not None else self.verdicts.verify(folder).text
+        counts = {status: 0 for status in (VERIFIED, "no", NOT_CHECKED, PENDING)}
+        for s in loaded.submissions:
+            counts[s.verdict.status] += 1
+        told = [f"{n} {status}" for status, n in counts.items() if n and status != PENDING]
+        if counts[PENDING]:
+            told.append(f"{counts[PENDING]} pending (judged in the background, one at a time; Refresh shows the verdicts)")
+        return (f"Results from {markdown_safe(state.copy.source)}: {len(loaded.submissions)} submission(s)"
+                + (f" — verified: {', '.join(told)}." if told else "."))
 
     def facts(self, model: str) -> Facts | None:
         """A row's facts: a submission's (by its row label), else the registry's (a published or registered model)."""
-        found = [s.facts for s in self.state.submissions if s.model == model]
-        return found[0] if found else registered(model)
+        found = self.loaded().facts.get(model)
+        return found if found is not None else registered(model)
 
     def board(self, metric, k, subset, by_release=False, open_weights=False, size=ANY_SIZE, trained_before=""):
-        """The ranked sections, filtered; a bad metric, K, subset, size or date is a ``ValueError`` with the message."""
+        """The ranked sections, filtered; a bad metric, K, subset, size or date is a ``ValueError`` with the message.
+        Ranked once per set of controls and load (``Loaded.ranked``); the result is shared: callers do not change it."""
         from lookbench.filtering import to_utc
 
         if size not in SIZES:
             raise ValueError(f"size must be one of {', '.join(SIZES)}, got {str(size)[:40]!r}")
         if not isinstance(k, (int, float)) or isinstance(k, bool) or int(k) != k:
             raise ValueError(f"K must be a whole number, got {str(k)[:40]!r}")
+        if not isinstance(metric, str) or not isinstance(subset, (str, type(None))):
+            raise ValueError("metric and subset must be names")
         trained_before = (trained_before or "").strip() or None
         if trained_before:
             to_utc(trained_before)
-        copy = self.state.copy
-        results = copy.folder / SUBMISSIONS if copy.folder is not None and (copy.folder / SUBMISSIONS).is_dir() else None
-        ranked = leaderboard(results=results, reference=self.reference, metric=metric, k=int(k),
-                             subset=None if subset in (None, OVERALL) else subset, by_release=bool(by_release),
-                             verify=self._verified)
-        for section in ranked.sections:
-            section.rows = [r for r in section.rows if keeps(self.facts(r["model"]), bool(open_weights), size, trained_before)]
-        return ranked
+        subset = None if subset in (None, OVERALL) else subset
+        loaded, ranking = self.loaded(), (metric, int(k), subset, bool(by_release))
+        controls = (*ranking, bool(open_weights), size, trained_before)
+        cache = loaded.ranked
+        if controls not in cache:
+            if ranking not in cache:
+                cache[ranking] = leaderboard(reference=self.reference, metric=metric, k=int(k), subset=subset,
+                                             by_release=bool(by_release), loaded=(list(loaded.entries), loaded.skipped))
+            full = cache[ranking]
+            sections = [replace(s, rows=[r for r in s.rows if keeps(self.facts(r["model"]), bool(open_weights), size,
+                                                                    trained_before)]) for s in full.sections]
+            if len(cache) >= MAX_RANKED:
+                cache.clear()
+            cache[controls] = Leaderboard(sections, full.skipped, full.metric, full.k)
+        return cache[controls]
 
     def submissions(self) -> list[list[str]]:
         """Every submission of the copy with its verdict (the Submissions table)."""
-        return [[s.model, s.folder, s.verdict.text] for s in self.state.submissions]
+        return [[s.model, s.folder, s.verdict.text] for s in self.loaded().submissions]
 
     def api_board(self, metric: str = "fine", k: int = 1, subset: str = OVERALL, by_release: bool = False,
                   open_weights: bool = False, size: str = ANY_SIZE, trained_before: str = "") -> dict:
@@ -153,7 +233,7 @@ class Board:
                              for s in ranked.sections],
                 "skipped": ranked.skipped,
                 "submissions": [{"folder": s.folder, "model": s.model, "verified": s.verdict.text}
-                                for s in self.state.submissions]}
+                                for s in self.loaded().submissions]}
 
     def blocks(self) -> gr.Blocks:
         with gr.Blocks(title="LookBench leaderboard") as demo:
@@ -205,11 +285,6 @@ class Board:
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
         return demo
 
-    def launch(self, host=None, port=None, **kwargs):
-        """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
-        return self.blocks().launch(server_name=host, server_port=port, show_error=True, **kwargs)
-
-
 def _frame(section):
     """The section's DataFrame with the verified column beside the model, where a reader looks first."""
     frame = section.frame()
@@ -217,12 +292,21 @@ def _frame(section):
     return frame
 
 
-def serve(host=None, port=None, repo_id=None, folder=None, **launch_kwargs):
-    """Copy and verify the results repo, then serve the board."""
-    board = Board(repo_id, folder)
+def serve(host=None, port=None, repo_id=None, folder=None, board: Board | None = None, **launch_kwargs):
+    """Serve the board at once, then copy the results repo: every submission is judged in the background, so no
+    submission can keep the board from serving (``prevent_thread_lock=True`` returns instead of serving on).
+    ``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
+    board = board or Board(repo_id, folder)
+    block = not launch_kwargs.pop("prevent_thread_lock", False)
+    demo = board.blocks()
+    demo.launch(server_name=host, server_port=port, show_error=True, prevent_thread_lock=True, **launch_kwargs)
     log.info(board.refresh())
-    return board.launch(host=host, port=port, **launch_kwargs)
+    if block:
+        demo.block_thread()
+    return demo
 
 
 if __name__ == "__main__":  # as a Hub Space: gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT
+    logging.basicConfig(format="%(asctime)s %(name)s: %(message)s")
+    log.setLevel(logging.INFO)
     serve()

@@ -34,22 +34,17 @@ def registered(name: str) -> Facts | None:
     return Facts(True if loads else None, meta.n_parameters or None, meta.training_cutoff)
 
 
-def of_result(result: dict) -> Facts:
-    """The facts of a submitted result: its model's registry facts when the evaluated model is registered, the Hub
-    repo the submission names (``provenance.submission.model``: its weights are published there), and the training
-    cutoff the model declared (``provenance.model.training_cutoff``)."""
+def of_entry(entry) -> Facts:
+    """The facts of a submitted result's row (``lookbench.leaderboard.load.Entry``): its model's registry facts when
+    the evaluated model is registered, the Hub repo the submission names (its weights are published there), and the
+    training cutoff the model declared (``provenance.model.training_cutoff``)."""
     from lookbench.paths import looks_like_hub_id
 
-    provenance = result.get("provenance") if isinstance(result, dict) else None
-    provenance = provenance if isinstance(provenance, dict) else {}
-    model = provenance.get("model") if isinstance(provenance.get("model"), dict) else {}
-    submission = provenance.get("submission") if isinstance(provenance.get("submission"), dict) else {}
-    known = registered(model.get("name")) if isinstance(model.get("name"), str) else None
-    known = known or Facts()
-    hub = submission.get("model")
-    cutoff = model.get("training_cutoff") if isinstance(model.get("training_cutoff"), str) else None
+    extra = entry.extra
+    known = (registered(extra["evaluated"]) if isinstance(extra.get("evaluated"), str) else None) or Facts()
+    hub = extra.get("submitted")
     return Facts(True if isinstance(hub, str) and looks_like_hub_id(hub) else known.open_weights, known.parameters,
-                 cutoff or known.training_cutoff)
+                 extra.get("training_cutoff") or known.training_cutoff)
 
 
 def keeps(facts: Facts | None, open_weights: bool, size: str, trained_before: str | None) -> bool:

@@ -1,11 +1,10 @@
 """The results repo as the leaderboard Space reads it (docs/architecture.md §5): a copy of the Hub dataset
-(``snapshot_download``; a folder given instead for tests and offline use) and every submission in it verified once —
-``verify_submission``'s verdict as the leaderboard's verified column says it (``lookbench.leaderboard.load``) — the
-verdict kept under the hash of the submission's files, so a refresh verifies again only what changed.
+(``snapshot_download``; a folder given instead for tests and offline use) and the verdicts on its submissions, kept
+by the sha256 key of each submission's files (``lookbench.submissions.verify.snapshot``), so a refresh judges again
+only what changed, and changed bytes never inherit a verdict.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -13,16 +12,20 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from lookbench._version import __version__
-from lookbench.files import hash_files, read_regular, replacing
+from lookbench.files import read_regular, replacing
+from lookbench.leaderboard.load import MAX_VERDICT_BYTES, NOT_CHECKED, Verdict
 from lookbench.paths import board_dir, transport_errors
+from lookbench.space.board.judging import ENDED, OVER_BUDGET, UNKNOWN_DATA
 from lookbench.submissions import DEFAULT_REPO
 
 REPO_VARIABLE = "LOOKBENCH_RESULTS_REPO"  # the results repo's Hub id (default lookbench/results)
 FOLDER_VARIABLE = "LOOKBENCH_RESULTS_FOLDER"  # a local copy of it, read instead of downloading
 SUBMISSIONS = "submissions"  # the repo's folder of submissions (lookbench.submissions.submit.ROOT)
 MAX_FOLDERS = 10_000  # folders walked below submissions/
-MAX_VERDICTS_BYTES = 64 * 1024 * 1024
+MAX_KEPT = MAX_FOLDERS  # verdicts kept: one per submission a copy can hold
+# verdicts.json holds at most MAX_KEPT entries of one key (64 hex digits) and one verdict (at most MAX_VERDICT_BYTES).
+MAX_VERDICTS_BYTES = MAX_KEPT * (MAX_VERDICT_BYTES + 80) + 2
+KEPT_NOT_CHECKED = (OVER_BUDGET, UNKNOWN_DATA, ENDED)  # not-checked verdicts the same files would meet again
 log = logging.getLogger("lookbench.space.board")
 
 
@@ -34,23 +37,6 @@ class Copy:
     folder: Path | None
     source: str
     problem: str | None = None
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One submission's verdict, as the verified column shows it (``lookbench.leaderboard.load.verified_text``: ``yes``,
-    ``no: <reason>``, ``not checked: <why>``), and ``key``, the hash of the files it was given to."""
-
-    folder: str
-    key: str
-    text: str
-
-    @property
-    def status(self) -> str:
-        """yes, no or not checked."""
-        from lookbench.leaderboard.load import FAILED, NOT_CHECKED, VERIFIED
-
-        return VERIFIED if self.text == VERIFIED else "no" if self.text.startswith(FAILED) else NOT_CHECKED
 
 
 def fetch(repo_id: str | None = None, folder=None) -> Copy:
@@ -90,53 +76,58 @@ def submission_folders(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def submission_key(folder: Path) -> str:
-    """sha256 over the submission's files (names and contents; links are not files of it) and the verifier's version:
-    a changed file or a new lookbench verifies it again."""
-    files = [Path(top) / name for top, _, names in os.walk(folder) for name in names
-             if (Path(top) / name).is_file() and not (Path(top) / name).is_symlink()]
-    names = "\n".join(sorted(p.relative_to(folder).as_posix() for p in files))
-    return hashlib.sha256(f"{__version__}\0{names}\0{hash_files(files)}".encode()).hexdigest()
-
-
 class Verdicts:
-    """The verdicts by submission key, kept in ``board_dir()/verdicts.json`` across restarts (a damaged file is
-    started afresh: it is the board's own memo, and every verdict in it can be computed again)."""
+    """The verdicts by submission key (``lookbench.submissions.verify.snapshot``: the sha256 of its files, never a
+    path, size or time), kept in ``board_dir()/verdicts.json`` across restarts as ``Verdict.to_json()`` each.
+
+    At most ``MAX_KEPT`` are kept (``retain`` drops the keys a copy no longer holds, the oldest go first beyond that),
+    so the file is read with a limit it can never outgrow; a damaged entry is dropped alone (the file is the board's
+    own memo, and every verdict in it can be computed again)."""
 
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path is not None else board_dir() / "verdicts.json"
         self._lock = threading.Lock()
+        self.known: dict[str, Verdict] = {}
         try:
             raw = json.loads(read_regular(self.path, MAX_VERDICTS_BYTES))
-            self.known = {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
-        except (ValueError, AttributeError):
-            self.known = {}
+        except ValueError:  # missing, unreadable, too large or no JSON
+            raw = {}
+        for key, kept in (raw.items() if isinstance(raw, dict) else ()):
+            try:
+                verdict = Verdict.from_json(kept)
+            except ValueError:
+                continue
+            if verdict.key == key and len(self.known) < MAX_KEPT:
+                self.known[key] = verdict
 
-    def verify(self, folder: Path) -> Verdict:
-        """The verdict on the submission in ``folder``: the one kept for the same files, else ``verified_text``'s (kept
-        unless it is "not checked": data that could not be loaded here is tried again at the next refresh)."""
-        from lookbench.leaderboard.load import NOT_CHECKED, verified_text
-
-        try:
-            key = submission_key(folder)
-        except OSError as err:
-            return Verdict(str(folder), "", f"{NOT_CHECKED}: cannot read its files ({err.strerror})")
+    def get(self, key: str) -> Verdict | None:
         with self._lock:
-            kept = self.known.get(key)
-        if kept is not None:
-            return Verdict(str(folder), key, kept)
-        try:
-            verdict = Verdict(str(folder), key, verified_text(folder))
-        except Exception as err:  # a failure inside a library: the board keeps serving, and tries again next time
-            log.exception("verifying %s failed", folder)
-            return Verdict(str(folder), key, f"{NOT_CHECKED}: the check failed ({type(err).__name__}: {err})")
-        if verdict.status != NOT_CHECKED:
-            with self._lock:
-                self.known[key] = verdict.text
+            return self.known.get(key)
+
+    def keep(self, verdict: Verdict) -> bool:
+        """Keep ``verdict`` under its key unless it may change for the same files (data that could not be loaded
+        now is tried again at the next refresh); whether it was kept."""
+        if not verdict.key or verdict.status == NOT_CHECKED and not verdict.text.startswith(KEPT_NOT_CHECKED):
+            return False
+        with self._lock:
+            self.known.pop(verdict.key, None)
+            self.known[verdict.key] = Verdict.from_json(verdict.to_json())  # what a restart reads back
+            while len(self.known) > MAX_KEPT:
+                del self.known[next(iter(self.known))]
+            self._save()
+        return True
+
+    def retain(self, keys) -> None:
+        """Drop the verdicts of keys not in ``keys`` (the submissions of the current copy)."""
+        keys = set(keys)
+        with self._lock:
+            gone = [k for k in self.known if k not in keys]
+            for key in gone:
+                del self.known[key]
+            if gone:
                 self._save()
-        return verdict
 
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with replacing(self.path) as tmp:
-            tmp.write_text(json.dumps(self.known, indent=1))
+            tmp.write_text(json.dumps({key: v.to_json() for key, v in self.known.items()}))

@@ -8,9 +8,10 @@ from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
 REVISION = "5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f"
-# The rows' labels (the Hub id each submission names, at its revision's first 12 digits).
-HONEST, EDITED_SCORE, EDITED_RANKING = (f"{m}@{REVISION[:12]}" for m in
-                                        ("lookbench/gr-lite-mini", "someone/edited-score", "someone/edited-ranking"))
+# The rows' labels: the verified one's is the Hub id it names at its revision's first 12 digits; a row that is not
+# verified is labelled by its submission folder (these are the start of it), never by the model it claims.
+HONEST = f"lookbench/gr-lite-mini@{REVISION[:12]}"
+EDITED_SCORE, EDITED_RANKING = (f"someone/{name}/{REVISION}/" for name in ("edited-score", "edited-ranking"))
 
 
 def honest_result(out: Path) -> Path:
@@ -26,8 +27,8 @@ def results_repo(result: Path, root: Path) -> Path:
     written as ``lookbench submit --dry-run`` writes it; the two tampered ones edited afterwards."""
     from lookbench.submissions.submit import prepare, write
 
-    for label, tamper in ((HONEST, None), (EDITED_SCORE, edit_score), (EDITED_RANKING, swap_top1)):
-        model = label.split("@")[0]
+    for model, tamper in (("lookbench/gr-lite-mini", None), ("someone/edited-score", edit_score),
+                          ("someone/edited-ranking", swap_top1)):
         folder = write(prepare(result, model_id=f"{model}@{REVISION}", allow_synthetic=True), root)
         if tamper:
             tamper(folder)
@@ -55,9 +56,20 @@ def swap_top1(folder: Path) -> None:
     pq.write_table(table.set_column(table.schema.get_field_index("rank"), "rank", pa.array(swapped)), path)
 
 
+def judged(board, timeout_s: float = 900) -> str:
+    """Wait until the board has judged every submission of its copy (it judges in the background); its status."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while "pending" in (status := board.status()):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    return status
+
+
 def browser_reads_the_board(url: str, out: Path) -> dict[str, str]:
     """Open the board in headless chromium, wait for the three submissions' rows, and return each row's text (by
-    label); a screenshot of the page goes to ``out/board.png``."""
+    label: the row holding it); a screenshot of the page goes to ``out/board.png``."""
     from playwright.sync_api import expect, sync_playwright
 
     args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
