@@ -139,7 +139,9 @@ class Entry:
         """The same model on one release's queries only: each subset's ``per_release`` block of that release."""
         blocks = {name: scores["per_release"][release] for name, scores in self.subsets.items()
                   if release in (scores.get("per_release") or {})}
-        return Entry(self.model, self.group, blocks, self.origin, self.extra, self.verified)
+        key = self.extra.get("key")
+        extra = {**self.extra, "key": f"{key}@{release}" if key else None}  # other outcomes, another memo key
+        return Entry(self.model, self.group, blocks, self.origin, extra, self.verified)
 
 
 def load_reference(name: str = DEFAULT_REFERENCE) -> tuple[list[Entry], str]:
@@ -250,7 +252,7 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     return Entry(label_model, group, subsets, origin, extra, verified)
 
 
-def load_store(root, verify=None) -> tuple[list[Entry], list[str]]:
+def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[Entry], list[str]]:
     """Every result JSON under ``root`` — a results store, or a folder of submissions as ``lookbench submit --dry-run``
     writes them — with what was verified, and one line per file not shown and why.
 
@@ -259,12 +261,15 @@ def load_store(root, verify=None) -> tuple[list[Entry], list[str]]:
     placed by the verdict's placement. Any other JSON inside or above a submission is never a row. Other results (a
     store's) are checked against their own per-query outcomes and never say "yes". Each file is read as
     ``lookbench.results.store.read_json`` reads one (inside the folder, regular, size-capped, non-blocking,
-    depth-checked), so no single file can stop, hang or corrupt the table."""
+    depth-checked), so no single file can stop, hang or corrupt the table. ``snapshots`` (folder -> (key, result)),
+    kept by a caller between calls, spares reading and hashing a submission again: its rows still show exactly the
+    bytes that key names."""
     from lookbench.files import contained_file
     from lookbench.results.store import parse_json, read_json
     from lookbench.submissions.verify import RESULT_NAME, snapshot
 
     entries, skipped = [], []
+    snapshots = {} if snapshots is None else snapshots
     root = Path(root)
     # os.walk does not follow links to folders: a link to / in the store is not a walk of the whole disk.
     found = sorted(Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json"))
@@ -278,18 +283,23 @@ def load_store(root, verify=None) -> tuple[list[Entry], list[str]]:
                                f"{terminal_safe(str(near.relative_to(root)))[:120] or '.'} (a submission is one result)")
                 continue
         try:
-            raw = read_json(contained_file(root, str(path.relative_to(root))), "it")
+            raw = None if path.parent in snapshots else read_json(contained_file(root, str(path.relative_to(root))), "it")
         except ValueError as err:
             skipped.append(f"{shown}: {err}")
             continue
         try:
-            entry_from_result(raw, str(path), FAILED)  # its shape, before a check reads it
-            if path.name == RESULT_NAME and "submission" in raw["provenance"]:
-                key, content = snapshot(path.parent)
-                raw = parse_json(content)  # the bytes the key names, shown whatever the file holds later
+            if raw is not None:
+                entry_from_result(raw, str(path), FAILED)  # its shape, before a check reads it
+            if raw is None or (path.name == RESULT_NAME and "submission" in raw["provenance"]):
+                if path.parent not in snapshots:
+                    key, content = snapshot(path.parent)
+                    snapshots[path.parent] = key, parse_json(content)  # the bytes the key names, whatever comes later
+                key, raw = snapshots[path.parent]
                 judged = (verify or _judged)(path.parent, key)
-                entries.append(entry_from_result(raw, str(path), judged.text, judged.placement)
-                               if judged.status == VERIFIED else _unplaced(raw, path, root, judged.text))
+                entry = (entry_from_result(raw, str(path), judged.text, judged.placement)
+                         if judged.status == VERIFIED else _unplaced(raw, path, root, judged.text))
+                entry.extra["key"] = key  # what its outcomes are, for the ranking's memo
+                entries.append(entry)
             else:
                 entries.append(entry_from_result(raw, str(path), check(raw, path)))
         except ValueError as err:  # a score that is no percentage in a result no check could fail

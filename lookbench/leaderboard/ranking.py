@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,43 @@ def _after_own_cutoff(entries: list[Entry]) -> dict[int, Entry]:
     return out
 
 
+class _Memo:
+    """Figures computed from a submission's outcomes, kept by its key (the sha256 of its files, ``Entry.extra["key"]``)
+    across rankings: the board ranks again at every new verdict, and only the new rows cost anything. Bounded; rows
+    without a key (a store's results, published rows) are computed each time."""
+
+    LIMIT = 50_000
+
+    def __init__(self):
+        self.values: dict = {}
+        self.lock = threading.Lock()
+
+    def get(self, key, compute):
+        if key is None:
+            return compute()
+        with self.lock:
+            if key in self.values:
+                return self.values[key]
+        value = compute()
+        with self.lock:
+            if len(self.values) >= self.LIMIT:
+                self.values.clear()
+            self.values[key] = value
+        return value
+
+
+_MEMO = _Memo()
+
+
+def _memo_key(entries, *parts):
+    keys = [e.extra.get("key") for e in entries]
+    return None if None in keys else (*keys, *parts)
+
+
+def _outcomes(entry: Entry, names: list[str]):
+    return _MEMO.get(_memo_key([entry], "outcomes", tuple(names)), lambda: entry.outcomes(names))
+
+
 def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str], value, queries: int):
     """(ci95, how it was computed) of one row's ranked score: from its stored per-query outcomes as every result's
     intervals are (``stats.intervals``: Wilson on the effective sample size for a recall, the bootstrap for nDCG),
@@ -73,9 +111,10 @@ def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str
     from lookbench.metric.fine_recall.bootstrap import interval_method
     from lookbench.results import stats
 
-    outcomes = entry.outcomes(names)
+    outcomes = _outcomes(entry, names)
     if outcomes is not None:
-        lo, hi = stats.intervals(outcomes)["overall" if subset is None else subset][f"{key}@{k}"]
+        lo, hi = _MEMO.get(_memo_key([entry], "intervals", tuple(names)), lambda: stats.intervals(outcomes))[
+            "overall" if subset is None else subset][f"{key}@{k}"]
         return [round(lo, 2), round(hi, 2)], interval_method(f"{key}@{k}")
     if value is None or not queries:
         return None, None
@@ -95,9 +134,10 @@ def _rank_groups(ranked: list[tuple[dict, Entry]], score_name: str, key: str, na
             row["group"] = None
             continue
         if leader is not None:
-            (lead_row, lead_entry), ours, theirs = leader, entry.outcomes(names), leader[1].outcomes(names)
+            (lead_row, lead_entry), ours, theirs = leader, _outcomes(entry, names), _outcomes(leader[1], names)
             if ours is not None and theirs is not None and same_queries(ours, theirs):
-                apart = paired_p(theirs, ours, key) < 0.05
+                apart = _MEMO.get(_memo_key([lead_entry, entry], "paired", tuple(names), key),
+                                  lambda: paired_p(theirs, ours, key)) < 0.05
             else:
                 apart = row["ci95"][1] < lead_row["ci95"][0] or lead_row["ci95"][1] < row["ci95"][0]
         if leader is None or apart:

@@ -96,6 +96,7 @@ class Board:
         self._queue: queue.Queue = queue.Queue()
         self._worker: threading.Thread | None = None
         self._loaded = Loaded((-1, -1))
+        self._snapshots: dict = {}  # this refresh's submissions, read and hashed once: folder -> (key, result)
 
     def refresh(self) -> str:
         """Copy the results repo again and queue what has no verdict (one refresh at a time); the status line."""
@@ -103,11 +104,20 @@ class Board:
             copy = fetch(self.repo_id, self.folder)
             with self._lock:
                 self._transient.clear()
+                self._snapshots = {}
                 self.state = State(copy, self.state.generation + 1)
             loaded = self.loaded()
             if copy.folder is not None:
                 self.verdicts.retain(s.verdict.key for s in loaded.submissions)
+        self._warm()
         return self.status()
+
+    def _warm(self) -> None:
+        """Rank the page's first view now, off any request: a visitor's render then reads it (``Loaded.ranked``)."""
+        try:
+            self.board("fine", 1, OVERALL)
+        except ValueError as err:  # nothing to rank yet, said on the page when asked
+            log.info("nothing ranked yet: %s", err)
 
     def _verdict(self, folder: Path, key: str) -> Verdict:
         """``load_store``'s ``verify``: the verdict kept for exactly these files, else PENDING (queued for judging)."""
@@ -139,6 +149,9 @@ class Board:
                     self._transient[key] = verdict
                 self._queued.discard(key)
                 self._changes += 1
+                idle = not self._queued
+            if idle:  # the queue is done: the next view is ranked here, not in a visitor's request
+                self._warm()
 
     def loaded(self) -> Loaded:
         """The copy as ``load_store`` reads it with the verdicts known now, read again only after a refresh or a
@@ -157,7 +170,7 @@ class Board:
                 seen[folder] = self._verdict(folder, key)
                 return seen[folder]
 
-            entries, skipped = load_store(root, verify)
+            entries, skipped = load_store(root, verify, self._snapshots)
             by_folder = {Path(e.origin).parent: e for e in entries}
             submissions = tuple(Submission(folder.relative_to(state.copy.folder).as_posix(), by_folder[folder].model,
                                            verdict, of_entry(by_folder[folder]))

@@ -11,7 +11,7 @@ REVISION = "5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f"
 # The rows' labels: the verified one's is the Hub id it names at its revision's first 12 digits; a row that is not
 # verified is labelled by its submission folder (these are the start of it), never by the model it claims.
 HONEST = f"lookbench/gr-lite-mini@{REVISION[:12]}"
-EDITED_SCORE, EDITED_RANKING = (f"someone/{name}/{REVISION}/" for name in ("edited-score", "edited-ranking"))
+EDITED_SCORE, EDITED_RANKING = (f"someone/{name}@{REVISION[:12]}" for name in ("edited-score", "edited-ranking"))
 
 
 def honest_result(out: Path) -> Path:
