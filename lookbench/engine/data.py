@@ -79,6 +79,13 @@ def convert_upstream(path: Path) -> Path:
 
 
 def _local(folder: Path, label: str, upstream: bool = False, commit: str | None = None) -> DataSource:
+    """A built folder as a ``DataSource``; refused in one line if a killed build left it unpaired with its training set."""
+    from lookbench.dataset_builder.export import check_pair
+
+    try:
+        check_pair(folder)
+    except ValueError as err:
+        raise EvaluationError(str(err)) from None
     return DataSource(str(folder), folder_revision(folder), label, upstream, commit)
 
 
