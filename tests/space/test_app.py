@@ -858,3 +858,33 @@ def _stack(paths, target: Path) -> None:
         canvas.paste(image, (0, y))
         y += image.height + 12
     canvas.save(target)
+
+
+@pytest.mark.slow
+def test_api_a_huge_bad_input_is_echoed_shortened_and_logged_as_one_line(client, caplog, capfd):
+    """Round 4: a query id, subset, model or cutoff of 10,000 characters came back in full, and each bad call that
+    ends in an error logged a traceback. Echoed input is at most 80 characters with an ellipsis; each refusal is one
+    log line, with no traceback."""
+    import logging
+
+    from gradio_client.exceptions import AppError
+
+    caplog.set_level(logging.INFO, logger="lookbench.space")
+    capfd.readouterr()
+    huge = "RealStreetLook/" + "9" * 10_000
+    answers = [_search(client, query_id=huge)[0], _search(client, query_id="x" * 10_000)[0],
+               _search(client, query_id="RealStudioFlat/1", subset="s" * 10_000)[0],
+               _search(client, query_id="RealStudioFlat/1", model="m" * 10_000)[0]]
+    for inputs, api in ((("all", 0, "c" * 10_000), "/random"), (("s" * 10_000, 0, ""), "/random"), ((huge,), "/describe")):
+        with pytest.raises(AppError) as refused:
+            client.predict(*inputs, api_name=api)
+        answers.append(str(refused.value))
+    for answer in answers:
+        assert "…" in answer and len(answer) < 400, answer[:500]
+        echoed = max(re.findall(r"'[^']*…'?", answer), key=len)
+        assert len(echoed) <= 80, answer
+    lines = [r for r in caplog.records if r.name == "lookbench.space"]
+    assert len(lines) == len(answers) and all(r.exc_info is None and "\n" not in r.getMessage() for r in lines)
+    assert all(len(r.getMessage()) < 400 for r in lines)
+    assert "Traceback" not in capfd.readouterr().err
+    assert _search(client, query_id="RealStudioFlat/1")[0].startswith("RealStudioFlat/1: top 6")
