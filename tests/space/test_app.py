@@ -222,6 +222,43 @@ def test_a_damaged_embedding_file_is_rebuilt_never_served(space_assets, tmp_path
         SpaceAssets.load(copy)
 
 
+@pytest.mark.slow
+def test_a_gzip_bomb_index_is_refused_within_its_bound_and_rebuilt(space_assets, tmp_path, capsys):
+    """Round 4: index.faiss.gz was gunzipped with no bound, so a gzip bomb (its manifest rewritten to vouch for it)
+    decompressed whole. It is read in chunks up to what a flat index of the gallery's vectors can take, refused past
+    that in one line naming the file, and rebuilt as a damaged asset is."""
+    import gzip
+    import hashlib
+    import tracemalloc
+
+    from lookbench.space.assets import SpaceAssets, StaleAssets, open_assets
+
+    copy = tmp_path / "mini"
+    shutil.copytree(space_assets, copy)
+    index = copy / "gr-lite-mini" / "index.faiss.gz"
+    whole = len(gzip.decompress(index.read_bytes()))
+    bomb = 256 << 20
+    index.write_bytes(gzip.compress(bytes(bomb), compresslevel=9, mtime=0))
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["gr-lite-mini/index.faiss.gz"] = hashlib.sha256(index.read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    tracemalloc.start()
+    try:
+        with pytest.raises(StaleAssets) as refused:
+            SpaceAssets.load(copy)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(refused.value)
+    assert re.fullmatch(r"gr-lite-mini/index\.faiss\.gz decompresses to more than (\d+) bytes, the most a flat index of "
+                        r"\d+ vectors of \d+ dimensions takes; refused \(a gzip bomb, or damaged\)", message), message
+    bound = int(re.search(r"more than (\d+) bytes", message).group(1))
+    assert whole <= bound < whole + (64 << 10) and peak < bound + (32 << 20) < bomb
+    rebuilt = open_assets(None, copy)
+    assert f"({message})" in capsys.readouterr().out
+    assert rebuilt.models["gr-lite-mini"].index.ntotal == rebuilt.manifest["ranges"]["noise"][1]
+
+
 def test_a_damaged_shipped_gallery_is_left_out_saying_why(space_assets, photo_assets, tmp_path, capsys):
     """A gallery the Space ships without its data (the real photos) cannot be rebuilt there: it is not served."""
     from lookbench.space.assets import open_galleries, shipped_galleries
