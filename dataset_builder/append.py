@@ -48,7 +48,7 @@ def append_release(raw, out, *, release: str | None = None, skip_invalid: bool =
     with folder_lock(out):  # held from the read to the swap: a concurrent append is refused, never lost
         folder = BuiltFolder.read(out)
         with staging_folder(out, "appending") as staging:  # scratch too: a killed append leaves it for the next run
-            new, tmp = staging / "new", staging / "scratch"
+            new, tmp = staging / f"{out.name}.new", staging / f"{out.name}.scratch"  # never out.name, the staged folder
             tmp.mkdir()
             summary, infos = build_shards("raw", new, tmp, progress, input_path=raw, release=release, scale=1.0,
                                           noise_scale=1.0, seed=0, skip_invalid=skip_invalid, taxonomy=taxonomy,

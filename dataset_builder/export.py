@@ -178,7 +178,7 @@ def build_release(
             staging[flag] = staged.enter_context(staging_folder(target, "building")) / target.name
         # Scratch (a generated raw release, datasets' cache) inside the staging folder, not in the system's temporary
         # folder: a killed build leaves it beside --out, where the next build holding the lock clears it.
-        tmp = staging["out"].with_name("scratch")
+        tmp = staging["out"].with_name(f"{targets['out'].name}.scratch")  # never the staged folder's own name
         tmp.mkdir()
         summary, infos = build_shards(source, staging["out"], tmp, progress, input_path=input_path, release=release, scale=scale,
                                 noise_scale=noise_scale, seed=seed, skip_invalid=skip_invalid, taxonomy=taxonomy,

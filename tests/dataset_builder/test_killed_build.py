@@ -117,3 +117,15 @@ def test_a_build_without_the_training_set_says_it_is_left_from_an_earlier_build(
     assert cli.main(["build", "--source", "mini", "--scale", "0.2", "--seed", "2", "--out", str(out), "--quiet"]) == 0
     said = capsys.readouterr().out
     assert f"{train} was not replaced by the killed build" in said
+
+
+def test_an_out_folder_named_like_the_scratch_folder_gets_only_the_dataset(tmp_path):
+    """The scratch folder lies beside the staged folder, under a name that is never --out's own."""
+    from tests.helpers.raw_build import build
+    from tests.helpers.raw_release import write_release
+
+    release = write_release(tmp_path / "raw")
+    assert build(release, tmp_path / "a" / "scratch") == 0 and build(release, tmp_path / "b" / "lookbench") == 0
+    assert sorted(p.name for p in (tmp_path / "a" / "scratch").iterdir()) == \
+        sorted(p.name for p in (tmp_path / "b" / "lookbench").iterdir())
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["scratch"]
