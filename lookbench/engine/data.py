@@ -225,7 +225,7 @@ class _Loader:
                 if rows != info.num_examples:
                     return (f"{label}: the split {name} of the {config} config has {rows} rows, its card says "
                             f"{info.num_examples} (a data file was cut short or replaced); {what}")
-        except Exception:  # not Parquet, or unreadable: datasets' own words, on one line
+        except Exception:  # not Parquet, or unreadable: the error's kind alone (its words are SplitInfo reprs)
             pass
         return f"{label}: the splits of the {config} config disagree with its card ({type(err).__name__}); {what}"
 
