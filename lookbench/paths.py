@@ -133,6 +133,61 @@ def split_revision(name: str) -> tuple[str, str | None]:
     return repo, revision or None
 
 
+# A file name's limit on Linux file systems; no Hub id (96 characters a part) or commit (40) comes near it.
+MAX_NAME = 255
+COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def shown(text, limit: int = 120) -> str:
+    """``text`` as a one-line message may show it: quoted, every character that is not printable ASCII escaped (a
+    right-to-left override reads as ``\\u202e``, never reorders the line), cut to about ``limit`` characters."""
+    quoted = ascii(str(text))
+    return quoted if len(quoted) <= limit else f"{quoted[:limit]}...' ({len(str(text))} characters)"
+
+
+def printable_name(text, what: str, limit: int = MAX_NAME) -> str:
+    """``text`` if it is printable ASCII of at most ``limit`` characters. Every name that goes into a path or a pull
+    request's title passes here: an invisible or right-to-left character would make it read as another name, and an
+    over-long one would fail as the file system's ``[Errno 36]``. Else a one-line ValueError naming ``what``."""
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"{what} is {shown(text)}, not a name")
+    if len(text) > limit:
+        raise ValueError(f"{what} {shown(text)} is longer than the {limit} characters a name may have")
+    if not all(" " <= c <= "~" for c in text):
+        raise ValueError(f"{what} {shown(text)} has a character that is not printable ASCII")
+    return text
+
+
+def check_hub_id(repo, what: str) -> str:
+    """``repo`` if it is a Hub repo id ``owner/name`` that huggingface_hub's own ``validate_repo_id`` accepts: ASCII
+    letters, digits, '-', '_', '.', not starting or ending with '-' or '.', at most 96 characters a part, no '--' or
+    '..'. So the id is also two path segments as they are, neither '.' nor '..'. Else a one-line ValueError."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    printable_name(repo, what, limit=2 * 96 + 1)
+    if repo.count("/") != 1:
+        raise ValueError(f"{what} {shown(repo)} is not a Hub repo id owner/name")
+    try:
+        validate_repo_id(repo)
+    except HFValidationError as err:
+        reason = " ".join(str(err).split()).rsplit(": '", 1)[0].rstrip(":")  # its text without the id it quotes raw
+        raise ValueError(f"{what} {shown(repo)} is not a Hub repo id owner/name: {reason}") from None
+    return repo
+
+
+def check_commit(repo: str, revision, what: str) -> str:
+    """``revision`` if it is a 40-hex commit sha (lower-cased): what a submission scored must stay the same weights,
+    and a branch or tag moves. Else a one-line ValueError saying how to find the commit of ``repo`` (checked first)."""
+    if isinstance(revision, str) and COMMIT.fullmatch(revision.lower()):
+        return revision.lower()
+    ref = revision if isinstance(revision, str) and len(revision) <= 100 and revision.isascii() \
+        and revision.isprintable() and revision_problem(revision) is None and "'" not in revision else "main"
+    raise ValueError(f"{what} {repo}@{shown(revision)}: the revision must be the model's 40-hex commit sha, not a branch or "
+                     f"tag (they move); find it with python -c \"from huggingface_hub import HfApi; "
+                     f"print(HfApi().model_info('{repo}', revision='{ref}').sha)\" or in the Hub page's commit history "
+                     f"(https://huggingface.co/{repo}/commits/{ref})")
+
+
 def snapshot_commit(folder) -> str:
     """The commit of a snapshot folder huggingface_hub returned (``<type>s--owner--name/snapshots/<sha>``): its
     name, once checked to be one, so a recorded revision is always a commit and never some folder's name."""

@@ -11,10 +11,9 @@ import os
 import stat
 from pathlib import Path
 
-from lookbench.files import regular_file
 from lookbench.paths import transport_errors
 
-from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace
+from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace, files_of
 
 LARGE_FOLDER_BYTES = 5 * 1024**3  # above this a dataset goes through upload_large_folder (resumable, many commits)
 HTTP_REASONS = {
@@ -28,33 +27,11 @@ class PushError(ValueError):
     """A push the Hub refused or could not be reached for; the message is one line."""
 
 
-def files_of(hub: Path, repo: StagedRepo) -> list[Path]:
-    """What ``upload_folder`` sends: every file under the repo's folder except the nested repos' (same filter).
-
-    Anything that is not a regular file of the folder (a link resolving outside it, a FIFO, a device) is refused,
-    naming it, before any request: push never uploads or lists a file it did not stage."""
-    from huggingface_hub.utils import filter_repo_objects
-
-    root = (hub / repo.folder).resolve()
-    # Links to folders are not followed by the walk, but listed and checked like the files.
-    entries = sorted((Path(top) / name).relative_to(root).as_posix() for top, dirs, names in os.walk(root)
-                     for name in names + [d for d in dirs if (Path(top) / d).is_symlink()])
-    files = []
-    for shown in filter_repo_objects(entries, ignore_patterns=list(repo.ignore) or None):
-        path, where = root / shown, f"{repo.folder}/{shown}"
-        try:
-            if not path.resolve().is_relative_to(root):
-                raise ValueError(f"{where} resolves to {path.resolve()}, outside the repo folder")
-            files.append(regular_file(path, where))
-        except ValueError as err:
-            raise ValueError(f"{repo.repo_id} ({repo.repo_type}): {err}; nothing was uploaded") from None
-    return files
-
-
 def plan_lines(hub: Path, staging: Staging, private: bool, revision: str | None) -> list[str]:
+    """The plan ``--dry-run`` prints: per repo the files it would send, which are exactly those ``repos.json`` lists
+    (``Staging.sent``)."""
     lines = []
-    for repo in staging.repos:
-        files = files_of(hub, repo)
+    for repo, files in staging.sent(hub).items():
         size = sum(p.stat().st_size for p in files)
         extra = f", sdk {repo.space_sdk}" if repo.space_sdk else ""
         lines.append(f"{repo.repo_type:<8} {repo.repo_id:<32} {len(files):>3} files {size / 1e6:8.1f} MB  from {hub / repo.folder}{extra}")
@@ -71,7 +48,7 @@ def _tag_plan(repo: StagedRepo, revision: str | None) -> str:
     return f"tag {repo.release_tag} on the upload commit (an existing tag stays where it is)"
 
 
-def _upload(api, hub: Path, repo: StagedRepo, private: bool, revision: str | None) -> str:
+def _upload(api, hub: Path, staging: Staging, repo: StagedRepo, private: bool, revision: str | None) -> str:
     from lookbench._version import __version__
 
     api.create_repo(repo.repo_id, repo_type=repo.repo_type, space_sdk=repo.space_sdk, private=private, exist_ok=True)
@@ -81,7 +58,7 @@ def _upload(api, hub: Path, repo: StagedRepo, private: bool, revision: str | Non
     message = f"Upload {repo.repo_id} (lookbench {__version__})"
     if repo.releases:
         message = f"Upload {repo.repo_id}: releases {', '.join(repo.releases)}, data revision {repo.data_revision} (lookbench {__version__})"
-    files = files_of(hub, repo)
+    files = files_of(hub, repo, frozenset(staging.files))  # checked again now: only what repos.json lists is sent
     if repo.repo_type == "dataset" and sum(p.stat().st_size for p in files) > LARGE_FOLDER_BYTES:
         # Resumable, many commits; it reads the files by name again, so it is limited to the names just checked.
         names = [p.relative_to(folder.resolve()).as_posix() for p in files]
@@ -156,8 +133,9 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
     if not dry_run and get_token() is None:
         print("No Hub token (HF_TOKEN or `hf auth login`): dry run, nothing is uploaded.")
         dry_run = True
+    lines = plan_lines(hub, staging, private, revision)  # every file checked against repos.json before anything is said
     print(f"{'Plan' if dry_run else 'Pushing'} {hub} to {HfApi().endpoint}:")
-    for line in plan_lines(hub, staging, private, revision):
+    for line in lines:
         print("  " + line)
     if dry_run:
         return
@@ -168,6 +146,6 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
     api = HfApi()
     for repo in staging.repos:
         try:
-            print("  " + _upload(api, hub, repo, private, revision), flush=True)
+            print("  " + _upload(api, hub, staging, repo, private, revision), flush=True)
         except (HfHubHTTPError, *transport_errors()) as err:
             raise _one_line(repo, err) from err

@@ -5,8 +5,13 @@ metric Space ``fine_recall/``, the model ``gr-lite-mini/``, the demo Space ``dem
 ``leaderboard/``; with the default namespace ``lookbench`` the four sit inside the dataset folder, as their ids share
 the prefix on the Hub. From ``HUB`` the users' calls then work word for word: ``load_dataset("lookbench", ...)``,
 ``evaluate.load("lookbench/fine_recall")``, ``AutoModel.from_pretrained("lookbench/gr-lite-mini",
-trust_remote_code=True)``. Every staged file is a real file (links are followed), and ``repos.json`` names each repo
-for ``lookbench push``.
+trust_remote_code=True)``. Every staged file is a real file, and ``repos.json`` names each repo and lists exactly
+the files ``lookbench push`` sends (``files_of``).
+
+Only the project's own files are published: the code, cards and model folders are copied from what git tracks (a
+checkout) or what the wheel installed (its RECORD), never an untracked file (a ``.env`` with a token, a training run's
+``optimizer.bin``), a dotfile or a compiled cache, and never through a link that leaves its folder — all of it listed
+and checked (``carried``) before anything is written.
 
 Each Space folder is self-contained, as the Hub runs it: the Hub installs ``requirements.txt`` alone (mounted at
 ``/tmp/requirements.txt`` before the repo's files are copied in) plus the gradio of ``sdk_version``, then runs
@@ -25,7 +30,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lookbench.files import folder_lock, new_sibling, replace_folder
+from lookbench.files import contained_file, folder_lock, new_sibling, regular_file, replace_folder
 from lookbench.encoders.entries import gr_lite_mini_folder, gr_lite_mini_text_folder
 
 MANIFEST = "repos.json"
@@ -128,6 +133,19 @@ class Staging:
             repos.append(StagedRepo(repo_id, kind, folder, tuple(ignore), *_data_of(repo_id, kind, entry)))
         return cls(namespace, tuple(repos), tuple(files))
 
+    def sent(self, hub: Path) -> dict[StagedRepo, list[Path]]:
+        """Each repo's files as ``push`` sends them (``files_of``), checked to be exactly the files this manifest lists:
+        a file added to the mirror after stage, or one missing, is refused, naming it, before any request."""
+        listed = frozenset(self.files)
+        sent = {repo: files_of(hub, repo, listed) for repo in self.repos}
+        found = {f"{repo.folder}/{p.relative_to((hub / repo.folder).resolve()).as_posix()}"
+                 for repo, files in sent.items() for p in files}
+        missing = sorted(listed - found)
+        if missing:
+            raise ValueError(f"{MANIFEST} lists {missing[0]}, which no repo folder of {hub} holds; stage again "
+                             "(nothing was uploaded)")
+        return sent
+
     def save(self, hub: Path) -> None:
         manifest = {"namespace": self.namespace, "repos": [{**asdict(r), "ignore": list(r.ignore), "releases": list(r.releases)}
                                                            for r in self.repos],
@@ -170,8 +188,31 @@ def check_namespace(namespace: str) -> str:
     return namespace
 
 
-def _written_files(folder: Path) -> tuple[str, ...]:
-    return tuple(sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST))
+def files_of(hub: Path, repo: StagedRepo, listed: frozenset[str] | None = None) -> list[Path]:
+    """What ``push`` sends of one repo, and what ``repos.json`` lists: every file under its folder except the nested
+    repos' (``ignore``, huggingface_hub's own filter).
+
+    Anything that is not a regular file of the folder (a link resolving outside it, a FIFO, a device), or, given the
+    manifest's ``listed`` files, a file it does not list, is refused, naming it, before any request: push never
+    uploads or lists a file stage did not write."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    root = (hub / repo.folder).resolve()
+    # Links to folders are not followed by the walk, but listed and checked like the files.
+    entries = sorted((Path(top) / name).relative_to(root).as_posix() for top, dirs, names in os.walk(root)
+                     for name in names + [d for d in dirs if (Path(top) / d).is_symlink()])
+    files = []
+    for shown in filter_repo_objects(entries, ignore_patterns=list(repo.ignore) or None):
+        path, where = root / shown, f"{repo.folder}/{shown}"
+        try:
+            if not path.resolve().is_relative_to(root):
+                raise ValueError(f"{where} resolves to {path.resolve()}, outside the repo folder")
+            files.append(regular_file(path, where))
+            if listed is not None and where not in listed:
+                raise ValueError(f"{where} is not in {MANIFEST}: stage did not write it")
+        except ValueError as err:
+            raise ValueError(f"{repo.repo_id} ({repo.repo_type}): {err}; nothing was uploaded") from None
+    return files
 
 
 def _check_replaceable(out: Path) -> None:
@@ -205,12 +246,6 @@ def _package_dir(module: str) -> Path:
     return Path(next(iter(importlib.util.find_spec(module).submodule_search_locations)))
 
 
-def _copy_files(source: Path, names, target: Path) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        shutil.copyfile(source / name, target / name)  # follows links: the copy is a real file
-
-
 def _retarget(card: Path, namespace: str) -> None:
     """Cards name the repos as ``lookbench/<repo>``; under another namespace they are ``<namespace>/<repo>``."""
     if namespace != "lookbench":
@@ -218,18 +253,103 @@ def _retarget(card: Path, namespace: str) -> None:
         card.write_text(re.sub(pattern, rf"{namespace}/\1", card.read_text(encoding="utf-8")), encoding="utf-8")
 
 
-def _carry_package(target: Path) -> None:
-    """The lookbench package as site-packages lays it out, into a Space folder (``python app.py`` puts the
-    folder first on ``sys.path``, so ``import lookbench`` finds it there)."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+def project_files(folder: Path) -> list[str]:
+    """The project's own files in ``folder`` (relative, sorted): what the installed wheel put there (its RECORD), else,
+    in a checkout, what git tracks there (``git ls-files``). A file lying about the folder — an untracked ``.env``, a
+    training run's ``optimizer.bin`` — is not the project's and is never published; nor is a dotfile or a compiled
+    cache. Each is checked as it will be copied: a link that leaves ``folder`` is refused, naming it."""
+    folder = Path(folder)
+    if folder.is_symlink():
+        raise ValueError(f"{folder} is a symbolic link; stage copies the project's folders, never through a link; "
+                         "nothing was staged")
+    names = _installed_files(folder)
+    if names is None:
+        names = _tracked_files(folder)
+    kept = sorted(name for name in names if not name.endswith(".pyc")
+                  and not any(part.startswith(".") or part == "__pycache__" for part in name.split("/")))
+    for name in kept:
+        try:
+            contained_file(folder, name)
+        except ValueError as err:
+            raise ValueError(f"{folder}: {err}; nothing was staged") from None
+    return kept
+
+
+def _installed_files(folder: Path) -> list[str] | None:
+    """The files a lookbench wheel installed in ``folder`` (its RECORD); ``None`` when none did, as for an editable
+    install, whose RECORD names only its finder. Only a RECORD counts: an egg-info's SOURCES.txt is a build's list."""
+    from importlib.metadata import distributions
+
+    base = os.path.abspath(folder)
+    for dist in distributions(name="lookbench"):
+        if dist.read_text("RECORD") is None:
+            continue
+        names = (os.path.relpath(os.path.abspath(record.locate()), base) for record in dist.files or ())
+        inside = [name.replace(os.sep, "/") for name in names if name != ".." and not name.startswith(f"..{os.sep}")]
+        if inside:
+            return inside
+    return None
+
+
+def _tracked_files(folder: Path) -> list[str]:
+    """What git tracks in ``folder`` (its index, relative to the folder); a folder outside any git checkout is refused."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--", "."], capture_output=True, check=True,
+                                timeout=120).stdout
+    except (OSError, subprocess.SubprocessError) as err:
+        said = getattr(err, "stderr", None) or str(err).encode()
+        reason = " ".join(said.decode(errors="replace").split())[:200]
+        raise ValueError(f"{folder} is neither installed from a wheel nor in a git checkout ({reason}): stage publishes "
+                         "only the project's own files, what git tracks or what the wheel installed") from None
+    return [os.fsdecode(name) for name in listed.split(b"\0") if name]
+
+
+@dataclass(frozen=True)
+class Carried:
+    """One project file stage copies: ``name`` inside the project folder ``source``, to ``target`` in the mirror."""
+
+    source: Path
+    name: str
+    target: str
+
+
+def carried(namespace: str) -> list[Carried]:
+    """Every project file of the mirror (the metric Space's files, the model folders, the Spaces' apps and cards and
+    the package they carry), listed and checked by ``project_files`` before anything is written."""
+    fine_recall, space, board = (_package_dir(m) for m in ("lookbench.metric.fine_recall", "lookbench.space",
+                                                           "lookbench.space.board"))
+    plan = _named(fine_recall, METRIC_FILES, f"{namespace}/{METRIC}")
+    for folder, name in ((gr_lite_mini_folder(), MODEL), (gr_lite_mini_text_folder(), TEXT_MODEL)):
+        plan += [Carried(folder, f, f"{namespace}/{name}/{f}") for f in project_files(folder)]
+    package = _package()
+    for source, repo in ((space, SPACE), (board, BOARD)):
+        plan += _named(source, SPACE_FILES, f"{namespace}/{repo}")
+        plan += [Carried(c.source, c.name, f"{namespace}/{repo}/lookbench/{c.target}") for c in package]
+    return plan
+
+
+def _named(source: Path, names, target: str) -> list[Carried]:
+    """The files ``names`` of ``source``, each one of the project's (``project_files``)."""
+    own = set(project_files(source))
+    for name in names:
+        if name not in own:
+            raise ValueError(f"{source / name} is not one of the project's files (not tracked by git, or not installed "
+                             "by the wheel); nothing was staged")
+    return [Carried(source, name, f"{target}/{name}") for name in names]
+
+
+def _package() -> list[Carried]:
+    """The lookbench package as site-packages lays it out (``python app.py`` puts a Space's folder first on
+    ``sys.path``, so ``import lookbench`` finds it there): its own files, and the mapped folders' of a checkout;
+    targets relative to the carried ``lookbench/`` folder."""
     root = _package_dir("lookbench")
-
-    def ignore_root(folder, names):
-        return set(ignore(folder, names)) | (set(EXTRA_ONLY) & set(names) if Path(folder) == Path(root) else set())
-
-    shutil.copytree(root, target / "lookbench", ignore=ignore_root)
-    for name in mapped_packages(root):
-        shutil.copytree(_package_dir(f"lookbench.{name}"), target / "lookbench" / name, ignore=ignore, dirs_exist_ok=True)
+    plan = [Carried(root, name, name) for name in project_files(root) if name.split("/")[0] not in EXTRA_ONLY]
+    for mapped in mapped_packages(root):
+        folder = _package_dir(f"lookbench.{mapped}")
+        plan += [Carried(folder, name, f"{mapped}/{name}") for name in project_files(folder)]
+    return plan
 
 
 def mapped_packages(root: Path) -> list[str]:
@@ -311,22 +431,21 @@ def _stage_dataset(source: Path, target: Path) -> None:
         _copy_contained(source, name, target / name)
 
 
-def _copy_contained(source: Path, relative: str, destination: Path) -> None:
+def _copy_contained(source: Path, relative: str, destination: Path, shown: str | None = None) -> None:
     """Copy ``source/relative`` if it is a regular file inside ``source`` (a link is followed only when it resolves
     inside): the file checked is the file copied, as it is opened once, without following links, and checked again on
-    its descriptor."""
-    from lookbench.files import contained_file
-
+    its descriptor. ``shown`` names ``source`` in messages (default: as ``--data``)."""
+    shown = f"--data {source}" if shown is None else str(shown)
     try:
         path = contained_file(source, relative)
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as err:
-        raise ValueError(f"--data {source}: cannot read {relative}: {err.strerror}") from None
+        raise ValueError(f"{shown}: cannot read {relative}: {err.strerror}") from None
     except ValueError as err:
-        raise ValueError(f"--data {source}: {err}; nothing was staged") from None
+        raise ValueError(f"{shown}: {err}; nothing was staged") from None
     with os.fdopen(fd, "rb") as file, open(destination, "xb") as copy:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"--data {source}: {relative} is not a regular file; nothing was staged")
+            raise ValueError(f"{shown}: {relative} is not a regular file; nothing was staged")
         shutil.copyfileobj(file, copy)
 
 
@@ -337,20 +456,19 @@ def stage(out, data=None, namespace: str = "lookbench", photos=None) -> Staging:
     namespace = check_namespace(namespace)
     out = Path(out).expanduser()
     source = _dataset_source(data)
+    plan = carried(namespace)  # every project file listed and checked before anything is written
     with folder_lock(out):  # a second stage into the same folder is refused, not raced
         _check_replaceable(out)
-        return _stage_into(out, source, data is None, namespace, photos)
+        return _stage_into(out, source, data is None, namespace, plan, photos)
 
 
-def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, photos=None) -> Staging:
+def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: list[Carried], photos=None) -> Staging:
     tmp = new_sibling(out, "staging", folder=True)
     try:
         _stage_dataset(source, tmp / DATASET)
-        _copy_files(_package_dir("lookbench.metric.fine_recall"), METRIC_FILES, tmp / namespace / METRIC)
-        for folder, name in ((gr_lite_mini_folder(), MODEL), (gr_lite_mini_text_folder(), TEXT_MODEL)):
-            shutil.copytree(folder, tmp / namespace / name, ignore=shutil.ignore_patterns("__pycache__"))
-        _copy_files(_package_dir("lookbench.space"), SPACE_FILES, tmp / namespace / SPACE)
-        _carry_package(tmp / namespace / SPACE)
+        for item in plan:
+            (tmp / item.target).parent.mkdir(parents=True, exist_ok=True)
+            _copy_contained(item.source, item.name, tmp / item.target, shown=item.source)
         (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
         _stage_demo_assets(tmp / namespace / SPACE, photos)
         _space_card(tmp / namespace / METRIC / "README.md")
@@ -365,14 +483,17 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, photos=
 
         dataset = StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested, tuple(release_facts(tmp / DATASET)),
                              folder_revision(tmp / DATASET))
-        staging = Staging(namespace, (
+        repos = (
             dataset,
             StagedRepo(f"{namespace}/{METRIC}", "space", f"{namespace}/{METRIC}"),
             StagedRepo(f"{namespace}/{MODEL}", "model", f"{namespace}/{MODEL}"),
             StagedRepo(f"{namespace}/{TEXT_MODEL}", "model", f"{namespace}/{TEXT_MODEL}"),
             StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),
             StagedRepo(f"{namespace}/{BOARD}", "space", f"{namespace}/{BOARD}"),
-        ), _written_files(tmp))
+        )
+        sent = sorted(f"{repo.folder}/{path.relative_to((tmp / repo.folder).resolve()).as_posix()}"
+                      for repo in repos for path in files_of(tmp, repo))
+        staging = Staging(namespace, repos, tuple(sent))  # the manifest lists exactly what push sends
         staging.save(tmp)
         replace_folder(tmp, out)
     finally:
@@ -381,10 +502,8 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, photos=
 
 
 def _stage_board(target: Path) -> None:
-    """The leaderboard Space, staged as the demo is: its app and card (``lookbench.space.board``), the lookbench package
-    it imports and the same requirements; its card's ``datasets:`` is the results repo it reads."""
-    _copy_files(_package_dir("lookbench.space.board"), SPACE_FILES, target)
-    _carry_package(target)
+    """The leaderboard Space, staged as the demo is (its app, card and the lookbench package it imports are copied by
+    ``carried``): the same requirements; its card's ``datasets:`` is the results repo it reads."""
     (target / "requirements.txt").write_text(_space_requirements())
     _space_card(target / "README.md")
 

@@ -20,7 +20,7 @@ def run_stage(args) -> int:
 
     with quiet_libraries(False):
         staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos)
-    from lookbench.upload_scripts.push import files_of
+    from lookbench.upload_scripts.stage import files_of
 
     print(f"Staged {args.out}:")
     for repo in staging.repos:

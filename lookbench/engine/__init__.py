@@ -19,10 +19,9 @@ from lookbench.results import stats, store
 from lookbench.files import new_sibling
 from lookbench.encoders.registry import check_model, load_encoder
 from lookbench.filtering import parse_cutoff
-from lookbench.metric.fine_recall.judging import combine_subsets
 from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, DEFAULT_QUERIES,
                                 DEFAULT_TEXT_FORM, INDEXES, MODES, PRECISIONS, QUERY_KINDS, TEXT_FORMS)
-from lookbench.results.per_release import per_release
+from lookbench.results.judge import combine
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.engine.data import Benchmark, DataSource, load_benchmark, resolve_data
 from lookbench.engine.encode import (Embeddings, EncodeStats, check_output, encode_images, encode_texts,
@@ -200,13 +199,14 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         with stage_bar("search + score", quiet=quiet, unit="step") as bar:
             scored = score_subsets(embeddings.matrix, tasks, noise, mode=mode, index=index, progress=bar, timings=times)
         rankings = None if not save_predictions else {
-            name: predictions.rankings(embeddings.matrix, tasks[name], noise, s, mode) for name, s in scored.items()}
-    overall = combine_subsets({name: s.scores for name, s in scored.items()})
+            name: predictions.rankings(embeddings.matrix, tasks[name], noise, s) for name, s in scored.items()}
+    judged = combine({name: s.judged for name, s in scored.items()})
+    overall = judged.overall
     results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
                for name, s in scored.items()}
-    outcomes = {name: s.outcomes for name, s in scored.items()}
+    outcomes = judged.outcomes()
     intervals = stats.intervals(outcomes)
-    release_scores, release_intervals = per_release(outcomes)
+    release_scores, release_intervals = judged.per_release, judged.release_intervals
     provenance = _provenance(encoder, fingerprint, bench, images, embeddings, scored, processes, settings,
                              wall_time_s=round(time.perf_counter() - started, 3), texts_encoded=texts_encoded)
     provenance["intervals"] = stats.settings()

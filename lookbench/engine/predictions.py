@@ -4,8 +4,8 @@ docs/architecture.md §5 and §8. One row per (query, rank): ``query`` (1-based,
 queries), its ``query_item_id`` (for text queries also its words, ``query_text``) and annotation, ``rank``
 (1-based), ``gallery_index`` (0-based into the subset
 gallery followed by the noise gallery, as the metric sees it), the retrieved ``item_id``, its cosine ``score``
-and annotation, and ``fine_hit`` / ``coarse_hit`` as the metric's ``score_queries`` judges them, so the file agrees
-with the result's Recall@K. ``datasets.load_dataset("parquet", data_files=...)`` reads it.
+and annotation, and ``fine_hit`` / ``coarse_hit`` as the judge (``lookbench.results.judge``) flagged them when it
+scored the ranking, so the file agrees with the result's Recall@K. ``datasets.load_dataset("parquet", data_files=...)`` reads it.
 """
 from __future__ import annotations
 
@@ -13,23 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.metric.fine_recall.judging import score_queries
-from lookbench.metric.fine_recall.records import GalleryColumns
 from lookbench.engine.scoring import Split, SubsetScore, SubsetTask
 
 _ANNOTATION = ("category", "main_attribute", "attributes")
 
 
-def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: SubsetScore, mode: str):
+def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: SubsetScore):
     """The saved ranking of one subset as a ``datasets.Dataset``."""
     import datasets
 
     gallery = task.gallery.annotations
-    columns = GalleryColumns(gallery)
     if len(scored.gallery_rows) > len(task.gallery.rows):  # the noise gallery was appended
         gallery = datasets.concatenate_datasets([gallery, noise.annotations])
-        columns = columns + GalleryColumns(noise.annotations)
-    flags = score_queries(scored.ranking, task.queries.annotations, columns, k=[1], mode=mode)
     query, rank = np.nonzero(scored.ranking >= 0)
     index = scored.ranking[query, rank]
     vectors = task.queries.search_vectors(matrix)[query]
@@ -42,7 +37,7 @@ def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: 
     table.update({f"query_{name}": queries[name] for name in _ANNOTATION})
     table.update({"rank": rank + 1, "gallery_index": index, "item_id": retrieved["item_id"], "score": score})
     table.update({name: retrieved[name] for name in _ANNOTATION})
-    table.update(fine_hit=flags["fine"][query, rank], coarse_hit=flags["coarse"][query, rank])
+    table.update(fine_hit=scored.judged.fine[query, rank], coarse_hit=scored.judged.coarse[query, rank])
     return datasets.Dataset.from_dict({k: list(v) if not isinstance(v, np.ndarray) else v for k, v in table.items()})
 
 

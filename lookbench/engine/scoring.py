@@ -1,8 +1,7 @@
 """Stage 5: rank every subset's gallery (+ the shared noise) and score it with the metric's core.
 
-docs/architecture.md §8. The metric's pure functions are called directly (the ``evaluate`` module is the
-user-facing wrapper of the same functions; its Arrow round trip buys the engine nothing): ``score_queries`` judges
-every query, ``summarise`` averages the judgements and each query's outcome is kept (``Outcomes``). The noise
+docs/architecture.md §8. Each ranking is judged by the one judge (``lookbench.results.judge``, the functions
+``lookbench verify`` re-runs on a submission), so what the engine writes is what verify recomputes. The noise
 annotations are read and factorised once for all subsets.
 """
 from __future__ import annotations
@@ -11,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lookbench.metric.fine_recall.judging import DEFAULT_K, score_queries, summarise
-from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
+from lookbench.metric.fine_recall.judging import DEFAULT_K
+from lookbench.metric.fine_recall.records import GalleryColumns
+from lookbench.results.judge import SubsetJudgement, gallery_columns, judge_subset, query_columns
 from lookbench.results.outcomes import Outcomes
 from lookbench.engine.encode import Embeddings
 from lookbench.errors import EvaluationError
@@ -38,20 +38,16 @@ class Split:
     def of(cls, source: ImageSource, dataset, embeddings: Embeddings) -> "Split":
         """The encoded rows of one split (images skipped as unreadable are left out, with their annotations)."""
         keep = embeddings.encoded(source)
-        return cls(embeddings.rows(source)[keep], dataset.select_columns(_columns(dataset)).select(keep))
+        return cls(embeddings.rows(source)[keep], dataset.select_columns(query_columns(dataset)).select(keep))
 
     @classmethod
     def of_texts(cls, source: ImageSource, dataset, embeddings: Embeddings, vectors: np.ndarray) -> "Split":
         """Every query of one split, searching with ``vectors`` (unit length, one per query)."""
         rows = np.fromiter((embeddings.ids.get(h, -1) for h in source.hashes), dtype=np.int64, count=len(source.hashes))
-        return cls(rows, dataset.select_columns(_columns(dataset)), vectors)
+        return cls(rows, dataset.select_columns(query_columns(dataset)), vectors)
 
     def search_vectors(self, matrix: np.ndarray) -> np.ndarray:
         return matrix[self.rows] if self.vectors is None else self.vectors
-
-
-def _columns(dataset) -> list[str]:
-    return [*RECORD_FIELDS, "item_id"] + [c for c in ("release", "query_text") if c in dataset.column_names]
 
 
 @dataclass
@@ -64,16 +60,26 @@ class SubsetTask:
 
 @dataclass
 class SubsetScore:
-    """The metric's results for one subset, and what the search did for it: ``outcomes`` holds each query's
-    outcome (first hits, nDCG, AP), ``ranking`` every query's top gallery rows (indices into the subset gallery
+    """The judge's verdict on one subset, and what the search did for it: ``judged`` holds the scores, each query's
+    outcome and the per-rank hit flags, ``ranking`` every query's top gallery rows (indices into the subset gallery
     followed by the noise, -1 pads) and ``gallery_rows`` the embedding row of each of those gallery rows."""
 
-    scores: dict
-    outcomes: Outcomes
+    judged: SubsetJudgement
     self_matches_removed: int
-    gallery_size: int
     ranking: np.ndarray
     gallery_rows: np.ndarray
+
+    @property
+    def scores(self) -> dict:
+        return self.judged.scores
+
+    @property
+    def outcomes(self) -> Outcomes:
+        return self.judged.outcomes
+
+    @property
+    def gallery_size(self) -> int:
+        return self.judged.gallery_size
 
 
 def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, mode=DEFAULT_MODE,
@@ -117,12 +123,9 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
                 all_rows = np.concatenate([g, noise.rows])
             ranking = remove_self_matches(ids, q, all_rows, kmax)
         with timings.stage("score"):
-            columns = GalleryColumns(task.gallery.annotations)
-            if name in noise_hits:
-                columns = columns + noise_columns
-            per_query = score_queries(ranking.ids, task.queries.annotations, columns, k=list(DEFAULT_K), mode=mode)
-            scores, outcomes = summarise(per_query), Outcomes.of(per_query, task.queries.annotations)
-        out[name] = SubsetScore(scores, outcomes, ranking.self_matches_removed, len(columns), ranking.ids, all_rows)
+            columns = gallery_columns(task.gallery.annotations, noise_columns if name in noise_hits else None)
+            judged = judge_subset(ranking.ids, task.queries.annotations, columns, mode)
+        out[name] = SubsetScore(judged, ranking.self_matches_removed, ranking.ids, all_rows)
         if progress is not None:
             progress.update(1)
     return out

@@ -21,10 +21,49 @@ from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
 # Names of the published benchmark.json for the metrics of ``METRICS``.
 _PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
-# What an entry's ``verified`` says: re-scored from its rankings and every claimed score agreed; a stored result that
-# was not re-scored (its per-query outcomes, where kept, give its scores); the paper's figures, taken as published.
-# A failed check is "no: <reason>" (``FAILED`` + the reason).
-VERIFIED, NOT_CHECKED, PUBLISHED, FAILED = "yes", "not checked", "published", "no: "
+# What an entry's ``verified`` says: re-judged from its rankings, every claimed score agreed and every field that
+# places it was recomputed from the data; a stored result that was not re-judged (its per-query outcomes, where kept,
+# give its scores); a submission not judged yet; the paper's figures, taken as published. A failed check is
+# "no: <reason>" (``FAILED`` + the reason).
+VERIFIED, NOT_CHECKED, PENDING, PUBLISHED, FAILED = "yes", "not checked", "pending", "published", "no: "
+MAX_VERDICT_BYTES = 4096  # a stored verdict, whatever the submission held
+_REASON_CHARS = 300  # of a verdict's text
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One submission's verdict: ``text`` as the verified column shows it, ``key`` the sha256 of the files it was
+    given for (``lookbench.submissions.verify.snapshot``) and, when verified, ``placement``: the fields that place its
+    row, as verify recomputed them from the data."""
+
+    text: str
+    key: str = ""
+    placement: dict | None = None
+
+    @property
+    def status(self) -> str:
+        """yes, no, pending or not checked."""
+        return (VERIFIED if self.text == VERIFIED else "no" if self.text.startswith(FAILED)
+                else PENDING if self.text == PENDING else NOT_CHECKED)
+
+    def to_json(self) -> dict:
+        """At most ``MAX_VERDICT_BYTES`` as JSON: the text cut, a placement that would not fit dropped (and the
+        verdict with it: a row is never placed by fields that were not kept)."""
+        text = self.text if len(self.text) <= _REASON_CHARS else self.text[: _REASON_CHARS - 1] + "…"
+        out = {"text": text, "key": self.key[:64], "placement": self.placement}
+        if len(json.dumps(out)) > MAX_VERDICT_BYTES:
+            out = {"text": f"{NOT_CHECKED}: its placement is too large to keep", "key": self.key[:64], "placement": None}
+        return out
+
+    @classmethod
+    def from_json(cls, raw) -> "Verdict":
+        """A kept verdict; a ``ValueError`` for anything that is not one (the store is the board's own memo)."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("text"), str) or not isinstance(raw.get("key"), str):
+            raise ValueError("not a verdict")
+        placement = raw.get("placement")
+        if placement is not None and not isinstance(placement, dict) or (raw["text"] == VERIFIED) != bool(placement):
+            raise ValueError("a verdict's placement does not match its text")
+        return cls(raw["text"], raw["key"], placement)
 
 def references() -> list[str]:
     """Names of the published leaderboards shipped with the package (e.g. ``release_v2601``)."""
@@ -164,16 +203,19 @@ def _checked_subset(name: str, scores, failed: bool = False) -> dict:
     return out
 
 
-def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED) -> Entry:
+def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, placement: dict | None = None) -> Entry:
     """An entry from a results JSON written by ``lookbench evaluate`` (leaderboard shape plus provenance); every
     value the table shows is type-checked, so a tampered file is a ``ValueError`` naming the field — except a claimed
-    score of a result ``verified`` already marks failed, which is shown as no score."""
+    score of a result ``verified`` already marks failed, which is shown as no score. ``placement`` (a verified
+    submission's, as verify recomputed it) places the row instead of what the file says."""
     if not isinstance(result, dict) or not isinstance(result.get("provenance"), dict):
         raise ValueError("no provenance mapping")
     p = result["provenance"]
     data, model = p.get("dataset"), p.get("model")
     if not isinstance(data, dict) or not isinstance(model, dict):
         raise ValueError("provenance.dataset and provenance.model must be mappings")
+    if placement is not None:
+        data, p = placement, {**p, **{f: placement[f] for f in ("mode", "cutoff", "distractors", "queries")}}
     releases = data.get("releases") or []
     if not isinstance(releases, list) or not all(isinstance(r, str) for r in releases):
         raise ValueError("provenance.dataset.releases is not a list of strings")
@@ -199,7 +241,7 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED) ->
     if isinstance(submitted, dict) and isinstance(submitted.get("model"), str):
         name = submitted["model"]
         revision = _text(submitted.get("revision"), "provenance.submission.revision", optional=True)
-    label_model = name + (f"@{revision[:12]}" if revision and "@" not in name else "")
+    label_model = terminal_safe(name + (f"@{revision[:12]}" if revision and "@" not in name else ""))[:80]
     cutoff = _text(model.get("training_cutoff"), "provenance.model.training_cutoff", optional=True)
     published = _text(model.get("published_name"), "provenance.model.published_name", optional=True)
     return Entry(label_model, group, subsets, origin, {"training_cutoff": cutoff, "published_name": published}, verified)
@@ -207,60 +249,113 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED) ->
 
 def load_store(root, verify=None) -> tuple[list[Entry], list[str]]:
     """Every result JSON under ``root`` — a results store, or a folder of submissions as ``lookbench submit --dry-run``
-    writes them — with what was verified (``check``), and one line per unreadable file and why.
+    writes them — with what was verified, and one line per file not shown and why.
 
-    Each file is read as ``lookbench.results.store.read_json`` reads one (inside the folder, regular, size-capped,
-    non-blocking, depth-checked), so no single file can stop, hang or corrupt the table. ``verify`` (folder ->
-    ``verified`` text) re-scores a submission; the default runs ``verify_submission`` each time (the leaderboard
-    Space passes its verdicts, kept by the hash of each submission's files)."""
+    A folder holding ``results.json`` whose provenance names a submitted model is a submission: exactly one result,
+    judged by ``verify`` (``(folder, key) -> Verdict``; default ``judge_submission``) for the bytes its key names, and
+    placed by the verdict's placement. Any other JSON inside or above a submission is never a row. Other results (a
+    store's) are checked against their own per-query outcomes and never say "yes". Each file is read as
+    ``lookbench.results.store.read_json`` reads one (inside the folder, regular, size-capped, non-blocking,
+    depth-checked), so no single file can stop, hang or corrupt the table."""
     from lookbench.files import contained_file
-    from lookbench.results.store import read_json
+    from lookbench.results.store import parse_json, read_json
+    from lookbench.submissions.verify import RESULT_NAME, snapshot
 
     entries, skipped = [], []
     root = Path(root)
     # os.walk does not follow links to folders: a link to / in the store is not a walk of the whole disk.
     found = sorted(Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json"))
+    holders = [p.parent for p in found if p.name == RESULT_NAME]
     for path in found:
+        shown = terminal_safe(str(path.relative_to(root)))[:200]
+        if path.name != RESULT_NAME:
+            near = next((h for h in holders if path.is_relative_to(h) or h.is_relative_to(path.parent)), None)
+            if near is not None:
+                skipped.append(f"{shown}: not shown: a JSON beside or above the submission "
+                               f"{terminal_safe(str(near.relative_to(root)))[:120] or '.'} (a submission is one result)")
+                continue
         try:
             raw = read_json(contained_file(root, str(path.relative_to(root))), "it")
         except ValueError as err:
-            skipped.append(f"{path}: {err}")
+            skipped.append(f"{shown}: {err}")
             continue
         try:
             entry_from_result(raw, str(path), FAILED)  # its shape, before a check reads it
-            entries.append(entry_from_result(raw, str(path), check(raw, path, verify or verified_text)))
+            if path.name == RESULT_NAME and "submission" in raw["provenance"]:
+                key, content = snapshot(path.parent)
+                raw = parse_json(content)  # the bytes the key names, shown whatever the file holds later
+                judged = (verify or _judged)(path.parent, key)
+                entries.append(entry_from_result(raw, str(path), judged.text, judged.placement)
+                               if judged.status == VERIFIED else _unplaced(raw, path, root, judged.text))
+            else:
+                entries.append(entry_from_result(raw, str(path), check(raw, path)))
         except ValueError as err:  # a score that is no percentage in a result no check could fail
-            skipped.append(f"{path}: not a LookBench result ({err})")
+            skipped.append(f"{shown}: not a LookBench result ({terminal_safe(str(err))[:200]})")
     return entries, skipped
 
 
-def check(result: dict, path: Path, verify) -> str:
-    """What ``verified`` says of one stored result. A submission (its provenance names the Hub model it was
-    ``submit``ted for) is re-scored from its rankings by ``verify`` (its folder -> the text). Any other result is
-    checked against its own per-query outcomes (``outcomes.verdict``, the check ``compare`` uses): FAILED with
-    "claimed X, outcomes give Y" when they disagree, else NOT_CHECKED (its rankings were not re-judged)."""
+def _unplaced(raw: dict, path: Path, root: Path, verified: str) -> Entry:
+    """A submission that is not verified: shown under the name its folder gives (never a model name it claims), in
+    the group its file claims, apart from the verified rows. A submission folder is ``<model>/<revision>/<data>/
+    <settings>`` (``lookbench submit``), so its row reads ``<model>@<revision[:12]>``; any other folder by its path."""
+    from lookbench.submissions.submit import ROOT
+
+    entry = entry_from_result(raw, str(path), verified)
+    parts = path.parent.relative_to(root).parts
+    parts = parts[1:] if parts[:1] == (ROOT,) else parts
+    label = f"{'/'.join(parts[:-3])}@{parts[-3][:12]}" if len(parts) >= 4 else "/".join(parts)
+    entry.model = terminal_safe(label)[:80] or entry.model
+    entry.extra["published_name"] = None  # never stood beside a published row on its own word
+    return entry
+
+
+def check(result: dict, path: Path) -> str:
+    """What ``verified`` says of a stored result that is no submission: checked against its own per-query outcomes
+    (``outcomes.verdict``, the check ``compare`` uses): FAILED with "claimed X, outcomes give Y" when they disagree,
+    else NOT_CHECKED (its rankings were not re-judged)."""
     from lookbench.results.outcomes import keeps_outcomes, verdict
 
-    if "submission" in result["provenance"]:
-        return verify(path.parent)
     damage = verdict(result, str(path)) if keeps_outcomes(result) else None
     return FAILED + damage.removeprefix(f"{path}: ") if damage else NOT_CHECKED
 
 
-def verified_text(folder: Path) -> str:
-    """``verify_submission``'s verdict on the submission in ``folder`` as the verified column shows it: VERIFIED, or
-    FAILED with the first reason (and how many more), or with the one line it gives for files it cannot read; data
-    that cannot be loaded here is NOT_CHECKED with the reason (as the leaderboard Space says it)."""
+def _judged(folder: Path, key: str) -> Verdict:
+    """``judge_submission`` now, for the files ``key`` names (a change in between is not shown as judged)."""
+    verdict = judge_submission(folder)
+    if verdict.key != key:
+        return Verdict(f"{NOT_CHECKED}: its files changed while it was judged", key)
+    return verdict
+
+
+def judge_submission(folder: Path, allowed=None) -> Verdict:
+    """``verify_submission``'s verdict on the submission in ``folder``: VERIFIED with its placement, or FAILED with the
+    first reason (and how many more), or with the one line it gives for files it cannot read; data that cannot be
+    loaded here, or that ``allowed`` (Hub dataset ids) keeps out, is NOT_CHECKED with the reason. Every text is cut to
+    a few hundred characters and names files relative to the submission."""
     from lookbench.errors import EvaluationError
-    from lookbench.submissions.verify import verify_submission
+    from lookbench.submissions.verify import UnknownData, snapshot, verify_submission
+
+    def key_now() -> str:
+        try:
+            return snapshot(folder)[0]
+        except (OSError, ValueError):
+            return ""
 
     try:
-        verification = verify_submission(folder)
+        verification = verify_submission(folder, allowed=allowed)
+    except UnknownData as err:
+        return Verdict(f"{NOT_CHECKED}: {_cut(err)}", key_now())
     except EvaluationError as err:  # the data the result names could not be loaded
-        return f"{NOT_CHECKED}: its data cannot be loaded here ({err})"
+        return Verdict(f"{NOT_CHECKED}: its data cannot be loaded here ({_cut(err)})", key_now())
     except ValueError as err:  # the submission's own files
-        return FAILED + str(err)
+        return Verdict(FAILED + _cut(err), key_now())
     if verification.verified:
-        return VERIFIED
+        return Verdict(VERIFIED, verification.key, verification.placement)
     more = len(verification.reasons) - 1
-    return FAILED + verification.reasons[0] + (f" (and {more} more: lookbench verify names them)" if more else "")
+    return Verdict(FAILED + _cut(verification.reasons[0])
+                   + (f" (and {more} more: lookbench verify names them)" if more else ""), verification.key)
+
+
+def _cut(err) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 200 else text[:199] + "…"

@@ -3,7 +3,7 @@ text to image (``t2i``: each query's words from the data's text config, ``querie
 and qrels.
 
 docs/architecture.md §5. Each subset's corpus is its own gallery followed by the shared noise gallery, as in the
-engine. The qrels are the metric's own judgement: ``score_queries`` of ``metric/fine_recall`` run over the whole
+engine. The qrels are the metric's own judgement: the one judge's (``lookbench.results.judge.fine_matches``) over the whole
 corpus marks every fine hit of the chosen mode, relevance 1. Nothing else is judged relevant, because mteb's
 ``hit_rate_at_K`` (trec_eval's ``success``) counts any judgement of 1 or more as a hit, and then it is exactly
 LookBench's Fine Recall@K. So mteb's ``ndcg_at_K`` is the *binary* nDCG of fine hits (ideal: as many fine hits as
@@ -34,8 +34,8 @@ from lookbench.engine import check_options
 from lookbench.engine.data import load_benchmark, resolve_data
 from lookbench.errors import EvaluationError
 from lookbench.engine.images import BenchmarkImages
-from lookbench.metric.fine_recall.judging import score_queries
-from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
+from lookbench.metric.fine_recall.records import GalleryColumns
+from lookbench.results.judge import fine_matches, gallery_columns, query_columns
 from lookbench.citation import BIBTEX, PAPER_URL
 from lookbench.paths import mteb_stats_dir
 from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_MODE, DEFAULT_QUERIES, DEFAULT_TEXT_FORM
@@ -109,14 +109,12 @@ def _subset_split(name: str, splits: dict, noise, images, noise_columns, mode: s
 
     parts = [gallery] + ([noise] if noise else [])
     corpus = datasets.concatenate_datasets([ds.select_columns(["image"]) for ds in parts]).add_column("id", corpus_ids)
-    columns = GalleryColumns(gallery) + noise_columns if noise else GalleryColumns(gallery)
+    columns = gallery_columns(gallery, noise_columns if noise else None)
     relevant = {}
-    references = queries.select_columns(list(RECORD_FIELDS))
-    everything = np.arange(len(corpus_ids))
+    references = queries.select_columns(query_columns(queries))
     for start in range(0, len(queries), QUERY_BLOCK):
         block = references.select(range(start, min(start + QUERY_BLOCK, len(queries))))
-        fine = score_queries(np.broadcast_to(everything, (len(block), len(everything))), block, columns,
-                             k=[1], mode=mode)["fine"]
+        fine = fine_matches(block, columns, mode)
         for qid, hits in zip(query_ids[start:], fine):
             judged = {corpus_ids[r]: 1 for r in np.flatnonzero(hits).tolist() if corpus_ids[r] != qid}
             relevant[qid] = judged or {next(c for c in corpus_ids if c != qid): 0}

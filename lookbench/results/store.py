@@ -164,7 +164,11 @@ def find_identical(path: Path, identity: Identity, *, need_predictions=()) -> di
 def read_json(path, shown=None):
     """A JSON file from a store (or given by a user): a regular file of at most ``MAX_RESULT_BYTES``, read without
     blocking, nested at most ``MAX_DEPTH`` deep. Anything else is a ``ValueError`` saying what is wrong."""
-    data = read_regular(regular_file(path, shown), MAX_RESULT_BYTES, shown)
+    return parse_json(read_regular(regular_file(path, shown), MAX_RESULT_BYTES, shown))
+
+
+def parse_json(data: bytes):
+    """JSON bytes read from outside, nested at most ``MAX_DEPTH`` deep, or a ``ValueError`` saying what is wrong."""
     try:
         value = json.loads(data)
     except RecursionError:

@@ -1,12 +1,14 @@
 """``lookbench submit``: a result and its saved rankings as a submission folder of the results repo, and the pull
 request that adds it (docs/submitting.md).
 
-A submission lives at ``submissions/<owner>__<model>/<revision>/<releases>-<data revision>/<mode>[-settings]/`` (the
-store's own segments, ``store.result_path``) and holds ``results.json``, ``results.predictions/<subset>.parquet`` byte
+A submission lives at ``submissions/<owner>/<name>/<commit>/<releases>-<data revision>/<mode>[-settings]/`` (after
+the Hub id's two parts, the store's own segments, ``store.result_path``) and holds ``results.json``, ``results.predictions/<subset>.parquet`` byte
 for byte as the store keeps them, and a ``README.md`` that is also the pull request's description. Everything is
 checked before any request: the scores against the result's own outcomes (``outcomes.check_result``), rankings of
-every subset as deep as the deepest K it reports, a model named by a Hub id at a revision, real (not LookBench-Mini)
-data unless allowed. The pull request's title carries the submission id (sha256 of the files it scores), so the same
+every subset as deep as the deepest K it reports, a model named by a Hub id (as huggingface_hub validates one) at a
+40-hex commit, real (not LookBench-Mini) data unless allowed, and every name that goes into the folder or the title
+printable ASCII of a file name's length (``paths.printable_name``). Distinct Hub ids never share a folder: a
+validated id has exactly one '/', and its owner and name, neither '.' nor '..', are two path segments as they are. The pull request's title carries the submission id (sha256 of the files it scores), so the same
 submission is found among the repo's pull requests and never sent twice.
 """
 from __future__ import annotations
@@ -18,12 +20,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from lookbench.files import folder_lock, new_sibling, replace_folder
-from lookbench.paths import looks_like_hub_id, result_file, split_revision, transport_errors
+from lookbench.files import contained_file, folder_lock, new_sibling, read_regular, replace_folder
+from lookbench.paths import (check_commit, check_hub_id, looks_like_hub_id, printable_name, result_file, shown,
+                             split_revision, transport_errors)
 from lookbench.results.outcomes import check_result
 from lookbench.results.store import Settings, predictions_folder, read_json, result_path
 from lookbench.submissions import DEFAULT_REPO
-from lookbench.submissions.verify import RESULT_NAME, parse_ranking, ranking_bytes
+from lookbench.submissions.ranking import MAX_RANKING_BYTES, parse_ranking
+from lookbench.submissions.verify import RESULT_NAME
 
 ROOT = "submissions"  # the results repo's folder of submissions
 MARK = "lookbench-submission"  # "[<MARK> <id>]" in a pull request's title names the submission it adds
@@ -45,9 +49,9 @@ class Submission:
 
 def check_repo(repo: str) -> str:
     """``repo`` if it names a Hub dataset (``owner/name``, no revision: a pull request always targets main)."""
-    if not looks_like_hub_id(repo) or "@" in repo:
-        raise ValueError(f"--repo {repo!r} is not a Hub dataset id (owner/name)")
-    return repo
+    if isinstance(repo, str) and "@" in repo:
+        raise ValueError(f"--repo {shown(repo)} is not a Hub dataset id (owner/name): a pull request targets main")
+    return check_hub_id(repo, "--repo")
 
 
 def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) -> Submission:
@@ -61,25 +65,30 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     rankings = _rankings(path, data, provenance.get("saved_predictions"))
     model, revision = _model(provenance.get("model"), model_id)
     dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
-    if _synthetic(dataset) and not allow_synthetic:
-        raise ValueError(f"the data is {dataset.get('name')}, a synthetic stand-in: the results repo is for real LookBench "
-                         "snapshots; pass --allow-synthetic to submit it anyway (e.g. to a test repo)")
     try:
-        folder = result_path(ROOT, model=model.replace("/", "__"), revision=revision, fingerprint=None,
+        stored = result_path(ROOT, model=model, revision=revision, fingerprint=None,
                              releases=[str(r) for r in dataset.get("releases") or []],
                              data_revision=dataset.get("revision"), settings=Settings.of(provenance))
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{path}: the provenance's settings cannot be read ({err})") from None
-    folder = folder.with_suffix("").as_posix()
+    # The store's model segment is sanitised, which is not one-to-one: the Hub id's owner and name replace it, verbatim.
+    folder = Path(ROOT, *model.split("/"), *stored.with_suffix("").parts[2:]).as_posix()
+    for segment in folder.split("/"):
+        printable_name(segment, f"{path}: the submission folder's part")
+    name = printable_name(str(dataset.get("name")), f"{path}: the data's name", limit=200)
     submitted = {**data, "provenance": {**provenance, "submission": {"model": model, "revision": revision}}}
     files = {f"{folder}/{RESULT_NAME}": json.dumps(submitted, indent=2).encode()}
     files.update({f"{folder}/{relative}": content for relative, content in rankings.items()})
+    placement = _verified(files, folder)
+    if placement["synthetic"] and not allow_synthetic:
+        raise ValueError(f"the data is {placement['name']}, a synthetic stand-in (its rows say so): the results repo is "
+                         "for real LookBench snapshots; pass --allow-synthetic to submit it anyway (e.g. to a test repo)")
     digest = hashlib.sha256()
     for name, content in sorted(files.items()):
         digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
     sid = digest.hexdigest()
     files[f"{folder}/README.md"] = _readme(data, model, revision, sid).encode()
-    title = f"{model}@{revision[:12]}: {Path(folder).name} on {dataset.get('name')} [{MARK} {sid[:16]}]"
+    title = f"{model}@{revision[:12]}: {Path(folder).name} on {name} [{MARK} {sid[:16]}]"
     return Submission(folder, files, sid, title)
 
 
@@ -96,7 +105,7 @@ def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
         if not isinstance(saved, list) or subset not in saved or not os.path.lexists(path.parent / relative):
             raise ValueError(f"{path} has no saved rankings of {subset} ({relative}): evaluate it with --save-predictions; "
                              "the leaderboard re-scores a submission from its rankings")
-        content = ranking_bytes(path.parent, relative)
+        content = read_regular(contained_file(path.parent, relative), MAX_RANKING_BYTES, path.parent / relative)
         depth, query = parse_ranking(content, str(path.parent / relative)).shallowest()
         block = data[subset]
         gallery, removed = block.get("gallery_size"), block.get("self_matches_removed") or 0
@@ -109,30 +118,49 @@ def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
 
 
 def _model(model, model_id: str | None) -> tuple[str, str]:
-    """(Hub id, revision) of the model: ``--model-id owner/name@revision`` when given, else the provenance's own."""
+    """(Hub id, commit) of the model: ``--model-id owner/name@commit`` when given, else the provenance's own; the id
+    checked as huggingface_hub checks one, the revision a 40-hex commit (``paths.check_hub_id``, ``check_commit``)."""
     if model_id is not None:
+        printable_name(model_id, "--model-id", limit=2 * 96 + 1 + 1 + 40)  # owner/name@commit at its longest
         try:
             repo, revision = split_revision(model_id)
         except ValueError as err:
             raise ValueError(f"--model-id: {err}") from None
-        if not looks_like_hub_id(repo) or revision is None:
-            raise ValueError(f"--model-id {model_id!r} is not owner/name@revision (the Hub repo its weights are published "
-                             "in, and the commit)")
-        return repo, revision
+        if revision is None:
+            raise ValueError(f"--model-id {shown(model_id)} is not owner/name@commit (the Hub repo its weights are "
+                             "published in, and the commit)")
+        repo = check_hub_id(repo, "--model-id")
+        return repo, check_commit(repo, revision, "--model-id")
     model = model if isinstance(model, dict) else {}
     source, revision = model.get("model"), model.get("revision")
     if isinstance(source, str) and looks_like_hub_id(source) and isinstance(revision, str) and revision:
-        return source, revision
+        what = "the result's model (give --model-id owner/name@commit to name another)"
+        source = check_hub_id(source, what)
+        return source, check_commit(source, revision, what)
     what = (f"the local folder {source}" if isinstance(source, str) and os.path.isabs(source)
             else f"{source!r} with no Hub revision")
     raise ValueError(f"the model {model.get('name')} is {what}, not a Hub model at a revision: give --model-id "
                      "owner/name@revision, the Hub repo and commit its weights are published at")
 
 
-def _synthetic(dataset: dict) -> bool:
-    """LookBench-Mini: its releases are mini-v<date> and its card says synthetic (docs/architecture.md §1)."""
-    return (any(str(r).startswith("mini-") for r in dataset.get("releases") or [])
-            or "synthetic" in str(dataset.get("name", "")).lower())
+def _verified(files: dict[str, bytes], folder: str) -> dict:
+    """What the board will compute: the submission exactly as it will be sent, verified against its data
+    (``verify_submission``); its placement, or a ValueError with the first reason it would not verify. Whether the data
+    is synthetic is read from the data's rows there, never from the result's editable name."""
+    import tempfile
+
+    from lookbench.submissions.verify import verify_submission
+
+    with tempfile.TemporaryDirectory(prefix="lookbench-submit-") as tmp:
+        for name, content in files.items():
+            file = Path(tmp) / Path(name).relative_to(folder)
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_bytes(content)
+        check = verify_submission(tmp)
+    if not check.verified:
+        more = f" (and {len(check.reasons) - 1} more: lookbench verify names them)" if len(check.reasons) > 1 else ""
+        raise ValueError(f"the result does not verify against {check.data}: {check.reasons[0]}{more}")
+    return check.placement
 
 
 def _headline(overall) -> str:

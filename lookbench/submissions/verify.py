@@ -1,316 +1,434 @@
-"""``lookbench verify``: a submission re-scored from its rankings, so no leaderboard takes a score as typed.
+"""``lookbench verify``: a submission re-judged from its rankings by the one judge, and every field that places its
+row recomputed from the data it was judged on.
 
-A submission (docs/submitting.md) is a result JSON with each subset's saved ranking beside it (``results.json`` and
-``results.predictions/<subset>.parquet``, as ``evaluate --output`` and the store keep them). Each ranked row is judged
-again against the data's own ground truth: the gallery row it names (``gallery_index``, whose ``item_id`` must be the
-one written) is looked up in the snapshot, and the annotations written in the file are never read. The scoring is the
-engine's (``score_queries``, ``summarise``, ``combine_subsets``, ``per_release``); every score the JSON claims must
-agree within ``TOLERANCE``, and so must its per-query outcomes. Files are read only inside the submission, their size
-capped before they are parsed.
+A submission (docs/submitting.md) is one folder holding exactly one result JSON and each subset's saved ranking
+beside it (``results.json`` and ``results.predictions/<subset>.parquet``, as ``evaluate --output`` and the store keep
+them). Every file of the folder is read once and hashed (the verdict's ``key``); the result and the rankings are parsed
+from those same bytes, so a verdict is never shown for bytes it did not hash. Each ranked row is judged again against
+the data's own ground truth (``lookbench.results.judge``, the engine's own judge): the gallery row it names
+(``gallery_index``, whose ``item_id`` must be the one written) is looked up in the data, and the annotations written in
+the file are never read. Every score the JSON claims must agree within ``TOLERANCE``, and so must its per-query
+outcomes; every field a leaderboard places a row by (data name, key, releases, revision, commit, query kind and words,
+mode, cutoff, distractors, subsets, K) must be what the data and the rankings give: ``placement`` is that record, and
+the leaderboard reads it, never the file. All work is bounded: rows by queries x the deepest K reported, decoded bytes
+by the pages' own headers (``lookbench.submissions.ranking``), messages by count and length.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from lookbench._version import __version__
 from lookbench.errors import EvaluationError
-from lookbench.files import contained_file, read_regular
+from lookbench.files import read_regular
 from lookbench.paths import looks_like_hub_id
-from lookbench.results.store import Settings, predictions_folder, read_json
+from lookbench.results.store import MAX_RESULT_BYTES, Settings, parse_json, predictions_folder
 from lookbench.settings import EMBEDDED_MINI
+from lookbench.submissions.ranking import (
+    MAX_RANKING_BYTES,
+    MAX_RANKING_ROWS,
+    TEXT_COLUMN,
+    Ranking,
+    clip,
+    parse_ranking,
+    shorten,
+)
 
 TOLERANCE = 1e-6  # percent points: a recomputed score is the engine's own arithmetic, so an honest one is exact
 RESULT_NAME = "results.json"
-MAX_RANKING_BYTES = 256 * 1024 * 1024  # one subset's ranking file, and the decoded size of the columns read
-MAX_RANKING_ROWS = 1 << 22  # 200,000 queries x 20 ranks; a file of more rows is never decoded
 MAX_FOLDERS = 10_000  # folders walked looking for the one submission below PATH
-_COLUMNS = {"query": "int", "query_item_id": "str", "rank": "int", "gallery_index": "int", "item_id": "str"}
+MAX_FILES = 64  # files in one submission folder (a result, four rankings, a card)
+MAX_OTHER_BYTES = 1024 * 1024  # any other file of a submission (its README)
+MAX_REASONS = 20  # problems kept per verdict (the table of claimed scores lists every difference)
 _NOT_SCORES = ("ci95", "per_query", "per_release", "per_category", "self_matches_removed")  # checked apart, or no score
 _SHOWN = 10  # problems named per subset
+# What a killed write leaves beside its target (lookbench.files.new_sibling): never part of a submission.
+_STALE = re.compile(r"\..+\.[a-z]+-[0-9a-f]+(\.previous)?")
+# The fields of provenance.dataset the data itself gives, compared one by one.
+_DATA_FIELDS = ("name", "key", "revision", "commit", "releases")
+
+
+class UnknownData(EvaluationError):
+    """The data a result names is not one the verifier was allowed to load (the board's allow-list)."""
 
 
 @dataclass
 class Verification:
     """The verdict on one submission: ``verified`` only when no reason stands against it. ``scores`` holds every
-    claimed score as (name, claimed, recomputed), recomputed ``None`` where the rankings give no such score."""
+    claimed score as (name, claimed, recomputed), recomputed ``None`` where the rankings give no such score. ``key``:
+    the sha256 of every file judged; ``placement``: what places its row, recomputed (only when verified);
+    ``claims``: the result exactly as judged (parsed from the hashed bytes)."""
 
     verified: bool
     reasons: list[str]
     scores: list[tuple[str, object, float | None]] = field(default_factory=list)
     result: str = ""
     data: str = ""
+    key: str = ""
+    placement: dict | None = None
+    claims: dict | None = None
 
 
-@dataclass
-class Ranking:
-    """The columns of one subset's saved ranking that verify and submit read: per row the query (1-based) and its
-    item id, the rank (1-based), the gallery row (0-based, noise rows after the subset's) and the retrieved item id."""
-
-    query: np.ndarray
-    query_item_id: np.ndarray
-    rank: np.ndarray
-    gallery_index: np.ndarray
-    item_id: np.ndarray
-
-    def shallowest(self) -> tuple[int, int]:
-        """(depth, query) of the query ranked least deep."""
-        queries, depth = np.unique(self.query, return_counts=True)
-        at = int(np.argmin(depth)) if depth.size else 0
-        return (int(depth[at]), int(queries[at])) if depth.size else (0, 0)
+def _walk(path: Path):
+    """os.walk below ``path``, links to folders not entered, the stale work of killed writes left out."""
+    for visited, (root, folders, names) in enumerate(os.walk(path)):
+        if visited > MAX_FOLDERS:
+            raise ValueError(f"{path} holds more than {MAX_FOLDERS} folders; name the submission folder itself")
+        folders[:] = sorted(f for f in folders if not _STALE.fullmatch(f))
+        yield Path(root), folders, sorted(n for n in names if not _STALE.fullmatch(n))
 
 
 def locate(path) -> tuple[Path, str]:
     """(folder, file name) of the result JSON: ``path`` itself, its ``results.json``, or the one ``results.json`` below
-    it (the output of ``submit --dry-run``, laid out as the results repo). Symlinked folders are not entered."""
+    it (the output of ``submit --dry-run``, laid out as the results repo). Symlinked folders are not entered; a JSON
+    above the submission is refused (it would be a second result)."""
     path = Path(path)
     if not path.is_dir():
         return path.parent, path.name
     if os.path.lexists(path / RESULT_NAME):
         return path, RESULT_NAME
-    found = []
-    for visited, (root, folders, names) in enumerate(os.walk(path)):
-        if visited > MAX_FOLDERS:
-            raise ValueError(f"{path} holds more than {MAX_FOLDERS} folders; name the submission folder itself")
+    found, strays = [], []
+    for root, folders, names in _walk(path):
         if RESULT_NAME in names:
-            found.append(Path(root))
+            found.append(root)
             folders.clear()
+        else:
+            strays += [root / n for n in names if n.endswith(".json")]
     if len(found) != 1:
-        listed = ": " + ", ".join(sorted(str(f.relative_to(path)) for f in found)[:5]) if found else ""
+        listed = ": " + ", ".join(sorted(clip(f.relative_to(path), 60) for f in found)[:5]) if found else ""
         raise ValueError(f"{path} holds {len(found) or 'no'} submission(s) ({RESULT_NAME}){listed}; "
                          "name one submission folder")
+    stray = [s for s in strays if found[0].is_relative_to(s.parent)]
+    if stray:
+        raise ValueError(f"{shorten(str(stray[0].relative_to(path)))} lies above the submission "
+                         f"{shorten(str(found[0].relative_to(path)))}: a submission is one result, nothing else is")
     return found[0], RESULT_NAME
 
 
-def ranking_bytes(folder: Path, relative: str) -> bytes:
-    """A ranking file inside ``folder``: regular, at most ``MAX_RANKING_BYTES`` (its size checked before it is read)."""
-    path, shown = contained_file(folder, relative), Path(folder) / relative
-    if path.stat().st_size > MAX_RANKING_BYTES:
-        raise ValueError(f"{shown} is larger than the {MAX_RANKING_BYTES}-byte limit of one file")
-    return read_regular(path, MAX_RANKING_BYTES, shown)
+def submission_files(folder: Path, name: str = RESULT_NAME) -> list[str]:
+    """Every file of the submission in ``folder`` (relative, sorted). A second JSON, a link or anything but a regular
+    file is refused by name: a submission holds exactly one result, and nothing in it is left unhashed."""
+    files = []
+    for root, folders, names in _walk(folder):
+        for entry in [*folders, *names]:
+            full = root / entry
+            relative = full.relative_to(folder).as_posix()
+            if full.is_symlink():
+                raise ValueError(f"{shorten(relative)} is a link; a submission holds its own files only")
+            if entry in names:
+                if not full.is_file():
+                    raise ValueError(f"{shorten(relative)} is not a regular file")
+                if relative.endswith(".json") and relative != name:
+                    raise ValueError(f"{shorten(relative)} is a second JSON beside {name}: a submission holds exactly "
+                                     "one result")
+                files.append(relative)
+                if len(files) > MAX_FILES:
+                    raise ValueError(f"the submission holds more than {MAX_FILES} files")
+    if name not in files:
+        raise ValueError(f"{shorten(name)} is not a regular file of the submission")
+    return sorted(files)
 
 
-def parse_ranking(data: bytes, shown: str) -> Ranking:
-    """The columns verify reads from a ranking's Parquet bytes; its row count and the decoded size of those columns are
-    checked in the file's metadata first, and strings stay dictionary-encoded, so no file decodes to gigabytes."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.ParquetFile(pa.BufferReader(data)).metadata
-        if meta.num_rows > MAX_RANKING_ROWS:
-            raise ValueError(f"{shown} holds {meta.num_rows} rows; a ranking holds at most {MAX_RANKING_ROWS}")
-        columns = [meta.row_group(g).column(c) for g in range(meta.num_row_groups)
-                   for c in range(meta.num_columns)]
-        decoded = sum(c.total_uncompressed_size for c in columns if c.path_in_schema in _COLUMNS)
-        if decoded > MAX_RANKING_BYTES:
-            raise ValueError(f"{shown} decodes to {decoded} bytes; a ranking's columns hold at most {MAX_RANKING_BYTES}")
-        names = meta.schema.to_arrow_schema().names
-        missing = [c for c in _COLUMNS if c not in names]
-        if missing:
-            raise ValueError(f"{shown}: column {missing[0]} is missing")
-        # one thread: pyarrow's reader threads, left at exit, abort the interpreter now and then (pyarrow 26)
-        table = pq.read_table(pa.BufferReader(data), columns=list(_COLUMNS), read_dictionary=["query_item_id", "item_id"],
-                              use_threads=False)
-    except (OSError, pa.ArrowException) as err:
-        first = (str(err).splitlines() or [type(err).__name__])[0][:200]
-        raise ValueError(f"{shown} cannot be read as a saved ranking ({first})") from None
-    out = {}
-    for name, kind in _COLUMNS.items():
-        column = table[name]
-        value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
-        right = (pa.types.is_integer(value_type) if kind == "int"
-                 else pa.types.is_string(value_type) or pa.types.is_large_string(value_type))
-        if not right:
-            raise ValueError(f"{shown}: column {name} is {column.type}, not {'an integer' if kind == 'int' else 'text'}")
-        if column.null_count:
-            raise ValueError(f"{shown}: column {name} has {column.null_count} empty value(s)")
-        out[name] = column.to_numpy().astype(np.int64) if kind == "int" else _strings(column)
-    return Ranking(**out)
+def _key(hashes: dict[str, str]) -> str:
+    """The submission's key: sha256 over every file's name and sha256, and the verifier's version (a new lookbench
+    judges again)."""
+    lines = "".join(f"{name}\0{digest}\n" for name, digest in sorted(hashes.items()))
+    return hashlib.sha256(f"lookbench {__version__}\n{lines}".encode()).hexdigest()
 
 
-def _strings(column) -> np.ndarray:
-    """A dictionary-encoded text column as an object array sharing one str per distinct value."""
-    parts = [np.asarray(chunk.dictionary.to_pylist(), dtype=object)[chunk.indices.to_numpy(zero_copy_only=False)]
-             if hasattr(chunk, "dictionary") else np.asarray(chunk.to_pylist(), dtype=object) for chunk in column.chunks]
-    return np.concatenate(parts) if parts else np.empty(0, dtype=object)
+def snapshot(folder, name: str = RESULT_NAME) -> tuple[str, bytes]:
+    """(key, result bytes) of the submission in ``folder`` as its files are now: every byte hashed (no size or time
+    shortcut), and the result's bytes exactly as hashed, so what a board shows is what its key names."""
+    folder = Path(folder)
+    hashes, result = {}, b""
+    for relative in submission_files(folder, name):
+        limit = MAX_RESULT_BYTES if relative == name else MAX_RANKING_BYTES
+        content = read_regular(folder / relative, limit, relative)
+        hashes[relative] = hashlib.sha256(content).hexdigest()
+        if relative == name:
+            result = content
+    return _key(hashes), result
 
 
-def named_data(dataset: dict):
+def named_data(dataset: dict, allowed=None):
     """The data a result names, as ``--data`` takes it: ``None`` for the embedded LookBench-Mini (rebuilt), a Hub
-    dataset at the commit it recorded, or a local folder that is here. Other data is an ``EvaluationError``, as data
-    ``load_benchmark`` cannot load is: the data is missing here, the submission is not at fault."""
+    dataset at the commit it recorded, or (only without ``allowed``) a local folder that is here. ``allowed``: the Hub
+    dataset ids that may be loaded (the board's allow-list; ``None``: any). Other data is an ``EvaluationError`` —
+    ``UnknownData`` when the allow-list keeps it out —, as data ``load_benchmark`` cannot load is: the submission is
+    not at fault."""
     label, commit = dataset.get("data"), dataset.get("commit")
     if label == EMBEDDED_MINI:
         return None
     if isinstance(label, str) and isinstance(commit, str) and looks_like_hub_id(label):
-        return f"{label.partition('@')[0]}@{commit}"
+        repo = label.partition("@")[0]
+        if allowed is not None and repo not in allowed:
+            raise UnknownData(f"unknown data {shorten(repo, 60)}: the board judges only {', '.join(sorted(allowed))} "
+                              "and the embedded LookBench-Mini")
+        return f"{repo}@{commit}"
+    if allowed is not None:
+        raise UnknownData(f"unknown data {shorten(label, 60)}: the board judges only its own dataset repos")
     if isinstance(label, str) and Path(label).is_dir():
         return label
-    raise EvaluationError(f"the result's data {label!r} is neither the embedded LookBench-Mini, a Hub dataset at a "
-                          "recorded commit, nor a folder here: give --data")
+    raise EvaluationError(f"the result's data {shorten(label, 300)} is neither the embedded LookBench-Mini, a Hub "
+                          "dataset at a recorded commit, nor a folder here: give --data")
 
 
-def verify_submission(path, data=None) -> Verification:
-    """Re-score the submission at ``path`` (a submission folder, a folder holding one, or a stored result with
-    rankings) on ``data`` (default: the data the result names). Bad input is a ``ValueError`` naming the file."""
+def _deepest_k(blocks: dict) -> int:
+    """The deepest K any claimed score of the result names (20, the default's, when none does)."""
+    from lookbench.metric.fine_recall.judging import DEFAULT_K
+
+    ks = [int(at[1:]) for block in blocks.values() for scores in block.values() if isinstance(scores, dict)
+          for at in scores if isinstance(at, str) and re.fullmatch(r"@\d{1,6}", at)]
+    return max(ks, default=max(DEFAULT_K))
+
+
+def _claimed_queries(block: dict) -> int:
+    count = block.get("num_queries")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
+def verify_submission(path, data=None, allowed=None) -> Verification:
+    """Re-judge the submission at ``path`` (a submission folder, a folder holding one, or a stored result with
+    rankings) on ``data`` (default: the data the result names; ``allowed`` limits which, see ``named_data``). Bad
+    input is a ``ValueError`` naming the file relative to the submission."""
     from lookbench.engine.data import load_benchmark
 
     folder, name = locate(path)
-    result = read_json(contained_file(folder, name), folder / name)
-    provenance, blocks, settings = _parts(result, str(folder / name))
-    saved, rankings = provenance.get("saved_predictions"), {}
+    files = submission_files(folder, name)
+    hashes = {}
+    raw = read_regular(folder / name, MAX_RESULT_BYTES, name)
+    hashes[name] = hashlib.sha256(raw).hexdigest()
+    try:
+        result = parse_json(raw)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+    provenance, blocks, settings = _parts(result, name)
+    saved, rankings, kmax = provenance.get("saved_predictions"), {}, _deepest_k(blocks)
     for subset in blocks:  # every file is read and checked before any data is loaded
         relative = f"{predictions_folder(Path(name)).name}/{subset}.parquet"
-        if not isinstance(saved, list) or subset not in saved:
-            raise ValueError(f"{folder / name} has no saved ranking of {subset} ({relative}); a result is verified "
-                             "from its rankings")
-        rankings[subset] = (relative, parse_ranking(ranking_bytes(folder, relative), str(folder / relative)))
-    bench = load_benchmark(named_data(provenance["dataset"]) if data is None else data,
+        if not isinstance(saved, list) or subset not in saved or relative not in files:
+            raise ValueError(f"{name} has no saved ranking of {subset} ({relative}); a result is verified from its "
+                             "rankings")
+        content = read_regular(folder / relative, MAX_RANKING_BYTES, relative)
+        hashes[relative] = hashlib.sha256(content).hexdigest()
+        rows = min(MAX_RANKING_ROWS, _claimed_queries(blocks[subset]) * kmax)
+        rankings[subset] = (relative, parse_ranking(content, relative, max_rows=rows))
+        del content
+    for relative in files:  # the rest of the submission (its card): hashed, never parsed
+        if relative not in hashes:
+            hashes[relative] = hashlib.sha256(read_regular(folder / relative, MAX_OTHER_BYTES, relative)).hexdigest()
+    key = _key(hashes)
+    text_form = settings.queries.removeprefix("text-") if settings.queries.startswith("text-") else None
+    bench = load_benchmark(named_data(provenance["dataset"], allowed) if data is None else data,
                            list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
-                           settings.distractors)
+                           settings.distractors, text_form=text_form)
     label, revision = bench.provenance["data"], bench.provenance["revision"]
-    verdict = Verification(False, [], result=str(folder / name), data=f"{label} (revision {revision})")
-    claimed = provenance["dataset"].get("revision")
-    if claimed != revision:
-        verdict.reasons.append(f"the result is for data revision {claimed}; {label} is revision {revision}: its "
-                               "rankings are not judged against other data")
+    verdict = Verification(False, [], result=str(folder / name), data=f"{label} (revision {revision})", key=key,
+                           claims=result)
+    verdict.reasons += _data_differences(provenance, bench.provenance, text_form)
+    if verdict.reasons:
         return verdict
-    if set(blocks) != set(bench.subsets):
-        verdict.reasons.append(f"the result scores {', '.join(sorted(blocks))}; with its settings {label} has "
+    if set(blocks) != set(bench.subsets) or sorted(provenance["subsets"]) != sorted(bench.subsets):
+        verdict.reasons.append(f"the result scores {', '.join(sorted(blocks))} (provenance.subsets "
+                               f"{shorten(provenance['subsets'], 60)}); with its settings {label} has "
                                f"{', '.join(bench.subsets)}")
         return verdict
     matrices = {}
     for subset, splits in bench.subsets.items():
         relative, ranking = rankings[subset]
         gallery = list(splits["gallery"]["item_id"]) + (list(bench.noise["item_id"]) if bench.noise is not None else [])
+        words = list(splits["query"]["query_text"]) if text_form is not None else None
         problems, matrices[subset] = _matrix(ranking, list(splits["query"]["item_id"]), gallery, subset, relative,
-                                             bench.noise is not None)
+                                             bench.noise is not None, kmax, words)
         verdict.reasons += problems
     if verdict.reasons:
+        verdict.reasons = verdict.reasons[:MAX_REASONS]
         return verdict
-    scores, outcomes, releases = _rescore(bench, matrices, settings.mode)
-    verdict.scores = list(_compared(result, blocks, scores, releases))
-    verdict.reasons += [f"{n} claimed {_number(c)}, recomputed {_number(r)}" for n, c, r in verdict.scores
-                        if not _agrees(c, r)]
-    for subset, o in outcomes.items():
-        verdict.reasons += _outcome_differences(subset, blocks[subset].get("per_query"), o.to_json())
+    judged = _rejudge(bench, matrices, settings.mode)
+    scores = {name: {**j.scores, "gallery_size": j.gallery_size} for name, j in judged.subsets.items()}
+    scores["overall"] = judged.overall
+    verdict.scores = list(_compared(result, blocks, scores, judged.per_release))
+    differing = [f"{n} claimed {_number(c)}, recomputed {_number(r)}" for n, c, r in verdict.scores if not _agrees(c, r)]
+    outcomes = [reason for subset, j in judged.subsets.items()
+                for reason in _outcome_differences(subset, blocks[subset].get("per_query"), j.outcomes.to_json())]
+    half = MAX_REASONS // 2  # the table lists every score; the reasons keep some of each kind
+    verdict.reasons += differing[:half] + outcomes[:half]
+    if len(differing) + len(outcomes) > 2 * half:
+        verdict.reasons.append(f"and {len(differing) + len(outcomes) - 2 * half} more difference(s) (the table lists "
+                               "every claimed score)")
     verdict.verified = not verdict.reasons
+    if verdict.verified:
+        verdict.placement = _placement(bench, settings, _claimed_ks(verdict.scores))
     return verdict
+
+
+def _data_differences(provenance: dict, truth: dict, text_form: str | None) -> list[str]:
+    """Where the result's description of its data differs from the data judged: every field a leaderboard groups by."""
+    claimed = provenance["dataset"]
+    problems = [f"provenance.dataset.{f} is {shorten(claimed.get(f), 60)}; the data judged gives "
+                f"{shorten(truth.get(f), 60)}" for f in _DATA_FIELDS if claimed.get(f) != truth.get(f)]
+    if text_form is not None and provenance.get("text_queries") != truth.get("text_queries"):
+        problems.append(f"provenance.text_queries is {shorten(provenance.get('text_queries'), 60)}; the data's text "
+                        f"config gives {shorten(truth.get('text_queries'), 60)}")
+    return problems
+
+
+def _claimed_ks(scores) -> list[int]:
+    return sorted({int(m.group(1)) for n, _, _ in scores for m in [re.search(r"@(\d+)$", n)] if m})
+
+
+def _placement(bench, settings: Settings, ks: list[int]) -> dict:
+    """What places a verified row, every field taken from the data judged and the settings it was judged with."""
+    data = bench.provenance
+    sources = {s for splits in bench.subsets.values() for ds in splits.values()
+               if "source" in ds.column_names for s in ds.unique("source")}
+    return {"data": data["data"], **{f: data[f] for f in _DATA_FIELDS}, "queries": settings.queries,
+            "mode": settings.mode, "cutoff": settings.cutoff, "distractors": settings.distractors,
+            "subsets": sorted(bench.subsets), "k": ks,
+            "synthetic": "synthetic" in sources or any(r.startswith("mini-") for r in data["releases"])}
 
 
 def _parts(result, name: str) -> tuple[dict, dict, Settings]:
     """The provenance, the subsets' blocks and the settings of a result, or a ValueError saying what is malformed."""
     from lookbench.schema import TEST_SUBSETS
-    from lookbench.settings import MODES
+    from lookbench.settings import MODES, TEXT_FORMS
 
     if not isinstance(result, dict) or not isinstance(result.get("provenance"), dict):
         raise ValueError(f"{name} is not a LookBench result: it has no provenance")
     provenance = result["provenance"]
     if not isinstance(provenance.get("dataset"), dict):
-        raise ValueError(f"{name}: provenance.dataset is {provenance.get('dataset')!r}, not the data's description")
+        raise ValueError(f"{name}: provenance.dataset is {shorten(provenance.get('dataset'))}, not the data's description")
     blocks = {key: block for key, block in result.items() if key not in ("overall", "provenance")}
     bad = next((key for key, block in blocks.items() if not isinstance(block, dict)), None)
     if bad is not None or not blocks:
-        raise ValueError(f"{name}: {bad or 'no subset'} is not a block of scores")
+        raise ValueError(f"{name}: {shorten(bad) if bad is not None else 'no subset'} is not a block of scores")
     foreign = next((key for key in blocks if key not in TEST_SUBSETS), None)
     if foreign is not None:
-        raise ValueError(f"{name}: {foreign[:100]!r} is not a LookBench subset ({', '.join(TEST_SUBSETS)})")
+        raise ValueError(f"{name}: {shorten(foreign)} is not a LookBench subset ({', '.join(TEST_SUBSETS)})")
     try:
         if not isinstance(provenance.get("subsets"), list) or not all(isinstance(s, str) for s in provenance["subsets"]):
-            raise TypeError(f"subsets is {provenance.get('subsets')!r}, not a list of names")
+            raise TypeError(f"subsets is {shorten(provenance.get('subsets'))}, not a list of names")
         settings = Settings.of(provenance)
     except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{name}: the provenance's settings cannot be read ({err})") from None
+        raise ValueError(f"{name}: the provenance's settings cannot be read ({shorten(str(err), 120)})") from None
     if settings.mode not in MODES:
-        raise ValueError(f"{name}: provenance.mode is {settings.mode!r}, not one of {', '.join(MODES)}")
+        raise ValueError(f"{name}: provenance.mode is {shorten(settings.mode)}, not one of {', '.join(MODES)}")
+    kinds = ["image", *(f"text-{form}" for form in TEXT_FORMS)]
+    if settings.queries not in kinds:
+        raise ValueError(f"{name}: provenance.queries is {shorten(settings.queries)}, not one of {', '.join(kinds)}")
     return provenance, blocks, settings
 
 
-def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, shown: str, noise: bool):
-    """(problems, matrix): the rankings as the metric takes them (queries x depth gallery rows in the data's query
-    order, -1 pads), or the problems that stop it (a query missing or listed twice, an item not the gallery's)."""
+def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, shown: str, noise: bool, kmax: int,
+            words: list | None = None):
+    """(problems, matrix): the rankings as the judge takes them (queries x depth gallery rows in the data's query
+    order, -1 pads), or the problems that stop it (a query missing or listed twice, ranked deeper than the result's
+    deepest K, an item not the gallery's, a text query's words not the data's). Sorting-based throughout: the work is
+    O(rows log rows) and at most ``_SHOWN`` messages are built, whatever the file holds."""
     q, rank, index, qid, iid = ranking.query, ranking.rank, ranking.gallery_index, ranking.query_item_id, ranking.item_id
     n, size = len(query_ids), len(gallery_ids)
     queries, gallery = np.asarray(query_ids, dtype=object), np.asarray(gallery_ids, dtype=object)
     if n == 0:
         return [f"{subset}: the data has no query under the result's settings"], None
-    problems = []
+    problems, extra = [], 0
+
+    def add(message):
+        nonlocal extra
+        if len(problems) < _SHOWN:
+            problems.append(f"{subset}: {message}")
+        else:
+            extra += 1
 
     def named(p):
-        return f"query {p} ({queries[p - 1]})"
+        return f"query {p} ({clip(queries[p - 1], 60)})"
 
+    if (ranking.query_text is not None) != (words is not None):
+        add(f"{shown} holds the words of text queries, but the result's queries are images" if words is None else
+            f"{shown} holds no {TEXT_COLUMN}; the result's queries are text")
+        return [*problems], None
     inside = (q >= 1) & (q <= n)
-    first = {}
-    for number, item in enumerate(query_ids, 1):
-        first.setdefault(item, number)
-    for p in np.unique(q[~inside]):
-        item = qid[q == p][0]
-        problems.append(f"{subset}: {named(first[item])} appears more than once in {shown} (again as query {p})"
-                        if item in first else f"{subset}: query {p} ({item}) of {shown} is not one of the {n} queries")
-    wrong = inside & (qid != queries[np.clip(q, 1, max(n, 1)) - 1])
-    for p in np.unique(q[wrong]):
-        problems.append(f"{subset}: query {p} is {qid[wrong & (q == p)][0]!r} in {shown}; the data's query {p} is "
-                        f"{queries[p - 1]!r}")
+    outside = np.flatnonzero(~inside)
+    if outside.size:
+        numbers, first_row = np.unique(q[outside], return_index=True)
+        for p, row in zip(numbers[:_SHOWN], outside[first_row[:_SHOWN]]):
+            add(f"query {p} ({clip(qid[row], 60)}) of {shown} is not one of the {n} queries")
+        extra += max(0, numbers.size - _SHOWN)
+    wrong = np.flatnonzero(inside & (qid != queries[np.clip(q, 1, n) - 1]))
+    if wrong.size:
+        numbers, first_row = np.unique(q[wrong], return_index=True)
+        for p, row in zip(numbers[:_SHOWN], wrong[first_row[:_SHOWN]]):
+            add(f"query {p} is {shorten(qid[row], 60)} in {shown}; the data's query {p} is {shorten(queries[p - 1], 60)}")
+        extra += max(0, numbers.size - _SHOWN)
+    if words is not None:
+        said = np.asarray(words, dtype=object)
+        differ = np.flatnonzero(inside & (ranking.query_text != said[np.clip(q, 1, n) - 1]))
+        if differ.size:
+            add(f"{named(int(q[differ[0]]))}'s words in {shown} are not the data's ({differ.size} row(s) differ)")
     qi, ri, gi = q[inside], rank[inside], index[inside]
     counts = np.bincount(qi, minlength=n + 1)[1:]
-    problems += [f"{subset}: {named(p)} has no ranking in {shown}" for p in np.flatnonzero(counts == 0) + 1]
+    missing = np.flatnonzero(counts == 0) + 1
+    for p in missing[:_SHOWN]:
+        add(f"{named(p)} has no ranking in {shown}")
+    extra += max(0, missing.size - _SHOWN)
     twice = set()  # queries named once for a repeat are not named again for what follows from it
     for column, what in ((ri, "{0} appears more than once in {1} (rank {2} is given {3} times)"),
                          (gi, "{0} ranks gallery row {2} {3} times in {1}")):
-        pairs, times = np.unique(np.stack([qi, column]), axis=1, return_counts=True)
-        for (p, value), count in zip(pairs.T[times > 1], times[times > 1]):
-            if p not in twice:
-                twice.add(p)
-                problems.append(f"{subset}: " + what.format(named(p), shown, value, count))
+        order = np.lexsort((column, qi))
+        a, b = qi[order], column[order]
+        repeat = np.flatnonzero((a[1:] == a[:-1]) & (b[1:] == b[:-1]))
+        named_queries, first = np.unique(a[repeat], return_index=True)
+        for p, at in zip(named_queries.tolist(), repeat[first].tolist()):
+            if p not in twice and len(twice) < _SHOWN:
+                add(what.format(named(p), shown, int(b[at]), int(np.count_nonzero((a == p) & (b == b[at])))))
+            elif p not in twice:
+                extra += 1
+            twice.add(p)
     lowest, highest = np.full(n + 1, np.iinfo(np.int64).max), np.zeros(n + 1, dtype=np.int64)
     np.minimum.at(lowest, qi, ri)
     np.maximum.at(highest, qi, ri)
     for p in np.flatnonzero((counts > 0) & ((lowest[1:] != 1) | (highest[1:] != counts))) + 1:
         if p not in twice:
-            problems.append(f"{subset}: {named(p)} has ranks {lowest[p]}..{highest[p]} in {shown}, not 1..{counts[p - 1]}")
+            add(f"{named(p)} has ranks {lowest[p]}..{highest[p]} in {shown}, not 1..{counts[p - 1]}")
+    deep = [p for p in np.flatnonzero(counts > kmax) + 1 if p not in twice]
+    if deep:
+        add(f"{named(deep[0])} ranks {counts[deep[0] - 1]} items in {shown}; the result reports K up to {kmax}, and no "
+            "ranking is judged deeper than that")
     at = np.clip(index, 0, max(size, 1) - 1)
-    off = (index < 0) | (index >= size) | (iid != gallery[at] if size else True)
-    known = set(gallery_ids)
-    where = f"the {subset} gallery" + (" nor the noise gallery" if noise else "")
-    for row in np.flatnonzero(off):
-        item, spot = iid[row], f"(query {q[row]}, rank {rank[row]})"
-        problems.append(f"{subset}: item_id {item!r} {spot} is in neither {where}" if item not in known else
-                        f"{subset}: item_id {item!r} {spot} is not gallery row {index[row]} of {shown}")
+    off = np.flatnonzero((index < 0) | (index >= size) | (iid != gallery[at] if size else True))
+    if off.size:
+        known = set(gallery_ids)
+        where = f"the {subset} gallery" + (" nor the noise gallery" if noise else "")
+        for row in off[:_SHOWN]:
+            item, spot = shorten(iid[row], 60), f"(query {q[row]}, rank {rank[row]})"
+            add(f"item_id {item} {spot} is in neither {where}" if iid[row] not in known else
+                f"item_id {item} {spot} is not gallery row {index[row]} of {shown}")
+        extra += max(0, off.size - _SHOWN)
     if problems:
-        more = [f"{subset}: and {len(problems) - _SHOWN} more problem(s) in {shown}"] if len(problems) > _SHOWN else []
-        return problems[:_SHOWN] + more, None
+        return problems + ([f"{subset}: and {extra} more problem(s) in {shown}"] if extra else []), None
     matrix = np.full((n, int(counts.max())), -1, dtype=np.int64)
     matrix[qi - 1, ri - 1] = gi
     return [], matrix
 
 
-def _rescore(bench, matrices: dict, mode: str) -> tuple[dict, dict, dict]:
-    """What the engine writes for these rankings: per subset its scores (with ``gallery_size``) and ``overall``, each
-    subset's outcomes, and the scores per release."""
-    from lookbench.metric.fine_recall.judging import DEFAULT_K, combine_subsets, score_queries, summarise
-    from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
-    from lookbench.results.outcomes import Outcomes
-    from lookbench.results.per_release import per_release
+def _rejudge(bench, matrices: dict, mode: str):
+    """The one judge on these rankings, as the engine ran it: each subset's gallery followed by the noise gallery."""
+    from lookbench.metric.fine_recall.records import GalleryColumns
+    from lookbench.results.judge import combine, gallery_columns, judge_subset, query_columns
 
     noise = None if bench.noise is None else GalleryColumns(bench.noise)
-    scores, outcomes, sizes = {}, {}, {}
+    judged = {}
     for name, matrix in matrices.items():
         queries = bench.subsets[name]["query"]
-        annotations = queries.select_columns([*RECORD_FIELDS, "item_id"]
-                                             + (["release"] if "release" in queries.column_names else []))
-        gallery = GalleryColumns(bench.subsets[name]["gallery"])
-        gallery = gallery + noise if noise is not None else gallery
-        per_query = score_queries(matrix, annotations, gallery, k=list(DEFAULT_K), mode=mode)
-        scores[name], outcomes[name], sizes[name] = summarise(per_query), Outcomes.of(per_query, annotations), len(gallery)
-    scores["overall"] = combine_subsets({name: scores[name] for name in matrices})
-    for name, size in sizes.items():
-        scores[name] = {**scores[name], "gallery_size": size}
-    return scores, outcomes, per_release(outcomes)[0]
+        judged[name] = judge_subset(matrix, queries.select_columns(query_columns(queries)),
+                                    gallery_columns(bench.subsets[name]["gallery"], noise), mode)
+    return combine(judged)
 
 
 def _compared(result: dict, blocks: dict, scores: dict, releases: dict):
@@ -337,9 +455,9 @@ def _rows(scope: str, block, truth: dict):
         if isinstance(value, dict):
             for at, number in value.items():
                 flat = f"{key}{at}" if str(at).startswith("@") else f"{key}.{at}"
-                yield f"{scope} {flat}", number, truth.get(flat)
+                yield clip(f"{scope} {flat}"), number, truth.get(flat)
         else:
-            yield f"{scope} {key}", value, truth.get(key)
+            yield clip(f"{scope} {key}"), value, truth.get(key)
 
 
 def _is_number(value) -> bool:

@@ -257,3 +257,30 @@ def test_push_commits_the_files_it_checked_even_if_one_is_swapped_before_the_upl
     assert sent["sha256"]["app.py"] == checked
     assert hashlib.sha256(secret.read_bytes()).hexdigest() not in {h for c in fake.commit_log for h in c["sha256"].values()}
     assert not [c for c in fake.commit_log if "added-later.txt" in c["paths"]]
+
+
+def test_repos_json_lists_exactly_the_files_push_sends(hub, tmp_path):
+    """repos.json named the files stage wrote while push walked the folders again: a file added to a repo folder
+    after stage was planned and sent, though the manifest never listed it. Now they are one list."""
+    from lookbench.upload_scripts.stage import Staging, files_of
+
+    staging = Staging.load(hub)
+    sent = {repo.repo_id: [f"{repo.folder}/{p.relative_to((hub / repo.folder).resolve()).as_posix()}"
+                           for p in files_of(hub, repo)] for repo in staging.repos}
+    assert sorted(f for files in sent.values() for f in files) == sorted(staging.files)
+    dry = run_cli("push", "--hub", str(hub), "--dry-run", endpoint=None, token=None, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    planned = {line.split()[1]: int(line.split()[2]) for line in dry.stdout.splitlines() if line.split()[:1] in (["dataset"], ["model"], ["space"])}
+    assert planned == {repo: len(files) for repo, files in sent.items()}
+    mirror = copy_mirror(hub, tmp_path)
+    (mirror / "lookbench/gr-lite-mini/optimizer.bin").write_bytes(b"added after stage")
+    (mirror / "lookbench/demo/README.md").unlink()
+    for dry_run in (("--dry-run",), ()):
+        with FakeHub() as fake:
+            proc = run_cli("push", "--hub", str(mirror), *dry_run, endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+        assert proc.returncode == 2 and fake.requests == [] and "Plan" not in proc.stdout, proc.stdout + proc.stderr[-2000:]
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+        assert "lookbench/gr-lite-mini/optimizer.bin is not in repos.json" in proc.stderr
+    (mirror / "lookbench/gr-lite-mini/optimizer.bin").unlink()
+    proc = run_cli("push", "--hub", str(mirror), "--dry-run", endpoint=None, token=None, cwd=tmp_path)
+    assert proc.returncode == 2 and "repos.json lists lookbench/demo/README.md, which no repo folder" in proc.stderr

@@ -394,3 +394,80 @@ def test_stage_prints_each_repos_size(tmp_path, photos):
     assert set(sizes) == set(REPOS), proc.stdout
     demo = sum(p.stat().st_size for p in (tmp_path / "HUB/lookbench/demo").rglob("*") if p.is_file())
     assert float(sizes["lookbench/demo"]) == round(demo / 1e6, 1) and demo < 100e6
+
+
+# -- only the project's own files are published (issue "Hostile users, round 4", item 8) -------------------------
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch) -> Path:
+    """A git checkout to stage from: the files git tracks here, as they are now, committed in a fresh repo under
+    tmp_path. Python still imports the installed package; stage's package and model folders point into the copy
+    (each path rebased from this checkout onto it), so nothing is ever dropped into the working tree."""
+    import shutil
+    import subprocess
+
+    from lookbench.upload_scripts import stage as module
+
+    copy = tmp_path / "checkout"
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
+    for name in (n.decode() for n in tracked.split(b"\0") if n):
+        if name.split("/")[0] in ("lookbench", "models", "metric", "space", "dataset_builder", "upload_scripts", "setup.cfg") \
+                and (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / name, copy / name)
+    _git(copy, "init", "-q")
+    _git(copy, "add", "-A")
+    _git(copy, "commit", "-q", "-m", "the project")
+    rebased = {name: getattr(module, name) for name in ("_package_dir", "gr_lite_mini_folder", "gr_lite_mini_text_folder")}
+    monkeypatch.setattr(module, "_package_dir", lambda m: copy / rebased["_package_dir"](m).relative_to(ROOT))
+    for name in ("gr_lite_mini_folder", "gr_lite_mini_text_folder"):
+        monkeypatch.setattr(module, name, lambda real=rebased[name]: copy / real().relative_to(ROOT))
+    return copy
+
+
+def _git(repo: Path, *argv) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=test", "-c", "user.email=test@example.com", *argv],
+                   check=True, capture_output=True)
+
+
+def test_files_git_does_not_track_and_dotfiles_are_never_staged(checkout, tmp_path, photos):
+    """A `.env` with a token beside the package and a training run's optimizer.bin left in the model folder were
+    copied into the public Spaces and model repo, and listed in repos.json; so was any dotfile."""
+    token = "hf_secretTokenThatMustNeverBePublished0123"
+    (checkout / "lookbench/.env").write_text(f"HF_TOKEN={token}\n")
+    (checkout / "models/gr_lite/gr-lite-mini/optimizer.bin").write_bytes(b"OPTIMIZER STATE" + token.encode())
+    (checkout / "models/gr_lite/gr-lite-mini/.gitignore").write_text("*.bin\n")  # tracked, but a dotfile
+    _git(checkout, "add", "models/gr_lite/gr-lite-mini/.gitignore")
+    (checkout / "space/notes.py").write_text(f"TOKEN = {token!r}\n")  # untracked code, too
+    (checkout / "lookbench/secret-link.txt").symlink_to(checkout / "lookbench/.env")  # an untracked link
+    out = tmp_path / "HUB"
+    staging = stage(out, photos=photos)
+    everything = [p for p in out.rglob("*") if p.is_file()]
+    assert not [p for p in everything if p.name in (".env", "optimizer.bin", ".gitignore", "notes.py", "secret-link.txt")]
+    assert not [p for p in everything if token.encode() in p.read_bytes()]
+    assert not [f for f in staging.files if f.rsplit("/", 1)[-1] in (".env", "optimizer.bin", ".gitignore", "notes.py")]
+    assert (out / "lookbench/gr-lite-mini/model.safetensors").read_bytes() == \
+        (checkout / "models/gr_lite/gr-lite-mini/model.safetensors").read_bytes()  # the tracked files are there
+
+
+@pytest.mark.parametrize("folder, link", [("models/gr_lite/gr-lite-mini", "extra.json"), ("lookbench", "engine/extra.py"),
+                                          ("metric/fine_recall", "app.py")])
+def test_a_link_out_of_a_carried_folder_is_refused_by_name_before_anything_is_written(checkout, tmp_path, photos, folder,
+                                                                                     link):
+    """A tracked symlink in a carried folder pointing outside it was followed, and the file it named published."""
+    secret = tmp_path / "private" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE")
+    (checkout / folder / link).unlink(missing_ok=True)
+    (checkout / folder / link).symlink_to(secret)
+    _git(checkout, "add", "-A")
+    out = tmp_path / "HUB"
+    with pytest.raises(ValueError) as refused:
+        stage(out, photos=photos)
+    message = str(refused.value)
+    assert len(message.splitlines()) == 1 and f"{checkout / folder}: {link} lies outside the" in message, message
+    assert "nothing was staged" in message
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".HUB")]

@@ -14,14 +14,14 @@ REVISION = "a" * 40
 
 def _submission(root: Path, owner: str) -> Path:
     """The strict-mode folder of ``owner``'s submission below ``root``."""
-    (found,) = (root / "submissions").glob(f"{owner}__*/*/*/strict")
+    (found,) = (root / "submissions" / owner).glob("*/*/*/strict")
     return found
 
 
 def _copy(root: Path, owner: str) -> Path:
     """The honest submission copied as ``owner``'s (its label says whose; nothing verify reads changes)."""
     source = _submission(root, "someone")
-    target = root / "submissions" / f"{owner}__raw-pixels" / source.relative_to(root / "submissions" / "someone__raw-pixels")
+    target = root / "submissions" / owner / "raw-pixels" / source.relative_to(root / "submissions" / "someone" / "raw-pixels")
     shutil.copytree(source, target)
     data = json.loads((target / "results.json").read_text())
     data["provenance"]["submission"]["model"] = f"{owner}/raw-pixels"

@@ -58,7 +58,7 @@ def test_one_bad_store_file_never_stops_the_table_and_is_named_on_stderr(tmp_pat
         pytest.fail("the leaderboard blocked on a FIFO in the store")
     assert answer["code"] == 0, answer["err"]
     assert "good-model" in answer["out"] and not any(n in answer["out"] for n in ("string-score", "list-metric"))
-    skipped = {line.split(": ", 2)[1].rsplit("/", 1)[-1]: line for line in answer["err"].splitlines()}
+    skipped = {line.split(": ", 2)[1].removeprefix("skipped ").rsplit("/", 1)[-1]: line for line in answer["err"].splitlines()}
     assert set(skipped) == {"fifo.json", "deep.json", "string.json", "list.json", "not-a-dict.json"}, answer["err"]
     assert "FIFO, not a regular file" in skipped["fifo.json"]
     assert "nested deeper than" in skipped["deep.json"]
@@ -134,12 +134,13 @@ def test_a_submission_is_re_scored_from_its_rankings_and_the_rest_say_what_was_c
         "raw-pixels": "not checked",
         # a ranking's top two swapped: the JSON agrees with itself, the rankings do not give it
         "swapped/raw-pixels@aaaaaaaaaaaa": "no: RealStudioFlat fine_recall@1 claimed 100.000000, recomputed 75.000000 "
-                                           "(and 45 more: lookbench verify names them)",
+                                           "(and 20 more: lookbench verify names them)",
         # a score edited in the JSON: the rankings re-judged give another
         "edited/raw-pixels@aaaaaaaaaaaa": "no: RealStudioFlat fine_recall@1 claimed 99.000000, recomputed 100.000000",
         # bad input is the one line `lookbench verify` gives
-        "unreadable/raw-pixels@aaaaaaaaaaaa": "no: cannot read results.predictions/AIGen-Studio.parquet: No such file "
-                                              "or directory"}
+        "unreadable/raw-pixels@aaaaaaaaaaaa": "no: results.json has no saved ranking of AIGen-Studio "
+                                              "(results.predictions/AIGen-Studio.parquet); a result is verified from "
+                                              "its rankings"}
 
 
 def test_the_caller_can_give_its_verdicts_and_data_that_cannot_be_loaded_is_not_checked(submissions, tmp_path):
@@ -148,16 +149,16 @@ def test_the_caller_can_give_its_verdicts_and_data_that_cannot_be_loaded_is_not_
     be loaded here is "not checked", with the reason, ranked below the verified rows; it is not failed."""
     import shutil
 
-    from lookbench.leaderboard.load import load_store, verified_text
+    from lookbench.leaderboard.load import Verdict, judge_submission, load_store
 
     asked = []
-    entries, _ = load_store(submissions, verify=lambda folder: asked.append(folder.name) or "yes")
-    assert sorted(asked) == ["strict"] * 4 and {e.verified for e in entries} == {"yes", "not checked"}
-    (honest,) = (submissions / "submissions").glob("someone__raw-pixels/*/*/strict")
+    entries, _ = load_store(submissions, verify=lambda folder, key: asked.append(folder.name) or Verdict("pending", key))
+    assert sorted(asked) == ["strict"] * 4 and {e.verified for e in entries} == {"pending", "not checked"}
+    (honest,) = (submissions / "submissions").glob("someone/raw-pixels/*/*/strict")
     moved = tmp_path / "strict"
     shutil.copytree(honest, moved)
     result = json.loads((moved / "results.json").read_text())
     (tmp_path / "empty").mkdir()
     result["provenance"]["dataset"]["data"] = str(tmp_path / "empty")
     (moved / "results.json").write_text(json.dumps(result))
-    assert verified_text(moved).startswith(f"not checked: its data cannot be loaded here ({tmp_path / 'empty'}")
+    assert judge_submission(moved).text.startswith(f"not checked: its data cannot be loaded here ({tmp_path / 'empty'}")

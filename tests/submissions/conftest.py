@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.submissions import MODEL_ID, lookbench
+from tests.helpers.submissions import MODEL_ID, lookbench, submission_folder
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +27,13 @@ def dry_run(honest, tmp_path_factory) -> Path:
                      cwd=root.parent)
     assert proc.returncode == 0, proc.stderr
     return root
+
+
+@pytest.fixture
+def copy(dry_run, tmp_path) -> Path:
+    """A copy of the honest submission folder to tamper with."""
+    import shutil
+
+    folder = tmp_path / "submission"
+    shutil.copytree(submission_folder(dry_run), folder)
+    return folder

@@ -21,7 +21,7 @@ REVISION = MODEL_ID.split("@")[1]
 
 def test_dry_run_writes_the_result_its_rankings_and_a_description_at_the_submission_path(honest, dry_run):
     folder = submission_folder(dry_run)
-    assert re.fullmatch(rf"submissions/lookbench__gr-lite-mini/{REVISION}/mini-v20240601\+mini-v20250101\+mini-v20251201"
+    assert re.fullmatch(rf"submissions/lookbench/gr-lite-mini/{REVISION}/mini-v20240601\+mini-v20250101\+mini-v20251201"
                         r"-local-[0-9a-f]{16}/strict", folder.relative_to(dry_run).as_posix())
     assert files(dry_run) == [f"{folder.relative_to(dry_run).as_posix()}/{name}" for name in
                               ["README.md", "results.json", *(f"results.predictions/{s}.parquet" for s in SUBSETS)]]
@@ -114,11 +114,21 @@ def _drop(flag, value=False):
     (_edited, None, "damaged or edited: overall claimed fine_recall@1 250, outcomes give"),
     (None, _drop("--model-id", value=True), "the model gr-lite-mini is the local folder /"),
     (None, _drop("--allow-synthetic"), "the data is LookBench-Mini (synthetic), a synthetic stand-in"),
-    (None, lambda argv: argv[:-1] + ["gr-lite-mini@main"], "--model-id 'gr-lite-mini@main' is not owner/name@revision"),
-    (None, lambda argv: argv[:-1] + ["lookbench/gr-lite-mini"], "--model-id 'lookbench/gr-lite-mini' is not"),
-    (None, lambda argv: argv + ["--repo", "../results"], "--repo '../results' is not a Hub dataset id (owner/name)"),
+    (None, lambda argv: argv[:-1] + ["gr-lite-mini@main"], "--model-id 'gr-lite-mini' is not a Hub repo id owner/name"),
+    (None, lambda argv: argv[:-1] + ["lookbench/gr-lite-mini"], "--model-id 'lookbench/gr-lite-mini' is not owner/name@commit"),
+    (None, lambda argv: argv + ["--repo", "../results"], "--repo '../results' is not a Hub repo id owner/name"),
+    # issue "Hostile users, round 4", item 6: names that cannot collide or deceive
+    (None, lambda argv: argv[:-1] + [f"{MODEL_ID}\u202e"], "--model-id 'lookbench/gr-lite-mini@" + REVISION + "\\u202e' has a character that is not"),
+    (None, lambda argv: argv[:-1] + [f"lookbench/gr-lite-mi\u0144i@{REVISION}"],
+     "--model-id 'lookbench/gr-lite-mi\\u0144i@" + REVISION + "' has a character that is not printable ASCII"),
+    (None, lambda argv: argv + ["--repo", "some\u043ene/results"], "--repo 'some\\u043ene/results' has a character that is not"),
+    (None, lambda argv: argv[:-1] + ["lookbench/gr-lite-mini@main"],
+     "--model-id lookbench/gr-lite-mini@'main': the revision must be the model's 40-hex commit sha, not a branch or tag "
+     "(they move); find it with python -c \"from huggingface_hub import HfApi; print(HfApi().model_info("
+     "'lookbench/gr-lite-mini', revision='main').sha)\" or in the Hub page's commit history"),
+    (None, lambda argv: argv[:-1] + ["lookbench/gr-lite-mini@" + "a" * 5000], "(5023 characters) is longer than the"),
 ], ids=["no-rankings", "none-saved", "shallow", "edited", "local-model", "synthetic", "bad-model-id", "unpinned",
-        "bad-repo"])
+        "bad-repo", "rlo-revision", "non-ascii-id", "non-ascii-repo", "branch", "long-revision"])
 def test_refusals_are_one_line_before_any_request(honest, tmp_path, tamper, argv, message):
     copy = tmp_path / "out"
     shutil.copytree(honest.parent, copy)
@@ -129,7 +139,18 @@ def test_refusals_are_one_line_before_any_request(honest, tmp_path, tamper, argv
         proc = run_cli(*(argv(args) if argv else args), endpoint=hub.url, token=TOKEN, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.isascii() and len(proc.stderr) < 600, proc.stderr[:600]
     assert hub.requests == []
+
+
+def test_hub_ids_that_a_separator_escape_made_one_get_folders_of_their_own(honest):
+    """`a__b/c` and `a/b__c` were both `a__b__c`: the second submission overwrote the first. The owner and name are
+    two path segments as they are now, and huggingface_hub's validation keeps '/' out of either."""
+    from lookbench.submissions.submit import prepare
+
+    first, second = (prepare(honest, model_id=f"{model}@{REVISION}", allow_synthetic=True) for model in ("a__b/c", "a/b__c"))
+    assert first.folder.startswith("submissions/a__b/c/") and second.folder.startswith("submissions/a/b__c/")
+    assert first.folder != second.folder and first.id != second.id
 
 
 def test_a_dry_run_replaces_its_own_earlier_folder_whole(honest, tmp_path):

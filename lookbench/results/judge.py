@@ -1,0 +1,79 @@
+"""The one judge: rankings + the data's annotations + settings -> per-query outcomes and every score.
+
+docs/architecture.md §8. The engine, ``lookbench verify``, saved predictions and the mteb export all call these
+functions, so a verified score can only be what the engine itself would write for the same rankings: nothing here
+knows where the rankings came from. The metric's pure functions (``metric/fine_recall``) do the arithmetic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lookbench.metric.fine_recall.judging import DEFAULT_K, combine_subsets, score_queries, summarise
+from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
+from lookbench.results.outcomes import Outcomes
+from lookbench.results.per_release import per_release
+
+# What a query record carries into a judgement: its annotation, its id and, where the data has them, its release
+# and its words (a text query's).
+_OPTIONAL = ("release", "query_text")
+
+
+def query_columns(dataset) -> list[str]:
+    """The columns of a query split the judge reads (the same selection wherever a ranking is judged)."""
+    return [*RECORD_FIELDS, "item_id", *(c for c in _OPTIONAL if c in dataset.column_names)]
+
+
+def gallery_columns(gallery, noise: GalleryColumns | None = None) -> GalleryColumns:
+    """A subset gallery's annotations, factorised, with the shared noise gallery's appended behind them."""
+    columns = gallery if isinstance(gallery, GalleryColumns) else GalleryColumns(gallery)
+    return columns + noise if noise is not None else columns
+
+
+@dataclass
+class SubsetJudgement:
+    """One subset's ranking judged: ``scores`` (the metric's means + ``num_queries``), each query's ``outcomes``,
+    the per-rank ``fine``/``coarse`` hit flags (what saved predictions write) and the gallery's size."""
+
+    scores: dict
+    outcomes: Outcomes
+    fine: np.ndarray
+    coarse: np.ndarray
+    gallery_size: int
+
+
+def judge_subset(ranking: np.ndarray, queries, gallery: GalleryColumns, mode: str, k=DEFAULT_K) -> SubsetJudgement:
+    """Judge one subset: ``ranking`` (queries x depth gallery rows, -1 pads) of the query records ``queries``
+    (a Dataset of ``query_columns``) in ``gallery``."""
+    per_query = score_queries(ranking, queries, gallery, k=list(k), mode=mode)
+    return SubsetJudgement(summarise(per_query), Outcomes.of(per_query, queries), per_query["fine"],
+                           per_query["coarse"], len(gallery))
+
+
+@dataclass
+class Judgement:
+    """A whole result judged: per subset its judgement, the query-weighted ``overall`` and the headline scores per
+    release (with their intervals)."""
+
+    subsets: dict[str, SubsetJudgement]
+    overall: dict
+    per_release: dict
+    release_intervals: dict
+
+    def outcomes(self) -> dict[str, Outcomes]:
+        return {name: j.outcomes for name, j in self.subsets.items()}
+
+
+def combine(subsets: dict[str, SubsetJudgement]) -> Judgement:
+    """The subsets' judgements as one result: overall and per release, as the engine writes them."""
+    overall = combine_subsets({name: j.scores for name, j in subsets.items()})
+    releases, intervals = per_release({name: j.outcomes for name, j in subsets.items()})
+    return Judgement(subsets, overall, releases, intervals)
+
+
+def fine_matches(queries, gallery: GalleryColumns, mode: str) -> np.ndarray:
+    """queries x gallery: is each gallery row a fine match of each query (the qrels of an export)."""
+    everything = np.arange(len(gallery))
+    return score_queries(np.broadcast_to(everything, (len(queries), len(everything))), queries, gallery, k=[1],
+                         mode=mode)["fine"]
