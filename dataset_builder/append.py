@@ -14,7 +14,6 @@ import copy
 import hashlib
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from lookbench.dataset_builder.export import (
     BuildSummary,
     Step,
     build_shards,
+    check_pair,
     release_facts,
     staging_folder,
     text_info,
@@ -47,9 +47,10 @@ def append_release(raw, out, *, release: str | None = None, skip_invalid: bool =
     out = Path(out)
     with folder_lock(out):  # held from the read to the swap: a concurrent append is refused, never lost
         folder = BuiltFolder.read(out)
-        with tempfile.TemporaryDirectory(prefix="lookbench-append-") as tmp, staging_folder(out, "appending") as staging:
-            new = staging / "new"
-            summary, infos = build_shards("raw", new, Path(tmp), progress, input_path=raw, release=release, scale=1.0,
+        with staging_folder(out, "appending") as staging:  # scratch too: a killed append leaves it for the next run
+            new, tmp = staging / f"{out.name}.new", staging / f"{out.name}.scratch"  # never out.name, the staged folder
+            tmp.mkdir()
+            summary, infos = build_shards("raw", new, tmp, progress, input_path=raw, release=release, scale=1.0,
                                           noise_scale=1.0, seed=0, skip_invalid=skip_invalid, taxonomy=taxonomy,
                                           subsets=subsets, train_out=None)
             folder.check_new(new, summary.releases)
@@ -132,6 +133,7 @@ class BuiltFolder:
 
     @classmethod
     def read(cls, path: Path) -> "BuiltFolder":
+        check_pair(path)
         if not (path / "README.md").is_file() or not _shards(path):
             raise SourceError(f"--out {path} is not a folder written by `lookbench build` (README.md + <Config>/*.parquet); "
                               "build the first release with --source, then append")

@@ -6,7 +6,6 @@ import json
 import math
 import os
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from lookbench._version import __version__
 from lookbench.citation import BIBTEX
-from lookbench.files import folder_lock, new_sibling, replace_folder
+from lookbench.files import folder_lock, new_sibling, read_regular, replace_folder
 from lookbench.paths import mini_dir
 from lookbench.progress import StageBars
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date, resolve_subset
@@ -65,6 +64,7 @@ class BuildSummary:
     default_release: str | None = None
     appended: list[str] = field(default_factory=list)  # the releases an append added (rows: theirs only)
     report_name: str = REPORT_NAME
+    notes: list[str] = field(default_factory=list)  # what the build found and repaired (a killed build's half pair)
 
     def lines(self) -> list[str]:
         out = [f"Appended {', '.join(self.appended)} to {self.out}" if self.appended else f"Wrote {self.out}"]
@@ -80,7 +80,7 @@ class BuildSummary:
         out.extend(f"  warning: {w}" for w in self.report.warnings)
         if self.report.problems or self.report.warnings:
             out.append(f"  report: {self.out / self.report_name}")
-        return out
+        return out + self.notes
 
 
 def write_parquet_shards(dataset: datasets.Dataset, folder: Path, split: str) -> list[Path]:
@@ -167,15 +167,19 @@ def build_release(
     if source == "fashion-mnist" and input_path is None:
         input_path = package_folder()  # resolved here, so the card's build command names it
     targets = {"out": Path(out)} | ({"train_out": Path(train_out)} if train_out is not None else {})
-    with tempfile.TemporaryDirectory(prefix="lookbench-build-") as tmp, contextlib.ExitStack() as staged:
+    with contextlib.ExitStack() as staged:
         for flag, target in targets.items():
             target.parent.mkdir(parents=True, exist_ok=True)
             staged.enter_context(folder_lock(target))  # held to the swap: a concurrent build or append is refused
-            _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS) | {TEXT_CONFIG})
-        tmp = Path(tmp)
+            _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS) | {TEXT_CONFIG, UNPAIRED})
+        left = unpaired_training_set(targets["out"])  # the mark of a build killed between its two swaps
         staging = {}
         for flag, target in targets.items():
             staging[flag] = staged.enter_context(staging_folder(target, "building")) / target.name
+        # Scratch (a generated raw release, datasets' cache) inside the staging folder, not in the system's temporary
+        # folder: a killed build leaves it beside --out, where the next build holding the lock clears it.
+        tmp = staging["out"].with_name(f"{targets['out'].name}.scratch")  # never the staged folder's own name
+        tmp.mkdir()
         summary, infos = build_shards(source, staging["out"], tmp, progress, input_path=input_path, release=release, scale=scale,
                                 noise_scale=noise_scale, seed=seed, skip_invalid=skip_invalid, taxonomy=taxonomy,
                                 subsets=subsets, train_out=staging.get("train_out"))
@@ -185,10 +189,53 @@ def build_release(
         step = Step(summary.releases, source, command, REPORT_NAME, notes or "first build of this folder")
         write_card(staging["out"], pretty_name=SOURCES[source].pretty_name, history=[step],
                    infos=infos)
-        for flag, target in targets.items():
-            replace_folder(staging[flag], target)
+        swap_pair(staging, targets)
     summary.out, summary.train_out = targets["out"], targets.get("train_out")
+    if left is not None:
+        summary.notes.append(f"Repaired {summary.out} and {left}: a killed build had replaced only the first"
+                             if summary.train_out is not None and summary.train_out.resolve() == left else
+                             f"note: {left} was not replaced by the killed build that last wrote {summary.out}; it is "
+                             "still an earlier build's training set")
     return summary
+
+
+# A build with --train-out replaces two folders, one rename each, and no file system swaps two folders in one step.
+# This file, in the new dataset folder, names the training set from the first swap until the second is done, so a
+# build killed between them leaves the pair marked: loaders refuse the folder (``check_pair``), the next build
+# replaces both and says so.
+UNPAIRED = ".unpaired-training-set.json"
+
+
+def swap_pair(staging: dict[str, Path], targets: dict[str, Path]) -> None:
+    """Swap the staged folders in, ``out`` first; with a training set, ``out`` is marked ``UNPAIRED`` until it too
+    is in place."""
+    train = targets.get("train_out")
+    if train is not None:
+        (staging["out"] / UNPAIRED).write_text(json.dumps({"train_out": str(train.resolve())}) + "\n")
+    replace_folder(staging["out"], targets["out"])
+    if train is not None:
+        replace_folder(staging["train_out"], train)
+        os.unlink(targets["out"] / UNPAIRED)
+
+
+def unpaired_training_set(folder: Path) -> Path | None:
+    """The training set a build killed between its two swaps left unreplaced beside the dataset folder ``folder``
+    (its ``UNPAIRED`` mark), else None."""
+    mark = Path(folder) / UNPAIRED
+    if not os.path.lexists(mark):
+        return None
+    try:
+        return Path(json.loads(read_regular(mark, 1 << 16))["train_out"])
+    except (ValueError, KeyError, TypeError):
+        return Path("(unreadable: " + str(mark) + ")")
+
+
+def check_pair(folder: Path) -> None:
+    """Refuse, in one line naming both folders, a dataset folder whose training set a killed build never replaced."""
+    train = unpaired_training_set(folder)
+    if train is not None:
+        raise SourceError(f"{folder} and its training set {train} do not match: a `lookbench build` was killed after "
+                          "replacing the first and before the second; run that build again to replace both")
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from typing import Iterator
 import numpy as np
 from PIL import Image
 
-from lookbench.files import contained_file, read_regular
+from lookbench.files import contained_file, read_at_most, read_regular
 
 import lookbench.dataset_builder.sources as sources  # MAX_FILE_BYTES read at call time: tests lower it
 from lookbench.dataset_builder.sources import TRAIN, SourceError
@@ -42,7 +42,6 @@ PUBLISHED = dt.datetime(2017, 8, 25, tzinfo=dt.timezone.utc)
 RELEASE = f"v{PUBLISHED:%Y%m%d}"
 CONFIG = "RealStudioFlat"
 ID_PREFIX = "fashion-mnist-"  # item ids are ID_PREFIX + "<split>-<index>"
-_CHUNK = 1 << 20  # bytes decompressed at a time
 
 
 def package_folder() -> Path:
@@ -95,12 +94,7 @@ def _read_idx(path: Path, magic: int, item_bytes: int) -> np.ndarray:
                 raise SourceError(f"{path}: the header declares 0 records: the split is empty, and a Fashion-MNIST "
                                   "split needs at least one image")
             expected = count * item_bytes
-            data = bytearray()
-            while len(data) <= min(expected, limit):
-                chunk = file.read(min(_CHUNK, min(expected, limit) + 1 - len(data)))
-                if not chunk:
-                    break
-                data += chunk
+            data = read_at_most(file, min(expected, limit))
     except (OSError, EOFError, zlib.error) as err:
         raise SourceError(f"{path}: truncated or not a gzip IDX file ({err})") from None
     if len(data) > limit:

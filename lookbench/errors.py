@@ -8,6 +8,16 @@ import sys
 from typing import Callable
 
 
+SHOWN = 80  # characters of a user's input a message echoes
+
+
+def shown(value, limit: int = SHOWN) -> str:
+    """``value`` as a message quotes it (its repr), at most ``limit`` characters, cut with an ellipsis: a message
+    names the bad input without echoing 10,000 characters of it back."""
+    text = repr(value if isinstance(value, str) else str(value))
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 class EvaluationError(ValueError):
     """Bad input or unusable model output; the message names the subset, row, item id or model at fault."""
 

@@ -64,13 +64,30 @@ def read_regular(path: Path, limit: int, shown=None) -> bytes:
     shown = path if shown is None else shown
     try:
         with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            opened = os.fstat(file.fileno())
+            if not stat.S_ISREG(opened.st_mode):
                 raise ValueError(f"{shown} is not a regular file")
-            data = file.read(limit + 1)
+            # Sized by the file, not the limit (a read of n bytes allocates n first); a file grown since is read on.
+            data = file.read(min(limit, opened.st_size) + 1)
+            if opened.st_size < len(data) <= limit:
+                data += read_at_most(file, limit - len(data))
     except OSError as err:
         raise ValueError(f"cannot read {shown}: {err.strerror}") from None
     if len(data) > limit:
         raise ValueError(f"{shown} is larger than the {limit}-byte limit of one file")
+    return data
+
+
+def read_at_most(file, limit: int, chunk: int = 1 << 20) -> bytearray:
+    """At most ``limit + 1`` bytes of the file object ``file`` (a ``GzipFile``: the data decompressed), read in chunks:
+    one byte past ``limit`` tells the caller the stream holds more than it may, and nothing larger is ever allocated,
+    so a gzip bomb stops there."""
+    data = bytearray()
+    while len(data) <= limit:
+        block = file.read(min(chunk, limit + 1 - len(data)))
+        if not block:
+            break
+        data += block
     return data
 
 

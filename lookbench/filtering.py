@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lookbench.errors import shown
 from lookbench.schema import RELEASE_PATTERN, release_date
 
 
@@ -20,7 +21,7 @@ def to_utc(cutoff) -> dt.datetime:
         try:
             cutoff = dt.datetime.fromisoformat(cutoff.strip().replace("Z", "+00:00"))
         except ValueError as err:
-            raise ValueError(f"Cutoff {cutoff!r} is not an ISO 8601 date, e.g. 2025-06-01 or 2025-06-01T12:00:00+02:00, "
+            raise ValueError(f"Cutoff {shown(cutoff)} is not an ISO 8601 date, e.g. 2025-06-01 or 2025-06-01T12:00:00+02:00, "
                              "nor a release name, e.g. v20250101") from err
     elif isinstance(cutoff, dt.date) and not isinstance(cutoff, dt.datetime):
         cutoff = dt.datetime(cutoff.year, cutoff.month, cutoff.day)

@@ -6,6 +6,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from lookbench.errors import shown
+
 
 # The record, field by field, as data: the kind of each field decides its datasets feature (``FEATURES``) and how
 # the builder checks it, without importing datasets here.
@@ -138,4 +140,4 @@ def resolve_subset(name: str) -> str:
     known = sorted(set(by_key.values()) | {s.alias for s in SUBSETS.values()})
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise ValueError(f"Unknown LookBench subset {name!r}.{hint} Valid names: {', '.join(known)}")
+    raise ValueError(f"Unknown LookBench subset {shown(name)}.{hint} Valid names: {', '.join(known)}")

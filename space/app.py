@@ -18,6 +18,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from lookbench.errors import shown
 from lookbench.files import contained_file, read_regular, replacing
 from lookbench.leaderboard.ranking import leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
@@ -79,10 +80,23 @@ def _whole(value, name: str, low: int, high: int) -> int:
         number = float(value)
         whole = int(number)
     except (TypeError, ValueError, OverflowError):
-        raise QueryError(f"{name} must be a whole number from {low} to {high}, got {str(value)[:40]!r}") from None
+        raise QueryError(f"{name} must be a whole number from {low} to {high}, got {shown(value)}") from None
     if whole != number or not low <= whole <= high:
-        raise QueryError(f"{name} must be a whole number from {low} to {high}, got {str(value)[:40]}")
+        raise QueryError(f"{name} must be a whole number from {low} to {high}, got {shown(value)}")
     return whole
+
+
+def _refused(err) -> str:
+    """The message of a refused input, logged as one line: bad input is expected, so it gets no traceback (which
+    would also print the input in full, however long)."""
+    message = " ".join(str(err).split())
+    log.warning("refused: %s", message)
+    return message
+
+
+def _error(err) -> gr.Error:
+    """A refused input as gradio's error: shown to the caller, logged once by ``_refused``, no traceback printed."""
+    return gr.Error(_refused(err), print_exception=False)
 
 
 def _image_file(blob: bytes) -> str:
@@ -128,7 +142,7 @@ class SpaceApp:
         if gallery in (None, ""):
             return self.galleries[self.default]
         if gallery not in self.galleries:
-            raise QueryError(f"Unknown gallery {str(gallery)[:60]!r}; choose one of {', '.join(self.galleries)}")
+            raise QueryError(f"Unknown gallery {shown(gallery)}; choose one of {', '.join(self.galleries)}")
         return self.galleries[gallery]
 
     # -- Search tab ---------------------------------------------------------------------------------------
@@ -147,7 +161,7 @@ class SpaceApp:
         def ask(retriever):
             names = self.models if model == BOTH else [model]
             if any(n not in self.models for n in names):
-                raise QueryError(f"Unknown model {model!r}; choose one of {', '.join(self.models + [BOTH])}")
+                raise QueryError(f"Unknown model {shown(model)}; choose one of {', '.join(self.models + [BOTH])}")
             return self._query(retriever, image, query_id), names
 
         return self._answer(ask, subset, distractors, k, gallery)
@@ -167,7 +181,7 @@ class SpaceApp:
         try:
             return self.retriever(gallery).described(str(query_id or ""))
         except ValueError as err:
-            raise gr.Error(str(err)) from err
+            raise _error(err) from None
 
     def _answer(self, ask, subset, distractors, k, gallery):
         """``ask(retriever)`` gives the query and the models that answer it."""
@@ -177,8 +191,9 @@ class SpaceApp:
             query, names = ask(retriever)
             results = [retriever.search(query, n, subset, bool(distractors), k) for n in names]
         except ValueError as err:  # QueryError, an unknown subset, an unusable model: the user's input
-            gr.Warning(str(err))
-            return f"⚠️ {err}", "", None, [], "", [], ""
+            message = _refused(err)
+            gr.Warning(message)
+            return f"⚠️ {message}", "", None, [], "", [], ""
         except Exception as err:  # never a traceback in front of the user; the app keeps serving
             log.exception("search failed")
             gr.Warning(f"The search failed: {type(err).__name__}: {err}")
@@ -205,7 +220,10 @@ class SpaceApp:
         came from) and the query image searched in the new gallery, in the same subset when it has it, else in all,
         with its noise distractors when it has some (the controls ``choose_gallery`` sets); with no image yet, only the
         status changes."""
-        retriever = self.retriever(gallery)
+        try:
+            retriever = self.retriever(gallery)
+        except ValueError as err:
+            raise _error(err) from None
         if image is None or image == "":
             return "", f"Gallery {retriever.assets.name}: pick a benchmark query or upload a photo.", "", None, [], "", [], ""
         subset = subset if subset in retriever.subsets else ALL
@@ -214,7 +232,10 @@ class SpaceApp:
     def choose_gallery(self, gallery, subset):
         """The controls of a newly chosen gallery: its subsets (the current one kept when it has it), whether it has
         a noise gallery, and what it is."""
-        retriever = self.retriever(gallery)
+        try:
+            retriever = self.retriever(gallery)
+        except ValueError as err:
+            raise _error(err) from None
         choices = [*retriever.subsets, ALL]
         noise = NOISE in retriever.ranges
         return (gr.update(choices=choices, value=subset if subset in choices else ALL),
@@ -232,10 +253,10 @@ class SpaceApp:
                 raise QueryError(f"Cutoff date must be text such as 2025-01-01, got {type(cutoff).__name__}")
             retriever = self.retriever(gallery)
             if subset != ALL and subset not in TEST_SUBSETS:
-                raise QueryError(f"Unknown subset {str(subset)[:40]!r}; choose one of {', '.join([*TEST_SUBSETS, ALL])}")
+                raise QueryError(f"Unknown subset {shown(subset)}; choose one of {', '.join([*TEST_SUBSETS, ALL])}")
             query = retriever.random_query(subset, seed, (cutoff or "").strip() or None)
         except ValueError as err:  # raised, so the search chained on success does not run
-            raise gr.Error(str(err)) from err
+            raise _error(err) from None
         image = _image_file(retriever.assets.queries[query.benchmark_row]["image"])
         return image, query.label, seed + 1, f"Random query {query.label} of {retriever.assets.name} (seed {seed})."
 
@@ -243,7 +264,7 @@ class SpaceApp:
         """Shop the look: the cropped garment of the editor (its composite, a file path) becomes the query image."""
         composite = editor.get("composite") if isinstance(editor, dict) else None
         if not composite:
-            gr.Warning("Load a street photo into Shop the look and crop one garment first")
+            gr.Warning(_refused("Load a street photo into Shop the look and crop one garment first"))
             return gr.update(), gr.update(), "⚠️ Nothing to crop: load a street photo and crop one garment."
         from PIL import Image
 
@@ -254,22 +275,25 @@ class SpaceApp:
                 empty = box is None or box[2] - box[0] < 2 or box[3] - box[1] < 2
         except (ValueError, OSError, Image.DecompressionBombError) as err:  # QueryError, not an image, a bomb
             message = str(err) if isinstance(err, QueryError) else f"The crop is not an image PIL can read ({type(err).__name__})"
-            gr.Warning(message)
+            gr.Warning(_refused(message))
             return gr.update(), gr.update(), f"⚠️ {message}"
         if empty:
-            gr.Warning("The crop is empty: draw a larger box around one garment")
+            gr.Warning(_refused("The crop is empty: draw a larger box around one garment"))
             return gr.update(), gr.update(), "⚠️ The crop is empty: draw a larger box around one garment."
         return composite, "", "Cropped garment loaded as the query."
 
     def outfit_for_crop(self, query_id, gallery=None):
         """The current benchmark street look's full outfit photo, to crop another garment from."""
-        retriever = self.retriever(gallery)
+        try:
+            retriever = self.retriever(gallery)
+        except ValueError as err:
+            raise _error(err) from None
         try:
             query = retriever.benchmark_query(str(query_id)) if query_id else None
         except QueryError:
             query = None
         if query is None or not retriever.assets.queries[query.benchmark_row]["photo"]:
-            gr.Warning("Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)")
+            gr.Warning(_refused("Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)"))
             return gr.update()
         return _image_file(retriever.assets.queries[query.benchmark_row]["photo"])
 
@@ -369,13 +393,16 @@ class SpaceApp:
                                preprocess=False, api_name=False)
                 gallery.input(self.search_image, [image, subset, model, k, gallery], [query_id, *outputs],
                               preprocess=False, api_name=False)
+                # No preprocessing where the API is open: gradio's own check of a choice echoes it in full with a
+                # traceback; the handlers check every value themselves (``_whole``, ``retriever``, the subset).
                 random_button.click(self.random, [subset, seed, cutoff, gallery], [image, query_id, seed, status],
-                                    api_name="random").success(**run)
+                                    preprocess=False, api_name="random").success(**run)
                 by_words = dict(fn=self.search_words, inputs=[words, query_id, subset, distractors, k, gallery],
                                 outputs=outputs, preprocess=False)
                 words_button.click(**by_words, api_name="search_words")
                 words.submit(**by_words, api_name=False)
-                describe_button.click(self.describe, [query_id, gallery], words, api_name="describe").success(
+                describe_button.click(self.describe, [query_id, gallery], words, preprocess=False,
+                                      api_name="describe").success(
                     **by_words, api_name=False)
                 outfit_button.click(self.outfit_for_crop, [query_id, gallery], editor, api_name=False)
                 crop_button.click(self.crop, editor, [image, query_id, status], api_name=False).then(**run)
@@ -392,7 +419,7 @@ class SpaceApp:
                     try:
                         board = self.board(metric_value, k_value, subset_value)
                     except ValueError as err:
-                        gr.Markdown(f"⚠️ {markdown_safe(err)}")
+                        gr.Markdown(f"⚠️ {markdown_safe(_refused(err))}")
                         return
                     for section in board.sections:
                         gr.Markdown(f"### {markdown_safe(section.title)}")

@@ -23,7 +23,7 @@ import numpy as np
 
 from lookbench.engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
 from lookbench.engine.search import build_index
-from lookbench.files import contained_file, new_sibling, read_regular, replace_folder
+from lookbench.files import contained_file, new_sibling, read_at_most, read_regular, replace_folder
 from lookbench.paths import space_assets_dir
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.schema import NOISE
@@ -39,6 +39,7 @@ TABLES = ("gallery.parquet", "queries.parquet")
 INDEX, QUERIES = "index.faiss.gz", "queries.npz"  # per model: the gallery's flat index (float32) and the queries'
 MAX_MANIFEST_BYTES = 1 << 20
 MAX_ASSET_BYTES = 1 << 30
+INDEX_SLACK = 4096  # bytes of a serialised flat faiss index besides its vectors (its header: under 100)
 
 
 class StaleAssets(ValueError):
@@ -262,12 +263,30 @@ class SpaceAssets:
             raise StaleAssets(f"{missing[0]} is missing from {MANIFEST}")
         try:
             gallery, queries = (datasets.Dataset(pq.read_table(pa.BufferReader(blobs[t]))) for t in TABLES)
-            models = {name: ModelAssets(np.load(io.BytesIO(blobs[f"{name}/{QUERIES}"]))["embeddings"],
-                                        faiss.deserialize_index(np.frombuffer(gzip.decompress(blobs[f"{name}/{INDEX}"]), np.uint8)))
-                      for name in manifest["models"]}
+            vectors = max((end for _, end in manifest["ranges"].values()), default=0)
+            models = {}
+            for name in manifest["models"]:
+                embeddings = np.load(io.BytesIO(blobs[f"{name}/{QUERIES}"]))["embeddings"]
+                index = _gunzip_index(blobs[f"{name}/{INDEX}"], f"{name}/{INDEX}", vectors, embeddings.shape[1])
+                models[name] = ModelAssets(embeddings, faiss.deserialize_index(np.frombuffer(index, np.uint8)))
+        except StaleAssets:
+            raise
         except Exception as err:  # bytes the manifest vouches for, yet unreadable: damaged at build time
             raise StaleAssets(f"{folder.name} cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
         return cls(folder, manifest, gallery, queries, models)
+
+
+def _gunzip_index(blob: bytes, name: str, vectors: int, dim: int) -> bytearray:
+    """The serialised flat index in ``blob`` (gzip), decompressed in chunks never past what ``vectors`` float32
+    vectors of ``dim`` dimensions and a header take: a sha256 in the manifest vouches only for the compressed
+    bytes, so a gzip bomb there is refused (a ``StaleAssets``: rebuilt, as a damaged file is) before it fills memory."""
+    limit = vectors * dim * 4 + INDEX_SLACK
+    with gzip.GzipFile(fileobj=io.BytesIO(blob), mode="rb") as file:
+        data = read_at_most(file, limit)
+    if len(data) > limit:
+        raise StaleAssets(f"{name} decompresses to more than {limit} bytes, the most a flat index of {vectors} vectors "
+                          f"of {dim} dimensions takes; refused (a gzip bomb, or damaged)")
+    return data
 
 
 def _checked(folder: Path, name: str, digest: str) -> bytes:

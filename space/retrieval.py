@@ -18,6 +18,7 @@ from PIL import Image, UnidentifiedImageError
 from lookbench.dataset_builder.text_queries import FORMS, record_text
 from lookbench.engine.embedding_cache import HASH_BYTES
 from lookbench.engine import check_output, decode, remove_self_matches, search_depth
+from lookbench.errors import shown
 from lookbench.filtering import after_mask
 from lookbench.leaderboard.render import markdown_safe
 from lookbench.metric.fine_recall.judging import score_queries
@@ -103,9 +104,9 @@ class Retriever:
         try:
             key = f"{resolve_subset(subset)}/{int(number)}"
         except ValueError:
-            raise QueryError(f"No benchmark query {key!r}: write <Subset>/<n>, e.g. RealStreetLook/3") from None
+            raise QueryError(f"No benchmark query {shown(key)}: write <Subset>/<n>, e.g. RealStreetLook/3") from None
         if key not in self.query_keys:
-            raise QueryError(f"No benchmark query {key!r} in {self.assets.name}")
+            raise QueryError(f"No benchmark query {shown(key)} in {self.assets.name}")
         row = self.query_keys[key]
         record = self.assets.queries[row]
         return Query(key, benchmark_row=row, annotation={f: record[f] for f in ANNOTATION})
@@ -206,7 +207,7 @@ class Retriever:
     def vector(self, query: Query, model: str) -> np.ndarray:
         if query.text is not None:
             if model not in self.readers:
-                raise QueryError(f"Model {model!r} reads no words; text queries: {', '.join(self.readers) or 'none here'}")
+                raise QueryError(f"Model {shown(model)} reads no words; text queries: {', '.join(self.readers) or 'none here'}")
             out = check_output(self.readers[model], self.readers[model].encode_text([query.text]), [query.label], None)
             return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         if query.benchmark_row is not None:
@@ -235,7 +236,7 @@ class Retriever:
 
         subset = self.subset(subset)
         if model not in self.assets.models:
-            raise QueryError(f"Model {model!r} has no prepared assets; prepared: {', '.join(self.assets.models)}")
+            raise QueryError(f"Model {shown(model)} has no prepared assets; prepared: {', '.join(self.assets.models)}")
         rows = self.scope_rows(subset, distractors)
         if rows.size == 0:
             raise QueryError(f"The gallery of {subset} is empty{'' if distractors else ' without distractors'}")

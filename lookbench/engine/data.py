@@ -79,6 +79,13 @@ def convert_upstream(path: Path) -> Path:
 
 
 def _local(folder: Path, label: str, upstream: bool = False, commit: str | None = None) -> DataSource:
+    """A built folder as a ``DataSource``; refused in one line if a killed build left it unpaired with its training set."""
+    from lookbench.dataset_builder.export import check_pair
+
+    try:
+        check_pair(folder)
+    except ValueError as err:
+        raise EvaluationError(str(err)) from None
     return DataSource(str(folder), folder_revision(folder), label, upstream, commit)
 
 
@@ -167,7 +174,9 @@ class _Loader:
             raise EvaluationError(f"{label} has no {TEXT_CONFIG} config (its queries in words): it was built before "
                                   "lookbench wrote them; rebuild it with `lookbench build` to evaluate text queries")
         try:
-            texts = datasets.load_dataset(self.source.path, TEXT_CONFIG, split=alias, cache_dir=self.cache_dir)
+            texts = self._load(TEXT_CONFIG, split=alias)
+        except EvaluationError:
+            raise
         except Exception as err:
             raise EvaluationError(f"Cannot load the {TEXT_CONFIG} split {alias} of {label}: {err}") from err
         column = TEXT_COLUMNS[form]
@@ -187,12 +196,45 @@ class _Loader:
         self.template_versions.update(texts.unique("template_version"))
         return queries.add_column("query_text", words)
 
-    def splits(self, subset: str, names) -> dict:
+    def _load(self, config: str, split: str | None = None):
+        """``datasets.load_dataset`` of one config (one split) of the source. datasets checks every split's rows
+        against the card's ``dataset_info`` and reports a mismatch as a list of ``SplitInfo`` reprs; here it is one
+        line naming the folder, the config and the split that is short or has no data file."""
         import datasets
+        from datasets.exceptions import SplitsVerificationError
 
+        try:
+            return datasets.load_dataset(self.source.path, config, split=split, cache_dir=self.cache_dir)
+        except SplitsVerificationError as err:
+            raise EvaluationError(self._damaged(config, err)) from None
+
+    def _damaged(self, config: str, err: Exception) -> str:
+        """Which split of ``config`` disagrees with the card, counted from its Parquet footers (no data is loaded)."""
+        import datasets
+        import pyarrow.parquet as pq
+
+        label, what = self.source.label, "build or download the folder again"
+        try:
+            builder = datasets.load_dataset_builder(self.source.path, config, cache_dir=self.cache_dir)
+            files = builder.config.data_files or {}
+            for name, info in (builder.info.splits or {}).items():
+                if not files.get(name):
+                    return (f"{label}: the split {name} of the {config} config has no data file, its card says "
+                            f"{info.num_examples} rows (a data file was deleted); {what}")
+                rows = sum(pq.ParquetFile(str(f)).metadata.num_rows for f in files[name])
+                if rows != info.num_examples:
+                    return (f"{label}: the split {name} of the {config} config has {rows} rows, its card says "
+                            f"{info.num_examples} (a data file was cut short or replaced); {what}")
+        except Exception:  # not Parquet, or unreadable: the error's kind alone (its words are SplitInfo reprs)
+            pass
+        return f"{label}: the splits of the {config} config disagree with its card ({type(err).__name__}); {what}"
+
+    def splits(self, subset: str, names) -> dict:
         label = self.source.label
         try:
-            loaded = datasets.load_dataset(self.source.path, self.config_of[subset], cache_dir=self.cache_dir)
+            loaded = self._load(self.config_of[subset])
+        except EvaluationError:
+            raise
         except Exception as err:
             raise EvaluationError(f"Cannot load {subset} from {label}: {err}") from err
         out = {}

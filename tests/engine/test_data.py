@@ -110,3 +110,40 @@ def test_text_queries_must_follow_the_query_rows(tmp_path):
     pq.write_table(blank, shard)
     with pytest.raises(EvaluationError, match=r"text/real_studio_flat of .*: row 2 \(item 'p1'\) has no text_short"):
         load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="short")
+
+
+def test_a_missing_or_short_text_split_of_a_build_is_one_line_naming_the_folder_and_split(tmp_path, capsys):
+    """Round 4: a built folder whose text shard was deleted or cut short (its card still counting the rows) gave
+    datasets' raw ``SplitInfo`` repr; now one line names the folder, the split and what is missing."""
+    import pyarrow.parquet as pq
+
+    from lookbench.engine.data import load_benchmark
+    from lookbench.errors import EvaluationError
+    from tests.helpers.raw_build import build
+    from tests.helpers.raw_release import write_release
+
+    data = tmp_path / "lookbench"
+    assert build(write_release(tmp_path / "raw"), data) == 0
+    shard = next((data / "text").glob("real_studio_flat-*.parquet"))
+    table = pq.read_table(shard)
+    pq.write_table(table.slice(0, 4), shard)
+    with pytest.raises(EvaluationError) as short:
+        load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="short")
+    message = str(short.value)
+    assert "SplitInfo" not in message and "\n" not in message
+    assert message == (f"{data}: the split real_studio_flat of the text config has 4 rows, its card says 6 (a data "
+                       "file was cut short or replaced); build or download the folder again")
+    shard.unlink()
+    with pytest.raises(EvaluationError) as missing:
+        load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="short")
+    message = str(missing.value)
+    assert "SplitInfo" not in message and "\n" not in message
+    assert message == (f"{data}: the split real_studio_flat of the text config has no data file, its card says 6 rows "
+                       "(a data file was deleted); build or download the folder again")
+    assert main(["evaluate", "--data", str(data), "--queries", "text", "--model", "category-text", "--no-save"]) == 2
+    assert capsys.readouterr().err.endswith(f"\nlookbench evaluate: error: {message}\n")
+    image_shard = next((data / "RealStudioFlat").glob("query-*.parquet"))  # an image split: the same one line
+    pq.write_table(pq.read_table(image_shard).slice(0, 5), image_shard)
+    with pytest.raises(EvaluationError, match=r"lookbench: the split query of the RealStudioFlat config has 5 rows, its "
+                                              r"card says 6 \(a data file was cut short or replaced\)"):
+        load_benchmark(data, ["RealStudioFlat"], distractors=False)

@@ -198,33 +198,54 @@ class HubSpace:
         return proc.stdout.strip()
 
     def serve(self, deadline_s: float):
-        """Start ``python app.py`` and return a gradio_client ``Client`` once its port answers; stop it on exit."""
+        """Start ``python app.py`` and return a gradio_client ``Client`` once the app answers its config request;
+        stop it on exit. Every wait is for an event — the app's first answer (or its exit), a request's answer, the
+        server's exit — bounded by a generous deadline, never by a fixed short timeout: on a busy machine (load 5 on
+        two cores) an answer gradio_client's default 5 s would have cut off is still on its way."""
         from contextlib import contextmanager
 
         @contextmanager
         def running():
             port = _free_port()
+            url = f"http://127.0.0.1:{port}/"
             with open(self.log_path, "w") as log:
                 server = subprocess.Popen([self.python, "app.py"], cwd=self.app, stdout=log, stderr=subprocess.STDOUT,
-                                          env={**self.env, "GRADIO_SERVER_PORT": str(port)})
+                                          env={**self.env, "GRADIO_SERVER_PORT": str(port), "PYTHONUNBUFFERED": "1"})
                 try:
-                    deadline = time.monotonic() + deadline_s
-                    while True:
-                        assert server.poll() is None, self.log_path.read_text()[-4000:]
-                        try:
-                            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                            break
-                        except OSError:
-                            assert time.monotonic() < deadline, self.log_path.read_text()[-4000:]
-                            time.sleep(2)
+                    _wait_until_ready(server, url, time.monotonic() + deadline_s, self.log_path)
                     from gradio_client import Client
 
-                    yield Client(f"http://127.0.0.1:{port}/", verbose=False)
+                    yield Client(url, verbose=False, httpx_kwargs={"timeout": REQUEST_TIMEOUT_S})
                 finally:
                     server.terminate()
-                    server.wait(timeout=60)
+                    try:
+                        server.wait(timeout=STOP_TIMEOUT_S)
+                    except subprocess.TimeoutExpired:  # never left running, whatever it was doing
+                        server.kill()
+                        server.wait()
 
         return running()
+
+
+REQUEST_TIMEOUT_S = 600  # one request to a Space: its answer, however slowly a loaded machine computes it
+STOP_TIMEOUT_S = 120  # a terminated Space's exit, before it is killed
+
+
+def _wait_until_ready(server: subprocess.Popen, url: str, deadline: float, log: Path) -> None:
+    """Until the app at ``url`` answers its config request (what gradio_client asks first), failing with its log
+    when it exits or ``deadline`` passes; each try waits for its answer as long as the deadline allows."""
+    import httpx
+
+    while True:
+        assert server.poll() is None, f"the Space exited ({server.returncode}):\n" + log.read_text()[-4000:]
+        left = deadline - time.monotonic()
+        assert left > 0, "the Space did not answer before the deadline:\n" + log.read_text()[-4000:]
+        try:
+            if httpx.get(f"{url}config", timeout=min(left, REQUEST_TIMEOUT_S)).status_code == 200:
+                return
+        except httpx.TransportError:  # not listening yet, or the answer took longer than the time left
+            pass
+        time.sleep(1)
 
 
 def test_4_the_metric_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):

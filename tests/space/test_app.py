@@ -222,6 +222,43 @@ def test_a_damaged_embedding_file_is_rebuilt_never_served(space_assets, tmp_path
         SpaceAssets.load(copy)
 
 
+@pytest.mark.slow
+def test_a_gzip_bomb_index_is_refused_within_its_bound_and_rebuilt(space_assets, tmp_path, capsys):
+    """Round 4: index.faiss.gz was gunzipped with no bound, so a gzip bomb (its manifest rewritten to vouch for it)
+    decompressed whole. It is read in chunks up to what a flat index of the gallery's vectors can take, refused past
+    that in one line naming the file, and rebuilt as a damaged asset is."""
+    import gzip
+    import hashlib
+    import tracemalloc
+
+    from lookbench.space.assets import SpaceAssets, StaleAssets, open_assets
+
+    copy = tmp_path / "mini"
+    shutil.copytree(space_assets, copy)
+    index = copy / "gr-lite-mini" / "index.faiss.gz"
+    whole = len(gzip.decompress(index.read_bytes()))
+    bomb = 256 << 20
+    index.write_bytes(gzip.compress(bytes(bomb), compresslevel=9, mtime=0))
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["files"]["gr-lite-mini/index.faiss.gz"] = hashlib.sha256(index.read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    tracemalloc.start()
+    try:
+        with pytest.raises(StaleAssets) as refused:
+            SpaceAssets.load(copy)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(refused.value)
+    assert re.fullmatch(r"gr-lite-mini/index\.faiss\.gz decompresses to more than (\d+) bytes, the most a flat index of "
+                        r"\d+ vectors of \d+ dimensions takes; refused \(a gzip bomb, or damaged\)", message), message
+    bound = int(re.search(r"more than (\d+) bytes", message).group(1))
+    assert whole <= bound < whole + (64 << 10) and peak < bound + (32 << 20) < bomb
+    rebuilt = open_assets(None, copy)
+    assert f"({message})" in capsys.readouterr().out
+    assert rebuilt.models["gr-lite-mini"].index.ntotal == rebuilt.manifest["ranges"]["noise"][1]
+
+
 def test_a_damaged_shipped_gallery_is_left_out_saying_why(space_assets, photo_assets, tmp_path, capsys):
     """A gallery the Space ships without its data (the real photos) cannot be rebuilt there: it is not served."""
     from lookbench.space.assets import open_galleries, shipped_galleries
@@ -858,3 +895,33 @@ def _stack(paths, target: Path) -> None:
         canvas.paste(image, (0, y))
         y += image.height + 12
     canvas.save(target)
+
+
+@pytest.mark.slow
+def test_api_a_huge_bad_input_is_echoed_shortened_and_logged_as_one_line(client, caplog, capfd):
+    """Round 4: a query id, subset, model or cutoff of 10,000 characters came back in full, and each bad call that
+    ends in an error logged a traceback. Echoed input is at most 80 characters with an ellipsis; each refusal is one
+    log line, with no traceback."""
+    import logging
+
+    from gradio_client.exceptions import AppError
+
+    caplog.set_level(logging.INFO, logger="lookbench.space")
+    capfd.readouterr()
+    huge = "RealStreetLook/" + "9" * 10_000
+    answers = [_search(client, query_id=huge)[0], _search(client, query_id="x" * 10_000)[0],
+               _search(client, query_id="RealStudioFlat/1", subset="s" * 10_000)[0],
+               _search(client, query_id="RealStudioFlat/1", model="m" * 10_000)[0]]
+    for inputs, api in ((("all", 0, "c" * 10_000), "/random"), (("s" * 10_000, 0, ""), "/random"), ((huge,), "/describe")):
+        with pytest.raises(AppError) as refused:
+            client.predict(*inputs, api_name=api)
+        answers.append(str(refused.value))
+    for answer in answers:
+        assert "…" in answer and len(answer) < 400, answer[:500]
+        echoed = max(re.findall(r"'[^']*…'?", answer), key=len)
+        assert len(echoed) <= 80, answer
+    lines = [r for r in caplog.records if r.name == "lookbench.space"]
+    assert len(lines) == len(answers) and all(r.exc_info is None and "\n" not in r.getMessage() for r in lines)
+    assert all(len(r.getMessage()) < 400 for r in lines)
+    assert "Traceback" not in capfd.readouterr().err
+    assert _search(client, query_id="RealStudioFlat/1")[0].startswith("RealStudioFlat/1: top 6")
