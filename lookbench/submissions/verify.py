@@ -240,12 +240,12 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
                                f"{shorten(provenance['subsets'], 60)}); with its settings {label} has "
                                f"{', '.join(bench.subsets)}")
         return verdict
-    matrices = {}
+    matrices, noise = {}, _column(bench.noise, "item_id") if bench.noise is not None else []
     for subset, splits in bench.subsets.items():
         relative, ranking = rankings[subset]
-        gallery = list(splits["gallery"]["item_id"]) + (list(bench.noise["item_id"]) if bench.noise is not None else [])
-        words = list(splits["query"]["query_text"]) if text_form is not None else None
-        problems, matrices[subset] = _matrix(ranking, list(splits["query"]["item_id"]), gallery, subset, relative,
+        words = _column(splits["query"], "query_text") if text_form is not None else None
+        problems, matrices[subset] = _matrix(ranking, _column(splits["query"], "item_id"),
+                                             _column(splits["gallery"], "item_id") + noise, subset, relative,
                                              bench.noise is not None, kmax, words)
         verdict.reasons += problems
     if verdict.reasons:
@@ -267,6 +267,12 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
     if verdict.verified:
         verdict.placement = _placement(bench, settings, _claimed_ks(verdict.scores))
     return verdict
+
+
+def _column(dataset, name: str) -> list:
+    """One column of a (possibly filtered) split as a list, read through Arrow at once (a Dataset's column reads row
+    by row)."""
+    return dataset.select_columns([name]).with_format("arrow")[:][name].to_pylist()
 
 
 def _data_differences(provenance: dict, truth: dict, text_form: str | None) -> list[str]:
