@@ -75,7 +75,7 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     folder = Path(ROOT, *model.split("/"), *stored.with_suffix("").parts[2:]).as_posix()
     for segment in folder.split("/"):
         printable_name(segment, f"{path}: the submission folder's part")
-    name = printable_name(str(dataset.get("name")), f"{path}: the data's name", limit=200)
+    data_name = printable_name(str(dataset.get("name")), f"{path}: the data's name", limit=200)
     submitted = {**data, "provenance": {**provenance, "submission": {"model": model, "revision": revision}}}
     files = {f"{folder}/{RESULT_NAME}": json.dumps(submitted, indent=2).encode()}
     files.update({f"{folder}/{relative}": content for relative, content in rankings.items()})
@@ -88,7 +88,7 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
         digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
     sid = digest.hexdigest()
     files[f"{folder}/README.md"] = _readme(data, model, revision, sid).encode()
-    title = f"{model}@{revision[:12]}: {Path(folder).name} on {name} [{MARK} {sid[:16]}]"
+    title = f"{model}@{revision[:12]}: {Path(folder).name} on {data_name} [{MARK} {sid[:16]}]"
     return Submission(folder, files, sid, title)
 
 

@@ -49,6 +49,7 @@ def test_submit_opens_a_pull_request_adding_exactly_the_dry_runs_files(honest, d
     assert commit["sha256"] == {p: hashlib.sha256((dry_run / p).read_bytes()).hexdigest() for p in files(dry_run)}
     (pull,) = hub.pulls
     assert pull["status"] == "open" and "lookbench/gr-lite-mini" in pull["title"]
+    assert pull["title"].startswith(f"{MODEL_ID[:len('lookbench/gr-lite-mini@') + 12]}: strict on LookBench-Mini")
     assert pull["description"] == (submission_folder(dry_run) / "README.md").read_text()
     assert f"opened pull request #1 on someone/results: {hub.url}/datasets/someone/results/discussions/1" in proc.stdout
     assert all(r["authorization"] == f"Bearer {TOKEN}" for r in hub.requests)
