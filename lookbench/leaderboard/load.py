@@ -296,6 +296,9 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                     snapshots[path.parent] = key, parse_json(content)  # the bytes the key names, whatever comes later
                 key, raw = snapshots[path.parent]
                 judged = (verify or _judged)(path.parent, key)
+                unbound = _unbound(raw, path.parent.relative_to(root))
+                if unbound and judged.status == VERIFIED:
+                    judged = Verdict(FAILED + unbound, key)
                 entry = (entry_from_result(raw, str(path), judged.text, judged.placement)
                          if judged.status == VERIFIED else _unplaced(raw, path, root, judged.text))
                 entry.extra["key"] = key  # what its outcomes are, for the ranking's memo
@@ -305,6 +308,24 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
         except ValueError as err:  # a score that is no percentage in a result no check could fail
             skipped.append(f"{shown}: not a LookBench result ({terminal_safe(str(err))[:200]})")
     return entries, skipped
+
+
+def _unbound(raw: dict, folder: Path) -> str | None:
+    """Why a submission's row may not carry the model it names: in a results repo (``submissions/<owner>/<name>/
+    <commit>/…``, ``lookbench submit``) the Hub id and commit in ``provenance.submission`` must be the folder's, which
+    the pull request added, so no row can carry another submitter's model name; ``None`` when they agree or the
+    folder is not laid out so."""
+    from lookbench.submissions.submit import ROOT
+
+    parts = folder.parts[1:] if folder.parts[:1] == (ROOT,) else folder.parts
+    submitted = raw["provenance"].get("submission")
+    if len(parts) < 5 or not isinstance(submitted, dict):
+        return None
+    claimed = f"{submitted.get('model')}@{submitted.get('revision')}"
+    if claimed != f"{parts[0]}/{parts[1]}@{parts[2]}":
+        return (f"provenance.submission names {terminal_safe(claimed)[:80]}; its folder is "
+                f"{terminal_safe('/'.join(parts[:3]))[:80]}")
+    return None
 
 
 def _unplaced(raw: dict, path: Path, root: Path, verified: str) -> Entry:

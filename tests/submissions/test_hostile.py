@@ -254,3 +254,18 @@ def test_a_stored_verdict_is_at_most_4_kb(copy):
     assert Verdict.from_json(verdict.to_json()).text.endswith("…")
     big = Verdict("yes", "k" * 64, {"data": "d" * 10_000})
     assert Verdict.from_json(big.to_json()).status == "not checked"
+
+
+def test_a_row_never_carries_a_model_its_folder_does_not_name(dry_run, tmp_path):
+    """In a results repo the submission's folder (what the pull request added) names the model: a result claiming
+    another submitter's model is not shown as verified and is labelled by its folder."""
+    from lookbench.leaderboard.load import load_store
+
+    repo = tmp_path / "repo"
+    shutil.copytree(dry_run, repo)
+    (result,) = repo.rglob("results.json")
+    _edit(result.parent, lambda d: d["provenance"]["submission"].update(model="famous/model"))
+    (entry,), skipped = load_store(repo)
+    assert skipped == [] and entry.model == "lookbench/gr-lite-mini@5e1f0c2d9a7b"
+    assert entry.verified.startswith("no: provenance.submission names famous/model@5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f;"
+                                     " its folder is lookbench/gr-lite-mini/5e1f0c2d9a7b")
