@@ -15,7 +15,7 @@ reads is `training_data.py`, the losses are `heads.py`; this module is the loop,
 
 OUT/model is the final model folder (AutoModel-loadable, with processor, code files and a model card),
 OUT/train_log.jsonl the loss log, OUT/validation.jsonl the validation scores, OUT/checkpoints/step-N the
-resumable states (`--resume latest`).
+resumable states (`--resume latest`; `training_state.py`: safetensors and tensors only, never accelerate's pickles).
 """
 from __future__ import annotations
 
@@ -40,18 +40,12 @@ from tqdm.auto import tqdm
 from lookbench.citation import BIBTEX
 from lookbench.dataset_builder import fashion_mnist
 from lookbench.errors import report_errors
-from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for, training_state
 from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
 from lookbench.models.gr_lite.heads import ArcFaceHead, AttributeHeads, Distillation, MetricLearner
 from lookbench.models.gr_lite.training_data import TEACHER, Augment, TrainData, TrainImages
 
 CARD_TEMPLATE = Path(__file__).with_name("model_card_template.md")
-
-
-def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
-    """The newest complete checkpoint (a run killed while saving leaves one without trainer_state.json), if any."""
-    found = sorted((p.parent for p in checkpoint_dir.glob("step-*/trainer_state.json")), key=lambda p: int(p.name.split("-")[1]))
-    return found[-1] if found else None
 
 
 def write_card(folder: Path, facts: dict) -> None:
@@ -257,23 +251,28 @@ def start_session(args: argparse.Namespace) -> Session:
         raise ValueError(f"{len(data.ds)} training images are fewer than one batch of {args.batch_size}.")
     learner, optimizer, loader = accelerator.prepare(learner, build_optimizer(learner, args), loader)
     max_steps = args.max_steps or max(1, round(args.epochs * len(loader)))
-    # stepped once per optimizer step by us (a prepared scheduler would advance once per process)
+    # stepped once per optimizer step by us (a prepared scheduler would advance once per process); checkpointed by
+    # `training_state`, not registered with accelerate, whose load_state unpickles registered objects
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_cosine(args.warmup_steps, max_steps))
-    accelerator.register_for_checkpointing(scheduler)
     return Session(args, accelerator, data, processor, train_images, learner, optimizer, scheduler, loader, max_steps)
 
 
 def resume(session: Session) -> None:
-    """Load `--resume` (a checkpoint folder or `latest`): weights, optimizer, schedule, RNG and step."""
-    args = session.args
-    folder = latest_checkpoint(session.checkpoint_dir) if args.resume == "latest" else Path(args.resume)
+    """Load `--resume` (a checkpoint folder or `latest`): weights, optimizer, schedule, this process's RNG and step,
+    each file checked first (`training_state`): a bad one ends the run in one line naming it."""
+    args, accelerator = session.args, session.accelerator
+    folder = training_state.latest_checkpoint(session.checkpoint_dir) if args.resume == "latest" else Path(args.resume)
     if folder is None:
-        session.accelerator.print(f"--resume latest: no checkpoint in {session.checkpoint_dir} yet, starting at step 0")
+        accelerator.print(f"--resume latest: no checkpoint in {session.checkpoint_dir} yet, starting at step 0")
         return
-    state = json.loads((folder / "trainer_state.json").read_text())
+    state = training_state.read_trainer_state(folder, {"train_seconds": float, "classes": list, "world_size": int})
     if state["classes"] != session.data.classes:
         raise ValueError(f"Checkpoint {folder} was trained on different classes than {args.data} has now.")
-    session.accelerator.load_state(str(folder))
+    if state["world_size"] != accelerator.num_processes:  # each process's RNG states are its own
+        raise ValueError(f"Checkpoint {folder} was written by {state['world_size']} process(es); resume it with as many, "
+                         f"not {accelerator.num_processes}.")
+    learner = accelerator.unwrap_model(session.learner)
+    training_state.restore(folder, learner, learner.state_dict(), session.optimizer, session.scheduler, accelerator.process_index)
     session.step, session.elapsed_before = state["step"], state["train_seconds"]
     session.accelerator.print(f"Resumed from {folder} at step {session.step}")
 
@@ -322,13 +321,17 @@ def validate(session: Session) -> None:
 
 
 def save_checkpoint(session: Session) -> None:
-    """OUT/checkpoints/step-N: the accelerate state plus the step, time and classes `resume` checks."""
+    """OUT/checkpoints/step-N (`training_state`): weights, optimizer, schedule, every process's RNG states, then the
+    step, time, classes and process count `resume` checks."""
+    accelerator = session.accelerator
     folder = session.checkpoint_dir / f"step-{session.step:06d}"
-    session.accelerator.save_state(str(folder))
-    if session.accelerator.is_main_process:
-        state = {"step": session.step, "train_seconds": session.train_seconds(), "classes": session.data.classes}
-        (folder / "trainer_state.json").write_text(json.dumps(state))
-    session.accelerator.wait_for_everyone()
+    weights = accelerator.unwrap_model(session.learner).state_dict() if accelerator.is_main_process else None
+    training_state.write(folder, weights, session.optimizer, session.scheduler, accelerator.process_index)
+    accelerator.wait_for_everyone()  # trainer_state.json marks the folder complete: every process has written its part
+    if accelerator.is_main_process:
+        training_state.write_trainer_state(folder, {"step": session.step, "train_seconds": session.train_seconds(),
+                                                    "classes": session.data.classes, "world_size": accelerator.num_processes})
+    accelerator.wait_for_everyone()
 
 
 def train_epoch(session: Session, progress: tqdm) -> None:

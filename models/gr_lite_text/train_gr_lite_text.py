@@ -13,7 +13,8 @@ products and scores text → image retrieval on them, for choosing hyper-paramet
 
 OUT/model is the final model folder (AutoModel-loadable, with tokenizer, image processor, code files and a model
 card), OUT/train_log.jsonl the loss log, OUT/validation.jsonl the validation scores, OUT/checkpoints/step-N the
-resumable states (`--resume latest` continues exactly where the newest stopped), OUT/image_embeddings the cache.
+resumable states (`--resume latest` continues exactly where the newest stopped; written and checked by
+`lookbench.models.gr_lite.training_state`, no pickled objects), OUT/image_embeddings the cache.
 """
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from lookbench.citation import BIBTEX
 from lookbench.dataset_builder.text_queries import FORMS, TEMPLATE_VERSION
 from lookbench.errors import report_errors
-from lookbench.models.gr_lite import GrLiteConfig, GrLiteModel, GrLiteTextConfig, GrLiteTextModel, processor_for
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteModel, GrLiteTextConfig, GrLiteTextModel, processor_for, training_state
 from lookbench.models.gr_lite.configuration_gr_lite_text import TEXT_PRESET
-from lookbench.models.gr_lite.train_gr_lite import build_optimizer, latest_checkpoint, warmup_cosine
+from lookbench.models.gr_lite.train_gr_lite import build_optimizer, warmup_cosine
 from lookbench.models.gr_lite_text.tokenizer import MAX_LENGTH, train_tokenizer
 from lookbench.models.gr_lite_text.training_texts import TextPairs
 
@@ -178,14 +179,13 @@ def trained_state(model: GrLiteTextModel) -> dict[str, torch.Tensor]:
 
 
 def save_checkpoint(session: Session) -> None:
-    """OUT/checkpoints/step-N: text tower, optimizer and schedule, then trainer_state.json (written last: complete)."""
+    """OUT/checkpoints/step-N (`training_state`): text tower, optimizer, schedule and RNG states, then
+    trainer_state.json (written last: complete)."""
     folder = session.out / "checkpoints" / f"step-{session.step:06d}"
-    folder.mkdir(parents=True, exist_ok=True)
-    torch.save({"model": trained_state(session.model), "optimizer": session.optimizer.state_dict(),
-                "scheduler": session.scheduler.state_dict()}, folder / "state.pt")
-    state = {"step": session.step, "train_seconds": session.train_seconds(), "texts": len(session.pairs.texts),
-             "samples": len(session.pairs), "running": session.running, "first_loss": session.first_loss}
-    (folder / "trainer_state.json").write_text(json.dumps(state))
+    training_state.write(folder, trained_state(session.model), session.optimizer, session.scheduler, rank=0)
+    training_state.write_trainer_state(folder, {
+        "step": session.step, "train_seconds": session.train_seconds(), "texts": len(session.pairs.texts),
+        "samples": len(session.pairs), "running": session.running, "first_loss": session.first_loss})
 
 
 def checkpoint_to_resume(args: argparse.Namespace) -> Path | None:
@@ -193,30 +193,27 @@ def checkpoint_to_resume(args: argparse.Namespace) -> Path | None:
     if not args.resume:
         return None
     if args.resume == "latest":
-        return latest_checkpoint(Path(args.output) / "checkpoints")
+        return training_state.latest_checkpoint(Path(args.output) / "checkpoints")
     if not (Path(args.resume) / "trainer_state.json").is_file():
         raise FileNotFoundError(f"--resume {args.resume} is not a complete checkpoint (no trainer_state.json).")
     return Path(args.resume)
 
 
 def resume(session: Session, folder: Path | None) -> None:
-    """Load the checkpoint `folder`: text tower, optimizer, schedule, step and the losses since the last log line."""
+    """Load the checkpoint `folder`: text tower, optimizer, schedule, RNG, step and the losses since the last log
+    line, each file checked first (`training_state`): a bad one ends the run in one line naming it."""
     args = session.args
     if folder is None:
         print(f"--resume latest: no checkpoint in {session.out / 'checkpoints'} yet, starting at step 0")
         return
-    state = json.loads((folder / "trainer_state.json").read_text())
+    state = training_state.read_trainer_state(folder, {"train_seconds": float, "texts": int, "samples": int,
+                                                       "running": list[float], "first_loss": (float, type(None))})
     now = {"texts": len(session.pairs.texts), "samples": len(session.pairs)}
     if {key: state[key] for key in now} != now:
         raise ValueError(f"Checkpoint {folder} was trained on {state['samples']} pairs of {state['texts']} texts; "
                          f"--data {' '.join(args.data)} gives {now['samples']} of {now['texts']} now.")
-    saved = torch.load(folder / "state.pt", weights_only=True)
-    loaded = session.model.load_state_dict(saved["model"], strict=False)
-    strays = loaded.unexpected_keys + [k for k in loaded.missing_keys if not k.startswith("vision_model.")]
-    if strays:
-        raise ValueError(f"Checkpoint {folder} is not of this text tower (--width/--depth): keys {strays[:3]} differ.")
-    session.optimizer.load_state_dict(saved["optimizer"])
-    session.scheduler.load_state_dict(saved["scheduler"])
+    # a text tower of another --width/--depth is refused by its weights' keys or shapes
+    training_state.restore(folder, session.model, trained_state(session.model), session.optimizer, session.scheduler, rank=0)
     session.step, session.elapsed_before = state["step"], state["train_seconds"]
     session.running, session.first_loss = state["running"], state["first_loss"]  # the next log line averages what it would have
     print(f"Resumed from {folder} at step {session.step}")

@@ -17,7 +17,8 @@ from lookbench.models.gr_lite import (
 )
 from lookbench.models.gr_lite.train_gr_lite import model_config, parse_args, write_card
 from lookbench.models.gr_lite.training_data import load_teacher_features
-from tests.helpers.gr_lite import CODE_FILES, GR_LITE_DIR, run_script, train
+from tests.gr_lite.hostile import WritesMarker
+from tests.helpers.gr_lite import CODE_FILES, GR_LITE_DIR, TRAIN_ARGS, run_script, train
 
 
 @pytest.mark.slow
@@ -76,6 +77,14 @@ def test_training_two_cpu_processes_with_accelerate_launch(tmp_path, train_folde
     summary = json.loads((tmp_path / "run2" / "model" / "training_summary.json").read_text())
     assert summary["samples_per_rank_this_session"] == [24 * 8, 24 * 8]  # both ranks ran every step on half batches
     assert (tmp_path / "run2" / "model" / "model.safetensors").exists()
+    # the last checkpoint holds each process's RNG states, so it resumes only with as many processes
+    checkpoint = tmp_path / "run2" / "checkpoints" / "step-000024"
+    assert sorted(p.name for p in checkpoint.iterdir()) == [
+        "model.safetensors", "optimization.pt", "rng_state_0.pt", "rng_state_1.pt", "trainer_state.json"]
+    proc = run_script([sys.executable, "-m", "lookbench.models.gr_lite.train_gr_lite", "--data", str(train_folder),
+                       "--output", str(tmp_path / "run2"), *TRAIN_ARGS, "--max-steps", "30", "--resume", "latest"], tmp_path)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        f"train_gr_lite: error: Checkpoint {checkpoint} was written by 2 process(es); resume it with as many, not 1."], proc.stderr[-3000:]
 
 
 def test_card_names_each_sets_distillation_weight_and_classes(tmp_path):
@@ -149,6 +158,47 @@ def test_distillation_training_learns_validates_and_resumes_exactly(tmp_path, tr
     for key in a:
         assert torch.equal(a[key], b[key]), key
     assert (resumed / "validation.jsonl").read_text() == (tmp_path / "run" / "validation.jsonl").read_text()
+
+
+@pytest.fixture(scope="module")
+def checkpointed(tmp_path_factory, train_folder):
+    """A 2-step run of a tiny model, checkpointed at step 2, and the flags that would resume it for 2 steps more."""
+    out = tmp_path_factory.mktemp("checkpointed") / "run"
+    tiny = ["--width", "64", "--depth", "2", "--save-every", "2"]
+    train(out.parent, train_folder, out, *tiny, "--max-steps", "2")
+    return out, [*tiny, "--max-steps", "4"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, damage, refusal", [
+    ("custom_checkpoint_0.pkl", "payload", "is in an unsafe older format (custom_checkpoint_0.pkl: pickles that can run code"),
+    ("optimization.pt", "payload", "optimization.pt holds objects other than tensors and plain values (a pickle that would run code"),
+    ("rng_state_0.pt", "remove", "rng_state_0.pt is missing (the checkpoint is incomplete or damaged)"),
+    ("model.safetensors", "truncate", "model.safetensors is damaged or truncated"),
+])
+def test_a_tampered_or_damaged_checkpoint_is_refused_in_one_line(tmp_path, train_folder, checkpointed, name, damage, refusal):
+    """`--resume` never runs a checkpoint's pickles (accelerate's load_state unpickled custom_checkpoint_0.pkl) and
+    never skips a missing RNG state: the run ends in one line naming the file, before any step."""
+    run, flags = checkpointed
+    out = tmp_path / "run"
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("model"))
+    target, marker = out / "checkpoints" / "step-000002" / name, tmp_path / "marker"
+    if damage == "payload":
+        torch.save({"lr_lambdas": [WritesMarker(marker)]}, target)
+    elif damage == "remove":
+        target.unlink(missing_ok=True)
+    else:
+        target.write_bytes(target.read_bytes()[:100])
+    log = (out / "train_log.jsonl").read_text()
+    cmd = [sys.executable, "-m", "lookbench.models.gr_lite.train_gr_lite", "--data", str(train_folder), "--output", str(out),
+           *TRAIN_ARGS, *flags, "--resume", "latest"]
+    proc = run_script(cmd, tmp_path)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
+    assert lines[0].startswith("train_gr_lite: error: ") and refusal in lines[0], lines[0]
+    shown = out / "checkpoints" / "step-000002" if damage == "payload" and name.endswith(".pkl") else target
+    assert str(shown) in lines[0]
+    assert not marker.exists() and (out / "train_log.jsonl").read_text() == log and not (out / "model").exists()
 
 
 @pytest.mark.parametrize("script, args", [

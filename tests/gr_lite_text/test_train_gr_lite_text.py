@@ -16,6 +16,7 @@ from safetensors.torch import load_file
 
 from lookbench.dataset_builder.text_queries import FORMS, record_text
 from lookbench.models.gr_lite_text.train_gr_lite_text import contrastive_loss, main, parse_args
+from tests.gr_lite.hostile import WritesMarker
 from tests.helpers.gr_lite import GR_LITE_DIR, run_script
 
 TEXT_CODE_FILES = ("configuration_gr_lite_text.py", "modeling_gr_lite_text.py", "configuration_gr_lite.py", "modeling_gr_lite.py",
@@ -99,6 +100,37 @@ def test_a_checkpoint_of_other_data_is_refused(tmp_path, train_folder, single_vi
     run(tmp_path, tmp_path / "run", "--data", str(train_folder), "--max-steps", "4", *base)
     with pytest.raises(ValueError, match="was trained on 192 pairs of 12 texts; --data .* gives 288 of 18 now"):
         run(tmp_path, tmp_path / "run", "--data", str(train_folder), str(single_view_folder), "--max-steps", "8", *base)
+
+
+@pytest.mark.parametrize("name, damage, refusal", [
+    ("state.pt", "payload", "is in an unsafe older format (state.pt: pickles that can run code when read)"),
+    ("state.pt", "truncate", "is in an unsafe older format (state.pt: pickles"),
+    ("optimization.pt", "payload", "optimization.pt holds objects other than tensors and plain values (a pickle that would run code"),
+    ("optimization.pt", "truncate", "optimization.pt is damaged or truncated"),
+    ("model.safetensors", "truncate", "model.safetensors is damaged or truncated"),
+    ("rng_state_0.pt", "remove", "rng_state_0.pt is missing (the checkpoint is incomplete or damaged)"),
+])
+def test_a_tampered_or_damaged_checkpoint_is_refused(tmp_path, train_folder, tower_folder, name, damage, refusal):
+    """The checkpoint's files are read as tensors and plain values only and checked first: a tampered, truncated or
+    missing one (or the earlier single state.pt) ends the run with one message naming it, and nothing runs."""
+    base = ["--data", str(train_folder), "--image-tower", str(tower_folder), "--save-every", "2", "--resume", "latest"]
+    run(tmp_path, tmp_path / "run", *base, "--max-steps", "2")
+    folder = tmp_path / "run" / "checkpoints" / "step-000002"
+    target, marker = folder / name, tmp_path / "marker"
+    if name == "state.pt":  # the earlier format's file, beside (or instead of) the new ones
+        torch.save({"model": {}, "optimizer": {}, "scheduler": {}}, target)
+    if damage == "payload":
+        torch.save({"optimizer": WritesMarker(marker), "scheduler": {}}, target)
+    elif damage == "remove":
+        target.unlink(missing_ok=True)
+    else:
+        target.write_bytes(target.read_bytes()[:100])
+    log = (tmp_path / "run" / "train_log.jsonl").read_text()
+    with pytest.raises(ValueError) as err:
+        run(tmp_path, tmp_path / "run", *base, "--max-steps", "4")
+    message = str(err.value)
+    assert refusal in message and str(folder if name == "state.pt" else target) in message and "\n" not in message, message
+    assert not marker.exists() and (tmp_path / "run" / "train_log.jsonl").read_text() == log
 
 
 @pytest.mark.parametrize("bad, message", [
