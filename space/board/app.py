@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -97,6 +98,8 @@ class Board:
         self._worker: threading.Thread | None = None
         self._loaded = Loaded((-1, -1))
         self._snapshots: dict = {}  # this refresh's submissions, read and hashed once: folder -> (key, result)
+        self._warming = False  # a thread ranks the other views (``_warm``), when ``warm_views`` (the served Space)
+        self.warm_views = False
 
     def refresh(self) -> str:
         """Copy the results repo again and queue what has no verdict (one refresh at a time); the status line."""
@@ -113,11 +116,39 @@ class Board:
         return self.status()
 
     def _warm(self) -> None:
-        """Rank the page's first view now, off any request: a visitor's render then reads it (``Loaded.ranked``)."""
+        """Rank the page's first view now, off any request (a visitor's render then reads it, ``Loaded.ranked``), and
+        in a background thread the other scopes and metrics, so every row's intervals (memoised by its key) are
+        computed before a visitor asks for another view."""
         try:
             self.board("fine", 1, OVERALL)
         except ValueError as err:  # nothing to rank yet, said on the page when asked
             log.info("nothing ranked yet: %s", err)
+            return
+        with self._lock:
+            if self._warming or not self.warm_views:
+                return
+            self._warming = True
+        threading.Thread(target=self._warm_views, name="board-warm", daemon=True).start()
+
+    def warmed(self, timeout: float) -> bool:
+        """Wait until no view is being ranked in the background (at most ``timeout`` seconds); whether none is."""
+        deadline = time.monotonic() + timeout
+        while self._warming and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return not self._warming
+
+    def _warm_views(self) -> None:
+        views = [("fine", 1, scope) for scope in TEST_SUBSETS] + [(metric, k, OVERALL) for metric in METRICS
+                                                                  for k in (1, 5, 10, 20)]
+        try:
+            for view in views:
+                try:
+                    self.board(*view)
+                except ValueError:  # a K or metric no row has
+                    continue
+        finally:
+            with self._lock:
+                self._warming = False
 
     def _verdict(self, folder: Path, key: str) -> Verdict:
         """``load_store``'s ``verify``: the verdict kept for exactly these files, else PENDING (queued for judging)."""
@@ -310,6 +341,7 @@ def serve(host=None, port=None, repo_id=None, folder=None, board: Board | None =
     submission can keep the board from serving (``prevent_thread_lock=True`` returns instead of serving on).
     ``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
     board = board or Board(repo_id, folder)
+    board.warm_views = True
     block = not launch_kwargs.pop("prevent_thread_lock", False)
     demo = board.blocks()
     demo.launch(server_name=host, server_port=port, show_error=True, prevent_thread_lock=True, **launch_kwargs)

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from lookbench.leaderboard.load import MAX_VERDICT_BYTES, Verdict
+from lookbench.schema import TEST_SUBSETS
 from lookbench.space.board import app as board_app
 from lookbench.space.board import repo as board_repo
 from lookbench.space.board.app import Board, serve
@@ -380,3 +381,18 @@ def test_a_browser_sees_the_verified_row_and_the_tampered_ones_not(served, tmp_p
     assert rows[EDITED_SCORE].startswith(EDITED_SCORE) and " no: overall fine_recall@1 claimed " in rows[EDITED_SCORE]
     assert rows[EDITED_RANKING].startswith(EDITED_RANKING)  # unranked, labelled by its folder
     assert " no: RealStudioFlat fine_recall@1 claimed " in rows[EDITED_RANKING]
+
+
+def test_the_served_board_ranks_every_scope_before_a_visitor_asks(repo, tmp_path, monkeypatch):
+    """serve() sets warm_views: after a refresh a background thread ranks each subset's view and each metric and K
+    overall, so a visitor's first request for any of them is read from the cache, never ranked in the request."""
+    board = Board(folder=repo, verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=ALLOWED)
+    board.warm_views = True
+    board.refresh()
+    judged(board)
+    assert board.warmed(600)
+    board.refresh()  # the verdicts known: the views ranked again, in the background
+    assert board.warmed(600)
+    monkeypatch.setattr(board_app, "leaderboard", lambda *a, **k: pytest.fail("ranked in a request"))
+    for view in [("fine", 1, s) for s in ("overall", *TEST_SUBSETS)] + [("ndcg", 5, "overall"), ("coarse", 20, "overall")]:
+        assert board.api_board(*view)["sections"]
