@@ -42,6 +42,7 @@ def build(root: Path, n: int) -> None:
         shutil.copytree(honest, folder)
         result = json.loads((folder / "results.json").read_text())
         result["overall"]["fine_recall"]["@1"] = round(50 + i / 10, 3)
+        result["provenance"]["submission"]["model"] = f"someone/model-{i:03d}"  # the folder's, as submit writes it
         (folder / "results.json").write_text(json.dumps(result))
 
 
