@@ -32,7 +32,8 @@ from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch
 CONCURRENCY = 2
 OVERALL = "overall"
 CARD = Path(__file__).with_name("README.md")  # the Space card beside the app: its lookbench_data is what it may load
-MAX_RANKED = 64  # ranked boards kept per load (one per set of controls)
+MAX_RANKED = 128  # ranked boards kept per load (one per set of controls; the warmed views are 60)
+KS = (1, 5, 10, 20)  # the K choices of the page
 log = logging.getLogger("lookbench.space.board")
 
 INTRO = """# LookBench leaderboard
@@ -117,8 +118,8 @@ class Board:
 
     def _warm(self) -> None:
         """Rank the page's first view now, off any request (a visitor's render then reads it, ``Loaded.ranked``), and
-        in a background thread the other scopes and metrics, so every row's intervals (memoised by its key) are
-        computed before a visitor asks for another view."""
+        in a background thread every other view the page offers (each metric, K and scope; per release on request), so
+        no visitor waits for a ranking."""
         try:
             self.board("fine", 1, OVERALL)
         except ValueError as err:  # nothing to rank yet, said on the page when asked
@@ -138,8 +139,7 @@ class Board:
         return not self._warming
 
     def _warm_views(self) -> None:
-        views = [("fine", 1, scope) for scope in TEST_SUBSETS] + [(metric, k, OVERALL) for metric in METRICS
-                                                                  for k in (1, 5, 10, 20)]
+        views = [(metric, k, scope) for scope in (OVERALL, *TEST_SUBSETS) for metric in METRICS for k in KS]
         try:
             for view in views:
                 try:
@@ -287,7 +287,7 @@ class Board:
                 refresh = gr.Button("Refresh", scale=0, elem_id="refresh")
             with gr.Row():
                 metric = gr.Radio(list(METRICS), value="fine", label="Metric")
-                k = gr.Dropdown([1, 5, 10, 20], value=1, label="K")
+                k = gr.Dropdown(list(KS), value=1, label="K")
                 subset = gr.Dropdown([OVERALL, *TEST_SUBSETS], value=OVERALL, label="Subset", elem_id="subset")
                 by_release = gr.Checkbox(False, label="Per release (the score on each release's queries)")
             with gr.Row():
