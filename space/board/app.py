@@ -34,6 +34,7 @@ OVERALL = "overall"
 CARD = Path(__file__).with_name("README.md")  # the Space card beside the app: its lookbench_data is what it may load
 MAX_RANKED = 128  # ranked boards kept per load (one per set of controls; the warmed views are 60)
 KS = (1, 5, 10, 20)  # the K choices of the page
+LOAD_WAIT = 5.0  # seconds a request waits for a load in progress before it reads the previous one
 log = logging.getLogger("lookbench.space.board")
 
 INTRO = """# LookBench leaderboard
@@ -101,6 +102,7 @@ class Board:
         self._snapshots: dict = {}  # this refresh's submissions, read and hashed once: folder -> (key, result)
         self._warming = False  # a thread ranks the other views (``_warm``), when ``warm_views`` (the served Space)
         self.warm_views = False
+        self._load_waited = False  # a request gave up waiting for the load in progress (``loaded``)
 
     def refresh(self) -> str:
         """Copy the results repo again and queue what has no verdict (one refresh at a time); the status line."""
@@ -110,7 +112,7 @@ class Board:
                 self._transient.clear()
                 self._snapshots = {}
                 self.state = State(copy, self.state.generation + 1)
-            loaded = self.loaded()
+            loaded = self.loaded(wait=None)
             if copy.folder is not None:
                 self.verdicts.retain(s.verdict.key for s in loaded.submissions)
         self._warm()
@@ -184,33 +186,46 @@ class Board:
             if idle:  # the queue is done: the next view is ranked here, not in a visitor's request
                 self._warm()
 
-    def loaded(self) -> Loaded:
+    def loaded(self, wait: float | None = LOAD_WAIT) -> Loaded:
         """The copy as ``load_store`` reads it with the verdicts known now, read again only after a refresh or a
-        new verdict (never per render)."""
-        with self._loading:
-            state, at = self.state, (self.state.generation, self._changes)
-            if self._loaded.at == at:
+        new verdict (never per render). A request waits at most ``wait`` seconds for a load another thread is doing
+        (a refresh of a large copy), then reads the previous one: the board keeps serving whatever the repo holds."""
+        if not self._loading.acquire(blocking=False):
+            if wait is not None and self._load_waited:  # a request already waited for this load: none waits again
                 return self._loaded
-            root = state.copy.folder / SUBMISSIONS if state.copy.folder is not None else None
-            if root is None or not root.is_dir():
-                self._loaded = Loaded(at)
+            if not self._loading.acquire(timeout=-1 if wait is None else wait):
+                self._load_waited = True
                 return self._loaded
-            seen: dict[Path, Verdict] = {}
+        self._load_waited = False
+        try:
+            return self._load()
+        finally:
+            self._loading.release()
 
-            def verify(folder, key):
-                seen[folder] = self._verdict(folder, key)
-                return seen[folder]
-
-            entries, skipped = load_store(root, verify, self._snapshots)
-            by_folder = {Path(e.origin).parent: e for e in entries}
-            submissions = tuple(Submission(folder.relative_to(state.copy.folder).as_posix(), by_folder[folder].model,
-                                           verdict, of_entry(by_folder[folder]))
-                                for folder, verdict in sorted(seen.items()) if folder in by_folder)
-            facts = {}
-            for s in submissions:
-                facts.setdefault(s.model, s.facts)
-            self._loaded = Loaded(at, tuple(entries), tuple(skipped), submissions, facts)
+    def _load(self) -> Loaded:
+        state, at = self.state, (self.state.generation, self._changes)
+        if self._loaded.at == at:
             return self._loaded
+        root = state.copy.folder / SUBMISSIONS if state.copy.folder is not None else None
+        if root is None or not root.is_dir():
+            self._loaded = Loaded(at)
+            return self._loaded
+        seen: dict[Path, Verdict] = {}
+
+        def verify(folder, key):
+            seen[folder] = self._verdict(folder, key)
+            return seen[folder]
+
+        entries, skipped = load_store(root, verify, self._snapshots)
+        by_folder = {Path(e.origin).parent: e for e in entries}
+        submissions = tuple(Submission(folder.relative_to(state.copy.folder).as_posix(), by_folder[folder].model,
+                                       verdict, of_entry(by_folder[folder]))
+                            for folder, verdict in sorted(seen.items()) if folder in by_folder)
+        facts = {}
+        for s in submissions:
+            facts.setdefault(s.model, s.facts)
+        self._loaded = Loaded(at, tuple(entries), tuple(skipped), submissions, facts)
+        return self._loaded
 
     def status(self) -> str:
         state, loaded = self.state, self.loaded()

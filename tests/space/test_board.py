@@ -396,3 +396,27 @@ def test_the_served_board_ranks_every_scope_before_a_visitor_asks(repo, tmp_path
     monkeypatch.setattr(board_app, "leaderboard", lambda *a, **k: pytest.fail("ranked in a request"))
     for view in [("fine", 1, s) for s in ("overall", *TEST_SUBSETS)] + [("ndcg", 5, "overall"), ("coarse", 20, "overall")]:
         assert board.api_board(*view)["sections"]
+
+
+def test_a_request_never_waits_for_a_slow_refresh(repo, tmp_path, monkeypatch):
+    """A refresh reading a huge copy holds the load; a request waits LOAD_WAIT seconds at most, then answers from the
+    previous reading (here: none yet, the published rows)."""
+    release, real = threading.Event(), board_app.load_store
+
+    def slow(*args, **kwargs):
+        release.wait(120)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(board_app, "load_store", slow)
+    board = Board(folder=repo, verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=ALLOWED)
+    refreshing = threading.Thread(target=board.refresh, daemon=True)
+    refreshing.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    answer = board.api_board("fine", 1, "overall")
+    waited = time.monotonic() - started
+    release.set()
+    refreshing.join(120)
+    assert waited < board_app.LOAD_WAIT * 3 and answer["sections"][0]["title"].startswith(PUBLISHED)
+    assert answer["submissions"] == [] and not refreshing.is_alive()
+    assert len(board.api_board("fine", 1, "overall")["submissions"]) == 3  # the refresh's reading, once it is done
