@@ -127,17 +127,17 @@ def test_a_missing_or_short_text_split_of_a_build_is_one_line_naming_the_folder_
     shard = next((data / "text").glob("real_studio_flat-*.parquet"))
     table = pq.read_table(shard)
     pq.write_table(table.slice(0, 4), shard)
-    with pytest.raises(EvaluationError) as short:
-        load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="short")
-    message = str(short.value)
-    assert "SplitInfo" not in message and "\n" not in message
-    assert message == (f"{data}: the split real_studio_flat of the text config has 4 rows, its card says 6 (a data "
-                       "file was cut short or replaced); build or download the folder again")
+
+    def refusal() -> str:
+        with pytest.raises(EvaluationError) as err:
+            load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="short")
+        assert "SplitInfo" not in str(err.value) and "\n" not in str(err.value)
+        return str(err.value)
+
+    assert refusal() == (f"{data}: the split real_studio_flat of the text config has 4 rows, its card says 6 (a data "
+                         "file was cut short or replaced); build or download the folder again")
     shard.unlink()
-    with pytest.raises(EvaluationError) as missing:
-        load_benchmark(data, ["RealStudioFlat"], distractors=False, text_form="short")
-    message = str(missing.value)
-    assert "SplitInfo" not in message and "\n" not in message
+    message = refusal()
     assert message == (f"{data}: the split real_studio_flat of the text config has no data file, its card says 6 rows "
                        "(a data file was deleted); build or download the folder again")
     assert main(["evaluate", "--data", str(data), "--queries", "text", "--model", "category-text", "--no-save"]) == 2
