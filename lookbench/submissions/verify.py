@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from lookbench._version import __version__
-from lookbench.errors import EvaluationError
+from lookbench.errors import EvaluationError, clip
 from lookbench.files import read_regular
 from lookbench.paths import looks_like_hub_id
 from lookbench.results.store import MAX_RESULT_BYTES, Settings, parse_json, predictions_folder
@@ -36,7 +36,6 @@ from lookbench.submissions.ranking import (
     MAX_RANKING_ROWS,
     TEXT_COLUMN,
     Ranking,
-    clip,
     parse_ranking,
     shorten,
 )
@@ -45,7 +44,7 @@ TOLERANCE = 1e-6  # percent points: a recomputed score is the engine's own arith
 RESULT_NAME = "results.json"
 MAX_FOLDERS = 10_000  # folders walked looking for the one submission below PATH
 MAX_FILES = 64  # files in one submission folder (a result, four rankings, a card)
-MAX_OTHER_BYTES = 1024 * 1024  # any other file of a submission (its README)
+MAX_OTHER_BYTES = 1024 * 1024  # any other file of a submission but a ranking (its README)
 MAX_REASONS = 20  # problems kept per verdict (the table of claimed scores lists every difference)
 _NOT_SCORES = ("ci95", "per_query", "per_release", "per_category", "self_matches_removed")  # checked apart, or no score
 _SHOWN = 10  # problems named per subset
@@ -143,17 +142,24 @@ def _key(hashes: dict[str, str]) -> str:
     return hashlib.sha256(f"lookbench {__version__}\n{lines}".encode()).hexdigest()
 
 
+def _read(folder: Path, relative: str, name: str, hashes: dict) -> bytes:
+    """One file of the submission, read once within its kind's limit (the result, a ranking, anything else) and its
+    sha256 recorded in ``hashes``: verify and ``snapshot`` hash alike, so their keys agree."""
+    limit = (MAX_RESULT_BYTES if relative == name else
+             MAX_RANKING_BYTES if relative.endswith(".parquet") else MAX_OTHER_BYTES)
+    content = read_regular(folder / relative, limit, relative)
+    hashes[relative] = hashlib.sha256(content).hexdigest()
+    return content
+
+
 def snapshot(folder, name: str = RESULT_NAME) -> tuple[str, bytes]:
     """(key, result bytes) of the submission in ``folder`` as its files are now: every byte hashed (no size or time
     shortcut), and the result's bytes exactly as hashed, so what a board shows is what its key names."""
     folder = Path(folder)
     hashes, result = {}, b""
     for relative in submission_files(folder, name):
-        limit = MAX_RESULT_BYTES if relative == name else MAX_RANKING_BYTES
-        content = read_regular(folder / relative, limit, relative)
-        hashes[relative] = hashlib.sha256(content).hexdigest()
-        if relative == name:
-            result = content
+        content = _read(folder, relative, name, hashes)
+        result = content if relative == name else result
     return _key(hashes), result
 
 
@@ -203,8 +209,7 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
     folder, name = locate(path)
     files = submission_files(folder, name)
     hashes = {}
-    raw = read_regular(folder / name, MAX_RESULT_BYTES, name)
-    hashes[name] = hashlib.sha256(raw).hexdigest()
+    raw = _read(folder, name, name, hashes)
     try:
         result = parse_json(raw)
     except ValueError as err:
@@ -216,14 +221,13 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
         if not isinstance(saved, list) or subset not in saved or relative not in files:
             raise ValueError(f"{name} has no saved ranking of {subset} ({relative}); a result is verified from its "
                              "rankings")
-        content = read_regular(folder / relative, MAX_RANKING_BYTES, relative)
-        hashes[relative] = hashlib.sha256(content).hexdigest()
+        content = _read(folder, relative, name, hashes)
         rows = min(MAX_RANKING_ROWS, _claimed_queries(blocks[subset]) * kmax)
         rankings[subset] = (relative, parse_ranking(content, relative, max_rows=rows))
         del content
     for relative in files:  # the rest of the submission (its card): hashed, never parsed
         if relative not in hashes:
-            hashes[relative] = hashlib.sha256(read_regular(folder / relative, MAX_OTHER_BYTES, relative)).hexdigest()
+            _read(folder, relative, name, hashes)
     key = _key(hashes)
     text_form = settings.queries.removeprefix("text-") if settings.queries.startswith("text-") else None
     bench = load_benchmark(named_data(provenance["dataset"], allowed) if data is None else data,
