@@ -14,7 +14,12 @@ SHOWN = 80  # characters of a user's input a message echoes
 def shown(value, limit: int = SHOWN) -> str:
     """``value`` as a message quotes it (its repr), at most ``limit`` characters, cut with an ellipsis: a message
     names the bad input without echoing 10,000 characters of it back."""
-    text = repr(value if isinstance(value, str) else str(value))
+    return clip(repr(value if isinstance(value, str) else str(value)), limit)
+
+
+def clip(text, limit: int = SHOWN) -> str:
+    """``str(text)`` cut to ``limit`` characters, an ellipsis last."""
+    text = str(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 

@@ -49,7 +49,9 @@ class Verdict:
     def to_json(self) -> dict:
         """At most ``MAX_VERDICT_BYTES`` as JSON: the text cut, a placement that would not fit dropped (and the
         verdict with it: a row is never placed by fields that were not kept)."""
-        text = self.text if len(self.text) <= _REASON_CHARS else self.text[: _REASON_CHARS - 1] + "…"
+        from lookbench.errors import clip
+
+        text = clip(self.text, _REASON_CHARS)
         out = {"text": text, "key": self.key[:64], "placement": self.placement}
         if len(json.dumps(out)) > MAX_VERDICT_BYTES:
             out = {"text": f"{NOT_CHECKED}: its placement is too large to keep", "key": self.key[:64], "placement": None}
@@ -391,5 +393,6 @@ def judge_submission(folder: Path, allowed=None) -> Verdict:
 
 
 def _cut(err) -> str:
-    text = " ".join(str(err).split())
-    return text if len(text) <= 200 else text[:199] + "…"
+    from lookbench.errors import clip
+
+    return clip(" ".join(str(err).split()), 200)

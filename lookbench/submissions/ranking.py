@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lookbench.errors import clip
+
 MAX_RANKING_BYTES = 256 * 1024 * 1024  # one subset's ranking file, and the decoded size of the columns read
 MAX_RANKING_ROWS = 1 << 22  # 200,000 queries x 20 ranks; a file of more rows is never decoded
 MAX_ID_CHARS = 1024  # an item id longer than this is no product id
@@ -21,12 +23,6 @@ TEXT_COLUMN = "query_text"  # a text query's words, which a text ranking carries
 def shorten(value, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters: ids and reasons from outside never flood a message."""
     return clip(repr(value), limit)
-
-
-def clip(text, limit: int = 80) -> str:
-    """``str(text)`` cut to ``limit`` characters (an ellipsis last)."""
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
