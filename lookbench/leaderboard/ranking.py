@@ -72,10 +72,9 @@ class _Memo:
     across rankings: the board ranks again at every new verdict, and only the new rows cost anything. Bounded; rows
     without a key (a store's results, published rows) are computed each time."""
 
-    LIMIT = 50_000
-
-    def __init__(self):
+    def __init__(self, limit: int):
         self.values: dict = {}
+        self.limit = limit
         self.lock = threading.Lock()
 
     def get(self, key, compute):
@@ -86,13 +85,14 @@ class _Memo:
                 return self.values[key]
         value = compute()
         with self.lock:
-            if len(self.values) >= self.LIMIT:
+            if len(self.values) >= self.limit:
                 self.values.clear()
             self.values[key] = value
         return value
 
 
-_MEMO = _Memo()
+_MEMO = _Memo(50_000)  # intervals and p-values: a few hundred bytes each
+_OUTCOMES = _Memo(1_024)  # parsed outcomes: arrays of every query, so fewer are kept
 
 
 def _memo_key(entries, *parts):
@@ -101,7 +101,7 @@ def _memo_key(entries, *parts):
 
 
 def _outcomes(entry: Entry, names: list[str]):
-    return _MEMO.get(_memo_key([entry], "outcomes", tuple(names)), lambda: entry.outcomes(names))
+    return _OUTCOMES.get(_memo_key([entry], "outcomes", tuple(names)), lambda: entry.outcomes(names))
 
 
 def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str], value, queries: int):
