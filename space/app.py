@@ -141,7 +141,7 @@ class SpaceApp:
         """The chosen gallery's retriever (None: the default one)."""
         if gallery in (None, ""):
             return self.galleries[self.default]
-        if gallery not in self.galleries:
+        if not isinstance(gallery, str) or gallery not in self.galleries:  # an API call can send any JSON value
             raise QueryError(f"Unknown gallery {shown(gallery)}; choose one of {', '.join(self.galleries)}")
         return self.galleries[gallery]
 
