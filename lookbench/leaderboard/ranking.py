@@ -111,10 +111,13 @@ def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str
     from lookbench.metric.fine_recall.bootstrap import interval_method
     from lookbench.results import stats
 
-    outcomes = _outcomes(entry, names)
-    if outcomes is not None:
-        lo, hi = _MEMO.get(_memo_key([entry], "intervals", tuple(names)), lambda: stats.intervals(outcomes))[
-            "overall" if subset is None else subset][f"{key}@{k}"]
+    def every_interval():
+        outcomes = _outcomes(entry, names)
+        return None if outcomes is None else stats.intervals(outcomes)
+
+    intervals = _MEMO.get(_memo_key([entry], "intervals", tuple(names)), every_interval)
+    if intervals is not None:
+        lo, hi = intervals["overall" if subset is None else subset][f"{key}@{k}"]
         return [round(lo, 2), round(hi, 2)], interval_method(f"{key}@{k}")
     if value is None or not queries:
         return None, None
@@ -134,10 +137,16 @@ def _rank_groups(ranked: list[tuple[dict, Entry]], score_name: str, key: str, na
             row["group"] = None
             continue
         if leader is not None:
-            (lead_row, lead_entry), ours, theirs = leader, _outcomes(entry, names), _outcomes(leader[1], names)
-            if ours is not None and theirs is not None and same_queries(ours, theirs):
-                apart = _MEMO.get(_memo_key([lead_entry, entry], "paired", tuple(names), key),
-                                  lambda: paired_p(theirs, ours, key)) < 0.05
+            lead_row, lead_entry = leader
+
+            def paired(lead=lead_entry, entry=entry):  # None: no paired test on the same queries
+                ours, theirs = _outcomes(entry, names), _outcomes(lead, names)
+                ok = ours is not None and theirs is not None and same_queries(ours, theirs)
+                return paired_p(theirs, ours, key) if ok else None
+
+            p = _MEMO.get(_memo_key([lead_entry, entry], "paired", tuple(names), key), paired)
+            if p is not None:
+                apart = p < 0.05
             else:
                 apart = row["ci95"][1] < lead_row["ci95"][0] or lead_row["ci95"][1] < row["ci95"][0]
         if leader is None or apart:
