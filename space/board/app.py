@@ -34,6 +34,7 @@ OVERALL = "overall"
 CARD = Path(__file__).with_name("README.md")  # the Space card beside the app: its lookbench_data is what it may load
 MAX_RANKED = 128  # ranked boards kept per load (one per set of controls; the warmed views are 60)
 KS = (1, 5, 10, 20)  # the K choices of the page
+REFRESH_EVERY = 30.0  # seconds between two refreshes a visitor or an API call can ask for
 LOAD_WAIT = 5.0  # seconds a request waits for a load in progress before it reads the previous one
 log = logging.getLogger("lookbench.space.board")
 
@@ -103,6 +104,7 @@ class Board:
         self._warming = False  # a thread ranks the other views (``_warm``), when ``warm_views`` (the served Space)
         self.warm_views = False
         self._load_waited = False  # a request gave up waiting for the load in progress (``loaded``)
+        self._refreshed_at = float("-inf")  # when the last refresh ended (``refresh_from_page``)
 
     def refresh(self) -> str:
         """Copy the results repo again and queue what has no verdict (one refresh at a time); the status line."""
@@ -115,8 +117,16 @@ class Board:
             loaded = self.loaded(wait=None)
             if copy.folder is not None:
                 self.verdicts.retain(s.verdict.key for s in loaded.submissions)
+        self._refreshed_at = time.monotonic()
         self._warm()
         return self.status()
+
+    def refresh_from_page(self) -> str:
+        """The Refresh button and ``/refresh``, open to anyone: a refresh re-reads and re-hashes the whole copy, so at
+        most one per ``REFRESH_EVERY`` seconds; within it, the status line as it is."""
+        if time.monotonic() - self._refreshed_at < REFRESH_EVERY:
+            return self.status()
+        return self.refresh()
 
     def _warm(self) -> None:
         """Rank the page's first view now, off any request (a visitor's render then reads it, ``Loaded.ranked``), and
@@ -337,7 +347,7 @@ class Board:
                                      elem_id="submissions")
 
             def _refresh(count):
-                return self.refresh(), count + 1, self.submissions()
+                return self.refresh_from_page(), count + 1, self.submissions()
 
             refresh.click(_refresh, generation, [status, generation, table], api_name="refresh")
             gr.api(self.api_board, api_name="leaderboard")

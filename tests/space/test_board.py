@@ -420,3 +420,14 @@ def test_a_request_never_waits_for_a_slow_refresh(repo, tmp_path, monkeypatch):
     assert waited < board_app.LOAD_WAIT * 3 and answer["sections"][0]["title"].startswith(PUBLISHED)
     assert answer["submissions"] == [] and not refreshing.is_alive()
     assert len(board.api_board("fine", 1, "overall")["submissions"]) == 3  # the refresh's reading, once it is done
+
+
+def test_a_visitor_cannot_make_the_board_reread_its_copy_again_and_again(repo, tmp_path, monkeypatch):
+    """/refresh is open to anyone and a refresh re-reads and re-hashes every submission: one per REFRESH_EVERY."""
+    board = Board(folder=repo, verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=ALLOWED)
+    assert board.refresh_from_page().startswith("Results from the folder ")
+    monkeypatch.setattr(board_app, "fetch", lambda *a: pytest.fail("the copy was read again"))
+    assert board.refresh_from_page().startswith("Results from the folder ")  # the status, nothing read
+    monkeypatch.setattr(board, "_refreshed_at", time.monotonic() - board_app.REFRESH_EVERY)
+    with pytest.raises(pytest.fail.Exception, match="the copy was read again"):
+        board.refresh_from_page()
