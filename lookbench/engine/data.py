@@ -253,7 +253,8 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
                    progress=None, text_form: str | None = None) -> Benchmark:
     """Load the requested subsets' query/gallery splits and (unless disabled) the noise gallery.
 
-    ``progress`` (a tqdm bar) advances once per loaded config. ``text_form`` (``short`` or ``long``): each query
+    ``cutoff``: a ``lookbench.filtering.Cutoff`` (or what ``Cutoff.of`` reads). ``progress`` (a tqdm bar) advances
+    once per loaded config. ``text_form`` (``short`` or ``long``): each query
     split also carries its words, ``query_text`` (``_Loader.with_texts``), and the provenance names them.
     """
     from lookbench.filtering import filter_after
@@ -276,7 +277,10 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
             splits["query"] = loader.with_texts(subset, splits["query"], text_form)
         all_queries[subset] = splits["query"]
         if cutoff is not None:
-            splits["query"] = filter_after(splits["query"], cutoff)
+            try:
+                splits["query"] = filter_after(splits["query"], cutoff)
+            except ValueError as err:  # a release cutoff of another kind than the data's, a row with no timestamp
+                raise EvaluationError(f"{label}: {subset}: {err}") from None
         loaded[subset] = splits
         counts[subset] = {"queries_total": len(all_queries[subset]), "queries": len(splits["query"]),
                           "gallery": len(splits["gallery"])}
