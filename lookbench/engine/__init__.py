@@ -319,6 +319,9 @@ def _planned(encoder, fingerprint, bench: Benchmark, results_dir, settings: stor
     p = bench.provenance
     identity = store.Identity(fingerprint, p["revision"], settings)
     notes = []
+    if encoder.provenance.get("loaded_from"):
+        notes.append(f"{encoder.provenance['loaded_from']} holds the registered model {encoder.name} (the same weights "
+                     f"fingerprint): evaluated, stored and ranked as {encoder.name}")
     if results_dir is not None and fingerprint is None:
         notes.append(f"model {encoder.name} declares no revision or fingerprint, so its identity is unknown: a stored "
                      "result is never reused for it (give the object a revision to allow that)")
