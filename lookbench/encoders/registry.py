@@ -73,16 +73,18 @@ def check_model(model) -> None:
 
 
 def as_registered(encoder: TransformersEncoder, trust_remote_code: bool = False) -> Encoder:
-    """A model folder (or Hub id) that holds a registered model — the same weights fingerprint, preprocessing and text
-    tower — is that model, so its results are stored and ranked under one name: the registered encoder, with the
-    folder it was given recorded as ``provenance["loaded_from"]``. Registered models whose folder is on disk (not a
-    Hub download) are compared; anything else is the folder's own model."""
+    """A model folder (or Hub id) that holds a registered model — the same weights fingerprint, preprocessing, text
+    tower and declared training cutoff — is that model, so its results are stored and ranked under one name: the
+    registered encoder, with the folder it was given recorded as ``provenance["loaded_from"]``. A folder whose card
+    declares another cutoff makes another claim (``--cutoff model`` reads it), so it stays its own, as does anything
+    else. Registered models whose folder is on disk (not a Hub download) are compared."""
     for meta in REGISTRY.values():
         folder = _installed_folder(meta)
         if folder is None or folder_fingerprint(folder) != encoder.fingerprint:
             continue
         twin = _build(meta, trust_remote_code)
-        if (twin.preprocessing, twin.text_fingerprint) == (encoder.preprocessing, encoder.text_fingerprint):
+        if (twin.preprocessing, twin.text_fingerprint, twin.training_cutoff) == (
+                encoder.preprocessing, encoder.text_fingerprint, encoder.training_cutoff):
             given = Path(encoder.source).expanduser()
             twin.provenance["loaded_from"] = str(given.resolve()) if given.is_dir() else encoder.source
             return twin
