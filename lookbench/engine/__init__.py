@@ -190,22 +190,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                 return None
         with times.stage("search"):  # cosine = inner product of unit vectors
             embeddings = embeddings.normalised()
-        tasks, texts_encoded = {}, 0
-        for name, splits in bench.subsets.items():
-            source = images.subsets[name].query
-            if oracle:
-                vectors = encoder.encode_queries(list(splits["query"]["category"]))
-                split = Split.of_texts(source, splits["query"], embeddings, vectors)
-            elif kind.text:
-                with times.stage("encode"):
-                    vectors = encode_texts(encoder, list(splits["query"]["query_text"]), embeddings.matrix.shape[1])
-                texts_encoded += len(vectors)
-                split = Split.of_texts(source, splits["query"], embeddings, vectors)
-            else:
-                split = Split.of(source, splits["query"], embeddings)
-            if len(split.rows) == 0:
-                raise EvaluationError(f"{name}: no query left to evaluate: every query image was skipped")
-            tasks[name] = SubsetTask(split, Split.of(images.subsets[name].gallery, splits["gallery"], embeddings))
+        tasks, texts_encoded = _tasks(encoder, kind, bench, images, embeddings, times)
         noise = None if bench.noise is None else Split.of(images.noise, bench.noise, embeddings)
         with stage_bar("search + score", quiet=quiet, unit="step") as bar:
             scored = score_subsets(embeddings.matrix, tasks, noise, modes=options.modes, index=index, progress=bar,
@@ -223,6 +208,29 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         if plan.stored is not None:
             results[m].write_json(plan.stored)
     return _finish(results, output_dir)
+
+
+def _tasks(encoder, kind: QueryKind, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings,
+           times: StageTimes) -> tuple[dict, int]:
+    """Per subset what to search with and in (``SubsetTask``): its queries as image rows, or as their words encoded
+    by the text tower (an oracle is told their categories); and how many texts were encoded."""
+    tasks, texts_encoded = {}, 0
+    for name, splits in bench.subsets.items():
+        source = images.subsets[name].query
+        if getattr(encoder, "oracle", False):
+            vectors = encoder.encode_queries(list(splits["query"]["category"]))
+            split = Split.of_texts(source, splits["query"], embeddings, vectors)
+        elif kind.text:
+            with times.stage("encode"):
+                vectors = encode_texts(encoder, list(splits["query"]["query_text"]), embeddings.matrix.shape[1])
+            texts_encoded += len(vectors)
+            split = Split.of_texts(source, splits["query"], embeddings, vectors)
+        else:
+            split = Split.of(source, splits["query"], embeddings)
+        if len(split.rows) == 0:
+            raise EvaluationError(f"{name}: no query left to evaluate: every query image was skipped")
+        tasks[name] = SubsetTask(split, Split.of(images.subsets[name].gallery, splits["gallery"], embeddings))
+    return tasks, texts_encoded
 
 
 def model_cutoff(encoder) -> Cutoff:

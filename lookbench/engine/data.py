@@ -58,8 +58,9 @@ class Benchmark:
 
     def count_after(self, model_cutoff) -> None:
         """Record per subset how many queries lie after the model's declared training cutoff (``None``: undeclared)."""
-        from lookbench.filtering import after_mask
+        from lookbench.filtering import Cutoff, after_mask
 
+        model_cutoff = None if model_cutoff is None else Cutoff.of(model_cutoff)  # parsed once for every subset
         for name, queries in self.all_queries.items():
             after = None if model_cutoff is None else int(after_mask(queries, model_cutoff).sum())
             self.provenance["counts"][name]["queries_after_model_cutoff"] = after
