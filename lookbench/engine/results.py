@@ -177,12 +177,11 @@ class EvaluationResult:
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
         lines = _wrap(title, width) + _grid("subset", [n for n, _ in rows], columns, queries, width)
         for mode, other in self.modes.items():
-            line = "" if other is self else (f"{mode} mode ({_MODE_WORDS.get(mode, mode)}): overall Fine@1 "
-                                             + _cell(other.overall.get("fine_recall@1"),
-                                                     other.intervals.get("overall", {}).get("fine_recall@1")))
-            if mode == "leaderboard" and published:
-                line += ("; " if line else "") + published
-            lines += _wrap(line, width) if line else []
+            said = [] if other is self else [
+                f"{mode} mode ({_MODE_WORDS.get(mode, mode)}): overall Fine@1 "
+                + _cell(other.overall.get("fine_recall@1"), other.intervals.get("overall", {}).get("fine_recall@1"))]
+            said += [published] if mode == "leaderboard" and published else []
+            lines += _wrap("; ".join(said), width) if said else []
         releases = list(self.per_release.get("overall", {}))
         if len(releases) > 1:
             lines += [""] + _wrap("Per release (each release's queries, the gallery whole): overall Fine@1, each "
