@@ -53,8 +53,8 @@ def register(sub) -> None:
 
 def run_evaluate(args) -> int:
     """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
+    from lookbench import paths, terminal
     from lookbench.engine import evaluate
-    from lookbench import paths
 
     if args.results and not args.save:
         raise ValueError("--results names a store to save in and --no-save says not to save: give one of them")
@@ -72,13 +72,15 @@ def run_evaluate(args) -> int:
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
     print(result.table())
+    lines = []
     if result.reused:
-        print(f"stored result of an identical evaluation: {result.stored} (not recomputed; --overwrite to evaluate again)")
+        lines.append(f"stored result of an identical evaluation: {result.stored} (not recomputed; --overwrite to evaluate again)")
     elif result.stored is not None:
-        print(f"saved in the results store: {result.stored}")
-    for note in result.notes:
-        print(f"note: {note}")
+        lines.append(f"saved in the results store: {result.stored}")
+    lines += [f"note: {note}" for note in result.notes]
     if args.output:
-        print(f"results: {args.output / 'results.json'}; plots: {args.output}")
+        lines.append(f"results: {args.output / 'results.json'}; plots: {args.output}")
+    for line in lines:
+        print("\n".join(terminal.paragraph(line)))
     return 0
 
