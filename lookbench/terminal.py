@@ -3,7 +3,7 @@
 Every command prints through this module, so no line is wider than the terminal (``COLUMNS``; 100 when stdout is
 not a terminal) and an interval reads the same everywhere. Tables are rich's: when a table is wider than the
 terminal, its columns are left out in the order the caller states (and a note says which), then rich folds the
-remaining cells. docs/architecture.md §2; the orders are in docs/results-and-leaderboard.md.
+remaining cells. docs/architecture.md §2; each command's order is in docs/evaluating.md ("Fitting the terminal").
 """
 from __future__ import annotations
 
