@@ -16,7 +16,8 @@ from lookbench.cli import main
 from tests.helpers.engine_data import UNIQUE_IMAGES
 
 
-def test_cli_end_to_end(data, tmp_path, capsys):
+def test_cli_end_to_end(data, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # every column shown, no cell folded (narrower: tests/test_widths.py)
     out = tmp_path / "out"
     assert main(["evaluate", "--data", str(data), "--model", "raw-pixels", "--output", str(out),
                  "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
