@@ -85,11 +85,13 @@ def run_subsets(args) -> int:
         raise FileNotFoundError(f"{folder} is not a dataset folder built by `lookbench build`")
     with quiet_libraries(args.verbose):
         sizes = split_sizes(folder) if folder.is_dir() else {}
-    print(f"{'subset':<18} {'alias':<18} {'kind':<24} {'query':>7} {'gallery':>8}   published query/gallery")
-    for s in SUBSETS.values():
-        kind = f"{s.source}, {'multi' if s.multi_item else 'single'}-item, {s.difficulty}"
-        got = sizes.get(s.name, {})
-        print(f"{s.name:<18} {s.alias:<18} {kind:<24} {got.get('query', '-'):>7} {got.get('gallery', '-'):>8}   "
-              f"{s.published_queries}/{s.published_gallery}")
-    print(f"data: {folder if sizes else '(not built; run lookbench build --source mini --out DIR)'}")
+    from lookbench import terminal
+
+    rows = [[s.name, s.alias, f"{s.source}, {'multi' if s.multi_item else 'single'}-item, {s.difficulty}",
+             sizes.get(s.name, {}).get("query"), sizes.get(s.name, {}).get("gallery"),
+             f"{s.published_queries}/{s.published_gallery}"] for s in SUBSETS.values()]
+    print("\n".join(terminal.table([*(terminal.Column(c, "left") for c in ("subset", "alias", "kind")), "query", "gallery",
+                                    "published query/gallery"], rows,
+                                   footnotes=[f"data: {folder if sizes else '(not built; run lookbench build --source mini --out DIR)'}"],
+                                   drop_order=["alias", "kind"])))
     return 0

@@ -55,10 +55,10 @@ def register(sub) -> None:
 
 def run_evaluate(args) -> int:
     """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
+    from lookbench import paths, terminal
     from lookbench.engine import evaluate
     from lookbench.engine.results import mode_file
     from lookbench.leaderboard.ranking import published_best
-    from lookbench import paths
 
     if args.results and not args.save:
         raise ValueError("--results names a store to save in and --no-save says not to save: give one of them")
@@ -78,15 +78,17 @@ def run_evaluate(args) -> int:
     board = result.modes.get("leaderboard")
     print(result.table(published=None if board is None else published_best(board.to_dict())))
     stored = [r.stored for r in result.modes.values() if r.stored is not None]
+    lines = []
     if result.reused:
-        print(f"stored result{'s' if len(stored) > 1 else ''} of an identical evaluation: {', '.join(map(str, stored))} "
-              "(not recomputed; --overwrite to evaluate again)")
+        lines.append(f"stored result{'s' if len(stored) > 1 else ''} of an identical evaluation: "
+                     f"{', '.join(map(str, stored))} (not recomputed; --overwrite to evaluate again)")
     elif stored:
-        print(f"saved in the results store: {', '.join(map(str, stored))}")
-    for note in result.notes:
-        print(f"note: {note}")
+        lines.append(f"saved in the results store: {', '.join(map(str, stored))}")
+    lines += [f"note: {note}" for note in result.notes]
     if args.output:
         others = [str(args.output / mode_file(m)) for m in result.modes if m != next(iter(result.modes))]
-        print(f"results: {', '.join([str(args.output / 'results.json'), *others])}; plots: {args.output}")
+        lines.append(f"results: {', '.join([str(args.output / 'results.json'), *others])}; plots: {args.output}")
+    for line in lines:
+        print("\n".join(terminal.paragraph(line)))
     return 0
 

@@ -35,8 +35,8 @@ def differences(query_attributes, item_attributes) -> str:
 def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     import pyarrow.compute as pc
 
+    from lookbench import terminal
     from lookbench.engine.predictions import read
-    from lookbench.leaderboard.render import terminal_safe
     from lookbench.paths import result_file
     from lookbench.schema import resolve_subset
     from lookbench.results.store import predictions_folder, read_json
@@ -66,17 +66,21 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     first = {kind: next((r["rank"] for r in rows if r[f"{kind}_hit"]), None) for kind in ("fine", "coarse")}
     found = ", ".join(f"first {kind} hit at rank {rank}" if rank else f"no {kind} hit in the top {len(rows)}"
                       for kind, rank in first.items())
-    lines = [f"{subset} query {query} of {count} (item {q['query_item_id']}), {mode} mode: {found}",
-             f"  category {q['query_category']}, main attribute {q['query_main_attribute']}; attributes: {attrs}",
-             *([f"  text query: {terminal_safe(q['query_text'])}"] if q.get("query_text") else []),
-             f"{'rank':>4}  {'score':>6}  {'fine':<4}  {'coarse':<6}  {'item_id':<14}  {'category':<12}  what differs"]
+    head = [f"{subset} query {query} of {count} (item {q['query_item_id']}), {mode} mode: {found}",
+            f"category {q['query_category']}, main attribute {q['query_main_attribute']}; attributes: {attrs}",
+            *([f"text query: {q['query_text']}"] if q.get("query_text") else [])]
+    cells = []
     for r in rows[:top]:
         diff = (f"category {r['category']} (query {q['query_category']})" if not r["coarse_hit"]
                 else differences(q["query_attributes"], r["attributes"]))
         if mode == "leaderboard" and r["coarse_hit"]:
             diff = f"main attribute {r['main_attribute']}; " + diff
-        lines.append(f"{r['rank']:>4}  {r['score']:>6.3f}  {'yes' if r['fine_hit'] else 'no':<4}  "
-                     f"{'yes' if r['coarse_hit'] else 'no':<6}  {str(r['item_id']):<14}  {r['category']:<12}  {diff}")
+        cells.append([str(r["rank"]), f"{r['score']:.3f}", "yes" if r["fine_hit"] else "no",
+                      "yes" if r["coarse_hit"] else "no", str(r["item_id"]), r["category"], diff])
+    lines = [line for i, text in enumerate(head) for line in terminal.paragraph(("  " if i else "") + text, indent="    ")]
+    lines += terminal.table(["rank", "score", *(terminal.Column(c, "left") for c in
+                                                ("fine", "coarse", "item_id", "category", "what differs"))],
+                            cells, drop_order=["category"])  # a category that differs is in "what differs"
     return "\n".join(lines)
 
 

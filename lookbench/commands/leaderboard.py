@@ -34,19 +34,23 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from lookbench import paths, terminal
     from lookbench.leaderboard.figures import plot_path
     from lookbench.leaderboard.ranking import leaderboard
-    from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE, terminal_safe
-    from lookbench import paths
+    from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE
+    from lookbench.progress import quiet_libraries
 
     plot = plot_path(args.plot) if args.plot else None  # a refusal before the store is read
-    board = leaderboard(results=args.results or paths.results_dir(), reference=args.reference, metric=args.metric,
-                        k=args.k, subset=args.subset, by_release=args.by_release)
+    with quiet_libraries():  # re-scoring a submission loads its data: datasets' bars are not this command's output
+        board = leaderboard(results=args.results or paths.results_dir(), reference=args.reference, metric=args.metric,
+                            k=args.k, subset=args.subset, by_release=args.by_release)
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
-        print(f"lookbench leaderboard: skipped {terminal_safe(line)}", file=sys.stderr)
+        print("\n".join(terminal.paragraph(f"lookbench leaderboard: skipped {line}", indent="  ")), file=sys.stderr)
     print(board.render(args.format), flush=True)
-    if args.format in ("table", "markdown") and board.sections:
+    if args.format == "markdown" and board.sections:  # a file's text: Markdown wraps it
         print("\n" + GROUPS_NOTE + "\n\n" + VERIFIED_NOTE)
+    elif args.format == "table" and board.sections:
+        print("\n" + "\n".join([*terminal.paragraph(GROUPS_NOTE), "", *terminal.paragraph(VERIFIED_NOTE)]))
     if plot:
         print(f"plot: {board.plot(plot)}", file=sys.stderr)
     return 0

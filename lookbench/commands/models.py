@@ -4,9 +4,11 @@ from __future__ import annotations
 import json
 
 FORMATS = ("table", "json")
-# The table's columns; --format json gives every field, description and notes included.
-_COLUMNS = ("name", "published_name", "revision", "dim", "input", "params", "license", "released", "training_cutoff",
-            "available", "needs")
+# The table's columns (header, field): one row per model; `lookbench models NAME` shows every field, --format json
+# gives them all. When the terminal is too narrow, licence, params, dim and cutoff are left out in that order.
+_COLUMNS = (("name", "name"), ("dim", "dim"), ("params", "params"), ("licence", "license"), ("cutoff", "training_cutoff"),
+            ("ready", "available"))
+_DROP_ORDER = ("licence", "params", "dim", "cutoff")
 
 
 def register(sub) -> None:
@@ -39,19 +41,19 @@ def run_models(args) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2))
         return 0
+    from lookbench import terminal
+
     shown = [_shown(r) for r in rows]
     if args.name:
-        print("\n".join(f"{k}: {v}" for k, v in shown[0].items()))
+        print("\n".join(terminal.table([terminal.Column("field", "left"), terminal.Column("value", "left")],
+                                        list(shown[0].items()))))
         return 0
-    cells = [{k: v[:12] if k == "revision" and r["hub_id"] else v for k, v in c.items() if k in _COLUMNS}
-             for r, c in zip(rows, shown)]
-    widths = {k: max(len(k), *(len(c[k]) for c in cells)) for k in _COLUMNS}
-    print("  ".join(k.ljust(widths[k]) for k in _COLUMNS))
-    for c in cells:
-        print("  ".join(c[k].ljust(widths[k]) for k in _COLUMNS))
-    print("training_cutoff: the date the model's training data ends (`evaluate --cutoff model` scores only the queries "
-          "after it). published_name: the model's row in the published leaderboard (`lookbench reproduce`). "
-          "`lookbench models NAME` shows an entry's Hub id, preprocessing and notes. Also accepted by --model: a local "
-          "transformers model folder, a Hub id (owner/name[@revision]), or in Python any object with "
-          "encode(list_of_PIL_images) and name.")
+    print("\n".join(terminal.table(
+        [terminal.Column(header, "right" if header in ("dim", "params") else "left") for header, _ in _COLUMNS], [[c[key] for _, key in _COLUMNS] for c in shown],
+        footnotes=["cutoff: the date the model's training data ends (`evaluate --cutoff model` scores only the queries "
+                   "after it). ready: whether it can run here; `lookbench models NAME` shows what it needs, its Hub id "
+                   "and revision, published name, preprocessing and notes (--format json: every entry in full). Also "
+                   "accepted by --model: a local transformers model folder, a Hub id (owner/name[@revision]), or in "
+                   "Python any object with encode(list_of_PIL_images) and name."],
+        drop_order=_DROP_ORDER)))
     return 0

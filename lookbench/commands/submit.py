@@ -23,12 +23,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from lookbench.progress import quiet_libraries
     from lookbench.submissions.submit import check_repo, open_pull_request, prepare, write
 
     if args.dry_run != (args.out is not None):
         raise ValueError("--dry-run and --out DIR go together: the dry run writes the pull request's files into DIR")
     repo = check_repo(args.repo)
-    submission = prepare(args.result, args.model_id, args.allow_synthetic)
+    with quiet_libraries():  # the check re-scores the rankings against the data: its loading bars are not output
+        submission = prepare(args.result, args.model_id, args.allow_synthetic)
     if args.dry_run:
         folder = write(submission, args.out)
         print(f"wrote {len(submission.files)} files to {folder} (nothing sent); the pull request would be titled: "

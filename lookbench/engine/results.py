@@ -4,21 +4,17 @@ docs/architecture.md §5 (the results JSON shape) and §8.
 """
 from __future__ import annotations
 
-import functools
-import shutil
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from lookbench import terminal
 from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes
 
-# Lines break at spaces only: a hyphenated word ("self-match", a revision) stays whole.
-_wrap = functools.partial(textwrap.wrap, break_on_hyphens=False)
-# The table's columns, most wanted first: as many as the terminal's width allows are shown, in this order; every
-# score and interval is in results.json.
+# The table's columns, most wanted first: when the terminal is too narrow they are left out from the end (Fine@1
+# and the query count stay); every score and interval is in results.json.
 _COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG@5", "ndcg@5"),
             ("Fine@10", "fine_recall@10"), ("MRR@10", "mrr@10"), ("Fine@5", "fine_recall@5"), ("Fine@20", "fine_recall@20"),
             ("MAP@10", "map@10"), ("Coarse@10", "coarse_recall@10"), ("Outfit@1", "outfit_fine_recall@1"),
@@ -36,31 +32,6 @@ def _after(releases: list[str], cutoff) -> set[str]:
     from lookbench.schema import release_date
 
     return set() if cutoff is None else {r for r in releases if release_date(r) > to_utc(cutoff)}
-
-
-def _cell(value, bounds) -> str:
-    """A score as ``85.8 ±4.1`` (± half its 95 % interval), ``-`` when there is none."""
-    if value is None:
-        return "-"
-    return f"{value:.1f}" + (f" ±{(bounds[1] - bounds[0]) / 2:.1f}" if bounds else "")
-
-
-def _grid(head: str, names: list[str], columns: list[tuple[str, list[str]]], last: tuple[str, list[str]], width: int) -> list[str]:
-    """Fixed-width lines: the ``names`` column, as many of ``columns`` (title, cells) as fit in ``width``, in their
-    order, and the ``last`` column always."""
-    name_width = max(6, len(head), *(len(n) for n in names))
-    last_width = max(len(last[0]), *(len(v) for v in last[1]))
-    shown, used = [], name_width + 1 + last_width
-    for title, cells in columns:
-        column = max(len(title), *(len(v) for v in cells)) + 1
-        if used + column > width:
-            break
-        shown.append((title, cells, column - 1))
-        used += column
-    lines = [" ".join([f"{head:<{name_width}}", *(f"{t:>{w}}" for t, _, w in shown), f"{last[0]:>{last_width}}"])]
-    for i, name in enumerate(names):
-        lines.append(" ".join([f"{name:<{name_width}}", *(f"{c[i]:>{w}}" for _, c, w in shown), f"{last[1][i]:>{last_width}}"]))
-    return lines
 
 
 def _leaderboard(result: dict) -> dict:
@@ -159,15 +130,14 @@ class EvaluationResult:
         return out
 
     def table(self, width: int | None = None, published: str | None = None) -> str:
-        """Subsets (and the overall) × the leading scores as ``85.8 ±4.1`` (± half the 95 % interval), never wider
-        than ``width`` (default: the terminal's): columns are dropped from the end of ``_COLUMNS`` to fit. Under it,
-        one line per other mode the run judged (its overall Fine@1), the leaderboard mode's with ``published`` (what
-        the published table holds on this data, ``lookbench.leaderboard.ranking.published_best``). Data of more than
-        one release adds a block of the scores per release."""
-        width = width or shutil.get_terminal_size((100, 24)).columns
+        """Subsets (and the overall) × the leading scores as ``85.8 [80.1, 90.2]`` (the 95 % interval), never wider
+        than ``width`` (default: the terminal's, ``lookbench.terminal``): columns are left out from the end of
+        ``_COLUMNS`` to fit. Under it, one line per other mode the run judged (its overall Fine@1), the leaderboard
+        mode's with ``published`` (what the published table holds on this data,
+        ``lookbench.leaderboard.ranking.published_best``). Data of more than one release adds a block of the scores
+        per release."""
+        at = width or terminal.width()
         rows = list(self.subsets.items()) + [("overall", self.overall)]
-        columns = [(title, [_cell(r.get(key), self.intervals.get(n, {}).get(key)) for n, r in rows]) for title, key in _COLUMNS]
-        queries = ("queries", [str(int(r.get("num_queries", 0))) for _, r in rows])
         p = self.provenance
         kind = p.get("queries", "image")
         title = (f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}, "
@@ -175,32 +145,20 @@ class EvaluationResult:
                  + f"{p['mode']} mode, "
                  f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
-        lines = _wrap(title, width) + _grid("subset", [n for n, _ in rows], columns, queries, width)
+        lines = terminal.table(
+            [terminal.Column("subset", "left"), *(t for t, _ in _COLUMNS), "queries"],
+            [[n, *(terminal.score(r.get(key), self.intervals.get(n, {}).get(key)) for _, key in _COLUMNS),
+              str(int(r.get("num_queries", 0)))] for n, r in rows],
+            title=title, drop_order=[t for t, _ in reversed(_COLUMNS[1:])], at=at)
         for mode, other in self.modes.items():
             said = [] if other is self else [
                 f"{mode} mode ({_MODE_WORDS.get(mode, mode)}): overall Fine@1 "
-                + _cell(other.overall.get("fine_recall@1"), other.intervals.get("overall", {}).get("fine_recall@1"))]
+                + terminal.score(other.overall.get("fine_recall@1"), other.intervals.get("overall", {}).get("fine_recall@1"))]
             said += [published] if mode == "leaderboard" and published else []
-            lines += _wrap("; ".join(said), width) if said else []
+            lines += terminal.paragraph("; ".join(said), at) if said else []
         releases = list(self.per_release.get("overall", {}))
         if len(releases) > 1:
-            lines += [""] + _wrap("Per release (each release's queries, the gallery whole): overall Fine@1, each "
-                                          "subset's Fine@1, then the other overall scores.", width)
-            blocks = {n: self.per_release.get(n, {}) for n in [*self.subsets, "overall"]}
-            bounds = {n: self.release_intervals.get(n, {}) for n in blocks}
-
-            def by_release(name, key):
-                return [_cell(blocks[name].get(r, {}).get(key), bounds[name].get(r, {}).get(key)) for r in releases]
-
-            keys = [(title, key) for title, key in _COLUMNS if key in blocks["overall"][releases[0]]]
-            columns = ([(keys[0][0], by_release("overall", keys[0][1]))] + [(n, by_release(n, "fine_recall@1")) for n in self.subsets]
-                       + [(title, by_release("overall", key)) for title, key in keys[1:]])
-            queries = ("queries", [str(int(blocks["overall"][r]["num_queries"])) for r in releases])
-            cutoff = p["model"].get("training_cutoff")
-            after = _after(releases, cutoff)
-            lines += _grid("release", [r + (" *" if r in after else "") for r in releases], columns, queries, width)
-            if after:
-                lines += _wrap(f"* a release after the model's declared training cutoff ({cutoff})", width)
+            lines += [""] + self._release_table(releases, at)
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
         intervals = p.get("intervals")
@@ -212,8 +170,32 @@ class EvaluationResult:
                   + (f"{counts['texts_encoded']} text(s) encoded; " if counts.get("texts_encoded") else "")
                   + (f"{skipped} unreadable image(s) skipped (listed in the provenance); " if skipped else "")
                   + f"{p['wall_time_s']:.1f} s")
-        lines += _wrap(footer, width)
+        lines += terminal.paragraph(footer, at)
         return "\n".join(lines)
+
+    def _release_table(self, releases: list[str], at: int) -> list[str]:
+        """Per release: overall Fine@1, each subset's Fine@1, then the other overall scores (left out first, from
+        the end, then the subsets from the last)."""
+        blocks = {n: self.per_release.get(n, {}) for n in [*self.subsets, "overall"]}
+        bounds = {n: self.release_intervals.get(n, {}) for n in blocks}
+
+        def by_release(name, key):
+            return [terminal.score(blocks[name].get(r, {}).get(key), bounds[name].get(r, {}).get(key)) for r in releases]
+
+        keys = [(title, key) for title, key in _COLUMNS if key in blocks["overall"][releases[0]]]
+        columns = ([(keys[0][0], by_release("overall", keys[0][1]))] + [(n, by_release(n, "fine_recall@1")) for n in self.subsets]
+                   + [(title, by_release("overall", key)) for title, key in keys[1:]])
+        queries = [str(int(blocks["overall"][r]["num_queries"])) for r in releases]
+        cutoff = self.provenance["model"].get("training_cutoff")
+        after = _after(releases, cutoff)
+        names = [r + (" *" if r in after else "") for r in releases]
+        return terminal.table(
+            [terminal.Column("release", "left"), *(t for t, _ in columns), "queries"],
+            [[name, *(cells[i] for _, cells in columns), queries[i]] for i, name in enumerate(names)],
+            title="Per release (each release's queries, the gallery whole): overall Fine@1, each subset's Fine@1, then "
+                  "the other overall scores.",
+            footnotes=[f"* a release after the model's declared training cutoff ({cutoff})"] if after else [],
+            drop_order=[t for t, _ in reversed(keys[1:])] + list(reversed(self.subsets)), at=at)
 
     def save(self, output_dir) -> dict[str, Path]:
         """Write results.json (and the saved rankings), ``results-<mode>.json`` for each other mode of the run, and

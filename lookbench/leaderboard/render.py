@@ -11,6 +11,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from lookbench import terminal
+from lookbench.terminal import terminal_safe
+
 FORMATS = ("table", "markdown", "csv", "json")
 GROUPS_NOTE = ("ci95: the 95% interval of the ranked score, from the stored per-query outcomes (ci_method: Wilson (effective "
                "n), a Wilson interval on the queries divided by the design effect the outfit-clustered bootstrap measures, "
@@ -54,35 +57,37 @@ class Section:
         return frame.drop(columns="ci95").round(2)
 
 
-def terminal_safe(text) -> str:
-    """``text`` with every non-printable character (escape sequences, newlines, bidi controls) written as its Python
-    escape, so a name from a results file can neither move the cursor, retitle the window nor break a row."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
-
-
 def markdown_safe(text) -> str:
     """``terminal_safe`` text with Markdown's active characters backslash-escaped (``|`` cannot end a cell)."""
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", terminal_safe(text))
 
 
-def render_sections(sections: list[Section], skipped: list[str], fmt: str = "table") -> str:
-    """The sections as text. The skipped files are part of the JSON only (``lookbench leaderboard`` names them on
-    stderr, in every format)."""
+def render_sections(sections: list[Section], skipped: list[str], fmt: str = "table", at: int | None = None) -> str:
+    """The sections as text; the terminal table no wider than ``at`` (default: the terminal's). The skipped files are
+    part of the JSON only (``lookbench leaderboard`` names them on stderr, in every format)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt == "json":
         return json.dumps([{"title": s.title, "source": s.source, "rows": s.rows} for s in sections]
                           + ([{"skipped": skipped}] if skipped else []), indent=2, allow_nan=False)
-    parts = [_render_section(s, fmt) for s in sections]
+    parts = [_render_section(s, fmt, at) for s in sections]
     if not sections and fmt != "csv":
         parts.append("No results to show.")
     return "\n\n".join(parts)
 
 
-def _render_section(section: Section, fmt: str) -> str:
+def _drop_order(section: Section) -> list[str]:
+    """The columns the terminal table leaves out, in this order, when it is too wide: ci_method, queries, then the
+    columns between ci95 and queries from the right (subsets, releases, training cutoff), then group; rank, model,
+    the ranked score, ci95 and verified always stay."""
+    middle = section.columns[section.columns.index("ci95") + 1:section.columns.index("queries")]
+    return ["ci_method", "queries", *reversed(middle), "group"]
+
+
+def _render_section(section: Section, fmt: str, at: int | None = None) -> str:
     def cell(v):
         if isinstance(v, list):  # an interval
-            return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
+            return terminal.bounds(v, 2)
         return "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else terminal_safe(v))
 
     if fmt == "csv":
@@ -99,9 +104,7 @@ def _render_section(section: Section, fmt: str) -> str:
                  "|" + "|".join("---:" if i != 1 else "---" for i in range(len(section.columns))) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in cells]
         return "\n".join(lines + ["", f"Source: {markdown_safe(section.source)}"])
-    cells = [[cell(r[c]) for c in section.columns] for r in section.rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(section.columns)]
-    lines = [terminal_safe(section.title),
-             "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(section.columns, widths)))]
-    lines += ["  ".join(v.ljust(w) if i == 1 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))) for row in cells]
-    return "\n".join(lines + [f"source: {terminal_safe(section.source)}"])
+    return "\n".join(terminal.table(
+        [terminal.Column(c, "left" if c == "model" else "right") for c in section.columns],
+        [[cell(r[c]) for c in section.columns] for r in section.rows],
+        title=section.title, footnotes=[f"source: {section.source}"], drop_order=_drop_order(section), at=at))

@@ -32,12 +32,13 @@ class Row:
         return None if self.local is None or self.published is None else self.local - self.published
 
     @property
-    def difference_pm(self) -> float | None:
-        """Half the 95 % interval of the difference, approximate: no per-query outcomes were published, so the two
+    def difference_ci(self) -> list[float] | None:
+        """The approximate 95 % interval of the difference: no per-query outcomes were published, so the two
         half-widths combine as those of independent measurements."""
         if self.local_ci is None or self.published_ci is None:
             return None
-        return (((self.local_ci[1] - self.local_ci[0]) / 2) ** 2 + ((self.published_ci[1] - self.published_ci[0]) / 2) ** 2) ** 0.5
+        half = (((self.local_ci[1] - self.local_ci[0]) / 2) ** 2 + ((self.published_ci[1] - self.published_ci[0]) / 2) ** 2) ** 0.5
+        return [self.difference - half, self.difference + half]
 
 
 @dataclass
@@ -53,28 +54,25 @@ class Reproduction:
         return any(r.local is not None for r in self.rows)
 
     def render(self) -> str:
-        def cell(v, signed=False):
-            return "-" if v is None else (f"{v:+.2f}" if signed else f"{v:.2f}")
+        """The rows as a terminal table (``lookbench.terminal``), the models not run and the notes after it."""
+        from lookbench import terminal
 
-        def span(ci):
-            return "-" if ci is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
-
-        header = ("model", "published_name", f"local {self.score}", "published", "difference", "±", "local ci95",
-                  "published ci95")
-        cells = [(r.name, r.published_name, cell(r.local), cell(r.published), cell(r.difference, True),
-                  cell(r.difference_pm), span(r.local_ci), span(r.published_ci)) for r in self.rows]
-        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
-        headline = (f"Published leaderboard reproduced on {self.data}" if self.reproduced else
-                    f"Nothing reproduced on {self.data}: no model ran (each one's reason below)")
-        lines = [headline,
-                 "  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
-        lines += ["  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(c, widths))) for c in cells]
+        cells = [[r.name, r.published_name, terminal.score(r.local, digits=2), terminal.score(r.published, digits=2),
+                  terminal.score(r.difference, r.difference_ci, 2, signed=True) if r.difference is not None else "-",
+                  terminal.bounds(r.local_ci), terminal.bounds(r.published_ci)] for r in self.rows]
+        lines = terminal.table(
+            [terminal.Column("model", "left"), terminal.Column("published_name", "left"), f"local {self.score}",
+             "published", "difference [95% interval]", "local ci95", "published ci95"], cells,
+            title=(f"Published leaderboard reproduced on {self.data}" if self.reproduced else
+                   f"Nothing reproduced on {self.data}: no model ran (each one's reason below)"),
+            footnotes=["difference [95% interval]: local minus published, its interval approximate (the local run's "
+                       "interval and the published score's Wilson interval, combined as independent)"],
+            drop_order=["published ci95", "local ci95", "published_name"])
         skipped = [r for r in self.rows if r.reason]
         if skipped:
-            lines += ["", "Not run:"] + [f"  {r.published_name} ({r.name}): {r.reason}" for r in skipped]
-        lines.append("±: half the approximate 95 % interval of the difference (the local run's interval and the published "
-                     "score's Wilson interval, combined as independent)")
-        return "\n".join(lines + [f"note: {n}" for n in self.notes])
+            lines += ["", "Not run:"] + [line for r in skipped
+                                         for line in terminal.paragraph(f"  {r.published_name} ({r.name}): {r.reason}", indent="    ")]
+        return "\n".join(lines + [line for n in self.notes for line in terminal.paragraph(f"note: {n}", indent="  ")])
 
 
 def published_models(reference: str = DEFAULT_REFERENCE) -> list[str]:

@@ -10,10 +10,10 @@ Reads result JSON only (numpy; no torch). docs/architecture.md §5.
 from __future__ import annotations
 
 import json
-import textwrap
 
 import numpy as np
 
+from lookbench import terminal
 from lookbench.paths import result_file
 from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes, check_result
@@ -117,13 +117,13 @@ def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", m
     right = "get right" if metric != "ndcg" else "score higher on"
     header = (f"{METRICS[metric]}@{k}: A−B in points with its 95% paired bootstrap interval (outfits resampled whole); "
               f"p: {test}; holm: p Holm-adjusted across the subsets; A+ / B+: queries only A / only B {right}")
-    lines = [f"A = {a_label}", f"B = {b_label}", *textwrap.wrap(header, 80),
-             f"{'subset':<16} {'A':>5} {'B':>5} {'A−B':>5} {'95% interval':>14} {'p':>7} {'holm':>7} {'n':>4} {'A+':>4} {'B+':>4}"]
-    for r in rows:
-        lo, hi = r["ci95"]
-        lines.append(f"{r['subset']:<16} {r['a']:>5.1f} {r['b']:>5.1f} {r['diff']:>+5.1f} {f'[{lo:+.1f}, {hi:+.1f}]':>14} "
-                     f"{r['p']:>7.2g} {r['p_holm']:>7.2g} {r['n_queries']:>4} {r['a_only']:>4} {r['b_only']:>4}")
-    return "\n".join(lines)
+    at = terminal.width()
+    lines = [*terminal.paragraph(f"A = {a_label}", at, "    "), *terminal.paragraph(f"B = {b_label}", at, "    ")]
+    return "\n".join(lines + terminal.table(
+        [terminal.Column("subset", "left"), "A", "B", "A−B [95% interval]", "p", "holm", "n", "A+", "B+"],
+        [[r["subset"], f"{r['a']:.1f}", f"{r['b']:.1f}", terminal.score(r["diff"], r["ci95"], signed=True),
+          f"{r['p']:.2g}", f"{r['p_holm']:.2g}", str(r["n_queries"]), str(r["a_only"]), str(r["b_only"])] for r in rows],
+        title=header, drop_order=["B+", "A+", "n", "p"], at=at))
 
 
 def label(result: dict) -> str:

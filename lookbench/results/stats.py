@@ -36,12 +36,12 @@ def settings(resamples: int = RESAMPLES, seed: int = SEED) -> dict:
 
 
 def note(recorded: dict) -> str:
-    """The ± note of a table, from the interval settings a result's provenance records (older results, whose
-    intervals were all percentile bootstrap, say so)."""
+    """The table's note on its intervals, from the interval settings a result's provenance records (older results,
+    whose intervals were all percentile bootstrap, say so)."""
     if "hit_rates" not in recorded:
-        return (f"± half the 95% interval ({recorded['resamples']} bootstrap resamples over queries, outfits resampled "
+        return (f"[lo, hi]: the 95% interval ({recorded['resamples']} bootstrap resamples over queries, outfits resampled "
                 "whole; all scores and intervals in results.json).")
-    return ("± half the 95% interval: Fine/Coarse Recall a Wilson interval on the effective number of queries "
+    return ("[lo, hi]: the 95% interval: Fine/Coarse Recall a Wilson interval on the effective number of queries "
             f"(the queries divided by the outfits' design effect, measured by {recorded['resamples']} bootstrap "
             "resamples; each outfit one observation at 0% and 100%); nDCG/MRR/MAP the bootstrap's percentiles; all scores and intervals in "
             "results.json.")

@@ -20,6 +20,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from lookbench import terminal
 from lookbench.files import contained_file, folder_lock, new_sibling, read_regular, replace_folder
 from lookbench.paths import (check_commit, check_hub_id, looks_like_hub_id, printable_name, result_file, shown,
                              split_revision, transport_errors)
@@ -164,13 +165,13 @@ def _verified(files: dict[str, bytes], folder: str) -> dict:
 
 
 def _headline(overall) -> str:
-    """Overall Fine Recall@1 as ``86.9 ±3.3 (95% interval 83.6–90.2, 282 queries)``."""
+    """Overall Fine Recall@1 as ``86.9 [83.6, 90.2] (95% interval, 282 queries)``."""
     score = overall["fine_recall"]["@1"]
     try:
         lo, hi = (float(v) for v in overall["ci95"]["fine_recall"]["@1"])
     except (KeyError, TypeError, ValueError):
         return f"{score:.1f} (no interval recorded, {overall.get('num_queries')} queries)"
-    return f"{score:.1f} ±{(hi - lo) / 2:.1f} (95% interval {lo:.1f}–{hi:.1f}, {overall.get('num_queries')} queries)"
+    return f"{terminal.score(score, (lo, hi))} (95% interval, {overall.get('num_queries')} queries)"
 
 
 def _readme(data: dict, model: str, revision: str, sid: str) -> str:

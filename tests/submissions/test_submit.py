@@ -34,7 +34,7 @@ def test_dry_run_writes_the_result_its_rankings_and_a_description_at_the_submiss
     readme = (folder / "README.md").read_text()
     overall, (lo, hi) = original["overall"]["fine_recall"]["@1"], original["overall"]["ci95"]["fine_recall"]["@1"]
     for fact in ("lookbench/gr-lite-mini", REVISION, "LookBench-Mini (synthetic)", "mini-v20251201", "strict",
-                 f"{overall:.1f} ±{(hi - lo) / 2:.1f}", original["provenance"]["dataset"]["revision"]):
+                 f"{overall:.1f} [{lo:.1f}, {hi:.1f}] (95% interval", original["provenance"]["dataset"]["revision"]):
         assert fact in readme
 
 

@@ -1,0 +1,112 @@
+"""Issue 46 item 4: every command's output fits the terminal (``COLUMNS``; 100 when stdout is not a terminal), and
+an interval is written as its bounds, never as a ``±`` that would cross 0 or 100 (lookbench/terminal.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from rich.cells import cell_len
+
+from lookbench import terminal
+from lookbench.dataset_builder import default_mini_dir
+from tests.helpers.leaderboard import FOUR, result
+
+LONG_NAME = "someone-with-a-long-handle/" + "a-very-long-model-name-" * 5 + "v2@0123456789ab"
+
+
+def lookbench(*argv, columns: int | None, check: bool = True) -> str:
+    """``lookbench *argv`` in a process of its own, stdout a pipe (not a terminal); its stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    proc = subprocess.run([sys.executable, "-m", "lookbench", *argv], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0 or not check, proc.stderr
+    assert "Generating" not in proc.stderr and "split" not in proc.stderr, proc.stderr  # no library bars
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two evaluations on the Mini (raw-pixels with its rankings saved, and the random floor), in one store beside
+    the published table, plus a hand-written result of a model with a 150-character name."""
+    root = tmp_path_factory.mktemp("widths")
+    store = root / "store"
+    outputs = {}
+    for model in ("raw-pixels", "random"):
+        outputs[model] = root / model
+        lookbench("evaluate", "--model", model, "--results", str(store), "--output", str(outputs[model]), "--quiet",
+                  "--no-cache", *(["--save-predictions"] if model == "raw-pixels" else []), columns=80)
+    (store / "long.json").write_text(json.dumps(result(LONG_NAME, FOUR)))
+    return store, outputs
+
+
+def commands(store, outputs):
+    raw, rnd = str(outputs["raw-pixels"]), str(outputs["random"])
+    return [("evaluate", "--model", "raw-pixels", "--results", str(store), "--quiet"),  # answered from the store
+            ("models",), ("models", "clip-b32"), ("subsets",),
+            ("leaderboard", "--results", str(store)), ("leaderboard", "--results", str(store), "--by-release"),
+            ("compare", raw, rnd), ("compare", raw, rnd, "--metric", "ndcg", "--k", "5"),
+            ("explain", raw, "--subset", "RealStreetLook", "--query", "1", "--top", "10"),
+            ("verify", raw),
+            ("reproduce", "--models", "raw-pixels", "--data", str(default_mini_dir()), "--results", str(store))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("columns", [80, 100, None])
+def test_no_command_prints_a_line_wider_than_the_terminal(runs, columns):
+    store, outputs = runs
+    width = columns or terminal.DEFAULT_WIDTH  # stdout is a pipe: 100
+    for argv in commands(store, outputs):
+        if argv[0] == "reproduce":
+            out = lookbench(*argv, columns=columns, check=False)  # raw-pixels is no published model: listed, not run
+            assert "raw-pixels" in out
+        else:
+            out = lookbench(*argv, columns=columns)
+        assert out.strip(), argv
+        widest = max(out.splitlines(), key=cell_len)
+        assert cell_len(widest) <= width, (argv, widest)
+        assert "±" not in out, argv
+    board = lookbench("leaderboard", "--results", str(store), columns=columns)
+    assert "someone-with-a-long-handle/" in board and "Left out to fit" in board  # folded, not cut; drops named
+    if columns == 80:  # the evaluate table keeps Fine@1 and the queries, and says what it left out
+        table = lookbench("evaluate", "--model", "raw-pixels", "--results", str(store), "--quiet", columns=80)
+        header = table.splitlines()[2].split()
+        assert header[:2] == ["subset", "Fine@1"] and header[-1] == "queries" and "MAP@10" not in header
+        assert "Left out to fit 80 columns (COLUMNS): nDCG@10, Outfit@1, Coarse@10, MAP@10" in " ".join(table.split())
+
+
+@pytest.mark.parametrize("value, bounds, digits, signed, shown", [
+    (100.0, (92.9, 100.0), 1, False, "100.0 [92.9, 100.0]"),  # would have been 100.0 ±3.6: past 100
+    (1.3, (0.23, 7.0), 1, False, "1.3 [0.2, 7.0]"),  # near 0: would have been 1.3 ±3.4, below 0
+    (13.3, (3.7, 37.9), 1, False, "13.3 [3.7, 37.9]"),  # asymmetric
+    (100.0, (100.0, 100.0), 1, False, "100.0 [100.0, 100.0]"),  # zero width
+    (0.0, (0.0, 0.0), 2, False, "0.00 [0.00, 0.00]"),
+    (1.4, (-5.7, 8.6), 1, True, "+1.4 [-5.7, +8.6]"),  # a difference crosses 0 and says so with signs
+    (86.88, None, 2, False, "86.88"),
+    (None, (1.0, 2.0), 1, False, "-"),
+])
+def test_a_score_is_written_with_its_bounds(value, bounds, digits, signed, shown):
+    assert terminal.score(value, bounds, digits, signed) == shown
+    if bounds is not None and value is not None and not signed:
+        assert terminal.bounds(bounds, digits) == shown.split(" ", 1)[1]
+
+
+def test_a_table_leaves_columns_out_in_the_stated_order_then_folds():
+    columns = [terminal.Column("name", "left"), "a", "b", "c"]
+    rows = [["x" * 30, "1" * 20, "2" * 20, "3" * 20]]
+    wide = terminal.table(columns, rows, at=200)
+    assert wide[0].split() == ["name", "a", "b", "c"] and len(wide) == 3  # header, rule, row
+    narrow = terminal.table(columns, rows, drop_order=["c", "b"], at=60)
+    assert narrow[0].split() == ["name", "a"] and narrow[-1] == "Left out to fit 60 columns (COLUMNS): c, b."
+    folded = terminal.table(columns, rows, at=40, title="t " * 40, footnotes=["f " * 40])
+    assert max(map(cell_len, folded)) <= 40 and "".join(folded).count("1") == 20  # nothing cut
+    with pytest.raises(ValueError, match="drop_order names columns the table does not have: d"):
+        terminal.table(columns, rows, drop_order=["d"])
+
+
+def test_cells_and_notes_cannot_move_the_cursor():
+    lines = terminal.table(["name"], [["evil\x1b[2J"]], title="t\x1b]0;x\x07", footnotes=["n\r"], at=80)
+    assert not any(c in "".join(lines) for c in "\x1b\x07\r") and "evil\\x1b[2J" in "".join(lines)
