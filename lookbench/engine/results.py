@@ -91,6 +91,42 @@ def _flat(shaped: dict) -> dict:
     return out
 
 
+def _rate(block) -> str:
+    """An attribute error rate as ``12.5 [4.1, 30.2]`` (its Wilson interval is asymmetric), ``-`` without one."""
+    if not block:
+        return "-"
+    lo, hi = block["ci95"]
+    return f"{block['rate']:.1f} [{lo:.1f}, {hi:.1f}]"
+
+
+def attribute_lines(errors: dict, width: int) -> list[str]:
+    """The attribute error block of a table: one row per attribute, its overall rate@1 with its interval, its most
+    frequent confusion, each subset's rate and the overall count, columns dropped from the right to fit ``width``.
+    ``errors``: subset or "overall" -> ``attribute_errors`` (``None`` for a result written before they were kept)."""
+    overall = errors.get("overall")
+    if overall is None:
+        return [""] + _wrap("Attribute errors at top-1: not in this result (written before they were kept; "
+                            "evaluate again with --overwrite).", width)
+    if not overall:
+        return [""] + _wrap("Attribute errors at top-1: no query with attributes has a top-1 item of its category.",
+                            width)
+    names = list(overall)
+
+    def confusion(block):
+        if not block["confusions"]:
+            return "-"
+        query, top, count = block["confusions"][0]
+        return f"{query} → {top if top is not None else 'missing'} ×{count}"
+
+    subsets = [n for n in errors if n != "overall"]
+    columns = [("overall", [_rate(overall[a]) for a in names]), ("most confused", [confusion(overall[a]) for a in names])]
+    columns += [(n, [_rate((errors[n] or {}).get(a)) for a in names]) for n in subsets]
+    lines = [""] + _wrap("Attribute errors at top-1: of the queries with the attribute whose top-1 item is of their "
+                         "category, the % whose top-1 lacks the query's value (95% Wilson interval); every confusion "
+                         "in results.json (attribute_errors).", width)
+    return lines + _grid("attribute", names, columns, ("queries", [str(overall[a]["n"]) for a in names]), width)
+
+
 @dataclass
 class EvaluationResult:
     """Scores per subset and overall (percent), and the provenance that makes them reproducible.
@@ -183,6 +219,7 @@ class EvaluationResult:
             lines += _grid("release", [r + (" *" if r in after else "") for r in releases], columns, queries, width)
             if after:
                 lines += _wrap(f"* a release after the model's declared training cutoff ({cutoff})", width)
+        lines += attribute_lines({n: r.get("attribute_errors") for n, r in rows}, width)
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
         intervals = p.get("intervals")
