@@ -233,7 +233,11 @@ class _Table:
         for row, entry in pairs:
             for release in releases:
                 on = entry.on_release(release)
-                row[release] = on.score(key, k, subset, over=[n for n in names if n in on.subsets] or None)
+                over = [n for n in names if n in on.subsets]
+                row[release] = on.score(key, k, subset, over=over or None)
+                # the plot's error bar (not a column): a release block keeps no outcomes, so a Wilson interval
+                row.setdefault("release_ci95", {})[release] = interval(on, key, k, subset, over, row[release],
+                                                                      on.queries([subset] if subset else over))[0]
             if releases:
                 row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
         extra += [CUTOFF_COLUMN, *releases] if releases else []
