@@ -18,15 +18,16 @@ table.scores td,table.scores th{padding:2px 10px;text-align:right} table.scores 
 .filters{position:sticky;top:0;background:#fff;padding:.5em 0;border-bottom:1px solid #ddd;z-index:1}
 .filters label{margin-right:1.2em}
 .query{display:flex;gap:12px;border-bottom:1px solid #eee;padding:10px 0}
-.card{width:104px;font-size:11px;line-height:1.25;overflow-wrap:anywhere}
-.card img,.card .none{width:92px;height:92px;object-fit:contain;border:4px solid #999;background:#f4f4f4;display:block}
+.card{width:98px;font-size:11px;line-height:1.25;overflow-wrap:anywhere}
+.card img,.card .none{width:86px;height:86px;object-fit:contain;border:4px solid #999;background:#f4f4f4;display:block}
 .card .none{display:flex;align-items:center;justify-content:center;color:#777}
-.q{width:200px;font-size:12px;overflow-wrap:anywhere} .q img{border-color:#333}
+.q{width:170px;font-size:12px;overflow-wrap:anywhere} .q img{border-color:#333}
 .fine img{border-color:#2a9d4b} .coarse img{border-color:#e69500} .miss img{border-color:#d03030}
 .chip{display:inline-block;background:#fde2e2;border-radius:3px;padding:0 3px;margin:1px 0}
 .chip.category{background:#ddd} .text{font-style:italic}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 .results{display:flex;flex-wrap:wrap;gap:6px}
+.errors{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 """
 
 _SCRIPT = """
@@ -67,10 +68,10 @@ def render(report: Report, images: dict[str, str | None]) -> str:
              + "".join(f"<td>{escape(v)}</td>" for _, v in report.headline) + "</tr></table>",
              "<h2>Attribute errors at top-1</h2>"]
     if errors:
-        parts += [f"<img alt='attribute error chart' src='{_chart(errors, report.title)}'>",
-                  "<p>Of the queries with the attribute whose top-1 item is of their category, the % whose top-1 lacks "
+        parts += ["<p>Of the queries with the attribute whose top-1 item is of their category, the % whose top-1 lacks "
                   "the query's value, with its 95% Wilson interval; the most frequent confusions beside it.</p>",
-                  _error_table(errors)]
+                  f"<div class='errors'><img alt='attribute error chart' src='{_chart(errors, report.title)}'>"
+                  f"{_error_table(errors)}</div>"]
     else:
         parts.append("<p>Not in this result (written before attribute errors were kept; evaluate again with "
                      "--overwrite).</p>" if errors is None else "<p>No query with attributes has a top-1 item of its "
