@@ -14,7 +14,7 @@ import lookbench
 from lookbench.cli import main
 from lookbench.report import html, records
 from lookbench.results.store import predictions_folder
-from tests.helpers.engine_data import graded_release, write_folder
+from tests.helpers.engine_data import ShadeReader, graded_release, write_folder
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -56,17 +56,8 @@ def test_the_worst_queries_are_the_fine_misses_by_how_far_the_first_fine_hit_is(
 
 
 def test_text_queries_show_their_words(tmp_path):
-    class Reader:
-        name, revision = "shade-reader", "1"
-
-        def encode(self, images):
-            return np.stack([np.asarray(im, dtype=np.float32).reshape(-1, 3).mean(axis=0) for im in images])
-
-        def encode_text(self, texts):
-            return np.stack([[len(t), 1.0, 2.0] for t in texts]).astype(np.float32)
-
     data = write_folder(tmp_path / "data", texts=True)
-    lookbench.evaluate(Reader(), data=data, queries="text", quiet=True, save_predictions=True,
+    lookbench.evaluate(ShadeReader(), data=data, queries="text", quiet=True, save_predictions=True,
                        output_dir=tmp_path / "out", use_cache=False, results_dir=None)
     report = records.worst_queries(tmp_path / "out")
     assert report.queries and all(w.text for w in report.queries) and "text-" in report.title
