@@ -181,3 +181,34 @@ def test_compare_attributes_is_paired_on_the_queries_both_count():
     assert rows[0]["diff"] > 0 and rows[0]["p"] < 0.05  # A errs at 40 %, B at 10 %
     text = render(rows, "table", "A", "B", "attributes")
     assert "Attribute error rate@1" in text and text.splitlines()[-1].startswith("sleeve")
+
+
+def test_the_table_block_fits_its_width_and_says_when_a_result_has_none():
+    from lookbench.engine.results import attribute_lines
+
+    result = synthetic(7, {"RealStudioFlat": 50, "RealStreetLook": 40}, attribute_error=0.3)
+    errors = {name: result[name]["attribute_errors"] for name in ("RealStudioFlat", "RealStreetLook", "overall")}
+    for width in (50, 80, 120):
+        lines = attribute_lines(errors, width)
+        assert max(map(len, lines)) <= width
+        head = next(i for i, line in enumerate(lines) if line.startswith("attribute ") and line.endswith(" queries"))
+        assert [line.split()[0] for line in lines[head + 1:]] == ["colour", "sleeve"]
+        rate, (lo, hi) = errors["overall"]["colour"]["rate"], errors["overall"]["colour"]["ci95"]
+        assert lines[head + 1].split()[1:4] == [f"{rate:.1f}", f"[{lo:.1f},", f"{hi:.1f}]"]
+        assert lines[head + 1].split()[-1] == str(errors["overall"]["colour"]["n"])
+    assert "RealStreetLook" in attribute_lines(errors, 120)[-3]  # the subsets' columns when the width holds them
+    older = attribute_lines({"RealStudioFlat": None, "overall": None}, 80)
+    assert "not in this result (written before they were kept" in " ".join(older)
+
+
+def test_compare_attributes_on_the_command_line(tmp_path, capsys):
+    from lookbench.cli import main
+
+    sizes = {"RealStudioFlat": 30}
+    for name, seed in (("a.json", 8), ("b.json", 9)):
+        (tmp_path / name).write_text(json.dumps(synthetic(seed, sizes, attribute_error=0.3)))
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--attributes", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["attribute"] for r in rows] == ["colour", "sleeve"]
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--attributes", "--k", "5"]) == 2
+    assert "--attributes compares the attribute error rate@1" in capsys.readouterr().err
