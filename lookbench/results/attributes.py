@@ -14,8 +14,8 @@ from collections import Counter
 
 import numpy as np
 
+from lookbench.metric.fine_recall import bootstrap
 from lookbench.metric.fine_recall.records import GalleryColumns, project_records
-from lookbench.results import stats
 
 CONFUSIONS = 10  # the most frequent confusions kept per attribute (ties: by query value, then top-1 value)
 
@@ -71,7 +71,9 @@ def attribute_errors(per_query: list) -> dict:
         n, errors = counted[name], sum(confused[name].values())
         rate = 100.0 * errors / n
         top = sorted(confused[name].items(), key=lambda item: (-item[1], item[0][0], item[0][1] or ""))[:CONFUSIONS]
-        out[name] = {"rate": rate, "n": n, "ci95": [round(v, 4) for v in stats.wilson(rate, n)],
+        # the metric's Wilson interval (as stats.wilson; imported from there, this module would close a circle
+        # through outcomes, which checks these claims)
+        out[name] = {"rate": rate, "n": n, "ci95": [round(100 * v, 4) for v in bootstrap.wilson(errors / n, n)],
                      "confusions": [[query, top1, count] for (query, top1), count in top]}
     return out
 
