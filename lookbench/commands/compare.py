@@ -18,13 +18,20 @@ def register(sub) -> None:
     cp.add_argument("--metric", choices=list(METRICS), default="fine", help="fine or coarse Recall@K, or nDCG@K")
     cp.add_argument("--k", type=int, default=1, help="the K of the metric (1, 5, 10 or 20)")
     cp.add_argument("--format", choices=FORMATS, default="table")
+    cp.add_argument("--attributes", action="store_true",
+                    help="compare the attribute error rate@1 instead, attribute by attribute (paired, McNemar, Holm)")
     cp.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from lookbench.results.comparison import compare, label, read_result, render
+    from lookbench.results.comparison import compare, compare_attributes, label, read_result, render
 
     a, b = read_result(args.a), read_result(args.b)
+    if args.attributes and (args.metric != "fine" or args.k != 1):
+        raise ValueError("--attributes compares the attribute error rate@1: give it without --metric and --k")
+    if args.attributes:
+        print(render(compare_attributes(a, b), args.format, label(a), label(b), "attributes"))
+        return 0
     rows = compare(a, b, args.metric, args.k)
     print(render(rows, args.format, label(a), label(b), args.metric, args.k))
     return 0

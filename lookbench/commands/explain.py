@@ -1,35 +1,39 @@
-"""``lookbench explain``: one query of a result with saved rankings, and what each of its top results gets wrong.
+"""``lookbench explain``: a stored result's attribute errors; one query of it, with saved rankings, and what each of
+its top results gets wrong; or (``--report OUT.html``) its worst queries as one self-contained page.
 
 Reads the Parquet written by ``lookbench evaluate --save-predictions`` (docs/architecture.md §5); the fine and
-coarse hits in it are the metric's own judgement, and so is what a result lacks (``attribute_differences``).
+coarse hits in it are the metric's own judgement, and so is what a result lacks (``lookbench.report.records.chips``).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 
 def register(sub) -> None:
-    ex = sub.add_parser("explain", help="show one query of a stored result and the attributes its top results lack or differ in")
-    ex.add_argument("result", type=Path, metavar="RESULT", help="a result written with --save-predictions (results store "
-                                                                "file, or an --output folder)")
-    ex.add_argument("--subset", required=True, help="paper name or alias of the subset")
-    ex.add_argument("--query", type=int, required=True, metavar="N",
+    ex = sub.add_parser("explain", help="a stored result's attribute errors at top-1; one query of it and what its top "
+                                        "results lack or differ in; or its worst queries as an HTML report")
+    ex.add_argument("result", type=Path, metavar="RESULT", help="a result (results store file, or an --output folder); "
+                                                                "--query and --report need one written with --save-predictions")
+    ex.add_argument("--subset", help="with --query: paper name or alias of the subset")
+    ex.add_argument("--query", type=int, metavar="N",
                     help="1-based number of the query among the subset's evaluated queries (column 'query' of the Parquet)")
     ex.add_argument("--top", type=int, default=10, help="how many of its results to show (at most the 20 saved)")
+    ex.add_argument("--report", type=Path, metavar="OUT.html",
+                    help="write the worst queries, each beside its top results' thumbnails, as one self-contained HTML file")
+    ex.add_argument("--worst", type=int, default=100, metavar="N", help="with --report: how many of the worst queries")
+    ex.add_argument("--data", help="with --report: where the images are, as `evaluate --data` takes it (default: the "
+                                   "data the result names)")
     ex.set_defaults(run=run)
 
 
 def differences(query_attributes, item_attributes) -> str:
     """``lacks sleeve; colour green (query red)``: the query's attributes the item lacks or has differently, as the
     metric's ``attribute_differences`` compares them."""
-    from lookbench.metric.fine_recall.records import attribute_differences
+    from lookbench.report.records import chips
 
-    gaps = attribute_differences({"category": "-", "attributes": query_attributes},
-                                 {"category": "-", "attributes": item_attributes})
-    parts = ([f"lacks {', '.join(name for name, _ in gaps['lacks'])}"] if gaps["lacks"] else []) + [
-        f"{name} {'/'.join(values)} (query {value})" for name, value, values in gaps["differs"]]
-    return "; ".join(parts) or "all query attributes match"
+    gaps = chips({"category": "-", "attributes": query_attributes}, {"category": "-", "attributes": item_attributes},
+                 "strict", True)
+    return "; ".join(c.text for c in gaps) or "all query attributes match"
 
 
 def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
@@ -38,6 +42,7 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     from lookbench import terminal
     from lookbench.engine.predictions import read
     from lookbench.paths import result_file
+    from lookbench.report.records import chips
     from lookbench.schema import resolve_subset
     from lookbench.results.store import predictions_folder, read_json
 
@@ -69,14 +74,12 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     head = [f"{subset} query {query} of {count} (item {q['query_item_id']}), {mode} mode: {found}",
             f"category {q['query_category']}, main attribute {q['query_main_attribute']}; attributes: {attrs}",
             *([f"text query: {q['query_text']}"] if q.get("query_text") else [])]
-    cells = []
-    for r in rows[:top]:
-        diff = (f"category {r['category']} (query {q['query_category']})" if not r["coarse_hit"]
-                else differences(q["query_attributes"], r["attributes"]))
-        if mode == "leaderboard" and r["coarse_hit"]:
-            diff = f"main attribute {r['main_attribute']}; " + diff
-        cells.append([str(r["rank"]), f"{r['score']:.3f}", "yes" if r["fine_hit"] else "no",
-                      "yes" if r["coarse_hit"] else "no", str(r["item_id"]), r["category"], diff])
+    query = {"category": q["query_category"], "main_attribute": q["query_main_attribute"],
+             "attributes": q["query_attributes"]}
+    cells = [[str(r["rank"]), f"{r['score']:.3f}", "yes" if r["fine_hit"] else "no", "yes" if r["coarse_hit"] else "no",
+              str(r["item_id"]), r["category"],
+              "; ".join(c.text for c in chips(query, r, mode, r["coarse_hit"])) or "all query attributes match"]
+             for r in rows[:top]]
     lines = [line for i, text in enumerate(head) for line in terminal.paragraph(("  " if i else "") + text, indent="    ")]
     lines += terminal.table(["rank", "score", *(terminal.Column(c, "left") for c in
                                                 ("fine", "coarse", "item_id", "category", "what differs"))],
@@ -84,6 +87,43 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     return "\n".join(lines)
 
 
+def attributes(result: Path, width: int | None = None) -> str:
+    """A result's headline and its attribute error block (the evaluate table's)."""
+    import shutil
+
+    from lookbench.engine.results import attribute_lines
+    from lookbench.results.comparison import read_result
+    from lookbench.results.outcomes import check_result
+
+    data = read_result(result)
+    check_result(data, data["_path"])
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    p = data["provenance"]
+    blocks = {name: block.get("attribute_errors") for name, block in data.items()
+              if name not in ("provenance", "_path") and isinstance(block, dict)}
+    head = (f"{data['_path']}: {(p.get('model') or {}).get('name', '?')} on "
+            f"{(p.get('dataset') or {}).get('name') or 'LookBench'}, {p.get('mode')} mode")
+    return "\n".join([head, *attribute_lines({**{n: b for n, b in blocks.items() if n != "overall"},
+                                                "overall": blocks.get("overall")}, width)[1:]])
+
+
 def run(args) -> int:
+    if (args.subset is None) != (args.query is None):
+        raise ValueError("--subset and --query name one query together: give both, or neither")
+    if args.report is None and (args.data is not None or args.worst != 100):
+        raise ValueError("--data and --worst choose what the report shows: give them with --report")
+    if args.report is not None:
+        from lookbench.files import writable_file
+        from lookbench.report import html, records
+
+        writable_file(args.report)  # checked before the data is read
+        report = records.worst_queries(args.result, args.top, args.worst)
+        path = html.write(report, records.thumbnails(report, args.data), args.report)
+        print(f"report: {path} ({path.stat().st_size / 1e6:.1f} MB; {len(report.queries)} worst of "
+              f"{report.evaluated} queries, top {args.top} results each)")
+        return 0
+    if args.query is None:
+        print(attributes(args.result))
+        return 0
     print(explain(args.result, args.subset, args.query, args.top))
     return 0

@@ -67,6 +67,67 @@ def _flat(shaped: dict) -> dict:
     return out
 
 
+def _rate(block) -> str:
+    """An attribute error rate with its (asymmetric) Wilson interval, ``-`` without one."""
+    from lookbench import terminal
+
+    return terminal.score(block["rate"], block["ci95"]) if block else "-"
+
+
+def attribute_lines(errors: dict, width: int) -> list[str]:
+    """The attribute error block of a table: one row per attribute, its overall rate@1 with its interval, its most
+    frequent confusion, each subset's rate and the overall count; subsets then the confusion left out to fit
+    ``width``. ``errors``: subset or "overall" -> ``attribute_errors`` (``None`` for a result written before they
+    were kept)."""
+    from lookbench import terminal
+
+    overall = errors.get("overall")
+    if overall is None:
+        return [""] + terminal.paragraph("Attribute errors at top-1: not in this result (written before they were kept; "
+                                         "evaluate again with --overwrite).", width)
+    if not overall:
+        return [""] + terminal.paragraph("Attribute errors at top-1: no query with attributes has a top-1 item of its "
+                                         "category.", width)
+    names = list(overall)
+
+    def confusion(block):
+        if not block["confusions"]:
+            return "-"
+        query, top, count = block["confusions"][0]
+        return f"{query} → {top if top is not None else 'missing'} ×{count}"
+
+    subsets = [n for n in errors if n != "overall"]
+    rows = [[a, _rate(overall[a]), confusion(overall[a]), *(_rate((errors[n] or {}).get(a)) for n in subsets),
+             str(overall[a]["n"])] for a in names]
+    return [""] + terminal.table(
+        [terminal.Column("attribute", "left"), "overall", terminal.Column("most confused", "left"), *subsets, "queries"],
+        rows, title="Attribute errors at top-1: of the queries with the attribute whose top-1 item is of their category, "
+                    "the % whose top-1 lacks the query's value (95% Wilson interval); every confusion in results.json "
+                    "(attribute_errors).", drop_order=[*reversed(subsets), "most confused"], at=width)
+
+
+def attribute_figure(errors: dict, title: str):
+    """The overall attribute error rate@1 of each attribute as a bar with its 95 % Wilson interval, the counts
+    beside it (a ``matplotlib.figure.Figure`` pyplot never keeps); ``errors``: an ``attribute_errors`` block."""
+    from matplotlib.figure import Figure
+
+    names = sorted(errors, key=lambda a: errors[a]["rate"])
+    fig = Figure(figsize=(8, 1.2 + 0.32 * max(1, len(names))))
+    ax = fig.subplots()
+    values = [errors[a]["rate"] for a in names]
+    lows, highs = zip(*(errors[a]["ci95"] for a in names)) if names else ((), ())
+    ax.barh(names, values, xerr=[[v - lo for v, lo in zip(values, lows)], [hi - v for v, hi in zip(values, highs)]],
+            capsize=3, color="#c44e52", ecolor="#222222")
+    for y, a in enumerate(names):
+        ax.annotate(f"n={errors[a]['n']}", (100, y), xytext=(4, 0), textcoords="offset points", va="center",
+                    fontsize=8, annotation_clip=False)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of counted queries whose top-1 lacks the query's value (95% Wilson interval)")
+    ax.set_title(title, fontsize=10, wrap=True)
+    fig.tight_layout()
+    return fig
+
+
 @dataclass
 class EvaluationResult:
     """Scores per subset and overall (percent), and the provenance that makes them reproducible.
@@ -159,6 +220,7 @@ class EvaluationResult:
         releases = list(self.per_release.get("overall", {}))
         if len(releases) > 1:
             lines += [""] + self._release_table(releases, at)
+        lines += attribute_lines({n: r.get("attribute_errors") for n, r in rows}, at)
         counts = p["counts"]
         skipped = len(counts["invalid_images_skipped"])
         intervals = p.get("intervals")
@@ -246,32 +308,49 @@ class EvaluationResult:
             errors = np.array([[v - lo, hi - v] for v, (lo, hi) in zip(values, bounds)]).T  # the 95 % intervals
             ax.bar(x + offset, values, 0.4, yerr=errors, capsize=3, label=label)
         ax.set_xticks(x, names, rotation=15)
-        ax.set_ylabel("%")
-        ax.set_ylim(0, 100)
-        ax.set_title(f"{self.provenance['model']['name']}: Fine vs Coarse Recall@1")
-        ax.legend()
+        ax.set_ylabel("% (95% interval)")
+        ax.set_ylim(0, 105)  # room for an interval reaching 100
+        ax.set_title(f"{self.label()}: Fine vs Coarse Recall@1", fontsize=10)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
         fig.tight_layout()
         paths = {"fine_vs_coarse": _save(fig, out / "fine_vs_coarse_r1.png")}
         plt.close(fig)
 
-        per_cat: dict[str, dict[str, float]] = {}
+        per_cat: dict[str, dict[str, dict]] = {}
         for n in names:
             for cat, r in (self.subsets[n].get("per_category") or {}).items():
-                per_cat.setdefault(cat, {})[n] = r.get("fine_recall@1", 0.0)
+                per_cat.setdefault(cat, {})[n] = r
         cats = sorted(per_cat)
-        fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(cats) * max(1, len(names)) ** 0.5), 4))
+        fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(cats) * max(1, len(names)) ** 0.5 + 2), 4.5))
         width = 0.8 / max(1, len(names))
         for i, n in enumerate(names):
-            ax.bar(np.arange(len(cats)) + (i - (len(names) - 1) / 2) * width, [per_cat[c].get(n, 0.0) for c in cats], width, label=n)
+            shown = [c for c in cats if n in per_cat[c]]
+            values = [per_cat[c][n]["fine_recall@1"] for c in shown]
+            # each category's queries taken as independent: a plain Wilson interval (the table's are design-corrected)
+            bounds = [stats.wilson(v, per_cat[c][n]["num_queries"]) for c, v in zip(shown, values)]
+            errors = np.array([[v - lo, hi - v] for v, (lo, hi) in zip(values, bounds)]).T.reshape(2, -1)
+            ax.bar(np.array([cats.index(c) for c in shown]) + (i - (len(names) - 1) / 2) * width, values, width,
+                   yerr=errors, capsize=2, error_kw={"elinewidth": 0.8}, label=n)
         ax.set_xticks(np.arange(len(cats)), cats, rotation=45, ha="right")
-        ax.set_ylabel("Fine R@1 (%)")
-        ax.set_ylim(0, 100)
-        ax.set_title("Fine Recall@1 per category")
-        ax.legend(fontsize="small")
+        ax.set_ylabel("Fine R@1 (%), 95% Wilson interval")
+        ax.set_ylim(0, 105)
+        ax.set_title(f"{self.label()}: Fine Recall@1 per category", fontsize=10)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
         fig.tight_layout()
         paths["per_category"] = _save(fig, out / "per_category_fine_r1.png")
         plt.close(fig)
+        errors = self.overall.get("attribute_errors")
+        if errors:
+            paths["attribute_errors"] = _save(attribute_figure(errors, f"{self.label()}: attribute error rate@1"),
+                                              out / "attribute_errors_r1.png")
         return paths
+
+    def label(self) -> str:
+        """``model on data (mode mode[, text queries])``: what every plot's title names."""
+        p = self.provenance
+        kind = p.get("queries", "image")
+        return (f"{p['model']['name']} on {(p.get('dataset') or {}).get('name') or 'LookBench'} ({p['mode']} mode"
+                + ("" if kind == "image" else f", {kind} queries") + ")")
 
 
 def mode_file(mode: str) -> str:

@@ -89,6 +89,47 @@ def compare(a, b, metric: str = "fine", k: int = 1, *, resamples: int = stats.RE
     return rows
 
 
+def compare_attributes(a, b, *, resamples: int = stats.RESAMPLES, seed: int = stats.SEED) -> list[dict]:
+    """Per attribute (over every subset's queries), the attribute error rate@1 of A and of B on the queries both
+    count (each has the attribute and a top-1 of its category in both results), the paired difference A − B with
+    its outfit-clustered bootstrap interval, the exact McNemar p of the queries only A / only B gets wrong
+    (``a_only`` / ``b_only``) and ``p_holm`` across the attributes. Rows: ``attribute, a, b, diff, ci95, p, p_holm,
+    n_queries, a_only, b_only``."""
+    a, b = (x if isinstance(x, dict) else read_result(x) for x in (a, b))
+    a.setdefault("_path", "A")
+    b.setdefault("_path", "B")
+    oa, ob = check_result(a, a["_path"]), check_result(b, b["_path"])
+    _check_comparable(a, b, oa, ob)
+    older = [r["_path"] for r, o in ((a, oa), (b, ob)) if any(x.attributes_at_1 is None for x in o.values())]
+    if older:
+        raise ValueError(f"{', '.join(older)} keeps no attribute errors (written before they were kept): evaluate it "
+                         "again (--overwrite) to compare attribute by attribute")
+    names = sorted({n for o in (oa, ob) for x in o.values() for m in x.attributes_at_1 for n in (m or {})})
+    rows = []
+    for attribute in names:
+        diffs, wrong = {}, []
+        for subset in oa:
+            both = [(ma[attribute] is not None, mb[attribute] is not None, outfit)
+                    for ma, mb, outfit in zip(oa[subset].attributes_at_1, ob[subset].attributes_at_1, oa[subset].outfit_id)
+                    if attribute in (ma or {}) and attribute in (mb or {})]
+            if both:
+                ea, eb = (100.0 * np.array([q[i] for q in both]) for i in (0, 1))
+                diffs[subset] = (ea - eb, [q[2] for q in both])
+                wrong.append((ea, eb))
+        if not diffs:
+            continue
+        ea, eb = (np.concatenate([w[i] for w in wrong]) for i in (0, 1))
+        paired = stats.paired_differences(diffs, resamples=resamples, seed=seed)["overall"]
+        a_only, b_only = int(np.sum(ea > eb)), int(np.sum(eb > ea))
+        p = stats.mcnemar(a_only, b_only)
+        rows.append({"attribute": attribute, "a": float(ea.mean()), "b": float(eb.mean()), "diff": paired["diff"],
+                     "ci95": list(paired["ci95"]), "p": p, "p_holm": p, "n_queries": int(ea.size),
+                     "a_only": a_only, "b_only": b_only})
+    for row, adjusted in zip(rows, stats.holm([r["p"] for r in rows])):
+        row["p_holm"] = adjusted
+    return rows
+
+
 def _pooled(outcomes: dict[str, Outcomes], key: str, name: str) -> np.ndarray:
     """Each query's share of score ``key`` in one subset, or in all of them (``overall``: the query-weighted mean)."""
     names = list(outcomes) if name == "overall" else [name]
@@ -109,19 +150,27 @@ def paired_p(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str) -> float:
 
 
 def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", metric: str = "fine", k: int = 1) -> str:
+    """The rows of ``compare`` or, when they are ``compare_attributes``' (``metric`` "attributes"), those."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt == "json":
         return json.dumps(rows, indent=2)
-    test = "exact McNemar" if metric != "ndcg" else "paired bootstrap"
-    right = "get right" if metric != "ndcg" else "score higher on"
-    header = (f"{METRICS[metric]}@{k}: A−B in points with its 95% paired bootstrap interval (outfits resampled whole); "
-              f"p: {test}; holm: p Holm-adjusted across the subsets; A+ / B+: queries only A / only B {right}")
+    if metric == "attributes":
+        header = ("Attribute error rate@1 (lower is better) on the queries both results count: A−B in points with its "
+                  "95% paired bootstrap interval (outfits resampled whole); p: exact McNemar; holm: p Holm-adjusted "
+                  "across the attributes; A+ / B+: queries only A / only B gets wrong")
+        first = "attribute"
+    else:
+        test = "exact McNemar" if metric != "ndcg" else "paired bootstrap"
+        right = "get right" if metric != "ndcg" else "score higher on"
+        header = (f"{METRICS[metric]}@{k}: A−B in points with its 95% paired bootstrap interval (outfits resampled "
+                  f"whole); p: {test}; holm: p Holm-adjusted across the subsets; A+ / B+: queries only A / only B {right}")
+        first = "subset"
     at = terminal.width()
     lines = [*terminal.paragraph(f"A = {a_label}", at, "    "), *terminal.paragraph(f"B = {b_label}", at, "    ")]
     return "\n".join(lines + terminal.table(
-        [terminal.Column("subset", "left"), "A", "B", "A−B [95% interval]", "p", "holm", "n", "A+", "B+"],
-        [[r["subset"], f"{r['a']:.1f}", f"{r['b']:.1f}", terminal.score(r["diff"], r["ci95"], signed=True),
+        [terminal.Column(first, "left"), "A", "B", "A−B [95% interval]", "p", "holm", "n", "A+", "B+"],
+        [[r[first], f"{r['a']:.1f}", f"{r['b']:.1f}", terminal.score(r["diff"], r["ci95"], signed=True),
           f"{r['p']:.2g}", f"{r['p_holm']:.2g}", str(r["n_queries"]), str(r["a_only"]), str(r["b_only"])] for r in rows],
         title=header, drop_order=["B+", "A+", "n", "p"], at=at))
 

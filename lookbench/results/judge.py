@@ -12,6 +12,7 @@ import numpy as np
 
 from lookbench.metric.fine_recall.judging import DEFAULT_K, combine_subsets, score_queries, summarise
 from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
+from lookbench.results.attributes import attribute_errors, marks
 from lookbench.results.outcomes import Outcomes
 from lookbench.results.per_release import per_release
 
@@ -33,7 +34,8 @@ def gallery_columns(gallery, noise: GalleryColumns | None = None) -> GalleryColu
 
 @dataclass
 class SubsetJudgement:
-    """One subset's ranking judged: ``scores`` (the metric's means + ``num_queries``), each query's ``outcomes``,
+    """One subset's ranking judged: ``scores`` (the metric's means + ``num_queries``, and ``attribute_errors``),
+    each query's ``outcomes`` (with its top-1's ``attributes.marks``),
     the per-rank ``fine``/``coarse`` hit flags (what saved predictions write) and the gallery's size."""
 
     scores: dict
@@ -47,8 +49,9 @@ def judge_subset(ranking: np.ndarray, queries, gallery: GalleryColumns, mode: st
     """Judge one subset: ``ranking`` (queries x depth gallery rows, -1 pads) of the query records ``queries``
     (a Dataset of ``query_columns``) in ``gallery``."""
     per_query = score_queries(ranking, queries, gallery, k=list(k), mode=mode)
-    return SubsetJudgement(summarise(per_query), Outcomes.of(per_query, queries), per_query["fine"],
-                           per_query["coarse"], len(gallery))
+    at_1 = marks(np.asarray(ranking), per_query["coarse"], queries, GalleryColumns(gallery))
+    return SubsetJudgement({**summarise(per_query), "attribute_errors": attribute_errors(at_1)},
+                           Outcomes.of(per_query, queries, at_1), per_query["fine"], per_query["coarse"], len(gallery))
 
 
 @dataclass
@@ -66,8 +69,10 @@ class Judgement:
 
 
 def combine(subsets: dict[str, SubsetJudgement]) -> Judgement:
-    """The subsets' judgements as one result: overall and per release, as the engine writes them."""
+    """The subsets' judgements as one result: overall (with the ``attribute_errors`` of every subset's queries) and
+    per release, as the engine writes them."""
     overall = combine_subsets({name: j.scores for name, j in subsets.items()})
+    overall["attribute_errors"] = attribute_errors([m for j in subsets.values() for m in j.outcomes.attributes_at_1])
     releases, intervals = per_release({name: j.outcomes for name, j in subsets.items()})
     return Judgement(subsets, overall, releases, intervals)
 

@@ -34,13 +34,16 @@ class Outcomes:
     first_coarse: np.ndarray
     ndcg: np.ndarray
     ap: np.ndarray
+    # Each query's top-1 held against its attributes (``attributes.marks``); None in results written before them
+    attributes_at_1: list | None = None
 
     def __len__(self) -> int:
         return len(self.first_fine)
 
     @classmethod
-    def of(cls, per_query: dict, annotations) -> "Outcomes":
-        """From the metric's ``score_queries`` output and the annotation records of the same queries."""
+    def of(cls, per_query: dict, annotations, attributes_at_1: list | None = None) -> "Outcomes":
+        """From the metric's ``score_queries`` output, the annotation records of the same queries and their
+        ``attributes.marks``."""
         columns = annotations.column_names if hasattr(annotations, "column_names") else None
         size = len(per_query["first_fine"])
 
@@ -53,10 +56,10 @@ class Outcomes:
                    np.asarray(per_query["first_fine"], dtype=np.float64),
                    np.asarray(per_query["first_coarse"], dtype=np.float64),
                    np.round(np.asarray(per_query["ndcg"], dtype=np.float64), _DIGITS),
-                   np.round(np.asarray(per_query["ap"], dtype=np.float64), _DIGITS))
+                   np.round(np.asarray(per_query["ap"], dtype=np.float64), _DIGITS), attributes_at_1)
 
     def to_json(self) -> dict:
-        """Columns: ranks 1-based (``null``: no hit), nDCG and AP per "@K"."""
+        """Columns: ranks 1-based (``null``: no hit), nDCG and AP per "@K", and ``attributes_at_1`` when kept."""
         def ranks(first):
             return [None if np.isinf(r) else int(r) + 1 for r in first]
 
@@ -65,6 +68,7 @@ class Outcomes:
             "first_fine_rank": ranks(self.first_fine), "first_coarse_rank": ranks(self.first_coarse),
             "ndcg": {f"@{v}": self.ndcg[:, j].tolist() for j, v in enumerate(self.k)},
             "ap": {f"@{v}": self.ap[:, j].tolist() for j, v in enumerate(self.k)},
+            **({} if self.attributes_at_1 is None else {"attributes_at_1": self.attributes_at_1}),
         }
 
     @classmethod
@@ -104,7 +108,12 @@ class Outcomes:
         def per_k(values):
             return np.array(values, dtype=np.float64).T.reshape(size, len(k))
 
-        return cls(tuple(k), item_id, *text, *map(zero_based, ranks), *map(per_k, fractions))
+        marks = data.get("attributes_at_1")
+        if marks is not None:
+            from lookbench.results.attributes import check_marks
+
+            check_marks(marks, size, where)
+        return cls(tuple(k), item_id, *text, *map(zero_based, ranks), *map(per_k, fractions), marks)
 
     def select(self, keep) -> "Outcomes":
         """The outcomes of the queries where ``keep`` (a boolean mask) is true, e.g. one release's."""
@@ -112,7 +121,8 @@ class Outcomes:
         pick = np.flatnonzero(keep)
         return Outcomes(self.k, [self.item_id[i] for i in pick], [self.outfit_id[i] for i in pick],
                         [self.release[i] for i in pick], self.first_fine[keep], self.first_coarse[keep],
-                        self.ndcg[keep], self.ap[keep])
+                        self.ndcg[keep], self.ap[keep],
+                        None if self.attributes_at_1 is None else [self.attributes_at_1[i] for i in pick])
 
     def per_query(self) -> dict:
         """The columns the metric's ``query_scores`` and ``bootstrap_intervals`` read."""
@@ -166,7 +176,7 @@ def keeps_outcomes(result: dict) -> bool:
 
 def check_result(result: dict, where: str) -> dict[str, Outcomes]:
     """Each subset's outcomes of a result, once they are well formed and give every score the result claims
-    (subsets, overall, per release) within ``TOLERANCE``. Anything else is a ValueError
+    (subsets, overall, per release, ``attribute_errors``) within ``TOLERANCE``. Anything else is a ValueError
     "<where>: damaged or edited: <what> claimed <score> X, outcomes give Y", or naming the malformed key.
     ``compare``, the leaderboard and ``verify`` read stored outcomes only through it."""
     blocks = {name: block for name, block in result.items() if name not in ("overall", "provenance")
@@ -181,6 +191,9 @@ def check_result(result: dict, where: str) -> dict[str, Outcomes]:
         raise ValueError(f"{damaged} the subsets' per_query.k differ")
     claims = {**blocks, "overall": result.get("overall")}
     _check_claims(damaged, claims, _scores(outcomes))
+    from lookbench.results.attributes import check_claims  # it reads stats, which reads this module
+
+    check_claims(claims, outcomes, damaged, TOLERANCE)
     by_release = {name: block.get("per_release") or {} for name, block in claims.items()}
     for name, blocks_of in by_release.items():
         if not isinstance(blocks_of, dict):

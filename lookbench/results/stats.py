@@ -85,18 +85,27 @@ def paired(a: dict[str, Outcomes], b: dict[str, Outcomes], key: str, *, resample
            seed: int = SEED) -> dict[str, dict]:
     """Per subset and overall, A − B of score ``key`` (percent) with its paired, outfit-clustered bootstrap interval
     and bootstrap p-value; both results must hold the same queries in the same order."""
+    return paired_differences({name: (a[name].scores()[key] - b[name].scores()[key], a[name].outfit_id) for name in a},
+                              resamples=resamples, seed=seed)
+
+
+def paired_differences(diffs: dict[str, tuple[np.ndarray, list]], *, resamples: int = RESAMPLES,
+                       seed: int = SEED) -> dict[str, dict]:
+    """Per subset and overall, the mean of each query's paired difference (subset -> (differences, the queries'
+    outfit ids)) with its outfit-clustered bootstrap interval and p-value; the overall weights the subsets by
+    their queries."""
     reps, out = {}, {}
-    for position, name in enumerate(a):
-        diff = (a[name].scores()[key] - b[name].scores()[key])[:, None]
-        units = bootstrap.resampling_units(a[name].outfit_id)
+    for position, (name, (diff, outfit_id)) in enumerate(diffs.items()):
+        diff = np.asarray(diff, dtype=np.float64)[:, None]
+        units = bootstrap.resampling_units(outfit_id)
         rng = bootstrap.bootstrap_rng(seed, position)
         replicates = bootstrap.bootstrap_replicates(units, diff, np.ones_like(diff), resamples, rng)
         reps[name] = replicates[:, 0]
         out[name] = _difference(float(diff.mean()), replicates[:, 0])
-    weights = {s: len(o) for s, o in a.items()}
+    weights = {s: len(d) for s, (d, _) in diffs.items()}
     total = sum(weights.values())
-    point = sum(weights[s] * out[s]["diff"] for s in a) / total
-    out["overall"] = _difference(point, sum(weights[s] * reps[s] for s in a) / total)
+    point = sum(weights[s] * out[s]["diff"] for s in diffs) / total
+    out["overall"] = _difference(point, sum(weights[s] * reps[s] for s in diffs) / total)
     return out
 
 

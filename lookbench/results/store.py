@@ -39,7 +39,7 @@ def safe_segment(text) -> str:
 
 # The layout of a result's JSON. A stored file of another format is recomputed and replaced, never misread; within
 # one format every key below is promised, so a missing one is a bug and fails loudly (find_identical).
-RESULT_FORMAT = 2
+RESULT_FORMAT = 3  # 3: attribute_errors and per_query.attributes_at_1 (lookbench.results.attributes)
 
 
 @dataclass(frozen=True)

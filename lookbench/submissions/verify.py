@@ -30,6 +30,7 @@ from lookbench._version import __version__
 from lookbench.errors import EvaluationError, clip
 from lookbench.files import read_regular
 from lookbench.paths import looks_like_hub_id
+from lookbench.results.attributes import differences as attribute_differences
 from lookbench.results.store import MAX_RESULT_BYTES, Settings, parse_json, predictions_folder
 from lookbench.engine.results import mode_file
 from lookbench.settings import EMBEDDED_MINI, MODES
@@ -50,7 +51,7 @@ MAX_FOLDERS = 10_000  # folders walked looking for the one submission below PATH
 MAX_FILES = 64  # files in one submission folder (a result, four rankings, a card)
 MAX_OTHER_BYTES = 1024 * 1024  # any other file of a submission but a ranking (its README)
 MAX_REASONS = 20  # problems kept per verdict (the table of claimed scores lists every difference)
-_NOT_SCORES = ("ci95", "per_query", "per_release", "per_category", "self_matches_removed")  # checked apart, or no score
+_NOT_SCORES = ("ci95", "per_query", "per_release", "per_category", "self_matches_removed", "attribute_errors")  # checked apart, or no score
 _SHOWN = 10  # problems named per subset
 # What a killed write leaves beside its target (lookbench.files.new_sibling): never part of a submission.
 _STALE = re.compile(r"\..+\.[a-z]+-[0-9a-f]+(\.previous)?")
@@ -77,6 +78,7 @@ class Verification:
     key: str = ""
     placement: dict | None = None
     claims: dict | None = None
+    attributes_checked: bool = False  # did the result claim attribute errors (each then checked)?
 
 
 def _walk(path: Path):
@@ -266,8 +268,18 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
     scores["overall"] = judged.overall
     verdict.scores = list(_compared(result, blocks, scores, judged.per_release))
     differing = [f"{n} claimed {_number(c)}, recomputed {_number(r)}" for n, c, r in verdict.scores if not _agrees(c, r)]
+    # A result written before attribute errors were kept claims none: its scores are verified, its attribute
+    # errors neither checked nor shown (the verdict says so). One that claims them has every one checked.
+    claimed_attributes = any(isinstance(b, dict) and "attribute_errors" in b for b in [*blocks.values(), result.get("overall")])
     outcomes = [reason for subset, j in judged.subsets.items()
-                for reason in _outcome_differences(subset, blocks[subset].get("per_query"), j.outcomes.to_json())]
+                for reason in _outcome_differences(subset, blocks[subset].get("per_query"),
+                                                   _kept(j.outcomes.to_json(), blocks[subset], claimed_attributes))]
+    if claimed_attributes:
+        outcomes += [reason for name, block in [*blocks.items(), ("overall", result.get("overall"))]
+                     for reason in attribute_differences(block.get("attribute_errors") if isinstance(block, dict) else block,
+                                                         scores[name]["attribute_errors"],
+                                                         name, TOLERANCE)]
+    verdict.attributes_checked = claimed_attributes
     half = MAX_REASONS // 2  # the table lists every score; the reasons keep some of each kind
     verdict.reasons += differing[:half] + outcomes[:half]
     if len(differing) + len(outcomes) > 2 * half:
@@ -277,6 +289,15 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
     if verdict.verified:
         verdict.placement = _placement(bench, settings, _claimed_ks(verdict.scores))
     return verdict
+
+
+def _kept(truth: dict, block: dict, claimed_attributes: bool) -> dict:
+    """The recomputed outcomes a result's own are held against: without its attribute marks when it keeps none and
+    claims no attribute errors (written before they were kept)."""
+    stored = block.get("per_query")
+    if claimed_attributes or isinstance(stored, dict) and "attributes_at_1" in stored:
+        return truth
+    return {key: value for key, value in truth.items() if key != "attributes_at_1"}
 
 
 def _column(dataset, name: str) -> list:
@@ -454,6 +475,13 @@ def _compared(result: dict, blocks: dict, scores: dict, releases: dict):
         yield from _rows(name, block, truth)
         if not isinstance(block, dict):
             continue
+        errors, given = block.get("attribute_errors"), truth.get("attribute_errors") or {}
+        if errors is not None:
+            for attribute in {**given, **(errors if isinstance(errors, dict) else {})}:
+                said = errors.get(attribute) if isinstance(errors, dict) else errors
+                for key in ("rate", "n"):
+                    yield (clip(f"{name} attribute_errors.{attribute}.{key}"),
+                           said.get(key) if isinstance(said, dict) else said, (given.get(attribute) or {}).get(key))
         for scope, by, given in (("per_category ", block.get("per_category"), truth.get("per_category") or {}),
                                  ("", block.get("per_release"), releases.get(name, {}))):
             for key, claimed in (by.items() if isinstance(by, dict) else [("", by)] if by is not None else []):
@@ -518,7 +546,8 @@ def render(verdict: Verification, fmt: str = "table") -> str:
         return value if value is None or isinstance(value, str) or _is_number(value) else repr(value)
 
     if fmt == "json":
-        return json.dumps({"verified": verdict.verified, "result": verdict.result, "data": verdict.data,
+        return json.dumps({"verified": verdict.verified, "attributes_checked": verdict.attributes_checked,
+                           "result": verdict.result, "data": verdict.data,
                            "reasons": verdict.reasons, "scores": [
                                {"name": n, "claimed": plain(c), "recomputed": r, "agrees": _agrees(c, r)}
                                for n, c, r in verdict.scores]}, indent=2)
@@ -535,6 +564,8 @@ def render(verdict: Verification, fmt: str = "table") -> str:
     if verdict.verified:
         last = (f"verified: all {len(verdict.scores)} claimed scores agree with the rankings re-judged against the data "
                 f"(within {TOLERANCE:g})")
+        if not verdict.attributes_checked:
+            last += "; attribute errors: none claimed (a result written before they were kept), none checked"
     elif verdict.scores:
         other = len(verdict.reasons) - differing
         last = (f"not verified: {differing} of {len(verdict.scores)} claimed scores differ from what the rankings give"

@@ -52,7 +52,7 @@ def test_cli_end_to_end(data, tmp_path, capsys, monkeypatch):
     assert np.mean(per_query["ndcg"]["@5"]) * 100 == pytest.approx(flat["ndcg"]["@5"], abs=1e-4)
     table = printed[: printed.index("saved in the results store")] if "saved in" in printed else printed
     assert "100.0 [100.0, 100.0]" in table  # a zero-width interval is its bounds, never ±0.0
-    for name in ("fine_vs_coarse_r1.png", "per_category_fine_r1.png"):
+    for name in ("fine_vs_coarse_r1.png", "per_category_fine_r1.png", "attribute_errors_r1.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

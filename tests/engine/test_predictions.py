@@ -10,7 +10,7 @@ import lookbench
 from lookbench.cli import main
 from lookbench.results.store import predictions_folder
 
-from tests.helpers.engine_data import graded_release, write_folder
+from tests.helpers.engine_data import ShadeReader, graded_release, write_folder
 
 
 @pytest.fixture(scope="module")
@@ -107,17 +107,8 @@ def test_the_rankings_of_text_queries_carry_their_words_and_explain_shows_them(t
     """Issue 39 item 2: a saved ranking of text queries says what each query asked, and so does explain."""
     from lookbench.commands.explain import explain
 
-    class Reader:
-        name, revision = "shade-reader", "1"
-
-        def encode(self, images):
-            return np.stack([np.asarray(im, dtype=np.float32).reshape(-1, 3).mean(axis=0) for im in images])
-
-        def encode_text(self, texts):
-            return np.stack([[len(t), 1.0, 2.0] for t in texts]).astype(np.float32)
-
     data = write_folder(tmp_path / "data", texts=True)
-    result = lookbench.evaluate(Reader(), data=data, queries="text", quiet=True, save_predictions=True,
+    result = lookbench.evaluate(ShadeReader(), data=data, queries="text", quiet=True, save_predictions=True,
                                 output_dir=tmp_path / "out", use_cache=False)
     ranking = result.rankings["RealStudioFlat"]
     first = ranking.filter(lambda r: r["query"] == 1)

@@ -163,3 +163,15 @@ def graded_release() -> dict:
     noise.append(dict(release["AIGen-Studio"]["query"][1], item_id="n-copy"))
     release["noise"] = {"gallery": noise}
     return release
+
+
+class ShadeReader:
+    """A two-tower toy: an image is its mean colour, a text its length (text queries over the tiny releases)."""
+
+    name, revision = "shade-reader", "1"
+
+    def encode(self, images):
+        return np.stack([np.asarray(im, dtype=np.float32).reshape(-1, 3).mean(axis=0) for im in images])
+
+    def encode_text(self, texts):
+        return np.stack([[len(t), 1.0, 2.0] for t in texts]).astype(np.float32)

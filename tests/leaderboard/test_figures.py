@@ -83,3 +83,30 @@ def test_every_by_release_panel_has_its_own_dated_axis():
         labels = [t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
         assert labels and all(len(t.split("-")[0]) == 4 for t in labels), labels
         assert any(t.startswith(year) for t in labels), (year, labels)
+
+
+def test_a_cutoff_far_before_the_releases_is_named_at_the_edge_not_drawn_across_years():
+    """Issue 46 item 7: a 2012 cutoff stretched a by-release axis over 14 years; the axis spans the releases, the
+    cutoff is named at the edge it lies beyond, and each point has its interval as an error bar."""
+    import datetime
+
+    from matplotlib.dates import num2date
+
+    from lookbench.leaderboard.figures import figure
+    from lookbench.leaderboard.render import Section
+
+    releases = ["v20250101", "v20260101"]
+    row = {"rank": 1, "model": "m", "group": 1, "overall fine R@1": 50.0, "ci95": [45.0, 55.0],
+           "training cutoff": "2012-01-01", "v20250101": 40.0, "v20260101": 60.0,
+           "release_ci95": {"v20250101": [30.0, 50.0], "v20260101": [55.0, 64.0]}}
+    section = Section("LookBench v20260101 — strict mode", "local",
+                      ["rank", "model", "group", "overall fine R@1", "ci95", "training cutoff", *releases], [row], releases)
+    fig = figure([section])
+    fig.canvas.draw()
+    (ax,) = fig.axes
+    left, right = (num2date(x) for x in ax.get_xlim())
+    assert right - left < datetime.timedelta(days=2 * 365) and left.year == 2024
+    assert [t.get_text() for t in ax.texts] == ["← cutoff 2012-01-01"]
+    assert not [line for line in ax.get_lines() if line.get_linestyle() == "--"]  # no cutoff line off the axis
+    (bars,) = [c for c in ax.collections if c.get_segments() and len(c.get_segments()) == 2]
+    assert sorted((s[0][1], s[1][1]) for s in bars.get_segments()) == [(30.0, 50.0), (55.0, 64.0)]

@@ -74,7 +74,7 @@ def drop_last(key):
 
 
 def drop_query(data):
-    for key in ("item_id", "outfit_id", "release", "first_fine_rank", "first_coarse_rank"):
+    for key in ("item_id", "outfit_id", "release", "first_fine_rank", "first_coarse_rank", "attributes_at_1"):
         per_query(data)[key].pop()
     for name in ("ndcg", "ap"):
         for values in per_query(data)[name].values():

@@ -273,8 +273,8 @@ def test_damaged_saved_rankings_are_never_reused_and_output_is_whole(data, tmp_p
     result = run(third, data, tmp_path / "s", output_dir=out)
     assert not result.reused and third.images == 19
     assert json.loads((out / "results.json").read_text())["provenance"]["saved_predictions"] == []
-    assert sorted(p.name for p in out.iterdir()) == ["fine_vs_coarse_r1.png", "per_category_fine_r1.png",
-                                                     "results-leaderboard.json", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["attribute_errors_r1.png", "fine_vs_coarse_r1.png",
+                                                     "per_category_fine_r1.png", "results-leaderboard.json", "results.json"]
 
 
 def test_a_deeply_nested_stored_result_is_replaced(data, tmp_path):
