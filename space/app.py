@@ -46,10 +46,10 @@ log = logging.getLogger("lookbench.space")
 
 PAPER = "https://arxiv.org/abs/2601.14706"
 PROJECT = "https://huggingface.co/datasets/srpone/look-bench"
-INTRO = f"""## LookBench — attribute-aware fashion retrieval · [paper (arXiv:2601.14706)]({PAPER}) · [benchmark]({PROJECT})
-Pick a benchmark query (**Random query**, an example), upload a photo, describe the item in words, or crop one garment
-off a street photo (**Shop the look**). Each result is marked **fine** (same category and every attribute of the
-query: LookBench's Fine Recall), **coarse** (same category only) or a **miss**, with what it lacks; two models side by side."""
+INTRO = f"""### LookBench — attribute-aware fashion retrieval · [paper (arXiv:2601.14706)]({PAPER}) · [benchmark]({PROJECT})
+A benchmark query (**Random query**, an example), a photo, words, or one garment cropped off a street photo (**Shop
+the look**): each result is marked **fine** (same category and every attribute: LookBench's Fine Recall), **coarse**
+(same category only) or a **miss**, with what it lacks."""
 
 
 def _read_upload(path) -> bytes:
@@ -232,15 +232,11 @@ class SpaceApp:
         return self._answer(ask, subset, distractors, k, gallery, words)
 
     def words_note(self, words, gallery=None) -> str:
-        """What the text towers make of ``words``: the words read and those ignored (with known words near them);
-        no words: the words they know of this gallery's taxonomy."""
-        if not self.readers:
+        """What the text towers make of ``words``: the words read and those ignored (with known words near them)."""
+        text = " ".join(str(words or "").split())[:MAX_WORDS]
+        if not self.readers or not text:
             return ""
         retriever = self.retriever(gallery)
-        text = " ".join(str(words or "").split())[:MAX_WORDS]
-        if not text:
-            return (f"Words it knows in this gallery's annotations ({len(retriever.vocabulary)}): "
-                    f"{', '.join(retriever.vocabulary)}")
         read, ignored = retriever.reading(text)
         note = f"Read: {markdown_safe(', '.join(read)) or 'nothing'}"
         if ignored:
@@ -323,7 +319,8 @@ class SpaceApp:
         return (gr.update(choices=choices, value=subset if subset in choices else ALL),
                 gr.update(interactive=noise, value=noise, label="Noise distractors in the gallery" if noise
                           else "Noise distractors (this gallery has none)"),
-                gallery_markdown(retriever.assets), self.words_note("", gallery))
+                gallery_markdown(retriever.assets),
+                gr.update(choices=retriever.vocabulary if self.readers else [], value=None))
 
     def random(self, subset, seed, cutoff, gallery=None):
         """A seeded random benchmark query of the subset (after the cutoff); the seed box then moves on by one.
@@ -455,10 +452,13 @@ class SpaceApp:
                             words = gr.Textbox(label="Describe the item (a text query, read by GR-Lite-mini-text)",
                                                placeholder="e.g. striped red long-sleeved v-neck top",
                                                max_length=MAX_WORDS, elem_id="words", scale=3, lines=1)
-                            with gr.Column(scale=1, min_width=160):
-                                words_button = gr.Button("Search by words", variant="primary", elem_id="search-words")
-                                describe_button = gr.Button("Words of the benchmark query", elem_id="describe")
-                        words_note = gr.Markdown(self.words_note(""), elem_id="words-note")
+                            known = gr.Dropdown(first.vocabulary if self.readers else [], value=None,
+                                                label="Add a word it knows", elem_id="known", scale=1, min_width=140)
+                            with gr.Column(scale=1, min_width=150):
+                                words_button = gr.Button("Search by words", variant="primary", elem_id="search-words",
+                                                         size="sm")
+                                describe_button = gr.Button("Words of the benchmark query", elem_id="describe", size="sm")
+                        words_note = gr.Markdown(elem_id="words-note")
                         status = gr.Markdown(elem_id="status")
                         gr.HTML(legend_html(), elem_id="legend")
                         with gr.Row(equal_height=False):
@@ -487,8 +487,11 @@ class SpaceApp:
                 # Every change of gallery (a visitor's, an example's) sets its controls; a visitor's also clears a
                 # benchmark query of the other gallery, or searches an upload there. Neither checks the subset against
                 # the dropdown's choices (preprocess=False): both run at once, and the first to finish changed them.
-                gallery.change(self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info, words_note],
+                gallery.change(self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info, known],
                                preprocess=False, api_name=False)
+                known.input(lambda text, word: " ".join([*str(text or "").split(), word or ""]).strip()[:MAX_WORDS],
+                            [words, known], words, api_name=False, queue=False).then(
+                    lambda: None, outputs=known, api_name=False, queue=False)
                 gallery.input(self.search_image, [image, query_id, subset, model, second, k, gallery],
                               [image, query_id, *outputs], preprocess=False, api_name=False)
                 # No preprocessing where the API is open: gradio's own check of a choice echoes it in full with a

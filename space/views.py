@@ -15,15 +15,18 @@ from lookbench.schema import NOISE, TEST_SUBSETS
 # on a phone the panels stack and the tables' first columns (rank, mark, what it lacks) stay in view.
 CSS = """
 #details-a table, #details-b table { width: 100%; }
-#details-a th, #details-b th { word-break: keep-all; overflow-wrap: normal; white-space: nowrap; }
+#details-a th, #details-b th, #details-a td:first-child, #details-b td:first-child {
+    word-break: keep-all; overflow-wrap: normal; white-space: nowrap; }
 #column-b:not(:has(.panel)) { display: none; }
 #query-image img { width: 100%; height: 100%; object-fit: contain; }
 .legend { display: flex; flex-wrap: wrap; gap: .4em 1.2em; font-size: .9em; margin: 0; }
 .legend span::before { content: ""; display: inline-block; width: .9em; height: .9em; margin-right: .35em;
                        vertical-align: -.1em; border: 3px solid var(--mark); border-radius: 3px; }
-.panel h3 { margin: 0 0 .3em; font-size: 1.05em; }
+.panel h3 { margin: 0 0 .3em; font-size: .95em; }
+#gallery-info, #intro p { font-size: .85em; line-height: 1.35; }
+#intro h3 { margin-bottom: .2em; }
 .panel .note { margin: 0 0 .4em; font-size: .85em; }
-.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(112px, 1fr)); gap: 8px; }
+.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(100px, 1fr)); gap: 8px; }
 .tile { margin: 0; border: 4px solid var(--mark); border-radius: 6px; padding: 3px; background: var(--block-background-fill);
         display: flex; flex-direction: column; gap: 2px; font-size: .78em; line-height: 1.25; }
 .tile img { width: 100%; aspect-ratio: 1 / 1; object-fit: contain; background: #fff; border-radius: 3px; }
@@ -47,9 +50,8 @@ CSS = """
 # A result's mark: its label and colour (colour-blind safe: blue / orange / grey-red, and a word on each tile).
 MARKS = {"fine": ("fine ✓", "#1f6feb"), "coarse": ("coarse ✓", "#d97706"), "miss": ("miss ✗", "#b42318"),
          None: ("unmarked", "#8c959f")}
-LEGEND = {"fine": "fine: same category and every attribute of the query (LookBench's Fine Recall)",
-          "coarse": "coarse: same category only", "miss": "miss: another category",
-          None: "unmarked: a query without annotation (an upload, free words)"}
+LEGEND = {"fine": "fine: same category, every attribute", "coarse": "coarse: same category only",
+          "miss": "miss: another category", None: "unmarked: a query without annotation"}
 
 
 def pairs(attributes) -> str:

@@ -403,11 +403,84 @@ def test_the_words_box_names_the_words_it_ignores_and_refuses_words_it_cannot_re
     assert len(offered) == 12 and set(offered) <= set(retriever.vocabulary)
     note = space_app.words_note("a black leather handbag")
     assert note.startswith("Read: a, black · **ignored** (not in its vocabulary): leather, handbag · words it knows include ")
-    assert space_app.words_note("").startswith(f"Words it knows in this gallery's annotations ({len(retriever.vocabulary)}): ")
+    assert space_app.words_note("") == ""
     past = retriever.reading(" ".join(["red"] * 70 + ["top"]))  # past the 64 tokens it reads: ignored too
     assert past == (["red"], ["top"])
     status, note, *rest = space_app.search_words("leather handbag", "", "all", True, 5)
     assert status.startswith("⚠️ No word of “leather handbag”") and "ignored" in note and rest[2:] == ["", "", "", ""]
+
+
+@pytest.mark.slow
+def test_any_prepared_model_is_offered_two_at_a_time(photo_assets, tmp_path_factory):
+    """Issue 47 item 4: `lookbench demo --models` offers every model given (each with prepared assets); any two are
+    the two panels, each titled with its model and this query's hit@k as the metric marks it."""
+    from lookbench.commands.demo import models
+    from lookbench.encoders.base import EncoderError
+    from lookbench.space.app import SpaceApp
+    from lookbench.space.assets import open_assets, real_photo_release
+
+    three = models(["gr-lite-mini", "efficientnet-lite0", "raw-pixels"])
+    release = real_photo_release(small_photos(tmp_path_factory.mktemp("photos")))
+    assets = open_assets(release, tmp_path_factory.mktemp("three") / "photos", three, quiet=True)
+    assert set(assets.manifest["models"]) == set(three)
+    app = SpaceApp([assets], models=three)
+    assert app.models == list(three) and app.pair == ("gr-lite-mini", "efficientnet-lite0")
+    status, _, _, _, panel_a, _, panel_b, _ = app.search(None, "RealStudioFlat/3", "all", False, "raw-pixels",
+                                                         "gr-lite-mini", 5)
+    assert status.startswith("RealStudioFlat/3: top 5 of LookBench Fashion-MNIST")
+    retriever = app.retriever()
+    query = retriever.benchmark_query("RealStudioFlat/3")
+    for panel, model in ((panel_a, "raw-pixels"), (panel_b, "gr-lite-mini")):
+        result = retriever.search(query, model, "all", False, 5)
+        assert f"<h3>{model} — fine hit@5 {'✓' if result.fine_hit else '✗'}" in panel
+        assert _seen(panel) == _shown(result.hits)
+    assert app.search(None, "RealStudioFlat/3", "all", False, "raw-pixels", "raw-pixels", 5)[6] == ""  # the same: one
+    status, *_ = app.search(None, "RealStudioFlat/3", "all", False, "raw-pixels", "clip", 5)
+    assert status == "⚠️ Unknown second model 'clip'; choose one of gr-lite-mini, efficientnet-lite0, raw-pixels, none"
+    with pytest.raises(EncoderError, match="Unknown model 'no-such-model'"):
+        models(["no-such-model"])
+
+
+def test_a_gallery_prepared_in_the_background_shows_its_progress_then_joins(space_assets, photo_assets):
+    """Issue 47 item 5: the first gallery is served while another is prepared on a thread; the page shows its stage
+    and count, then offers it (the timer stops); a failed preparation is said and the app keeps serving."""
+    import threading
+
+    from lookbench.space.app import SpaceApp
+    from lookbench.space.assets import SpaceAssets
+
+    app = SpaceApp([space_assets])
+    assert list(app.galleries) == ["LookBench-Mini (synthetic)"] and app.progress_note() == ""
+    counted, release = threading.Event(), threading.Event()
+
+    def job(bars):
+        with bars("encode gr-lite-mini", quiet=False, unit="img") as bar:
+            bar.reset(total=200)
+            bar.update(80)
+            counted.set()
+            release.wait(60)
+        return SpaceAssets.load(photo_assets)
+
+    worker = app.prepare_later("LookBench Fashion-MNIST (real photos)", job)
+    assert counted.wait(60)
+    assert app.progress_note() == ("⏳ Preparing the gallery **LookBench Fashion-MNIST (real photos)** in the background: "
+                                   "encode gr-lite-mini 80 of 200. It joins the choices when ready.")
+    choices, note, timer = app.poll("LookBench-Mini (synthetic)")
+    assert choices["choices"] == ["LookBench-Mini (synthetic)"] and timer.active
+    release.set()
+    worker.join(60)
+    choices, note, timer = app.poll("LookBench-Mini (synthetic)")
+    assert choices["choices"] == ["LookBench-Mini (synthetic)", "LookBench Fashion-MNIST"] and note == "" and not timer.active
+    assert app.search(None, "RealStudioFlat/2", "all", False, "gr-lite-mini", "none", 4,
+                      "LookBench Fashion-MNIST")[0].startswith("RealStudioFlat/2: top 4 of LookBench Fashion-MNIST")
+
+    def broken(bars):
+        raise ValueError("the t10k IDX files are missing")
+
+    app.prepare_later("Other photos", broken).join(60)
+    assert app.progress_note() == ("⚠️ The gallery Other photos could not be prepared: ValueError: the t10k IDX files "
+                                   "are missing")
+    assert not app.poll("LookBench-Mini (synthetic)")[2].active and len(app.galleries) == 2
 
 
 # -- the API, through gradio_client ------------------------------------------------------------------------------
