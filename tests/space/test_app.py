@@ -602,10 +602,14 @@ def test_api_words_of_a_benchmark_query_and_free_words(client, space_app):
     direct = space_app.retriever().search(space_app.retriever().words(words, "RealStreetLook/2"), "gr-lite-mini", "all", True, 6)
     assert _seen(panel_a) == _shown(direct.hits)
     assert all(t["mark"] in ("fine", "coarse", "miss") for t in _tiles(panel_a))  # marked by the metric
-    status, annotation, *_ = client.predict("dark ankle boot", "", "all", True, 4, "LookBench Fashion-MNIST",
-                                            api_name="/search_words")
+    status, note, annotation, *_ = client.predict("dark ankle boot", "", "all", True, 4, "LookBench Fashion-MNIST",
+                                                  api_name="/search_words")
     assert status == "the words “dark ankle boot”: top 4 of LookBench Fashion-MNIST, all subsets, no noise gallery."
-    assert "no annotation" in annotation
+    assert "no annotation" in annotation and note == "Read: dark, ankle, boot"
+    status, note, *rest = client.predict("a black leather handbag", "", "all", True, 4, "LookBench Fashion-MNIST",
+                                         api_name="/search_words")
+    assert status.startswith("the words “a black leather handbag”: top 4") and len(_tiles(rest[2])) == 4
+    assert note.startswith("Read: a, black · **ignored** (not in its vocabulary): leather, handbag · words it knows include ")
     status, *_ = client.predict("", "", "all", True, 4, "LookBench-Mini (synthetic)", api_name="/search_words")
     assert status.startswith("⚠️ No words yet")
 
@@ -956,7 +960,7 @@ def test_browser_query_beside_its_marked_results_words_phone_and_leaderboard(ser
             tiles_a, tiles_b = page.locator("#results-a .tile"), page.locator("#results-b .tile")
             expect(tiles_a).to_have_count(10)
             expect(tiles_b).to_have_count(10)
-            expect(page.locator("#status")).to_contain_text(re.compile(r"^\S+/\d+: top 10 of LookBench-Mini"))
+            expect(page.locator("#status")).to_contain_text(re.compile(r"\S+/\d+: top 10 of LookBench-Mini"))
             query = page.locator("#query-image img").first
             expect(query).to_be_visible()
             box = _inside(page, "#query-image img")
@@ -980,18 +984,6 @@ def test_browser_query_beside_its_marked_results_words_phone_and_leaderboard(ser
             assert page.locator(".tile[data-mark=fine] .chip").count() == 0
             shot = out / "mini.png"
             page.screenshot(path=str(shot))  # the viewport a visitor sees: query and results together
-            # Words: the ones it does not know are named; all-unknown words are that message, not results
-            page.locator("#words textarea").fill("a black leather handbag")
-            page.locator("#search-words").click()
-            expect(page.locator("#words-note")).to_contain_text("ignored (not in its vocabulary): leather, handbag")
-            expect(page.locator("#status")).to_contain_text("the words “a black leather handbag”: top 10")
-            expect(page.locator("#query-image img")).to_have_count(0)  # the earlier query's image is not these results'
-            expect(page.locator("#column-b")).to_be_hidden()  # one model reads words: no empty second panel
-            expect(tiles_a).to_have_count(10)
-            page.locator("#words textarea").fill("leather handbag")
-            page.locator("#search-words").click()
-            expect(page.locator("#status")).to_contain_text("No word of “leather handbag” is one the text tower knows")
-            expect(tiles_a).to_have_count(0)
             # A benchmark query, then the other gallery: the query, its image and its results are cleared
             page.locator("#query-id textarea").fill("RealStreetLook/1")
             page.locator("#search").click()
@@ -1026,6 +1018,19 @@ def test_browser_query_beside_its_marked_results_words_phone_and_leaderboard(ser
             assert numbers and all(re.fullmatch(r"\d+(\.\d\d)?", n) for n in numbers), numbers
             expect(page.get_by_text("Error", exact=True)).to_have_count(0)
             page.screenshot(path=str(out / "space-leaderboard.png"), full_page=True)
+            page.get_by_role("tab", name="Search").click()
+            # Words: the ones it does not know are named; all-unknown words are that message, not results
+            page.locator("#words textarea").fill("a black leather handbag")
+            page.locator("#search-words").click()
+            expect(page.locator("#words-note")).to_contain_text("ignored (not in its vocabulary): leather, handbag")
+            expect(page.locator("#status")).to_contain_text("the words “a black leather handbag”: top 10 of LookBench Fashion-MNIST")
+            expect(page.locator("#query-image img")).to_have_count(0)  # the earlier query's image is not these results'
+            expect(page.locator("#column-b")).to_be_hidden()  # one model reads words: no empty second panel
+            expect(tiles_a).to_have_count(10)
+            page.locator("#words textarea").fill("leather handbag")
+            page.locator("#search-words").click()
+            expect(page.locator("#status")).to_contain_text("No word of “leather handbag” is one the text tower knows")
+            expect(tiles_a).to_have_count(0)
         finally:
             browser.close()
     _stack([shot, photos], out / "space-search.png")
