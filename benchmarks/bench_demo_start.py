@@ -82,10 +82,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, help="an empty folder for HF_HOME (default: a new temporary one)")
     parser.add_argument("--limit", type=float, default=3600, help="seconds to wait for any one step")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="only the warm start, in a home an earlier run left (after a change of the code)")
     parser.add_argument("--photos-limit", type=float, default=3600,
                         help="seconds to wait for the real-photo gallery after the first answer")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="lookbench-demo-home-"))
+    if args.warm_only:
+        start(home, args.limit, args.photos_limit, "warm")
+        return
     if any(home.iterdir()):
         raise SystemExit(f"{home} is not empty: the cold start needs an empty HF_HOME")
     load = os.getloadavg()[0]

@@ -148,8 +148,9 @@ class SpaceApp:
         return name
 
     def prepare_later(self, name: str, job) -> threading.Thread:
-        """Run ``job(bars)`` (it returns the ``SpaceAssets`` of gallery ``name``) on a thread while the app serves;
-        the page shows its progress (``progress_note``) and offers the gallery once it is ready."""
+        """The thread (to start once the app listens: its work would starve the launch) that runs ``job(bars)``
+        (it returns the ``SpaceAssets`` of gallery ``name``) while the app serves; the page shows its progress
+        (``progress_note``) and offers the gallery once it is ready."""
         self.preparing = {"name": name, "bar": None, "error": None}
 
         def bars(desc, **options):
@@ -165,9 +166,7 @@ class SpaceApp:
                 log.exception("preparing %s failed", name)
                 self.preparing["error"] = f"{type(err).__name__}: {err}"
 
-        thread = threading.Thread(target=work, name=f"prepare {name}", daemon=True)
-        thread.start()
-        return thread
+        return threading.Thread(target=work, name=f"prepare {name}", daemon=True)
 
     def progress_note(self) -> str:
         """What the page says of a gallery being prepared: its stage and count, or why it failed ("" when none)."""
@@ -583,13 +582,20 @@ def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir
     specs = shipped_galleries(shipped) if shipped else galleries(data, None, assets_dir)
     served, encoders = open_galleries(specs, models)
     app = SpaceApp(served, results=results, models=models, encoders=encoders)
+    later = None
     if photos and not shipped:
         def job(bars):
             folder, release = photo_gallery(photos, assets_dir)
             return open_assets(release, folder, app.models, encoders=app.encoders, bars=bars)
 
-        app.prepare_later("LookBench Fashion-MNIST (real photos)", job)
-    return app.launch(host=host, port=port, **launch_kwargs)
+        later = app.prepare_later("LookBench Fashion-MNIST (real photos)", job)
+    block = not launch_kwargs.pop("prevent_thread_lock", False)
+    demo = app.launch(host=host, port=port, prevent_thread_lock=True, **launch_kwargs)
+    if later is not None:
+        later.start()
+    if block:
+        demo.block_thread()
+    return demo
 
 
 if __name__ == "__main__":  # as a Hub Space: gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT

@@ -462,6 +462,8 @@ def test_a_gallery_prepared_in_the_background_shows_its_progress_then_joins(spac
         return SpaceAssets.load(photo_assets)
 
     worker = app.prepare_later("LookBench Fashion-MNIST (real photos)", job)
+    assert app.poll("LookBench-Mini (synthetic)")[2].active  # the page polls from its first view
+    worker.start()
     assert counted.wait(60)
     assert app.progress_note() == ("⏳ Preparing the gallery **LookBench Fashion-MNIST (real photos)** in the background: "
                                    "encode gr-lite-mini 80 of 200. It joins the choices when ready.")
@@ -477,7 +479,9 @@ def test_a_gallery_prepared_in_the_background_shows_its_progress_then_joins(spac
     def broken(bars):
         raise ValueError("the t10k IDX files are missing")
 
-    app.prepare_later("Other photos", broken).join(60)
+    failing = app.prepare_later("Other photos", broken)
+    failing.start()
+    failing.join(60)
     assert app.progress_note() == ("⚠️ The gallery Other photos could not be prepared: ValueError: the t10k IDX files "
                                    "are missing")
     assert not app.poll("LookBench-Mini (synthetic)")[2].active and len(app.galleries) == 2
