@@ -73,9 +73,10 @@ def first_answer(app: Path, python: str, home: Path, log: Path) -> dict:
                     time.sleep(0.2)
             listening = time.perf_counter() - start
             client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
-            status = client.predict(None, "RealStudioFlat/1", "all", True, "gr-lite-mini", 10, api_name="/search")[0]
+            status = client.predict(None, "RealStudioFlat/1", "all", True, "gr-lite-mini", "none", 10, api_name="/search")[0]
             first = time.perf_counter() - start
-            photos = client.predict(None, "RealStudioFlat/1", "all", True, "gr-lite-mini", 10, PHOTOS, api_name="/search")[0]
+            photos = client.predict(None, "RealStudioFlat/1", "all", True, "gr-lite-mini", "none", 10, PHOTOS,
+                                    api_name="/search")[0]
             second = time.perf_counter() - start
         finally:
             server.terminate()

@@ -14,6 +14,7 @@ import io
 import json
 import logging
 import os
+import threading
 from pathlib import Path
 
 import gradio as gr
@@ -25,12 +26,14 @@ from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
 from lookbench.paths import space_assets_dir
 from lookbench.schema import NOISE, TEST_SUBSETS
 from lookbench.settings import METRICS
-from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets, galleries, open_galleries, shipped_galleries
+from lookbench.progress import stage_bar
+from lookbench.space.assets import (DEFAULT_MODELS, SpaceAssets, galleries, open_assets, open_galleries, photo_gallery,
+                                    shipped_galleries)
 from lookbench.space.retrieval import ALL, MAX_WORDS, Query, QueryError, Retriever
-from lookbench.space.views import (CSS, annotation_markdown, board_frame, details_markdown, fitted,
-                                   gallery_markdown)
+from lookbench.space.views import (CSS, annotation_markdown, board_html, details_markdown, fitted,
+                                   gallery_markdown, legend_html, panel_html)
 
-BOTH = "both"
+NONE = "none"  # the second model's choice: no second panel
 # The model whose image space a text tower writes into: GR-Lite-mini-text's image tower is GR-Lite-mini's, frozen
 # (tests/gr_lite_text check the weights), so words are searched in GR-Lite-mini's prepared index.
 READERS = {"gr-lite-mini": "gr-lite-mini-text"}
@@ -41,11 +44,12 @@ MAX_SEED = 2**53 - 2  # the seed box moves on by one, and stays an exact number 
 REFUSED = "The query image was not uploaded through this page: upload it again, or pick a benchmark query"
 log = logging.getLogger("lookbench.space")
 
-INTRO = """# LookBench — attribute-aware fashion retrieval
-Choose a **gallery**, then pick a benchmark query (an example, or **Random query**), upload a photo, or crop one
-garment off a street photo (**Shop the look**). Each result says whether it is a **fine** hit (same category and
-every attribute of the query: LookBench's Fine Recall), a **coarse** hit (same category only) or a miss, and what it
-lacks. Choose **both** models to see GR-Lite-mini and the generic EfficientNet-Lite0 side by side on the same query."""
+PAPER = "https://arxiv.org/abs/2601.14706"
+PROJECT = "https://huggingface.co/datasets/srpone/look-bench"
+INTRO = f"""### LookBench — attribute-aware fashion retrieval · [paper (arXiv:2601.14706)]({PAPER}) · [benchmark]({PROJECT})
+A benchmark query (**Random query**, an example), a photo, words, or one garment cropped off a street photo (**Shop
+the look**): each result is marked **fine** (same category and every attribute: LookBench's Fine Recall), **coarse**
+(same category only) or a **miss**, with what it lacks."""
 
 
 def _read_upload(path) -> bytes:
@@ -132,10 +136,53 @@ class SpaceApp:
             reader.encode_text(["top"])
         self.galleries = {}
         for assets in loaded:
-            name = assets.name if assets.name not in self.galleries else f"{assets.name} ({assets.folder.name})"
-            self.galleries[name] = Retriever(assets, self.encoders, self.readers)
+            self.add(assets)
         self.default = next(iter(self.galleries))
         self.results = results
+        self.preparing = None  # a gallery being prepared in the background: its name, stage bar, or error
+
+    def add(self, assets: SpaceAssets) -> str:
+        """One more gallery to serve (a background preparation's); its name on the page."""
+        name = assets.name if assets.name not in self.galleries else f"{assets.name} ({assets.folder.name})"
+        self.galleries[name] = Retriever(assets, self.encoders, self.readers)
+        return name
+
+    def prepare_later(self, name: str, job) -> threading.Thread:
+        """The thread (to start once the app listens: its work would starve the launch) that runs ``job(bars)``
+        (it returns the ``SpaceAssets`` of gallery ``name``) while the app serves; the page shows its progress
+        (``progress_note``) and offers the gallery once it is ready."""
+        self.preparing = {"name": name, "bar": None, "error": None}
+
+        def bars(desc, **options):
+            self.preparing["bar"] = bar = stage_bar(desc, **options)
+            return bar
+
+        def work():
+            try:
+                added = self.add(job(bars))
+                print(f"Ready: {added} added to the galleries", flush=True)
+                self.preparing = None
+            except Exception as err:  # the app keeps serving its other galleries
+                log.exception("preparing %s failed", name)
+                self.preparing["error"] = f"{type(err).__name__}: {err}"
+
+        return threading.Thread(target=work, name=f"prepare {name}", daemon=True)
+
+    def progress_note(self) -> str:
+        """What the page says of a gallery being prepared: its stage and count, or why it failed ("" when none)."""
+        state = self.preparing
+        if state is None:
+            return ""
+        if state["error"]:
+            return f"⚠️ The gallery {state['name']} could not be prepared: {markdown_safe(state['error'][:300])}"
+        bar = state["bar"]
+        stage = "" if bar is None else f": {bar.desc.strip()} {bar.n:,}" + (f" of {bar.total:,}" if bar.total else "")
+        return f"⏳ Preparing the gallery **{state['name']}** in the background{stage}. It joins the choices when ready."
+
+    def poll(self, gallery):
+        """The gallery choice and the progress line, every few seconds while a gallery is being prepared."""
+        return (gr.update(choices=list(self.galleries), value=gallery if gallery in self.galleries else self.default),
+                self.progress_note(), gr.Timer(active=self.preparing is not None and not self.preparing["error"]))
 
     def retriever(self, gallery=None) -> Retriever:
         """The chosen gallery's retriever (None: the default one)."""
@@ -155,26 +202,46 @@ class SpaceApp:
             raise QueryError("No query yet: upload an image, click an example or press Random query")
         return retriever.upload(blob)
 
-    def search(self, image, query_id, subset, distractors, model, k, gallery=None):
-        """Status, query annotation, outfit photo, then gallery + details for each of the two result columns (the
+    def chosen(self, model, second) -> list[str]:
+        """The models of the two panels: ``model``, and ``second`` beside it unless it is none or the same."""
+        for name, value in (("model", model), ("second model", second)):
+            if value not in (*self.models, *((NONE, "", None) if name == "second model" else ())):
+                raise QueryError(f"Unknown {name} {shown(value)}; choose one of "
+                                 f"{', '.join(self.models + ([NONE] if name == 'second model' else []))}")
+        return [model] + ([second] if second not in (NONE, "", None, model) else [])
+
+    def search(self, image, query_id, subset, distractors, model, second, k, gallery=None):
+        """Status, the words' note (cleared), query annotation, outfit photo, then each panel's tiles and table (the
         second empty, and hidden by the page, for one model)."""
         def ask(retriever):
-            names = self.models if model == BOTH else [model]
-            if any(n not in self.models for n in names):
-                raise QueryError(f"Unknown model {shown(model)}; choose one of {', '.join(self.models + [BOTH])}")
+            names = self.chosen(model, second)
             return self._query(retriever, image, query_id), names
 
         return self._answer(ask, subset, distractors, k, gallery)
 
     def search_words(self, words, query_id, subset, distractors, k, gallery=None):
         """A text query ("describe the item"), answered by each model with a text tower, as ``search`` answers; the
-        benchmark query's own words are marked by the metric."""
+        benchmark query's own words are marked by the metric. The words' note says which words were read and which
+        ignored; a query of unknown words only is that message, never results."""
         def ask(retriever):
             if not self.readers:
                 raise QueryError("No model here reads words (GR-Lite-mini-text is not installed)")
             return retriever.words(words, query_id), list(self.readers)
 
-        return self._answer(ask, subset, distractors, k, gallery)
+        return self._answer(ask, subset, distractors, k, gallery, words)
+
+    def words_note(self, words, gallery=None) -> str:
+        """What the text towers make of ``words``: the words read and those ignored (with known words near them)."""
+        text = " ".join(str(words or "").split())[:MAX_WORDS]
+        if not self.readers or not text:
+            return ""
+        retriever = self.retriever(gallery)
+        read, ignored = retriever.reading(text)
+        note = f"Read: {markdown_safe(', '.join(read)) or 'nothing'}"
+        if ignored:
+            note += (f" · **ignored** (not in its vocabulary): {markdown_safe(', '.join(ignored))} · words it knows "
+                     f"include {', '.join(retriever.suggestions(ignored))}")
+        return note
 
     def describe(self, query_id, gallery=None):
         """The benchmark query's own words, into the text box."""
@@ -183,21 +250,23 @@ class SpaceApp:
         except ValueError as err:
             raise _error(err) from None
 
-    def _answer(self, ask, subset, distractors, k, gallery):
-        """``ask(retriever)`` gives the query and the models that answer it."""
+    def _answer(self, ask, subset, distractors, k, gallery, words=None):
+        """``ask(retriever)`` gives the query and the models that answer it; ``words``: a text query's, noted."""
+        note = ""
         try:
             k = _whole(k, "top-k", 1, 50)
             retriever = self.retriever(gallery)
+            note = "" if words is None else self.words_note(words, gallery)
             query, names = ask(retriever)
             results = [retriever.search(query, n, subset, bool(distractors), k) for n in names]
         except ValueError as err:  # QueryError, an unknown subset, an unusable model: the user's input
             message = _refused(err)
             gr.Warning(message)
-            return f"⚠️ {message}", "", None, [], "", [], ""
+            return f"⚠️ {message}", note, "", None, "", "", "", ""
         except Exception as err:  # never a traceback in front of the user; the app keeps serving
             log.exception("search failed")
             gr.Warning(f"The search failed: {type(err).__name__}: {err}")
-            return f"⚠️ The search failed: {type(err).__name__}: {err}", "", None, [], "", [], ""
+            return f"⚠️ The search failed: {type(err).__name__}: {err}", note, "", None, "", "", "", ""
         assets = retriever.assets
         outfit = None  # a benchmark query's source photo: a street look's outfit with the item's box, else the item
         if query.benchmark_row is not None:
@@ -210,24 +279,32 @@ class SpaceApp:
             status += " The query's own image is in the gallery: dropped from the results."
             gr.Info("The query image is identical to a gallery image; that gallery image was dropped.")
         columns = []
-        for result in results + [None] * (2 - len(results)):  # the second column is shown only for both models
-            columns += [[], ""] if result is None else \
-                [[(_image_file(h.thumb), h.caption) for h in result.hits], details_markdown(result, k, assets.name)]
-        return (status, annotation_markdown(query), outfit, *columns)
+        for result in results + [None] * (2 - len(results)):  # the second panel is shown only for two models
+            columns += ["", ""] if result is None else [panel_html(result, k), details_markdown(result, k, assets.name)]
+        return (status, note, annotation_markdown(query), outfit, *columns)
 
-    def search_image(self, image, subset, model, k, gallery=None):
-        """A visitor's switch of gallery: the benchmark query id cleared (a benchmark query belongs to the gallery it
-        came from) and the query image searched in the new gallery, in the same subset when it has it, else in all,
-        with its noise distractors when it has some (the controls ``choose_gallery`` sets); with no image yet, only the
-        status changes."""
+    def search_image(self, image, query_id, subset, model, second, k, gallery=None):
+        """A visitor's switch of gallery. A benchmark query belongs to the gallery it came from: its image, id and
+        results are cleared. An uploaded image is searched in the new gallery, in the same subset when it has it,
+        else in all, with its noise distractors when it has some (the controls ``choose_gallery`` sets)."""
         try:
             retriever = self.retriever(gallery)
         except ValueError as err:
             raise _error(err) from None
-        if image is None or image == "":
-            return "", f"Gallery {retriever.assets.name}: pick a benchmark query or upload a photo.", "", None, [], "", [], ""
+        if image is None or image == "" or (query_id and str(query_id).strip()):
+            cleared = f"Gallery {retriever.assets.name}: pick a benchmark query or upload a photo."
+            return None, "", cleared, "", "", None, "", "", "", ""
         subset = subset if subset in retriever.subsets else ALL
-        return "", *self.search(image, "", subset, NOISE in retriever.ranges, model, k, gallery)
+        return gr.update(), "", *self.search(image, "", subset, NOISE in retriever.ranges, model, second, k, gallery)
+
+    def words_image(self, words, query_id, gallery=None):
+        """The query image beside a text query's results: the benchmark query's when the words are its own, else none
+        (the image of an earlier query is not what these results answer)."""
+        try:
+            query = self.retriever(gallery).words(words, query_id)
+        except ValueError:
+            return None
+        return None if query.benchmark_row is None else _image_file(self.retriever(gallery).assets.queries[query.benchmark_row]["image"])
 
     def choose_gallery(self, gallery, subset):
         """The controls of a newly chosen gallery: its subsets (the current one kept when it has it), whether it has
@@ -241,7 +318,8 @@ class SpaceApp:
         return (gr.update(choices=choices, value=subset if subset in choices else ALL),
                 gr.update(interactive=noise, value=noise, label="Noise distractors in the gallery" if noise
                           else "Noise distractors (this gallery has none)"),
-                gallery_markdown(retriever.assets))
+                gallery_markdown(retriever.assets),
+                gr.update(choices=retriever.vocabulary if self.readers else [], value=None))
 
     def random(self, subset, seed, cutoff, gallery=None):
         """A seeded random benchmark query of the subset (after the cutoff); the seed box then moves on by one.
@@ -298,15 +376,21 @@ class SpaceApp:
         return _image_file(retriever.assets.queries[query.benchmark_row]["photo"])
 
     def examples(self) -> list:
-        """The first query of each subset of each gallery, both models, k=8."""
+        """The first query of each subset of each gallery, the first two models, k=8; noise distractors when the
+        gallery has some."""
         rows = []
         for name, retriever in self.galleries.items():
             for subset in retriever.subsets:
                 key = f"{subset}/1"
                 if key in retriever.query_keys:
                     image = _image_file(retriever.assets.queries[retriever.query_keys[key]]["image"])
-                    rows.append([image, key, subset, True, BOTH, 8, name])
+                    rows.append([image, key, subset, NOISE in retriever.ranges, *self.pair, 8, name])
         return rows
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        """The two models shown at first: the first two served (the second none when only one is)."""
+        return self.models[0], (self.models[1] if len(self.models) > 1 else NONE)
 
     # -- Leaderboard tab ----------------------------------------------------------------------------------
 
@@ -328,39 +412,62 @@ class SpaceApp:
         os.environ.setdefault("GRADIO_EXAMPLES_CACHE", str(self.examples_cache()))  # gradio reads only this variable
         first = self.galleries[self.default]
         with gr.Blocks(title="LookBench") as demo:
-            gr.Markdown(INTRO)
+            gr.Markdown(INTRO, elem_id="intro")
             with gr.Tab("Search"):
-                with gr.Row():
+                with gr.Row(equal_height=False):
                     gallery = gr.Radio(list(self.galleries), value=self.default, label="Gallery", elem_id="gallery",
                                        scale=1)
-                    gallery_info = gr.Markdown(gallery_markdown(first.assets), elem_id="gallery-info")
-                with gr.Row():
-                    with gr.Column(scale=2):
+                    with gr.Column(scale=3):
+                        gallery_info = gr.Markdown(gallery_markdown(first.assets), elem_id="gallery-info")
+                        progress = gr.Markdown(self.progress_note(), elem_id="preparing")
+                timer = gr.Timer(2.0, active=self.preparing is not None)
+                timer.tick(self.poll, gallery, [gallery, progress, timer], api_name=False, queue=False)
+                with gr.Row(equal_height=False):
+                    with gr.Column(scale=1, min_width=260):  # the query, and what to search it with
                         image = gr.Image(label="Query image", sources=["upload", "webcam", "clipboard"], type="filepath",
-                                         height=240, elem_id="query-image")
+                                         height=260, elem_id="query-image")
+                        with gr.Row():
+                            random_button = gr.Button("Random query", elem_id="random", min_width=100)
+                            search_button = gr.Button("Search", variant="primary", elem_id="search", min_width=80)
                         query_id = gr.Textbox(label="Benchmark query", placeholder="empty: the image above is the query",
                                               info="<Subset>/<n>, e.g. RealStreetLook/3", elem_id="query-id")
-                        outfit = gr.Image(label="Source photo (a street look: the outfit, the item boxed in red)", interactive=False, height=240)
-                    with gr.Column(scale=2):
+                        annotation = gr.Markdown(elem_id="annotation")
+                        model = gr.Dropdown(self.models, value=self.pair[0], label="Model", elem_id="model")
+                        second = gr.Dropdown([NONE, *self.models], value=self.pair[1], label="Beside it",
+                                             elem_id="second")
                         subset = gr.Dropdown([*first.subsets, ALL], value=ALL, label="Subset", elem_id="subset")
                         noise = NOISE in first.ranges
-                        distractors = gr.Checkbox(noise, interactive=noise, label="Noise distractors in the gallery")
-                        model = gr.Radio([*self.models, BOTH], value=self.models[0], label="Model")
+                        distractors = gr.Checkbox(noise, interactive=noise, label="Noise distractors in the gallery"
+                                                  if noise else "Noise distractors (this gallery has none)")
                         k = gr.Slider(1, 50, value=10, step=1, label="top-k")
                         with gr.Row():
                             cutoff = gr.Textbox(label="Cutoff date", placeholder="e.g. 2025-01-01",
-                                                info="random queries only after it")
-                            seed = gr.Number(0, precision=0, label="Seed")
-                        with gr.Row():
-                            random_button = gr.Button("Random query")
-                            search_button = gr.Button("Search", variant="primary", elem_id="search")
-                with gr.Row():
-                    words = gr.Textbox(label="Describe the item (a text query, read by GR-Lite-mini-text)",
-                                       placeholder="e.g. striped red long-sleeved v-neck top", max_length=MAX_WORDS,
-                                       elem_id="words", scale=3)
-                    with gr.Column(scale=1):
-                        words_button = gr.Button("Search by words", variant="primary", elem_id="search-words")
-                        describe_button = gr.Button("Words of the benchmark query", elem_id="describe")
+                                                info="random queries only after it", min_width=120)
+                            seed = gr.Number(0, precision=0, label="Seed", min_width=80)
+                        outfit = gr.Image(label="Source photo (a street look: the outfit, the item boxed in red)",
+                                          interactive=False, height=220)
+                    with gr.Column(scale=3):  # its results
+                        with gr.Row(equal_height=False):
+                            words = gr.Textbox(label="Describe the item (a text query, read by GR-Lite-mini-text)",
+                                               placeholder="e.g. striped red long-sleeved v-neck top",
+                                               max_length=MAX_WORDS, elem_id="words", scale=3, lines=1)
+                            known = gr.Dropdown(first.vocabulary if self.readers else [], value=None,
+                                                label="Add a word it knows", elem_id="known", scale=1, min_width=140)
+                            with gr.Column(scale=1, min_width=150):
+                                words_button = gr.Button("Search by words", variant="primary", elem_id="search-words",
+                                                         size="sm")
+                                describe_button = gr.Button("Words of the benchmark query", elem_id="describe", size="sm")
+                        words_note = gr.Markdown(elem_id="words-note")
+                        status = gr.Markdown(elem_id="status")
+                        gr.HTML(legend_html(), elem_id="legend")
+                        with gr.Row(equal_height=False):
+                            with gr.Column(min_width=340):
+                                panel_a = gr.HTML(elem_id="results-a")
+                            with gr.Column(min_width=340, elem_id="column-b"):  # hidden while empty (CSS)
+                                panel_b = gr.HTML(elem_id="results-b")
+                        with gr.Accordion("The results as tables", open=True):
+                            details_a = gr.Markdown(elem_id="details-a")
+                            details_b = gr.Markdown(elem_id="details-b")
                 with gr.Accordion("Shop the look: crop one garment of a street photo", open=False):
                     editor = gr.ImageEditor(label="Street photo", type="filepath", sources=["upload", "clipboard"],
                                             transforms=["crop"], brush=False, eraser=False, layers=False, height=320,
@@ -368,42 +475,37 @@ class SpaceApp:
                     with gr.Row():
                         outfit_button = gr.Button("Load the current street look's outfit photo")
                         crop_button = gr.Button("Search with the crop", variant="primary")
-                status = gr.Markdown(elem_id="status")
-                annotation = gr.Markdown(elem_id="annotation")
-                with gr.Row():
-                    gallery_a = gr.Gallery(label="Results", columns=5, height="auto", elem_id="results-a",
-                                           elem_classes="results")
-                    gallery_b = gr.Gallery(label="Results of the second model", columns=5, height="auto",
-                                           elem_id="results-b", elem_classes="results", visible=False)
-                details_a = gr.Markdown(elem_id="details-a")
-                details_b = gr.Markdown(elem_id="details-b")
-                inputs = [image, query_id, subset, distractors, model, k, gallery]
-                outputs = [status, annotation, outfit, gallery_a, details_a, gallery_b, details_b]
+                inputs = [image, query_id, subset, distractors, model, second, k, gallery]
+                outputs = [status, words_note, annotation, outfit, panel_a, details_a, panel_b, details_b]
                 run = dict(fn=self.search, inputs=inputs, outputs=outputs, preprocess=False, api_name=False)
                 search_button.click(**{**run, "api_name": "search"})
                 image.upload(lambda: "", outputs=query_id, api_name=False).then(**run)
-                for control in (subset, distractors, model):
+                for control in (subset, distractors, model, second):
                     control.input(**run)
                 k.release(**run)
-                model.change(lambda m: gr.update(visible=m == BOTH), model, gallery_b, api_name=False)
-                # Every change of gallery (a visitor's, an example's) sets its controls; a visitor's also searches the
-                # query image there. Neither checks the subset against the dropdown's choices (preprocess=False): both
-                # run at once, and the first to finish has already changed them.
-                gallery.change(self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info],
+                # Every change of gallery (a visitor's, an example's) sets its controls; a visitor's also clears a
+                # benchmark query of the other gallery, or searches an upload there. Neither checks the subset against
+                # the dropdown's choices (preprocess=False): both run at once, and the first to finish changed them.
+                gallery.change(self.choose_gallery, [gallery, subset], [subset, distractors, gallery_info, known],
                                preprocess=False, api_name=False)
-                gallery.input(self.search_image, [image, subset, model, k, gallery], [query_id, *outputs],
-                              preprocess=False, api_name=False)
+                known.input(lambda text, word: " ".join([*str(text or "").split(), word or ""]).strip()[:MAX_WORDS],
+                            [words, known], words, api_name=False, queue=False).then(
+                    lambda: None, outputs=known, api_name=False, queue=False)
+                gallery.input(self.search_image, [image, query_id, subset, model, second, k, gallery],
+                              [image, query_id, *outputs], preprocess=False, api_name=False)
                 # No preprocessing where the API is open: gradio's own check of a choice echoes it in full with a
                 # traceback; the handlers check every value themselves (``_whole``, ``retriever``, the subset).
                 random_button.click(self.random, [subset, seed, cutoff, gallery], [image, query_id, seed, status],
                                     preprocess=False, api_name="random").success(**run)
                 by_words = dict(fn=self.search_words, inputs=[words, query_id, subset, distractors, k, gallery],
                                 outputs=outputs, preprocess=False)
-                words_button.click(**by_words, api_name="search_words")
-                words.submit(**by_words, api_name=False)
+                words_image = dict(fn=self.words_image, inputs=[words, query_id, gallery], outputs=image,
+                                   preprocess=False, api_name=False)
+                words_button.click(**by_words, api_name="search_words").then(**words_image)
+                words.submit(**by_words, api_name=False).then(**words_image)
                 describe_button.click(self.describe, [query_id, gallery], words, preprocess=False,
                                       api_name="describe").success(
-                    **by_words, api_name=False)
+                    **by_words, api_name=False).then(**words_image)
                 outfit_button.click(self.outfit_for_crop, [query_id, gallery], editor, api_name=False)
                 crop_button.click(self.crop, editor, [image, query_id, status], api_name=False).then(**run)
                 gr.Examples(self.examples(), inputs, outputs, fn=self.search, cache_examples=True, cache_mode="lazy",
@@ -423,15 +525,15 @@ class SpaceApp:
                         return
                     for section in board.sections:
                         gr.Markdown(f"### {markdown_safe(section.title)}")
-                        frame, facts = board_frame(section)
-                        gr.Dataframe(frame, interactive=False, wrap=True, elem_classes="board")
+                        table, facts = board_html(section)
+                        gr.HTML(table, elem_classes="board")
                         gr.Markdown(f"{markdown_safe(facts)}  \nSource: {markdown_safe(section.source)}")
                     gr.Markdown(GROUPS_NOTE)
                     if self.results is None:
                         gr.Markdown("No local results store given (`lookbench demo --results DIR` adds its runs).")
                     for line in board.skipped:
                         gr.Markdown(f"Skipped: {markdown_safe(line)}")
-                    gr.Plot(fitted(board.figure()), label="Bar plot")  # drawn in memory: no plot file is left anywhere
+                    gr.Plot(fitted(board.figure()), label="Bar plot", elem_id="board-plot")  # drawn in memory
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
         return demo
 
@@ -445,8 +547,17 @@ class SpaceApp:
                 "allowed_paths": [str(Path(get_upload_folder()) / "lookbench-images")]}
 
     def launch(self, host=None, port=None, **kwargs):
-        """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
-        return self.blocks().launch(server_name=host, server_port=port, **self.launch_options, **kwargs)
+        """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback). Once it listens, one line gives
+        its address and one says it is ready, flushed (a file or a pipe holds gradio's own lines back)."""
+        demo = self.blocks()
+        block = not kwargs.pop("prevent_thread_lock", False)
+        demo.launch(server_name=host, server_port=port, prevent_thread_lock=True, quiet=True, **self.launch_options,
+                    **kwargs)
+        print(f"Running on {demo.local_url.rstrip('/')}", flush=True)
+        print(f"Ready: {', '.join(self.galleries)} with {', '.join(self.models)}", flush=True)
+        if block:
+            demo.block_thread()
+        return demo
 
 
 def _available(name: str) -> bool:
@@ -462,13 +573,29 @@ def _blank():
     return Image.new("RGB", (64, 64), "white")
 
 
-def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir=None, shipped=None, **launch_kwargs):
+def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir=None, shipped=None,
+          models=DEFAULT_MODELS, **launch_kwargs):
     """Prepare (once) and load the galleries, then serve the app: what ``lookbench demo`` runs (``data``, default the
-    embedded Mini, and with ``photos`` the real-photo release) and, with ``shipped`` (an assets folder as ``lookbench
-    stage`` ships it), the Hub Space."""
-    specs = shipped_galleries(shipped) if shipped else galleries(data, photos, assets_dir)
-    served, encoders = open_galleries(specs)
-    return SpaceApp(served, results=results, encoders=encoders).launch(host=host, port=port, **launch_kwargs)
+    embedded Mini; ``models``: those offered, each with prepared assets) and, with ``shipped`` (an assets folder as
+    ``lookbench stage`` ships it), the Hub Space. The real photos (``photos``) are prepared in the background once
+    the first gallery is served: the page answers in the meantime and shows their progress."""
+    specs = shipped_galleries(shipped) if shipped else galleries(data, None, assets_dir)
+    served, encoders = open_galleries(specs, models)
+    app = SpaceApp(served, results=results, models=models, encoders=encoders)
+    later = None
+    if photos and not shipped:
+        def job(bars):
+            folder, release = photo_gallery(photos, assets_dir)
+            return open_assets(release, folder, app.models, encoders=app.encoders, bars=bars)
+
+        later = app.prepare_later("LookBench Fashion-MNIST (real photos)", job)
+    block = not launch_kwargs.pop("prevent_thread_lock", False)
+    demo = app.launch(host=host, port=port, prevent_thread_lock=True, **launch_kwargs)
+    if later is not None:
+        later.start()
+    if block:
+        demo.block_thread()
+    return demo
 
 
 if __name__ == "__main__":  # as a Hub Space: gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT

@@ -86,9 +86,11 @@ def stale_reason(manifest: dict | None, want: dict) -> str | None:
     return None
 
 
-def open_assets(data=None, folder=None, models=DEFAULT_MODELS, *, encoders=None, quiet: bool = False) -> "SpaceAssets":
+def open_assets(data=None, folder=None, models=DEFAULT_MODELS, *, encoders=None, quiet: bool = False,
+                bars=stage_bar) -> "SpaceAssets":
     """The gallery of ``data`` (default: the embedded LookBench-Mini) loaded from ``folder``, built or rebuilt first
-    when missing, stale or damaged (one line says why). ``SHIPPED`` data cannot be rebuilt: a ``StaleAssets``."""
+    when missing, stale or damaged (one line says why). ``SHIPPED`` data cannot be rebuilt: a ``StaleAssets``.
+    ``bars``: what makes each stage's progress bar (the app's watches them to show a background build's progress)."""
     from lookbench.encoders.registry import load_encoder
 
     folder = Path(folder or space_assets_dir() / EMBEDDED).expanduser()
@@ -111,7 +113,7 @@ def open_assets(data=None, folder=None, models=DEFAULT_MODELS, *, encoders=None,
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = new_sibling(folder, "space", folder=True)  # the umask decides the assets' mode (mkdtemp: 0700)
     try:
-        _build(data, staging, encoders, wanted(data, encoders), quiet)
+        _build(data, staging, encoders, wanted(data, encoders), quiet, bars)
         replace_folder(staging, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -162,23 +164,23 @@ def _describe(source) -> dict:
             "origin": origin.origin if origin else ""}
 
 
-def _build(data, out: Path, encoders: dict, want: dict, quiet: bool) -> None:
+def _build(data, out: Path, encoders: dict, want: dict, quiet: bool, bars=stage_bar) -> None:
     import datasets
 
     source = resolve_data(data)
     noise = NOISE in {c.get("config_name") for c in source.card.get("configs", [])}
     with quiet_libraries(False):
-        with stage_bar("load", quiet=quiet, unit="config") as bar:
+        with bars("load", quiet=quiet, unit="config") as bar:
             bench = load_benchmark(source, distractors=noise, progress=bar)
         images = BenchmarkImages.of(bench)
-        with stage_bar("hash", quiet=quiet, unit="img") as bar:
+        with bars("hash", quiet=quiet, unit="img") as bar:
             images.hash(bar)
         gallery_sources = [(name, images.subsets[name].gallery, bench.subsets[name]["gallery"]) for name in bench.subsets]
         gallery_sources += [(NOISE, images.noise, bench.noise)] if noise else []
         query_sources = [(name, images.subsets[name].query, bench.subsets[name]["query"]) for name in bench.subsets]
         ranges, start = {}, 0
         gallery_rows, query_rows = [], []
-        with stage_bar("thumbnails", quiet=quiet, unit="img") as bar:
+        with bars("thumbnails", quiet=quiet, unit="img") as bar:
             bar.reset(total=sum(len(s) for _, s, _ in gallery_sources + query_sources))
             for name, src, ds in gallery_sources:
                 ranges[name] = [start, start + len(src)]
@@ -201,7 +203,7 @@ def _build(data, out: Path, encoders: dict, want: dict, quiet: bool) -> None:
         for name, rows in zip(TABLES, (gallery_rows, query_rows)):
             datasets.Dataset.from_list(rows).to_parquet(str(out / name))
         for name, encoder in encoders.items():
-            with stage_bar(f"encode {name}", quiet=quiet, unit="img") as bar:
+            with bars(f"encode {name}", quiet=quiet, unit="img") as bar:
                 embeddings = encode_images(encoder, images.sources(), progress=bar).normalised()
             gallery = embeddings.matrix[np.concatenate([embeddings.rows(src) for _, src, _ in gallery_sources])]
             queries = embeddings.matrix[np.concatenate([embeddings.rows(src) for _, src, _ in query_sources])]
@@ -327,7 +329,14 @@ def galleries(data=None, photos=None, root=None) -> list[tuple[Path, object]]:
     when ``photos`` is given (True: the Debian package's files), the real-photo release."""
     root = Path(root or space_assets_dir()).expanduser()
     first = (root / EMBEDDED, None) if data is None else (root / f"data-{data_key(data)}", data)
-    return [first] + ([(root / PHOTOS, real_photo_release(None if photos is True else photos))] if photos else [])
+    return [first] + ([photo_gallery(photos, root)] if photos else [])
+
+
+def photo_gallery(photos, root=None) -> tuple[Path, Path]:
+    """The real-photo gallery as (assets folder, release), its release built first when new (``photos`` True: the
+    Debian package's files)."""
+    root = Path(root or space_assets_dir()).expanduser()
+    return root / PHOTOS, real_photo_release(None if photos is True else photos)
 
 
 def shipped_galleries(root) -> list[tuple[Path, object]]:

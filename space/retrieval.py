@@ -8,6 +8,7 @@ nDCG@k come from the metric's ``score_queries`` and the attribute differences fr
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 from dataclasses import dataclass, field
@@ -51,11 +52,6 @@ class Hit:
     lacks: list = field(default_factory=list)
     differs: list = field(default_factory=list)
 
-    @property
-    def caption(self) -> str:
-        sign = {"fine": " · fine ✓", "coarse": " · coarse ✓", "miss": " · ✗", None: ""}[self.mark]
-        return f"#{self.rank} · {self.score:.3f} · {self.category} · {self.main_attribute}{sign}"
-
 
 @dataclass
 class Retrieval:
@@ -79,6 +75,7 @@ class Query:
     benchmark_row: int | None = None  # row of the assets' query table
     annotation: dict | None = None
     text: str | None = None
+    ignored: list = field(default_factory=list)  # words of ``text`` the text tower cannot read (shown, never dropped silently)
 
 
 class Retriever:
@@ -148,13 +145,45 @@ class Retriever:
             raise QueryError("No words yet: describe the item, e.g. 'striped red long-sleeved v-neck top'")
         if len(text) > MAX_WORDS:
             raise QueryError(f"The description has {len(text)} characters; a text query has at most {MAX_WORDS}")
+        read, ignored = self.reading(text)
+        if not read:
+            raise QueryError(f"No word of “{markdown_safe(text)}” is one the text tower knows (ignored: "
+                             f"{markdown_safe(', '.join(ignored))}); words it knows include "
+                             f"{', '.join(self.suggestions(ignored))}")
         if key and str(key).strip():
             query = self.benchmark_query(str(key))
             record = self.assets.queries[query.benchmark_row]
             if text.lower() in {record_text(record, form).lower() for form in FORMS}:
                 return Query(f"{query.label} in words: “{markdown_safe(text)}”", benchmark_row=query.benchmark_row,
-                             annotation=query.annotation, text=text)
-        return Query(f"the words “{markdown_safe(text)}”", text=text)
+                             annotation=query.annotation, text=text, ignored=ignored)
+        return Query(f"the words “{markdown_safe(text)}”", text=text, ignored=ignored)
+
+    def reading(self, text: str) -> tuple[list[str], list[str]]:
+        """The words every text tower here reads, and those one of them ignores (a tower that does not say what
+        it reads is taken to read every word)."""
+        read, ignored = {}, {}
+        for reader in self.readers.values():
+            tower = getattr(reader, "text_reader", None)
+            known, unknown = tower.reading(text) if tower else ([*dict.fromkeys(text.split())], [])
+            read.update(dict.fromkeys(known))
+            ignored.update(dict.fromkeys(unknown))
+        return [w for w in read if w not in ignored], list(ignored)
+
+    @functools.cached_property
+    def vocabulary(self) -> list[str]:
+        """The taxonomy's values in this gallery's annotations (categories, attribute values) whose every word the
+        text towers read: what the words box offers."""
+        values = set(self.assets.gallery["category"]) | set(self.assets.gallery["main_attribute"])
+        values |= {a["value"] for attributes in self.assets.gallery["attributes"] for a in attributes or []}
+        phrases = {" ".join(str(v).replace("_", " ").split()).lower() for v in values if v}
+        return sorted(p for p in phrases if p and not self.reading(p)[1])
+
+    def suggestions(self, ignored, n: int = 12) -> list[str]:
+        """Known words near the ignored ones (difflib), then the first known words, ``n`` in all."""
+        import difflib
+
+        near = [w for word in ignored for w in difflib.get_close_matches(word.lower(), self.vocabulary, 2, 0.6)]
+        return list(dict.fromkeys(near + self.vocabulary))[:n]
 
     def described(self, key: str) -> str:
         """A benchmark query's own words (the short form)."""

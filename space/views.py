@@ -5,20 +5,53 @@ Kept apart from ``app.py``'s handlers; each fix here was checked in a real brows
 """
 from __future__ import annotations
 
+import base64
+from html import escape
+
 from lookbench.schema import NOISE, TEST_SUBSETS
 
-# The results tables at full width with whole words in their headers; each thumbnail's caption whole, below it
-# (gradio cuts it to one line over the image); leaderboard headers broken only between words.
+# The results tables at full width with whole words in their headers; the query image filling its box; result tiles
+# bordered in their mark's colour; the second panel hidden while empty; leaderboard tables whole (no scroll box);
+# on a phone the panels stack and the tables' first columns (rank, mark, what it lacks) stay in view.
 CSS = """
 #details-a table, #details-b table { width: 100%; }
-#details-a th, #details-b th { word-break: keep-all; overflow-wrap: normal; white-space: nowrap; }
-.results .thumbnail-item { aspect-ratio: auto; height: auto; display: flex; flex-direction: column; }
-.results .thumbnail-item img { aspect-ratio: 1 / 1; height: auto; object-fit: contain; }
-.results .caption-label { position: static; max-width: 100%; white-space: normal; overflow: visible;
-                          text-overflow: clip; border: none; border-radius: 0; opacity: 1; }
-.board.board .virtual-row, .board.board .virtual-row *, .board.board th, .board.board th * {
-    font-family: var(--font); word-break: normal; overflow-wrap: normal; hyphens: none; }
+#details-a th, #details-b th, #details-a td:first-child, #details-b td:first-child {
+    word-break: keep-all; overflow-wrap: normal; white-space: nowrap; }
+#column-b:not(:has(.panel)) { display: none; }
+#query-image img { width: 100%; height: 100%; object-fit: contain; }
+.legend { display: flex; flex-wrap: wrap; gap: .4em 1.2em; font-size: .9em; margin: 0; }
+.legend span::before { content: ""; display: inline-block; width: .9em; height: .9em; margin-right: .35em;
+                       vertical-align: -.1em; border: 3px solid var(--mark); border-radius: 3px; }
+.panel h3 { margin: 0 0 .3em; font-size: .95em; }
+#gallery-info, #intro p { font-size: .85em; line-height: 1.35; }
+#intro h3 { margin-bottom: .2em; }
+.panel .note { margin: 0 0 .4em; font-size: .85em; }
+.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(100px, 1fr)); gap: 8px; }
+.tile { margin: 0; border: 4px solid var(--mark); border-radius: 6px; padding: 3px; background: var(--block-background-fill);
+        display: flex; flex-direction: column; gap: 2px; font-size: .78em; line-height: 1.25; }
+.tile img { width: 100%; aspect-ratio: 1 / 1; object-fit: contain; background: #fff; border-radius: 3px; }
+.tile .head { display: flex; justify-content: space-between; font-weight: 600; }
+.tile .what { overflow-wrap: anywhere; }
+.chip { display: inline-block; margin: 1px 2px 0 0; padding: 0 5px; border-radius: 9px; font-size: .92em;
+        background: #fde8e8; color: #8a1c1c; overflow-wrap: anywhere; }
+.chip.differs { background: #fff3d6; color: #6b4a00; }
+.board-wrap { overflow-x: auto; }
+.board-table { width: 100%; border-collapse: collapse; font-size: .9em; }
+.board-table th, .board-table td { padding: 3px 6px; border-bottom: 1px solid var(--border-color-primary); }
+.board-table td.num, .board-table th.num { text-align: right; font-variant-numeric: tabular-nums; }
+@media (max-width: 600px) {
+  .tiles { grid-template-columns: repeat(auto-fill, minmax(96px, 1fr)); }
+  #details-a table, #details-b table, .board-table { font-size: .75em; }
+  #details-a th, #details-b th { white-space: normal; }
+  .wide-only { display: none; }
+}
 """
+
+# A result's mark: its label and colour (colour-blind safe: blue / orange / grey-red, and a word on each tile).
+MARKS = {"fine": ("fine ✓", "#1f6feb"), "coarse": ("coarse ✓", "#d97706"), "miss": ("miss ✗", "#b42318"),
+         None: ("unmarked", "#8c959f")}
+LEGEND = {"fine": "fine: same category, every attribute", "coarse": "coarse: same category only",
+          "miss": "miss: another category", None: "unmarked: a query without annotation"}
 
 
 def pairs(attributes) -> str:
@@ -34,26 +67,73 @@ def annotation_markdown(query) -> str:
             f"attributes: {pairs(a['attributes'])}")
 
 
+def _sign(hit: bool) -> str:
+    return "✓" if hit else "✗"
+
+
 def details_markdown(result, k: int, gallery: str) -> str:
+    """The model's results as a table, the mark and what each result lacks first (kept on a phone's width)."""
     lines = [f"### {result.model} · {gallery}"]
     if result.fine_hit is not None:
-        sign = {True: "✓", False: "✗"}
-        lines.append(f"Fine hit@{k} {sign[result.fine_hit]} · Coarse hit@{k} {sign[result.coarse_hit]} · "
+        lines.append(f"Fine hit@{k} {_sign(result.fine_hit)} · Coarse hit@{k} {_sign(result.coarse_hit)} · "
                      f"nDCG@{k} {result.ndcg:.1f} (strict mode, lookbench/fine_recall)")
     if result.self_matches_removed:
         lines.append(f"{result.self_matches_removed} gallery image(s) identical to the query dropped (the query's own "
                      "image), as the benchmark does.")
     if not result.hits:
         return "\n\n".join(lines + ["No result in this gallery."])
-    rows = ["| # | score | subset | category | main attribute | mark | lacks | has otherwise |", "|---:|---:|---|---|---|---|---|---|"]
+    rows = ["| # | mark | lacks | has otherwise | score | category | main attribute | subset |",
+            "|---:|---|---|---|---:|---|---|---|"]
     for h in result.hits:
-        mark = {"fine": "fine ✓", "coarse": "coarse ✓", "miss": "✗", None: "-"}[h.mark]
-        lacks = ", ".join(f"{n}={v}" for n, v in h.lacks) or ""
-        differs = ", ".join(f"{n}: {v} → {'/'.join(w)}" for n, v, w in h.differs) or ""
-        if h.mark == "miss":
-            lacks, differs = "other category", ""
-        rows.append(f"| {h.rank} | {h.score:.3f} | {h.subset} | {h.category} | {h.main_attribute} | {mark} | {lacks} | {differs} |")
+        lacks, differs = gaps(h)
+        rows.append(f"| {h.rank} | {MARKS[h.mark][0]} | {', '.join(lacks)} | {', '.join(differs)} | {h.score:.3f} | "
+                    f"{h.category} | {h.main_attribute} | {h.subset} |")
     return "\n\n".join(lines + ["\n".join(rows)])
+
+
+def gaps(hit) -> tuple[list[str], list[str]]:
+    """What a result lacks of the query's attributes, and the attributes it has otherwise (a miss: its category)."""
+    if hit.mark == "miss":
+        return ["other category"], []
+    return [f"{n}={v}" for n, v in hit.lacks], [f"{n}: {v} → {'/'.join(w)}" for n, v, w in hit.differs]
+
+
+def legend_html() -> str:
+    """The marks' colours, said once above the panels."""
+    return "<p class='legend'>" + "".join(f"<span style='--mark:{MARKS[m][1]}'>{escape(text)}</span>"
+                                           for m, text in LEGEND.items()) + "</p>"
+
+
+def panel_title(result, k: int) -> str:
+    """A panel's title: the model and this query's hit@k (a query without annotation: unmarked)."""
+    if result.fine_hit is None:
+        return f"{result.model} — top {k}, unmarked"
+    return (f"{result.model} — fine hit@{k} {_sign(result.fine_hit)} · coarse hit@{k} {_sign(result.coarse_hit)} · "
+            f"nDCG@{k} {result.ndcg:.1f}")
+
+
+def panel_html(result, k: int) -> str:
+    """One model's results as tiles: each bordered in its mark's colour, with rank, score, category and main
+    attribute, and what it lacks or has otherwise as chips. Thumbnails inline (data URIs): no file is served."""
+    parts = [f"<section class='panel' data-model='{escape(result.model)}'><h3>{escape(panel_title(result, k))}</h3>"]
+    if result.self_matches_removed:
+        parts.append(f"<p class='note'>{result.self_matches_removed} gallery image(s) identical to the query dropped "
+                     "(the query's own image), as the benchmark does.</p>")
+    if not result.hits:
+        parts.append("<p class='note'>No result in this gallery.</p>")
+    parts.append("<div class='tiles'>")
+    for h in result.hits:
+        label, colour = MARKS[h.mark]
+        lacks, differs = gaps(h)
+        chips = "".join(f"<span class='chip lacks'>{escape(c)}</span>" for c in lacks) + \
+            "".join(f"<span class='chip differs'>{escape(c)}</span>" for c in differs)
+        image = base64.b64encode(h.thumb).decode()
+        parts.append(f"<figure class='tile' data-mark='{h.mark or 'none'}' style='--mark:{colour}'>"
+                     f"<img src='data:image/webp;base64,{image}' alt='#{h.rank} {escape(h.category)}'>"
+                     f"<span class='head'><span>#{h.rank} · {label}</span><span>{h.score:.3f}</span></span>"
+                     f"<span class='what'>{escape(h.category)} · {escape(h.main_attribute)}</span>"
+                     f"{'<span class=chips>' + chips + '</span>' if chips else ''}</figure>")
+    return "".join(parts + ["</div></section>"])
 
 
 def board_frame(section):
@@ -70,6 +150,24 @@ def board_frame(section):
             values = [str(v) for v in dict.fromkeys(frame.pop(column)) if v == v and v is not None]
             facts += [f"{label}: {', '.join(values)}"] if values else []
     return frame, " · ".join(facts)
+
+
+def board_html(section) -> tuple[str, str]:
+    """A leaderboard section as an HTML table with every row (no inner scroll box) and two decimals throughout
+    (whole numbers stay whole), and the line under it (``board_frame``'s)."""
+    frame, facts = board_frame(section)
+
+    def cell(value) -> str:
+        if isinstance(value, float):
+            return "" if value != value else f"{value:.2f}"
+        return escape(str(value)) if value is not None else ""
+
+    numeric = [str(frame[c].dtype).startswith(("float", "int")) for c in frame.columns]
+    head = "".join(f"<th class='{'num' if n else ''}'>{escape(str(c))}</th>" for c, n in zip(frame.columns, numeric))
+    body = "".join("<tr>" + "".join(f"<td class='{'num' if n else ''}'>{cell(v)}</td>" for v, n in zip(row, numeric))
+                   + "</tr>" for row in frame.itertuples(index=False))
+    return (f"<div class='board-wrap'><table class='board-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>"), facts
 
 
 def fitted(figure):

@@ -15,6 +15,9 @@ def register(sub) -> None:
     demo.add_argument("--results", type=Path, help="the results store whose runs the leaderboard tab shows beside the published "
                                                    "table (default: lookbench evaluate's, $HF_HOME/lookbench/results)")
     demo.add_argument("--assets", type=Path, help="folder of the galleries' assets (default: $HF_HOME/lookbench/space)")
+    demo.add_argument("--models", nargs="+", metavar="MODEL",
+                      help="registered models to offer, two at a time side by side; each gets prepared assets "
+                           "(default: gr-lite-mini efficientnet-lite0; `lookbench models` lists them)")
     demo.add_argument("--prepare", action="store_true", help="only build (or refresh stale) assets, then exit")
     demo.set_defaults(run=run_demo)
 
@@ -23,7 +26,7 @@ def run_demo(args) -> int:
     if args.prepare:
         from lookbench.space.assets import galleries, open_galleries
 
-        served, _ = open_galleries(galleries(args.data, args.real_photos, args.assets))
+        served, _ = open_galleries(galleries(args.data, args.real_photos, args.assets), models(args.models))
         for assets in served:
             print(f"assets: {assets.folder} ({assets.name})")
         return 0
@@ -31,5 +34,14 @@ def run_demo(args) -> int:
     from lookbench import paths
 
     serve(host=args.host, port=args.port, data=args.data, photos=args.real_photos,
-          results=args.results or paths.results_dir(), assets_dir=args.assets)
+          results=args.results or paths.results_dir(), assets_dir=args.assets, models=models(args.models))
     return 0
+
+
+def models(names) -> tuple[str, ...]:
+    """The models asked for by registered (or published) name, once each (an unknown name: the registry's one-line
+    error); none asked for: the Space's two."""
+    from lookbench.encoders.registry import find
+    from lookbench.space.assets import DEFAULT_MODELS
+
+    return tuple(dict.fromkeys(find(name).name for name in names)) if names else DEFAULT_MODELS

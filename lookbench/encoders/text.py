@@ -7,6 +7,7 @@ tokenizer (``AutoTokenizer``, loaded on first use), then the model's ``get_text_
 """
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,23 @@ class TextReader:
             except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
                 raise ValueError(f"cannot load the tokenizer in {self.folder}: {' '.join(str(err).split())}") from err
         return self._tokenizer
+
+    def reading(self, text: str) -> tuple[list[str], list[str]]:
+        """The words of ``text`` (runs of letters and digits) this tower reads and those it ignores: a word none of
+        whose tokens the vocabulary knows (all the unknown token), or whose tokens lie past the ``max_length`` it
+        reads, reaches the model as nothing. A word-level vocabulary ignores most words; a byte-level one none."""
+        prepared = self.tower.prepare(text)
+        batch = self.tokenizer(prepared, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        room = self.tower.max_length - self.tokenizer.num_special_tokens_to_add()
+        words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\w+", prepared)]
+        known = set()
+        for position, (token, (start, end)) in enumerate(zip(batch["input_ids"], batch["offset_mapping"])):
+            if token != self.tokenizer.unk_token_id and position < room:
+                known.update(i for i, (a, b, _) in enumerate(words) if a < end and start < b)
+        read, ignored = {}, {}
+        for i, (_, _, word) in enumerate(words):
+            (read if i in known else ignored)[word] = None
+        return list(read), [w for w in ignored if w not in read]
 
     def encode(self, module, texts: list[str], device: str, bf16: bool) -> np.ndarray:
         import torch

@@ -20,7 +20,10 @@ from lookbench.space.app import REFUSED
 
 from tests.helpers.photos import small_photos
 
-CAPTION = re.compile(r"^#(\d+) · (-?\d\.\d{3}) · ([^·]+) · ([^·]+?)( · (fine ✓|coarse ✓|✗))?$")
+TILE = re.compile(r"<figure class='tile' data-mark='(?P<mark>\w+)' style='--mark:(?P<colour>#\w+)'><img src='data:image/webp;"
+                  r"base64,(?P<image>[^']+)' alt='[^']*'><span class='head'><span>#(?P<rank>\d+) · (?P<label>[^<]+)</span>"
+                  r"<span>(?P<score>-?\d\.\d{3})</span></span><span class='what'>(?P<what>[^<]*)</span>"
+                  r"(?:<span class=chips>(?P<chips>.*?)</span>)?</figure>")
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -374,81 +377,216 @@ def test_words_are_read_by_the_text_tower_and_searched_in_gr_lite_minis_index(sp
     assert "\\[" in retriever.words("[a](http://x)").label  # a visitor's words are shown, never rendered as Markdown
 
 
+def test_the_words_box_names_the_words_it_ignores_and_refuses_words_it_cannot_read(space_app):
+    """Issue 47 item 2: "a black leather handbag" returned five black skirts, the unknown words dropped silently.
+    The words read and ignored come from the text tower's own vocabulary (its tokenizer's unknown token); the
+    suggestions are the gallery's taxonomy values it reads; only unknown words is a message, not results."""
+    from lookbench.space.retrieval import QueryError
+
+    retriever = space_app.retriever()
+    tokenizer = space_app.readers["gr-lite-mini"].text_reader.tokenizer
+    vocabulary = set(tokenizer.get_vocab())
+    assert retriever.reading("A black leather handbag, blue-jeans!") == (["A", "black", "blue"], ["leather", "handbag", "jeans"])
+    assert {"leather", "handbag", "jeans"}.isdisjoint(vocabulary) and {"black", "blue"} <= vocabulary
+    assert retriever.words("a black leather handbag").ignored == ["leather", "handbag"]
+    annotated = set(retriever.assets.gallery["category"]) | {a["value"] for attrs in retriever.assets.gallery["attributes"]
+                                                             for a in attrs}
+    values = {" ".join(v.replace("_", " ").split()).lower() for v in annotated}
+    assert "v-neck" in retriever.vocabulary and set(retriever.vocabulary) <= values
+    assert all(set(re.findall(r"\w+", v)) <= vocabulary for v in retriever.vocabulary)  # every word of each is read
+    with pytest.raises(QueryError) as refused:
+        retriever.words("leather handbag")
+    message = str(refused.value)
+    assert message.startswith("No word of “leather handbag” is one the text tower knows (ignored: leather, handbag); "
+                              "words it knows include ")
+    offered = message.rsplit("include ", 1)[1].split(", ")
+    assert len(offered) == 12 and set(offered) <= set(retriever.vocabulary)
+    note = space_app.words_note("a black leather handbag")
+    assert note.startswith("Read: a, black · **ignored** (not in its vocabulary): leather, handbag · words it knows include ")
+    assert space_app.words_note("") == ""
+    past = retriever.reading(" ".join(["red"] * 70 + ["top"]))  # past the 64 tokens it reads: ignored too
+    assert past == (["red"], ["top"])
+    status, note, *rest = space_app.search_words("leather handbag", "", "all", True, 5)
+    assert status.startswith("⚠️ No word of “leather handbag”") and "ignored" in note and rest[2:] == ["", "", "", ""]
+
+
+@pytest.mark.slow
+def test_any_prepared_model_is_offered_two_at_a_time(photo_assets, tmp_path_factory):
+    """Issue 47 item 4: `lookbench demo --models` offers every model given (each with prepared assets); any two are
+    the two panels, each titled with its model and this query's hit@k as the metric marks it."""
+    from lookbench.commands.demo import models
+    from lookbench.encoders.base import EncoderError
+    from lookbench.space.app import SpaceApp
+    from lookbench.space.assets import open_assets, real_photo_release
+
+    three = models(["gr-lite-mini", "efficientnet-lite0", "raw-pixels"])
+    release = real_photo_release(small_photos(tmp_path_factory.mktemp("photos")))
+    assets = open_assets(release, tmp_path_factory.mktemp("three") / "photos", three, quiet=True)
+    assert set(assets.manifest["models"]) == set(three)
+    app = SpaceApp([assets], models=three)
+    assert app.models == list(three) and app.pair == ("gr-lite-mini", "efficientnet-lite0")
+    status, _, _, _, panel_a, _, panel_b, _ = app.search(None, "RealStudioFlat/3", "all", False, "raw-pixels",
+                                                         "gr-lite-mini", 5)
+    assert status.startswith("RealStudioFlat/3: top 5 of LookBench Fashion-MNIST")
+    retriever = app.retriever()
+    query = retriever.benchmark_query("RealStudioFlat/3")
+    for panel, model in ((panel_a, "raw-pixels"), (panel_b, "gr-lite-mini")):
+        result = retriever.search(query, model, "all", False, 5)
+        assert f"<h3>{model} — fine hit@5 {'✓' if result.fine_hit else '✗'}" in panel
+        assert _seen(panel) == _shown(result.hits)
+    assert app.search(None, "RealStudioFlat/3", "all", False, "raw-pixels", "raw-pixels", 5)[6] == ""  # the same: one
+    status, *_ = app.search(None, "RealStudioFlat/3", "all", False, "raw-pixels", "clip", 5)
+    assert status == "⚠️ Unknown second model 'clip'; choose one of gr-lite-mini, efficientnet-lite0, raw-pixels, none"
+    with pytest.raises(EncoderError, match="Unknown model 'no-such-model'"):
+        models(["no-such-model"])
+
+
+def test_a_gallery_prepared_in_the_background_shows_its_progress_then_joins(space_assets, photo_assets):
+    """Issue 47 item 5: the first gallery is served while another is prepared on a thread; the page shows its stage
+    and count, then offers it (the timer stops); a failed preparation is said and the app keeps serving."""
+    import threading
+
+    from lookbench.space.app import SpaceApp
+    from lookbench.space.assets import SpaceAssets
+
+    app = SpaceApp([space_assets])
+    assert list(app.galleries) == ["LookBench-Mini (synthetic)"] and app.progress_note() == ""
+    counted, release = threading.Event(), threading.Event()
+
+    def job(bars):
+        with bars("encode gr-lite-mini", quiet=False, unit="img") as bar:
+            bar.reset(total=200)
+            bar.update(80)
+            counted.set()
+            release.wait(60)
+        return SpaceAssets.load(photo_assets)
+
+    worker = app.prepare_later("LookBench Fashion-MNIST (real photos)", job)
+    assert app.poll("LookBench-Mini (synthetic)")[2].active  # the page polls from its first view
+    worker.start()
+    assert counted.wait(60)
+    assert app.progress_note() == ("⏳ Preparing the gallery **LookBench Fashion-MNIST (real photos)** in the background: "
+                                   "encode gr-lite-mini 80 of 200. It joins the choices when ready.")
+    choices, note, timer = app.poll("LookBench-Mini (synthetic)")
+    assert choices["choices"] == ["LookBench-Mini (synthetic)"] and timer.active
+    release.set()
+    worker.join(60)
+    choices, note, timer = app.poll("LookBench-Mini (synthetic)")
+    assert choices["choices"] == ["LookBench-Mini (synthetic)", "LookBench Fashion-MNIST"] and note == "" and not timer.active
+    assert app.search(None, "RealStudioFlat/2", "all", False, "gr-lite-mini", "none", 4,
+                      "LookBench Fashion-MNIST")[0].startswith("RealStudioFlat/2: top 4 of LookBench Fashion-MNIST")
+
+    def broken(bars):
+        raise ValueError("the t10k IDX files are missing")
+
+    failing = app.prepare_later("Other photos", broken)
+    failing.start()
+    failing.join(60)
+    assert app.progress_note() == ("⚠️ The gallery Other photos could not be prepared: ValueError: the t10k IDX files "
+                                   "are missing")
+    assert not app.poll("LookBench-Mini (synthetic)")[2].active and len(app.galleries) == 2
+
+
 # -- the API, through gradio_client ------------------------------------------------------------------------------
 
 
-def _search(client, image=None, query_id="", subset="all", model="gr-lite-mini", k=6, distractors=True):
+def _search(client, image=None, query_id="", subset="all", model="gr-lite-mini", k=6, distractors=True, second="none"):
+    """The /search endpoint: status, words' note, annotation, outfit, then each panel's tiles (HTML) and table."""
     from gradio_client import handle_file
 
-    return client.predict(handle_file(str(image)) if image else None, query_id, subset, distractors, model, k,
+    return client.predict(handle_file(str(image)) if image else None, query_id, subset, distractors, model, second, k,
                           api_name="/search")
 
 
-def _captions(gallery):
-    return [item["caption"] for item in gallery]
+def _tiles(panel: str) -> list[dict]:
+    """The result tiles of a panel, each as its mark, rank, score, thumbnail bytes and chips."""
+    import base64
+    import html
+
+    tiles = [m.groupdict() for m in TILE.finditer(panel)]
+    assert len(tiles) == panel.count("<figure"), panel[:300]
+    return [{**t, "rank": int(t["rank"]), "image": base64.b64decode(t["image"]),
+             "chips": [html.unescape(c) for c in re.findall(r"<span class='chip \w+'>([^<]*)</span>", t["chips"] or "")]}
+            for t in tiles]
+
+
+def _shown(hits) -> list[tuple]:
+    """What the tiles of ``hits`` must show: rank, mark, score, thumbnail."""
+    return [(h.rank, h.mark or "none", f"{h.score:.3f}", h.thumb) for h in hits]
+
+
+def _seen(panel: str) -> list[tuple]:
+    return [(t["rank"], t["mark"], t["score"], t["image"]) for t in _tiles(panel)]
 
 
 @pytest.mark.slow
 def test_api_upload_query_returns_k_captioned_results(client, space_app, tmp_path):
     upload = tmp_path / "query.png"
     Image.open(io.BytesIO(space_app.retriever().assets.queries[0]["image"])).save(upload)
-    status, annotation, outfit, gallery_a, _, gallery_b, details_b = _search(client, upload, k=7)
-    assert status.startswith("uploaded file (PNG ") and "top 7" in status
-    assert "no annotation" in annotation and outfit is None and gallery_b == []
-    captions = _captions(gallery_a)
-    assert len(captions) == 7
-    parsed = [CAPTION.match(c) for c in captions]
-    assert all(parsed) and [int(m.group(1)) for m in parsed] == list(range(1, 8))
-    assert all(m.group(5) is None for m in parsed)  # an upload has no annotation: no marks
+    status, note, annotation, outfit, panel_a, _, panel_b, details_b = _search(client, upload, k=7)
+    assert status.startswith("uploaded file (PNG ") and "top 7" in status and note == ""
+    assert "no annotation" in annotation and outfit is None and panel_b == details_b == ""
+    tiles = _tiles(panel_a)
+    assert [t["rank"] for t in tiles] == list(range(1, 8))
+    assert {t["mark"] for t in tiles} == {"none"} and "gr-lite-mini — top 7, unmarked" in panel_a  # no annotation
     direct = space_app.retriever().search(space_app.retriever().upload(upload.read_bytes()), "gr-lite-mini", "all", True, 7)
-    assert captions == [h.caption for h in direct.hits]
-    assert [m.group(3) for m in parsed] == [h.category for h in direct.hits]
+    assert _seen(panel_a) == _shown(direct.hits)
+    assert [t["what"] for t in tiles] == [f"{h.category} · {h.main_attribute}" for h in direct.hits]
 
 
 @pytest.mark.slow
 def test_api_same_benchmark_query_with_both_models(client, space_app):
     k = 8
-    status, annotation, outfit, gallery_a, details_a, gallery_b, details_b = _search(
-        client, query_id="RealStreetLook/2", subset="RealStreetLook", model="both", k=k)
+    status, _, annotation, outfit, panel_a, details_a, panel_b, details_b = _search(
+        client, query_id="RealStreetLook/2", subset="RealStreetLook", model="gr-lite-mini", second="efficientnet-lite0", k=k)
     assert status == "RealStreetLook/2: top 8 of LookBench-Mini (synthetic), RealStreetLook, with noise distractors."
     assert "category" in annotation and outfit.endswith(".webp")
     assert details_a.startswith("### gr-lite-mini · LookBench-Mini (synthetic)")
     assert details_b.startswith("### efficientnet-lite0 · LookBench-Mini (synthetic)")
     query = space_app.retriever().benchmark_query("RealStreetLook/2")
     gallery = space_app.retriever().assets.gallery
-    for shown, details in ((gallery_a, details_a), (gallery_b, details_b)):
-        captions = _captions(shown)
-        assert len(captions) == k
-        rows = [int(line.split("|")[1]) for line in details.splitlines() if re.match(r"^\| \d+ \|", line)]
-        assert rows == list(range(1, k + 1))
-        marks = [CAPTION.match(c).group(6) for c in captions]
+    colours = {}
+    for panel, details in ((panel_a, details_a), (panel_b, details_b)):
+        tiles = _tiles(panel)
+        assert len(tiles) == k
+        table = [line.split("|")[1:3] for line in details.splitlines() if re.match(r"^\| \d+ \|", line)]
+        assert [int(rank) for rank, _ in table] == list(range(1, k + 1))
         model = details.splitlines()[0][4:].split(" · ")[0]
         hits = space_app.retriever().search(query, model, "RealStreetLook", True, k).hits
-        expected = _expected_marks(query.annotation, gallery.select([h.row for h in hits]).to_list())
-        assert marks == [{"fine": "fine ✓", "coarse": "coarse ✓", "miss": "✗"}[m] for m in expected]
+        items = gallery.select([h.row for h in hits]).to_list()
+        expected = _expected_marks(query.annotation, items)
+        assert [t["mark"] for t in tiles] == expected and _seen(panel) == _shown(hits)
+        assert [mark.strip() for _, mark in table] == [{"fine": "fine ✓", "coarse": "coarse ✓", "miss": "miss ✗"}[m]
+                                                       for m in expected]
+        for tile, hit in zip(tiles, hits):  # chips: what a coarse result lacks or has otherwise, a miss its category
+            colours.setdefault(tile["mark"], set()).add(tile["colour"])
+            assert tile["chips"] == ({"fine": [], "miss": ["other category"]}.get(tile["mark"]) or
+                                     [f"{n}={v}" for n, v in hit.lacks] + [f"{n}: {v} → {'/'.join(w)}" for n, v, w in hit.differs])
         scores = score_retrieval([[h.row for h in hits]], [query.annotation], gallery, k=[k])
         fine = "✓" if scores[f"fine_recall@{k}"] == 100.0 else "✗"
+        coarse = "✓" if scores[f"coarse_recall@{k}"] == 100.0 else "✗"
         assert f"Fine hit@{k} {fine}" in details and f"nDCG@{k} {scores[f'ndcg@{k}']:.1f}" in details
-    assert _captions(gallery_a) != _captions(gallery_b)
+        assert f"<h3>{model} — fine hit@{k} {fine} · coarse hit@{k} {coarse} · nDCG@{k} {scores[f'ndcg@{k}']:.1f}</h3>" in panel
+    assert _seen(panel_a) != _seen(panel_b)
+    assert all(len(c) == 1 for c in colours.values()) and len({c for cs in colours.values() for c in cs}) == len(colours)
 
 
 @pytest.mark.slow
 def test_api_each_gallery_answers_from_its_own_images(client, space_app):
     """The same query id in each gallery: each answer comes from the gallery chosen and says which it is."""
     photos = space_app.galleries["LookBench Fashion-MNIST"]
-    status, annotation, _, gallery_a, details_a, gallery_b, _ = client.predict(
-        None, "RealStudioFlat/2", "all", True, "gr-lite-mini", 6, "LookBench Fashion-MNIST", api_name="/search")
+    status, _, annotation, _, panel_a, details_a, panel_b, _ = client.predict(
+        None, "RealStudioFlat/2", "all", True, "gr-lite-mini", "none", 6, "LookBench Fashion-MNIST", api_name="/search")
     assert status == "RealStudioFlat/2: top 6 of LookBench Fashion-MNIST, all subsets, no noise gallery."
-    assert details_a.startswith("### gr-lite-mini · LookBench Fashion-MNIST") and gallery_b == []
+    assert details_a.startswith("### gr-lite-mini · LookBench Fashion-MNIST") and panel_b == ""
     query = photos.benchmark_query("RealStudioFlat/2")
     assert f"category **{query.annotation['category']}**" in annotation
     hits = photos.search(query, "gr-lite-mini", "all", True, 6).hits
-    assert _captions(gallery_a) == [h.caption for h in hits]
-    assert [Path(g["image"]).read_bytes() for g in gallery_a] == [h.thumb for h in hits]
-    mini = client.predict(None, "RealStudioFlat/2", "all", True, "gr-lite-mini", 6, api_name="/search")
+    assert _seen(panel_a) == _shown(hits)
+    mini = client.predict(None, "RealStudioFlat/2", "all", True, "gr-lite-mini", "none", 6, api_name="/search")
     assert mini[0].startswith("RealStudioFlat/2: top 6 of LookBench-Mini (synthetic)")
-    assert _captions(mini[3]) != _captions(gallery_a)
-    status, *_ = client.predict(None, "RealStudioFlat/2", "AIGen-Studio", True, "gr-lite-mini", 6,
+    assert _seen(mini[4]) != _seen(panel_a)
+    status, *_ = client.predict(None, "RealStudioFlat/2", "AIGen-Studio", True, "gr-lite-mini", "none", 6,
                                 "LookBench Fashion-MNIST", api_name="/search")
     assert status == "⚠️ LookBench Fashion-MNIST has no subset AIGen-Studio; it has RealStudioFlat"
     image, query_id, seed, status = client.predict("all", 3, "", "LookBench Fashion-MNIST", api_name="/random")
@@ -459,18 +597,23 @@ def test_api_each_gallery_answers_from_its_own_images(client, space_app):
 def test_api_words_of_a_benchmark_query_and_free_words(client, space_app):
     words = client.predict("RealStreetLook/2", "LookBench-Mini (synthetic)", api_name="/describe")
     assert words == space_app.retriever().described("RealStreetLook/2")
-    status, annotation, _, gallery_a, details_a, gallery_b, _ = client.predict(
+    status, note, annotation, _, panel_a, details_a, panel_b, _ = client.predict(
         words, "RealStreetLook/2", "all", True, 6, "LookBench-Mini (synthetic)", api_name="/search_words")
     assert status == (f"RealStreetLook/2 in words: “{words}”: top 6 of LookBench-Mini (synthetic), all subsets, with "
                       "noise distractors.")
-    assert "category" in annotation and details_a.startswith("### gr-lite-mini · ") and gallery_b == []
+    assert "category" in annotation and details_a.startswith("### gr-lite-mini · ") and panel_b == ""
+    assert note.startswith("Read: ") and "ignored" not in note  # the query's own words are the tower's
     direct = space_app.retriever().search(space_app.retriever().words(words, "RealStreetLook/2"), "gr-lite-mini", "all", True, 6)
-    assert _captions(gallery_a) == [h.caption for h in direct.hits]
-    assert all(CAPTION.match(c).group(6) for c in _captions(gallery_a))  # marked by the metric
-    status, annotation, *_ = client.predict("dark ankle boot", "", "all", True, 4, "LookBench Fashion-MNIST",
-                                            api_name="/search_words")
+    assert _seen(panel_a) == _shown(direct.hits)
+    assert all(t["mark"] in ("fine", "coarse", "miss") for t in _tiles(panel_a))  # marked by the metric
+    status, note, annotation, *_ = client.predict("dark ankle boot", "", "all", True, 4, "LookBench Fashion-MNIST",
+                                                  api_name="/search_words")
     assert status == "the words “dark ankle boot”: top 4 of LookBench Fashion-MNIST, all subsets, no noise gallery."
-    assert "no annotation" in annotation
+    assert "no annotation" in annotation and note == "Read: dark, ankle, boot"
+    status, note, *rest = client.predict("a black leather handbag", "", "all", True, 4, "LookBench Fashion-MNIST",
+                                         api_name="/search_words")
+    assert status.startswith("the words “a black leather handbag”: top 4") and len(_tiles(rest[2])) == 4
+    assert note.startswith("Read: a, black · **ignored** (not in its vocabulary): leather, handbag · words it knows include ")
     status, *_ = client.predict("", "", "all", True, 4, "LookBench-Mini (synthetic)", api_name="/search_words")
     assert status.startswith("⚠️ No words yet")
 
@@ -496,10 +639,10 @@ def test_api_bad_input_gets_a_message_and_the_app_keeps_serving(client, space_ap
     bomb.write_bytes(_png_header_only(30000, 30000))
     cases = {text: "not an image PIL can read", truncated: "cannot be decoded: OSError", bomb: "decompression bomb"}
     for path, message in cases.items():
-        status, _, _, gallery, _, _, _ = _search(client, path)
-        assert status.startswith("⚠️") and message in status and gallery == []
-        status, _, _, gallery, _, _, _ = _search(client, good)  # the next request is served as usual
-        assert status.startswith("uploaded file (JPEG") and len(gallery) == 6
+        status, _, _, _, panel, _, _, _ = _search(client, path)
+        assert status.startswith("⚠️") and message in status and panel == ""
+        status, _, _, _, panel, _, _, _ = _search(client, good)  # the next request is served as usual
+        assert status.startswith("uploaded file (JPEG") and len(_tiles(panel)) == 6
     status, *_ = _search(client)
     assert "No query yet" in status
     status, *_ = _search(client, query_id="RealStreetLook/999")
@@ -522,19 +665,19 @@ def test_api_other_image_modes_are_converted_not_refused(client, space_app, tmp_
     path = tmp_path / ("query.jpg" if mode == "CMYK" else "query.png")
     image.save(path)
     assert Image.open(path).mode == mode
-    status, _, _, gallery, *_ = _search(client, path, k=4)
-    assert f"{mode} converted to RGB" in status and len(gallery) == 4
+    status, _, _, _, panel, *_ = _search(client, path, k=4)
+    assert f"{mode} converted to RGB" in status and len(_tiles(panel)) == 4
 
 
 @pytest.mark.slow
 def test_api_query_identical_to_a_gallery_image_is_dropped_and_said(client, space_app, tmp_path):
     original = tmp_path / "gallery-image.png"
     original.write_bytes(_gallery_source(tmp_path, "AIGen-Studio", 4))
-    status, _, _, gallery, details, _, _ = _search(client, original, subset="AIGen-Studio", k=5)
+    status, _, _, _, panel, details, _, _ = _search(client, original, subset="AIGen-Studio", k=5)
     assert "own image is in the gallery: dropped" in status and "identical to the query dropped" in details
     item = space_app.retriever().assets.gallery[space_app.retriever().ranges["AIGen-Studio"][0] + 4]
     assert item["subset"] == "AIGen-Studio" and item["row"] == 4
-    assert len(gallery) == 5 and all(Path(g["image"]).read_bytes() != item["thumb"] for g in gallery)
+    assert len(_tiles(panel)) == 5 and all(t["image"] != item["thumb"] for t in _tiles(panel))
 
 
 @pytest.fixture
@@ -651,9 +794,10 @@ def test_leaderboard_tab_survives_a_bad_store_file(space_app, monkeypatch, tmp_p
 
 @pytest.mark.slow
 def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space_root, space_assets, tmp_path):
+    import queue
     import subprocess
     import sys
-    import time
+    import threading
     import urllib.request
 
     prepare = subprocess.run([sys.executable, "-m", "lookbench", "demo", "--prepare", "--assets", str(space_root)],
@@ -667,15 +811,16 @@ def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space
     temp.mkdir()
     server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(space_root)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "TMPDIR": str(temp)})
+    lines = queue.Queue()  # its output is a pipe: the address must come at once all the same (flushed)
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stdout], daemon=True).start()
     try:
-        deadline, page = time.monotonic() + 240, None
-        while time.monotonic() < deadline and server.poll() is None and page is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
-                    page = response.read().decode()
-            except OSError:
-                time.sleep(1)
-        assert page is not None and "LookBench" in page, server.stdout.read() if server.poll() is not None else "no answer"
+        said = []
+        while not any(line.startswith("Ready: ") for line in said):
+            said.append(lines.get(timeout=240))
+        assert f"Running on http://127.0.0.1:{port}\n" in said, said
+        assert said[-1] == "Ready: LookBench-Mini (synthetic) with gr-lite-mini, efficientnet-lite0\n"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as response:
+            assert "LookBench" in response.read().decode()  # listening once it said so
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -689,7 +834,7 @@ def _raw_search(served, image, query_id="", k=4, timeout=90):
     """A search through the HTTP API as any client can send it: (event, data) of its answer."""
     import urllib.request
 
-    body = json.dumps({"data": [image, query_id, "all", True, "gr-lite-mini", k, "LookBench-Mini (synthetic)"]}).encode()
+    body = json.dumps({"data": [image, query_id, "all", True, "gr-lite-mini", "none", k, "LookBench-Mini (synthetic)"]}).encode()
     request = urllib.request.Request(f"{served}gradio_api/call/search", data=body, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
         event = json.loads(response.read())["event_id"]
@@ -732,7 +877,7 @@ def test_api_reads_no_server_file_it_was_not_sent(served, client, space_app, upl
     try:
         for value in hostile:
             kind, data = _raw_search(served, value)
-            assert kind == "complete" and data[0] == f"⚠️ {REFUSED}" and data[3] == [], (value, kind, data)
+            assert kind == "complete" and data[0] == f"⚠️ {REFUSED}" and data[4] == "", (value, kind, data)
         for value in ({"path": str(png), "meta": meta}, {"path": "/etc/shadow", "meta": meta},
                       {"path": "relative.png", "meta": meta}, "/etc/passwd", 7, {"path": 7}):  # gradio's own checks come first
             kind, data = _raw_search(served, value)
@@ -750,8 +895,8 @@ def test_api_reads_no_server_file_it_was_not_sent(served, client, space_app, upl
     assert status.startswith("RealStreetLook/1: top 6")
     upload = tmp_path / "query.png"
     upload.write_bytes(png.read_bytes())
-    status, _, _, gallery, *_ = _search(client, upload)  # a real upload is searched as before
-    assert status.startswith("uploaded file (PNG ") and len(gallery) == 6
+    status, _, _, _, panel, *_ = _search(client, upload)  # a real upload is searched as before
+    assert status.startswith("uploaded file (PNG ") and len(_tiles(panel)) == 6
 
 
 @pytest.mark.slow
@@ -780,111 +925,123 @@ def _not_blank(path: Path) -> None:
     assert pixels.std() > 10 and len(np.unique(pixels.reshape(-1, 3), axis=0)) > 200
 
 
+def _inside(page, selector: str) -> dict:
+    """The element's box, asserted to lie wholly inside the viewport (no scrolling needed to see it)."""
+    box = page.locator(selector).first.bounding_box()
+    size = page.viewport_size
+    assert box and box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= size["width"] + 1 \
+        and box["y"] + box["height"] <= size["height"] + 1, (selector, box, size)
+    return box
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
                     reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
-def test_browser_example_results_both_galleries_and_leaderboard(served, tmp_path):
-    """A visitor's path through the page, in Debian's chromium: an example with both models, a subset switch, shop
-    the look, the real-photo gallery, the leaderboard — and what issue 38 item 6 found: captions and table headers
-    whole, the second column only for both models, tables that fit the page."""
+def test_browser_query_beside_its_marked_results_words_phone_and_leaderboard(served, space_app, tmp_path):
+    """A visitor's path through the page in Debian's chromium (issue 47): at 1280x800 a random query's image (at
+    least 200 px) and its first result tile both in view without scrolling; tiles bordered in their mark's colour
+    (the legend's), with chips; two models side by side; the words box naming the words it ignored; stale state
+    cleared; at 390x844 the panels stacked with the table's mark column in view; the leaderboard's rows whole."""
     from playwright.sync_api import expect, sync_playwright
 
     out = tmp_path
     args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"]
-    overflowing = "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"
+    border = "els => els.map(e => [e.dataset.mark, getComputedStyle(e).borderTopColor])"
     with sync_playwright() as p:
         browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
-                                                       args=args, headless=True, viewport={"width": 1400, "height": 1500})
+                                                       args=args, headless=True, viewport={"width": 1280, "height": 800})
         try:
             page = browser.new_page()
             page.set_default_timeout(120_000)
             expect.set_options(timeout=120_000)
             page.goto(served)
             expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench-Mini (synthetic)")
-            page.get_by_text("RealStudioFlat/1", exact=True).first.click()  # the Mini's example: both models, k=8
-            results = page.locator("#results-a .thumbnail-item img")
-            expect(results).to_have_count(8)
-            expect(page.locator("#results-b .thumbnail-item img")).to_have_count(8)
-            expect(page.locator("#status")).to_contain_text(
-                "RealStudioFlat/1: top 8 of LookBench-Mini (synthetic), RealStudioFlat, with noise distractors.")
-            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
-            assert page.locator("#results-a .caption-label").evaluate_all(overflowing) == []  # captions whole
-            assert page.locator("#details-a th, #details-b th").evaluate_all(
-                "els => els.filter(e => { const s = getComputedStyle(e); return e.getBoundingClientRect().height"
-                " - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom) - parseFloat(s.borderTopWidth)"
-                " - parseFloat(s.borderBottomWidth) > 1.5 * parseFloat(s.lineHeight) }).map(e => e.textContent)") == []
-            # (each header's text on one line, never broken mid-word)
-            table = page.locator("#details-a table").bounding_box()
-            assert table["width"] > 0.9 * page.locator("#status").bounding_box()["width"]  # the table spans the page
-            mini = _shot(page, out / "mini.png")
-            before = [results.nth(i).get_attribute("src") for i in range(8)]
-            page.get_by_role("radio", name="gr-lite-mini").click()  # one model: the second column goes
-            expect(page.locator("#results-b")).to_be_hidden()
-            page.locator("#subset input").click()
-            page.get_by_role("option", name="AIGen-StreetLook").click()
-            expect(page.locator("#status")).to_contain_text("top 8 of LookBench-Mini (synthetic), AIGen-StreetLook")
-            expect(results).to_have_count(8)
-            after = [results.nth(i).get_attribute("src") for i in range(8)]
-            assert after != before
-            # Shop the look: a street-look query's outfit photo into the editor, its composite searched as the query
+            expect(page.locator("#intro a[href='https://arxiv.org/abs/2601.14706']")).to_have_count(1)
+            expect(page.locator("#column-b")).to_be_hidden()  # no results yet: no empty second panel
+            page.locator("#random").click()
+            tiles_a, tiles_b = page.locator("#results-a .tile"), page.locator("#results-b .tile")
+            expect(tiles_a).to_have_count(10)
+            expect(tiles_b).to_have_count(10)
+            expect(page.locator("#status")).to_contain_text(re.compile(r"\S+/\d+: top 10 of LookBench-Mini"))
+            query = page.locator("#query-image img").first
+            expect(query).to_be_visible()
+            box = _inside(page, "#query-image img")
+            assert min(box["width"], box["height"]) >= 200, box
+            first = _inside(page, "#results-a .tile")
+            assert first["x"] > box["x"] + box["width"]  # beside the query, not below it
+            b = page.locator("#results-b .tile").first.bounding_box()
+            assert abs(b["y"] - first["y"]) < 5 and b["x"] > first["x"] + first["width"]  # two models side by side
+            expect(page.locator("#results-a h3")).to_contain_text(re.compile(r"^gr-lite-mini — fine hit@10 [✓✗] · "
+                                                                             r"coarse hit@10 [✓✗] · nDCG@10 \d"))
+            expect(page.locator("#results-b h3")).to_contain_text(re.compile(r"^efficientnet-lite0 — fine hit@10"))
+            legend = dict(page.locator("#legend .legend span").evaluate_all(
+                "els => els.map(e => [e.textContent.split(':')[0], getComputedStyle(e).getPropertyValue('--mark').trim()])"))
+            marks = tiles_a.evaluate_all(border) + tiles_b.evaluate_all(border)
+            rgb = {m: tuple(int(legend[m][i:i + 2], 16) for i in (1, 3, 5)) for m in ("fine", "coarse", "miss")}
+            for mark, colour in marks:
+                assert mark in rgb and colour == f"rgb({', '.join(map(str, rgb[mark]))})", (mark, colour)
+            assert len({c for _, c in marks}) == len({m for m, _ in marks})  # one colour per mark
+            chips = page.locator("#results-a .tile:not([data-mark=fine]) .chip, #results-b .tile:not([data-mark=fine]) .chip")
+            assert chips.count() >= sum(m != "fine" for m, _ in marks) > 0  # every result short of fine says why
+            assert page.locator(".tile[data-mark=fine] .chip").count() == 0
+            shot = out / "mini.png"
+            page.screenshot(path=str(shot))  # the viewport a visitor sees: query and results together
+            # A benchmark query, then the other gallery: the query, its image and its results are cleared
             page.locator("#query-id textarea").fill("RealStreetLook/1")
             page.locator("#search").click()
-            expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 8 of LookBench-Mini (synthetic), AIGen-StreetLook")
-            # Words: the benchmark query's own words, read by GR-Lite-mini-text, its results marked; then free words
-            page.locator("#describe").click()
-            expect(page.locator("#status")).to_contain_text("RealStreetLook/1 in words: “")
-            expect(page.locator("#words textarea")).not_to_have_value("")
-            expect(results).to_have_count(8)
-            expect(page.locator("#results-a .caption-label").first).to_contain_text(re.compile(r"(fine ✓|coarse ✓|✗)$"))
-            page.locator("#words textarea").fill("striped red top")
-            page.locator("#search-words").click()
-            expect(page.locator("#status")).to_contain_text("the words “striped red top”: top 8 of LookBench-Mini")
-            expect(results).to_have_count(8)
-            page.get_by_text("Shop the look: crop one garment of a street photo").click()
-            page.get_by_role("button", name="Load the current street look's outfit photo").click()
-            expect(page.locator("#editor canvas").first).to_be_visible()
-            page.get_by_role("button", name="Search with the crop").click()
-            expect(page.locator("#status")).to_contain_text("uploaded file (PNG 256x256")
-            expect(results).to_have_count(8)
-            page.get_by_text("Shop the look: crop one garment of a street photo").click()
-            # The real photos: their own subsets, no noise gallery, answers from their own images
+            expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 10 of LookBench-Mini (synthetic)")
             page.get_by_role("radio", name="LookBench Fashion-MNIST").click()
-            expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench Fashion-MNIST")
+            expect(page.locator("#status")).to_contain_text("Gallery LookBench Fashion-MNIST: pick a benchmark query")
+            expect(tiles_a).to_have_count(0)
+            expect(page.locator("#query-id textarea")).to_have_value("")
             expect(page.locator("#gallery-info")).to_contain_text("licence mit")
-            expect(page.locator("#status")).to_contain_text("of LookBench Fashion-MNIST, all subsets, no noise gallery.")
-            page.get_by_role("radio", name="both").click()
-            page.get_by_role("button", name="Random query").click()
-            expect(page.locator("#status")).to_contain_text(re.compile(
-                r"RealStudioFlat/\d+: top 8 of LookBench Fashion-MNIST, all subsets, no noise gallery\."))
-            expect(results).to_have_count(8)
-            expect(page.locator("#results-b .thumbnail-item img")).to_have_count(8)
-            expect(page.locator("#details-a")).to_contain_text("gr-lite-mini · LookBench Fashion-MNIST")
-            photos = _shot(page, out / "photos.png")
+            page.locator("#random").click()
+            expect(page.locator("#status")).to_contain_text(re.compile(r"RealStudioFlat/\d+: top 10 of LookBench Fashion-MNIST"))
+            expect(tiles_b).to_have_count(10)
+            _inside(page, "#query-image img")
+            _inside(page, "#results-a .tile")
+            photos = out / "photos.png"
+            page.screenshot(path=str(photos))
+            # A phone: the panels stacked, the table's mark column in view
+            page.set_viewport_size({"width": 390, "height": 844})
+            page.locator("#details-a table").scroll_into_view_if_needed()
+            header = page.locator("#details-a th", has_text="mark").first
+            mark = header.bounding_box()
+            assert mark["x"] >= 0 and mark["x"] + mark["width"] <= 390, mark
+            a, b = (page.locator(f"#results-{c} .tile").first.bounding_box() for c in "ab")
+            assert b["y"] > a["y"] + a["height"]  # stacked
+            page.set_viewport_size({"width": 1280, "height": 800})
             page.get_by_role("tab", name="Leaderboard").click()
             expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
-            expect(page.get_by_text("rows share a rank group", exact=False).first).to_be_visible()
+            table = page.locator(".board-table").first
+            expect(table.locator("tbody tr")).to_have_count(len(space_app.board("fine", 1, "overall").sections[0].rows))
+            assert page.locator(".board-wrap").first.evaluate("e => e.scrollHeight <= e.clientHeight + 1")  # no inner scroll
+            numbers = table.locator("td.num").all_inner_texts()
+            assert numbers and all(re.fullmatch(r"\d+(\.\d\d)?", n) for n in numbers), numbers
             expect(page.get_by_text("Error", exact=True)).to_have_count(0)
-            assert page.locator(".board .table-wrap, .board [class*=table-container]").evaluate_all(overflowing) == []
-            page.screenshot(path=str(out / "space-leaderboard.png"), full_page=False)
+            page.screenshot(path=str(out / "space-leaderboard.png"), full_page=True)
+            page.get_by_role("tab", name="Search").click()
+            # Words: the ones it does not know are named; all-unknown words are that message, not results
+            page.locator("#words textarea").fill("a black leather handbag")
+            page.locator("#search-words").click()
+            expect(page.locator("#words-note")).to_contain_text("ignored (not in its vocabulary): leather, handbag")
+            expect(page.locator("#status")).to_contain_text("the words “a black leather handbag”: top 10 of LookBench Fashion-MNIST")
+            expect(page.locator("#query-image img")).to_have_count(0)  # the earlier query's image is not these results'
+            expect(page.locator("#column-b")).to_be_hidden()  # one model reads words: no empty second panel
+            expect(tiles_a).to_have_count(10)
+            page.locator("#words textarea").fill("leather handbag")
+            page.locator("#search-words").click()
+            expect(page.locator("#status")).to_contain_text("No word of “leather handbag” is one the text tower knows")
+            expect(tiles_a).to_have_count(0)
         finally:
             browser.close()
-    _stack([mini, photos], out / "space-search.png")  # both galleries, one picture
+    _stack([shot, photos], out / "space-search.png")
     for name in ("space-search.png", "space-leaderboard.png"):
         _not_blank(out / name)
         if os.environ.get("LOOKBENCH_SCREENSHOTS"):  # how the README's screenshots are refreshed
             Image.open(out / name).convert("RGB").quantize(128).save(Path(os.environ["LOOKBENCH_SCREENSHOTS"]) / name, optimize=True)
-
-
-def _shot(page, path: Path) -> Path:
-    """The search tab from the gallery choice to the results, as a picture."""
-    scrolled = page.evaluate("window.scrollY")  # bounding boxes are the viewport's, the clip the page's
-    top = page.locator("#gallery").bounding_box()["y"] + scrolled - 10
-    bottom = max(box["y"] + box["height"] for box in (page.locator(f"#{e}").bounding_box() for e in ("results-a", "results-b"))
-                 if box) + scrolled
-    page.screenshot(path=str(path), full_page=True, clip={"x": 0, "y": top, "width": 1400, "height": bottom - top + 10})
-    return path
 
 
 def _stack(paths, target: Path) -> None:
