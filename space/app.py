@@ -546,14 +546,16 @@ class SpaceApp:
         return {"css": CSS, "max_file_size": MAX_UPLOAD_BYTES, "show_error": True,
                 "allowed_paths": [str(Path(get_upload_folder()) / "lookbench-images")]}
 
-    def launch(self, host=None, port=None, **kwargs):
+    def launch(self, host=None, port=None, announced=False, **kwargs):
         """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback). Once it listens, one line gives
-        its address and one says it is ready, flushed (a file or a pipe holds gradio's own lines back)."""
+        its address (unless a waiting room ``announced`` it) and one says it is ready, flushed (a file or a pipe
+        holds gradio's own lines back)."""
         demo = self.blocks()
         block = not kwargs.pop("prevent_thread_lock", False)
         demo.launch(server_name=host, server_port=port, prevent_thread_lock=True, quiet=True, **self.launch_options,
                     **kwargs)
-        print(f"Running on {demo.local_url.rstrip('/')}", flush=True)
+        if not announced:
+            print(f"Running on {demo.local_url.rstrip('/')}", flush=True)
         print(f"Ready: {', '.join(self.galleries)} with {', '.join(self.models)}", flush=True)
         if block:
             demo.block_thread()
@@ -574,14 +576,26 @@ def _blank():
 
 
 def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir=None, shipped=None,
-          models=DEFAULT_MODELS, **launch_kwargs):
+          models=DEFAULT_MODELS, room=None, **launch_kwargs):
     """Prepare (once) and load the galleries, then serve the app: what ``lookbench demo`` runs (``data``, default the
     embedded Mini; ``models``: those offered, each with prepared assets) and, with ``shipped`` (an assets folder as
-    ``lookbench stage`` ships it), the Hub Space. The real photos (``photos``) are prepared in the background once
-    the first gallery is served: the page answers in the meantime and shows their progress."""
+    ``lookbench stage`` ships it), the Hub Space. ``room``: the ``WaitingRoom`` already listening on the address,
+    showing this start's progress until the app takes its port over. The real photos (``photos``) are prepared in
+    the background once the first gallery is served: the page answers in the meantime and shows their progress."""
     specs = shipped_galleries(shipped) if shipped else galleries(data, None, assets_dir)
-    served, encoders = open_galleries(specs, models)
-    app = SpaceApp(served, results=results, models=models, encoders=encoders)
+    try:
+        if room is not None:
+            room.says("Loading the models and the first gallery (a first start prepares its assets once: minutes)")
+        served, encoders = open_galleries(specs, models, bars=room.bars if room is not None else stage_bar)
+        if room is not None:
+            room.says("Loading the app")
+        app = SpaceApp(served, results=results, models=models, encoders=encoders)
+    finally:
+        if room is not None:
+            room.close()
+    if room is not None:
+        host, port = room.host, room.port
+        launch_kwargs["announced"] = True
     later = None
     if photos and not shipped:
         def job(bars):

@@ -347,7 +347,7 @@ def shipped_galleries(root) -> list[tuple[Path, object]]:
     return [(root / EMBEDDED, None)] + [(p, SHIPPED) for p in others]
 
 
-def open_galleries(specs, models=DEFAULT_MODELS, *, quiet: bool = False) -> tuple[list["SpaceAssets"], dict]:
+def open_galleries(specs, models=DEFAULT_MODELS, *, quiet: bool = False, bars=stage_bar) -> tuple[list["SpaceAssets"], dict]:
     """Each gallery of ``specs`` loaded (built or rebuilt as ``open_assets`` does) with one set of encoders; a
     shipped gallery that is stale or damaged is left out, with its one-line reason printed."""
     from lookbench.encoders.registry import load_encoder
@@ -356,7 +356,7 @@ def open_galleries(specs, models=DEFAULT_MODELS, *, quiet: bool = False) -> tupl
     served = []
     for folder, data in specs:
         try:
-            served.append(open_assets(data, folder, models, encoders=encoders, quiet=quiet))
+            served.append(open_assets(data, folder, models, encoders=encoders, quiet=quiet, bars=bars))
         except StaleAssets as err:
             if data is not SHIPPED:
                 raise

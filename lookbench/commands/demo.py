@@ -30,11 +30,15 @@ def run_demo(args) -> int:
         for assets in served:
             print(f"assets: {assets.folder} ({assets.name})")
         return 0
+    from lookbench.space.waiting import WaitingRoom
+
+    chosen = models(args.models)
+    room = WaitingRoom(args.host, args.port).announce()  # the address at once, its page showing the progress
     from lookbench.space.app import serve
     from lookbench import paths
 
     serve(host=args.host, port=args.port, data=args.data, photos=args.real_photos,
-          results=args.results or paths.results_dir(), assets_dir=args.assets, models=models(args.models))
+          results=args.results or paths.results_dir(), assets_dir=args.assets, models=chosen, room=room)
     return 0
 
 

@@ -1,0 +1,115 @@
+"""The waiting room: ``lookbench demo`` listens on its address at once, before torch, gradio or any asset is loaded,
+and serves a page saying what is being prepared (stage and count) until the app takes the same address over.
+
+docs/architecture.md §5. A first start renders and encodes LookBench-Mini (minutes); a visitor who opens the printed
+address meanwhile sees the progress, and the page reloads itself into the app as soon as the app answers. Standard
+library only, so the address is printed before the heavy imports.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PROGRESS = "/lookbench-progress"  # the waiting room's JSON; the app answers it 404, which makes the page reload
+PORTS = 100  # as gradio: without a port, GRADIO_SERVER_PORT or 7860, else the next free of a hundred
+POLL_MS = 1000
+
+PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>LookBench</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family: sans-serif; max-width: 46em; margin: 3em auto; padding: 0 1em">
+<h1>LookBench</h1><p id="preparing">{note}</p>
+<p>This page opens the demo by itself as soon as it is ready.</p>
+<script>
+async function poll() {{
+  try {{
+    const answer = await fetch("{progress}", {{cache: "no-store"}});
+    if (!answer.ok) {{ location.reload(); return; }}
+    document.getElementById("preparing").textContent = (await answer.json()).note;
+  }} catch (err) {{}}  /* between the waiting room and the app nothing listens for a moment */
+  setTimeout(poll, {poll});
+}}
+setTimeout(poll, {poll});
+</script></body></html>
+"""
+
+
+class WaitingRoom:
+    """A loopback (or ``host``) HTTP server on the app's future port that answers every page with the progress of
+    the start; ``bars`` makes the stage bars it reports (``lookbench.progress.stage_bar``'s signature)."""
+
+    def __init__(self, host: str | None = None, port: int | None = None):
+        self.host = host or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+        first = port or int(os.environ.get("GRADIO_SERVER_PORT") or 7860)
+        self.stage, self.bar = "Starting: loading the libraries", None
+        room = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                if self.path.split("?")[0] == PROGRESS:
+                    body, kind = json.dumps({"note": room.note()}).encode(), "application/json"
+                else:
+                    note = html.escape(room.note())
+                    body = PAGE.format(note=note, progress=PROGRESS, poll=POLL_MS).encode()
+                    kind = "text/html; charset=utf-8"
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except OSError:  # the visitor left
+                    pass
+
+            def log_message(self, *args):  # the console keeps the start's own lines
+                pass
+
+        tried = [first] if port else range(first, first + PORTS)
+        for candidate in tried:
+            try:
+                self.server = ThreadingHTTPServer((self.host, candidate), Handler)
+                break
+            except OSError as err:
+                reason = err
+        else:
+            raise OSError(f"cannot listen on {self.host} port {tried[0]}" + (f"–{tried[-1]}" if len(tried) > 1 else "")
+                          + f": {reason.strerror or reason}")
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, name="waiting room", daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        """The address as gradio prints it (a wildcard host is reached on localhost)."""
+        shown = "localhost" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{shown}:{self.port}"
+
+    def announce(self) -> "WaitingRoom":
+        print(f"Running on {self.url}", flush=True)
+        return self
+
+    def says(self, stage: str) -> None:
+        """The start's current stage (a sentence), with no count."""
+        self.stage, self.bar = stage, None
+
+    def bars(self, desc: str, **options):
+        """A stage bar whose count the page shows."""
+        from lookbench.progress import stage_bar
+
+        self.bar = bar = stage_bar(desc, **options)
+        return bar
+
+    def note(self) -> str:
+        bar = self.bar
+        if bar is None:
+            return f"⏳ {self.stage}…"
+        count = f"{bar.n:,}" + (f" of {bar.total:,}" if bar.total else "")
+        return f"⏳ {self.stage}: {bar.desc.strip()} {count}"
+
+    def close(self) -> None:
+        """Stop answering and free the port for the app."""
+        self.server.shutdown()
+        self.server.server_close()

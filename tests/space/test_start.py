@@ -1,0 +1,129 @@
+"""A start of ``lookbench demo`` (issue 47 item 5): the address printed at once, also through a pipe and before the
+first gallery's assets are ready, its page showing the start's progress and turning into the app by itself."""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from lookbench.space.waiting import PROGRESS, WaitingRoom
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_the_waiting_room_answers_every_page_with_the_stage_and_its_count():
+    room = WaitingRoom("127.0.0.1", _free_port())
+    try:
+        url = f"http://127.0.0.1:{room.port}"
+        assert room.url == url
+        assert json.loads(_get(url + PROGRESS)[1]) == {"note": "⏳ Starting: loading the libraries…"}
+        room.says("Preparing LookBench-Mini")
+        bar = room.bars("encode gr-lite-mini", quiet=False, unit="img")
+        bar.reset(total=1759)
+        bar.update(1200)
+        status, page = _get(url + "/any/page?x=1")
+        assert status == 200 and '<p id="preparing">⏳ Preparing LookBench-Mini: encode gr-lite-mini 1,200 of 1,759</p>' in page
+        room.says("Loading the app")  # a stage without a count drops the last bar's
+        assert json.loads(_get(url + PROGRESS)[1])["note"] == "⏳ Loading the app…"
+    finally:
+        room.close()
+    with pytest.raises(urllib.error.URLError):  # the port is free for the app
+        urllib.request.urlopen(url + PROGRESS, timeout=10)
+
+
+def test_a_port_in_use_is_one_line_naming_it_and_without_a_port_the_next_free_one_is_taken(monkeypatch):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=rf"^cannot listen on 127\.0\.0\.1 port {port}: "):
+            WaitingRoom("127.0.0.1", port)
+        monkeypatch.setenv("GRADIO_SERVER_PORT", str(port))  # gradio's variable, read as gradio does
+        room = WaitingRoom("127.0.0.1")
+        try:
+            assert room.port > port
+        finally:
+            room.close()
+
+
+@pytest.mark.slow
+def test_a_cold_start_prints_its_address_first_through_a_pipe_then_prepares_then_serves(tmp_path):
+    """Assets not yet built: the address is the first line, before the preparation's; the app then takes the port."""
+    port = _free_port()
+    assets = tmp_path / "assets"
+    server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(assets)],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env={**os.environ})
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stdout], daemon=True).start()
+    try:
+        said = [lines.get(timeout=120)]
+        assert said == [f"Running on http://127.0.0.1:{port}\n"]
+        while not said[-1].startswith("Ready: "):
+            said.append(lines.get(timeout=900))
+        preparing = f"Preparing the Space's assets in {assets / 'mini'} (no assets yet); "
+        assert [line for line in said if line.startswith("Preparing")] == \
+            [preparing + "this happens once per data revision and model.\n"], said
+        assert said[-1] == "Ready: LookBench-Mini (synthetic) with gr-lite-mini, efficientnet-lite0\n"
+        assert (assets / "mini" / "manifest.json").is_file()
+        assert _get(f"http://127.0.0.1:{port}{PROGRESS}")[0] == 404  # the app, not the waiting room, answers now
+        status, page = _get(f"http://127.0.0.1:{port}/")
+        assert status == 200 and "gradio_config" in page
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
+                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+def test_browser_the_page_shows_the_progress_then_turns_into_the_app_by_itself(tmp_path):
+    import gradio as gr
+    from playwright.sync_api import expect, sync_playwright
+
+    room = WaitingRoom("127.0.0.1", _free_port())
+    room.says("Preparing LookBench-Mini")
+    bar = room.bars("encode gr-lite-mini", quiet=False, unit="img")
+    bar.reset(total=1759)
+    bar.update(10)
+    with gr.Blocks() as app:
+        gr.Markdown("The app itself", elem_id="the-app")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.set_default_timeout(120_000)
+            expect.set_options(timeout=120_000)
+            page.goto(f"http://127.0.0.1:{room.port}/")
+            expect(page.locator("#preparing")).to_have_text("⏳ Preparing LookBench-Mini: encode gr-lite-mini 10 of 1,759")
+            bar.update(990)  # the page polls: the count moves on without a reload
+            expect(page.locator("#preparing")).to_have_text("⏳ Preparing LookBench-Mini: encode gr-lite-mini 1,000 of 1,759")
+            room.close()
+            app.launch(server_name="127.0.0.1", server_port=room.port, prevent_thread_lock=True, quiet=True)
+            expect(page.locator("#the-app")).to_contain_text("The app itself")  # reloaded into the app
+        finally:
+            browser.close()
+            app.close()
