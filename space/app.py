@@ -28,7 +28,7 @@ from lookbench.schema import NOISE, TEST_SUBSETS
 from lookbench.settings import METRICS
 from lookbench.progress import stage_bar
 from lookbench.space.assets import (DEFAULT_MODELS, SpaceAssets, galleries, open_assets, open_galleries, photo_gallery,
-                                    shipped_galleries)
+                                    served_at_once, shipped_galleries)
 from lookbench.space.retrieval import ALL, MAX_WORDS, Query, QueryError, Retriever
 from lookbench.space.views import (CSS, annotation_markdown, board_html, details_markdown, fitted,
                                    gallery_markdown, legend_html, panel_html)
@@ -125,11 +125,11 @@ class SpaceApp:
         loaded = [g if isinstance(g, SpaceAssets) else SpaceAssets.load(g) for g in galleries]
         if not loaded:
             raise ValueError("the Space has no gallery to serve")
+        self.wanted = list(models)  # those of them every gallery has assets of are served (``self.models``)
         self.models = [m for m in models if all(m in g.models for g in loaded)]
-        encoders = encoders or {}
-        self.encoders = {m: encoders.get(m) or load_encoder(m) for m in self.models}
-        for encoder in self.encoders.values():  # load the weights now, not on the first request
-            encoder.encode_batch([encoder.preprocess(_blank())])
+        self.given = encoders = encoders or {}
+        self.encoders = {}
+        self._load_encoders(self.models)
         self.readers = {m: encoders.get(READERS[m]) or load_encoder(READERS[m]) for m in self.models
                         if m in READERS and _available(READERS[m])}
         for reader in self.readers.values():
@@ -141,16 +141,35 @@ class SpaceApp:
         self.results = results
         self.preparing = None  # a gallery being prepared in the background: its name, stage bar, or error
 
+    def _load_encoders(self, names) -> None:
+        """The encoders of models ``names``, their weights loaded now (not on the first request); the retrievers
+        share the one dict, so a model that joins later is there for every gallery."""
+        from lookbench.encoders.registry import load_encoder
+
+        for name in names:
+            if name not in self.encoders:
+                encoder = self.given.get(name) or load_encoder(name)
+                encoder.encode_batch([encoder.preprocess(_blank())])
+                self.encoders[name] = encoder
+
     def add(self, assets: SpaceAssets) -> str:
-        """One more gallery to serve (a background preparation's); its name on the page."""
-        name = assets.name if assets.name not in self.galleries else f"{assets.name} ({assets.folder.name})"
+        """One more gallery to serve (a background preparation's), or new assets of a served gallery's folder (with
+        more models: a model joins the choices once every gallery has its assets); its name on the page."""
+        same = [name for name, retriever in self.galleries.items() if retriever.assets.folder == assets.folder]
+        name = same[0] if same else assets.name if assets.name not in self.galleries else \
+            f"{assets.name} ({assets.folder.name})"
         self.galleries[name] = Retriever(assets, self.encoders, self.readers)
+        held = [set(retriever.assets.models) for retriever in self.galleries.values()]
+        models = [m for m in self.wanted if all(m in h for h in held)]
+        self._load_encoders(models)
+        self.models = models
         return name
 
-    def prepare_later(self, name: str, job) -> threading.Thread:
+    def prepare_later(self, name: str, job, *more) -> threading.Thread:
         """The thread (to start once the app listens: its work would starve the launch) that runs ``job(bars)``
-        (it returns the ``SpaceAssets`` of gallery ``name``) while the app serves; the page shows its progress
-        (``progress_note``) and offers the gallery once it is ready."""
+        (it returns the ``SpaceAssets`` of gallery ``name``), then each further ``(name, job)`` of ``more``, while
+        the app serves; the page shows their progress (``progress_note``) and offers each gallery (or a served
+        gallery's new models) once it is ready. A failure is shown and ends the thread; the app keeps serving."""
         self.preparing = {"name": name, "bar": None, "error": None}
 
         def bars(desc, **options):
@@ -158,13 +177,18 @@ class SpaceApp:
             return bar
 
         def work():
-            try:
-                added = self.add(job(bars))
-                print(f"Ready: {added} added to the galleries", flush=True)
-                self.preparing = None
-            except Exception as err:  # the app keeps serving its other galleries
-                log.exception("preparing %s failed", name)
-                self.preparing["error"] = f"{type(err).__name__}: {err}"
+            for title, run in ((name, job), *more):
+                self.preparing = {"name": title, "bar": None, "error": None}
+                try:
+                    served = set(self.galleries)
+                    added = self.add(run(bars))
+                except Exception as err:
+                    log.exception("preparing %s failed", title)
+                    self.preparing["error"] = f"{type(err).__name__}: {err}"
+                    return
+                print(f"Ready: {added} with {', '.join(self.models)}" if added in served
+                      else f"Ready: {added} added to the galleries", flush=True)
+            self.preparing = None
 
         return threading.Thread(target=work, name=f"prepare {name}", daemon=True)
 
@@ -179,10 +203,13 @@ class SpaceApp:
         stage = "" if bar is None else f": {bar.desc.strip()} {bar.n:,}" + (f" of {bar.total:,}" if bar.total else "")
         return f"⏳ Preparing the gallery **{state['name']}** in the background{stage}. It joins the choices when ready."
 
-    def poll(self, gallery):
-        """The gallery choice and the progress line, every few seconds while a gallery is being prepared."""
+    def poll(self, gallery, model=None, second=None):
+        """The gallery choice, the progress line, and the model choices (a model prepared later joins them; the
+        visitor's choices are kept), every few seconds while something is being prepared."""
         return (gr.update(choices=list(self.galleries), value=gallery if gallery in self.galleries else self.default),
-                self.progress_note(), gr.Timer(active=self.preparing is not None and not self.preparing["error"]))
+                self.progress_note(), gr.Timer(active=self.preparing is not None and not self.preparing["error"]),
+                gr.update(choices=self.models, value=model if model in self.models else self.pair[0]),
+                gr.update(choices=[NONE, *self.models], value=second if second in self.models else NONE))
 
     def retriever(self, gallery=None) -> Retriever:
         """The chosen gallery's retriever (None: the default one)."""
@@ -421,7 +448,6 @@ class SpaceApp:
                         gallery_info = gr.Markdown(gallery_markdown(first.assets), elem_id="gallery-info")
                         progress = gr.Markdown(self.progress_note(), elem_id="preparing")
                 timer = gr.Timer(2.0, active=self.preparing is not None)
-                timer.tick(self.poll, gallery, [gallery, progress, timer], api_name=False, queue=False)
                 with gr.Row(equal_height=False):
                     with gr.Column(scale=1, min_width=260):  # the query, and what to search it with
                         image = gr.Image(label="Query image", sources=["upload", "webcam", "clipboard"], type="filepath",
@@ -483,6 +509,8 @@ class SpaceApp:
                 for control in (subset, distractors, model, second):
                     control.input(**run)
                 k.release(**run)
+                timer.tick(self.poll, [gallery, model, second], [gallery, progress, timer, model, second],
+                           api_name=False, queue=False)
                 # Every change of gallery (a visitor's, an example's) sets its controls; a visitor's also clears a
                 # benchmark query of the other gallery, or searches an upload there. Neither checks the subset against
                 # the dropdown's choices (preprocess=False): both run at once, and the first to finish changed them.
@@ -582,11 +610,15 @@ def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir
     ``lookbench stage`` ships it), the Hub Space. ``room``: the ``WaitingRoom`` already listening on the address,
     showing this start's progress until the app takes its port over. The real photos (``photos``) are prepared in
     the background once the first gallery is served: the page answers in the meantime and shows their progress."""
+    from lookbench.encoders.registry import load_encoder
+
     specs = shipped_galleries(shipped) if shipped else galleries(data, None, assets_dir)
     try:
         if room is not None:
             room.says("Loading the models and the first gallery (a first start prepares its assets once: minutes)")
-        served, encoders = open_galleries(specs, models, bars=room.bars if room is not None else stage_bar)
+        encoders = {name: load_encoder(name) for name in models}
+        first = models if shipped else served_at_once(specs[0][1], specs[0][0], models, encoders)
+        served, _ = open_galleries(specs, first, bars=room.bars if room is not None else stage_bar, encoders=encoders)
         if room is not None:
             room.says("Loading the app")
         app = SpaceApp(served, results=results, models=models, encoders=encoders)
@@ -596,13 +628,18 @@ def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir
     if room is not None:
         host, port = room.host, room.port
         launch_kwargs["announced"] = True
-    later = None
+    steps = []  # prepared in the background once the app listens: the first gallery's other models, the real photos
+    if len(first) < len(models):
+        folder, data_of = specs[0]
+        steps.append((f"{served[0].name} with {', '.join(models[len(first):])}",
+                      lambda bars: open_assets(data_of, folder, models, encoders=encoders, bars=bars)))
     if photos and not shipped:
-        def job(bars):
+        def photo_job(bars):
             folder, release = photo_gallery(photos, assets_dir)
             return open_assets(release, folder, app.models, encoders=app.encoders, bars=bars)
 
-        later = app.prepare_later("LookBench Fashion-MNIST (real photos)", job)
+        steps.append(("LookBench Fashion-MNIST (real photos)", photo_job))
+    later = app.prepare_later(*steps[0], *steps[1:]) if steps else None
     block = not launch_kwargs.pop("prevent_thread_lock", False)
     demo = app.launch(host=host, port=port, prevent_thread_lock=True, **launch_kwargs)
     if later is not None:

@@ -120,6 +120,17 @@ def open_assets(data=None, folder=None, models=DEFAULT_MODELS, *, encoders=None,
     return SpaceAssets.load(folder, _read_manifest(folder))
 
 
+def served_at_once(data, folder, models, encoders: dict) -> tuple[str, ...]:
+    """The models a start serves ``data``'s gallery with before it listens: all of them when the assets in
+    ``folder`` are fresh for all (by the manifest), else only the first, whose assets are built then (the others
+    are prepared while the app serves): encoding the gallery takes most of a first start, per model."""
+    try:
+        fresh = stale_reason(_read_manifest(Path(folder).expanduser()), wanted(data, encoders)) is None
+    except StaleAssets:
+        fresh = False
+    return tuple(models) if fresh else tuple(models)[:1]
+
+
 def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool = False) -> Path:
     """The assets folder of ``data``, fresh and whole (what ``lookbench demo --prepare`` runs)."""
     return open_assets(data, folder, models, quiet=quiet).folder
@@ -347,12 +358,13 @@ def shipped_galleries(root) -> list[tuple[Path, object]]:
     return [(root / EMBEDDED, None)] + [(p, SHIPPED) for p in others]
 
 
-def open_galleries(specs, models=DEFAULT_MODELS, *, quiet: bool = False, bars=stage_bar) -> tuple[list["SpaceAssets"], dict]:
-    """Each gallery of ``specs`` loaded (built or rebuilt as ``open_assets`` does) with one set of encoders; a
-    shipped gallery that is stale or damaged is left out, with its one-line reason printed."""
+def open_galleries(specs, models=DEFAULT_MODELS, *, quiet: bool = False, bars=stage_bar,
+                   encoders=None) -> tuple[list["SpaceAssets"], dict]:
+    """Each gallery of ``specs`` loaded (built or rebuilt as ``open_assets`` does) with one set of encoders (those
+    given, else loaded); a shipped gallery that is stale or damaged is left out, with its one-line reason printed."""
     from lookbench.encoders.registry import load_encoder
 
-    encoders = {name: load_encoder(name) for name in models}
+    encoders = {name: (encoders or {}).get(name) or load_encoder(name) for name in models}
     served = []
     for folder, data in specs:
         try:

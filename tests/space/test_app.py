@@ -467,11 +467,11 @@ def test_a_gallery_prepared_in_the_background_shows_its_progress_then_joins(spac
     assert counted.wait(60)
     assert app.progress_note() == ("⏳ Preparing the gallery **LookBench Fashion-MNIST (real photos)** in the background: "
                                    "encode gr-lite-mini 80 of 200. It joins the choices when ready.")
-    choices, note, timer = app.poll("LookBench-Mini (synthetic)")
+    choices, note, timer, *_ = app.poll("LookBench-Mini (synthetic)")
     assert choices["choices"] == ["LookBench-Mini (synthetic)"] and timer.active
     release.set()
     worker.join(60)
-    choices, note, timer = app.poll("LookBench-Mini (synthetic)")
+    choices, note, timer, *_ = app.poll("LookBench-Mini (synthetic)")
     assert choices["choices"] == ["LookBench-Mini (synthetic)", "LookBench Fashion-MNIST"] and note == "" and not timer.active
     assert app.search(None, "RealStudioFlat/2", "all", False, "gr-lite-mini", "none", 4,
                       "LookBench Fashion-MNIST")[0].startswith("RealStudioFlat/2: top 4 of LookBench Fashion-MNIST")

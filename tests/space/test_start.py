@@ -70,8 +70,9 @@ def test_a_port_in_use_is_one_line_naming_it_and_without_a_port_the_next_free_on
 
 
 @pytest.mark.slow
-def test_a_cold_start_prints_its_address_first_through_a_pipe_then_prepares_then_serves(tmp_path):
-    """Assets not yet built: the address is the first line, before the preparation's; the app then takes the port."""
+def test_a_cold_start_prints_its_address_first_through_a_pipe_then_serves_one_model_then_both(tmp_path):
+    """Assets not yet built: the address is the first line, before the preparation's; the app takes the port once
+    the first model's assets are ready, and the second model joins later."""
     port = _free_port()
     assets = tmp_path / "assets"
     server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(assets)],
@@ -81,13 +82,17 @@ def test_a_cold_start_prints_its_address_first_through_a_pipe_then_prepares_then
     try:
         said = [lines.get(timeout=120)]
         assert said == [f"Running on http://127.0.0.1:{port}\n"]
-        while not said[-1].startswith("Ready: "):
+        both = "Ready: LookBench-Mini (synthetic) with gr-lite-mini, efficientnet-lite0\n"
+        while said[-1] != both:
             said.append(lines.get(timeout=900))
-        preparing = f"Preparing the Space's assets in {assets / 'mini'} (no assets yet); "
-        assert [line for line in said if line.startswith("Preparing")] == \
-            [preparing + "this happens once per data revision and model.\n"], said
-        assert said[-1] == "Ready: LookBench-Mini (synthetic) with gr-lite-mini, efficientnet-lite0\n"
-        assert (assets / "mini" / "manifest.json").is_file()
+        # the first model's assets first, the app serves them, then the second model's join
+        once = "; this happens once per data revision and model.\n"
+        assert [line for line in said if line.startswith(("Preparing", "Ready"))] == [
+            f"Preparing the Space's assets in {assets / 'mini'} (no assets yet){once}",
+            "Ready: LookBench-Mini (synthetic) with gr-lite-mini\n",
+            f"Preparing the Space's assets in {assets / 'mini'} (no assets of efficientnet-lite0){once}", both], said
+        manifest = json.loads((assets / "mini" / "manifest.json").read_text())
+        assert sorted(manifest["models"]) == ["efficientnet-lite0", "gr-lite-mini"]
         assert _get(f"http://127.0.0.1:{port}{PROGRESS}")[0] == 404  # the app, not the waiting room, answers now
         status, page = _get(f"http://127.0.0.1:{port}/")
         assert status == 200 and "gradio_config" in page
@@ -127,3 +132,33 @@ def test_browser_the_page_shows_the_progress_then_turns_into_the_app_by_itself(t
         finally:
             browser.close()
             app.close()
+
+
+@pytest.mark.slow
+def test_a_model_prepared_after_the_start_joins_the_choices_of_every_visitor(tmp_path):
+    """The first model's assets served at once, the second's added to the same gallery later: the page's poll offers
+    it (keeping the visitor's choices) and it searches; before, asking for it is a message naming the choices."""
+    from lookbench.encoders.registry import load_encoder
+    from lookbench.space.app import SpaceApp
+    from lookbench.space.assets import DEFAULT_MODELS, open_assets, served_at_once
+    from lookbench.space.retrieval import QueryError
+
+    folder = tmp_path / "mini"
+    encoders = {name: load_encoder(name) for name in DEFAULT_MODELS}
+    assert served_at_once(None, folder, DEFAULT_MODELS, encoders) == ("gr-lite-mini",)  # nothing built yet
+    first = open_assets(None, folder, ("gr-lite-mini",), encoders={"gr-lite-mini": encoders["gr-lite-mini"]}, quiet=True)
+    app = SpaceApp([first], encoders=encoders)
+    mini = "LookBench-Mini (synthetic)"
+    assert app.models == ["gr-lite-mini"] and app.pair == ("gr-lite-mini", "none")
+    with pytest.raises(QueryError, match="^Unknown second model 'efficientnet-lite0'; choose one of gr-lite-mini, none$"):
+        app.chosen("gr-lite-mini", "efficientnet-lite0")
+    assert served_at_once(None, folder, DEFAULT_MODELS, encoders) == ("gr-lite-mini",)  # still not fresh for both
+
+    assert app.add(open_assets(None, folder, DEFAULT_MODELS, encoders=encoders, quiet=True)) == mini
+    assert list(app.galleries) == [mini] and app.models == ["gr-lite-mini", "efficientnet-lite0"]
+    assert served_at_once(None, folder, DEFAULT_MODELS, encoders) == DEFAULT_MODELS
+    gallery, _, _, model, second = app.poll(mini, "gr-lite-mini", "none")
+    assert model["choices"] == ["gr-lite-mini", "efficientnet-lite0"] and model["value"] == "gr-lite-mini"
+    assert second["choices"] == ["none", "gr-lite-mini", "efficientnet-lite0"] and second["value"] == "none"
+    status = app.search(None, "RealStudioFlat/1", "all", False, "gr-lite-mini", "efficientnet-lite0", 4, mini)[0]
+    assert status.startswith("RealStudioFlat/1: top 4 of LookBench-Mini (synthetic)"), status
