@@ -24,7 +24,7 @@ import numpy as np
 from lookbench.engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
 from lookbench.engine.search import build_index
 from lookbench.files import contained_file, new_sibling, read_at_most, read_regular, replace_folder
-from lookbench.paths import space_assets_dir
+from lookbench.paths import hub_reachable, space_assets_dir, split_revision, transport_errors
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.schema import NOISE
 
@@ -45,6 +45,11 @@ INDEX_SLACK = 4096  # bytes of a serialised flat faiss index besides its vectors
 class StaleAssets(ValueError):
     """Why a gallery's assets cannot be served as they are, in one line (missing, stale or damaged)."""
 
+
+# The demo Space a first start downloads prepared galleries from when a Hub answers, at its pinned revision (assets of
+# another revision are used only when their manifest fits this code's data key and models, as any assets).
+DEMO_SPACE = "lookbench/demo@main"
+SHIPPED_IN = "assets"  # the Space's folder of galleries (``lookbench stage``)
 
 # Data that is not here: a gallery shipped prepared (the Space's real photos) is served while whole and current for
 # the installed models, and cannot be rebuilt.
@@ -107,6 +112,9 @@ def open_assets(data=None, folder=None, models=DEFAULT_MODELS, *, encoders=None,
     if folder.exists() and manifest is None and (not folder.is_dir() or any(folder.iterdir())) \
             and not (folder / MANIFEST).is_file():
         raise ValueError(f"{folder} exists and is not a Space assets folder (no {MANIFEST}); it is left alone")
+    fetched = download_shipped(folder, wanted(data, encoders), quiet) if folder.name in (EMBEDDED, PHOTOS) else None
+    if fetched is not None:
+        return fetched
     if not quiet:
         print(f"Preparing the Space's assets in {folder} ({reason}); this happens once per data revision and model.",
               flush=True)
@@ -129,6 +137,51 @@ def served_at_once(data, folder, models, encoders: dict) -> tuple[str, ...]:
     except StaleAssets:
         fresh = False
     return tuple(models) if fresh else tuple(models)[:1]
+
+
+def demo_space() -> tuple[str, str | None]:
+    """The demo Space (repo id, revision) whose shipped galleries a first start downloads: ``DEMO_SPACE``, or
+    ``LOOKBENCH_DEMO_SPACE=owner/name@revision``."""
+    import os
+
+    return split_revision(os.environ.get("LOOKBENCH_DEMO_SPACE") or DEMO_SPACE)
+
+
+def download_shipped(folder: Path, want: dict, quiet: bool = False) -> "SpaceAssets | None":
+    """The gallery ``folder.name`` as the demo Space ships it in ``assets/`` (``lookbench stage``), downloaded at the
+    pinned revision when a Hub answers and copied into ``folder`` only when it fits ``want`` (this code's data key,
+    the models' fingerprints) and every file matches the manifest's sha256; else None, with one line saying why
+    (then the assets are built here). Building LookBench-Mini takes minutes on a CPU; the download, seconds."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if not hub_reachable():
+        return None
+    repo, revision = demo_space()
+    where = f"{repo}@{revision or 'main'}"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = new_sibling(folder, "space", folder=True)  # real files, not the Hub cache's links (refused by the reader)
+    try:
+        try:
+            snapshot_download(repo, repo_type="space", revision=revision, local_dir=staging,
+                              allow_patterns=[f"{SHIPPED_IN}/{folder.name}/*", f"{SHIPPED_IN}/{folder.name}/**"])
+            shipped = staging / SHIPPED_IN / folder.name
+            manifest = _read_manifest(shipped)
+            reason = stale_reason(manifest, want)
+            if reason is not None:
+                raise StaleAssets(reason)
+            SpaceAssets.load(shipped, manifest)  # every file against the manifest's sha256
+        except (StaleAssets, HfHubHTTPError, OSError, *transport_errors()) as err:
+            if not quiet:
+                print(f"Not using the assets of {folder.name} in the Space {where}: {' '.join(str(err).split())[:200]}",
+                      flush=True)
+            return None
+        replace_folder(shipped, folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if not quiet:
+        print(f"Downloaded the assets of {folder.name} from the Space {where} into {folder}", flush=True)
+    return SpaceAssets.load(folder, _read_manifest(folder))
 
 
 def ensure_assets(data=None, folder=None, models=DEFAULT_MODELS, *, quiet: bool = False) -> Path:

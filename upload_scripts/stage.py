@@ -40,7 +40,6 @@ NAMED = (METRIC, MODEL, TEXT_MODEL, SPACE, BOARD)  # the repos beside the datase
 # The files the two Spaces take from their package folders (the model folder is copied whole, the dataset by config).
 METRIC_FILES = ("fine_recall.py", "records.py", "judging.py", "bootstrap.py", "README.md", "app.py", "requirements.txt")
 SPACE_FILES = ("app.py", "README.md")  # the demo's, and the leaderboard Space's from lookbench.space.board
-DEMO_ASSETS = "assets"  # the demo Space's prepared galleries (app.py serves them as shipped)
 # Subpackages of an optional extra the Space does not install (its requirements leave extras out): not carried.
 EXTRA_ONLY = ("mteb",)
 
@@ -513,11 +512,11 @@ def _stage_demo_assets(target: Path, photos) -> None:
     --real-photos`` prepares them (in ``$HF_HOME/lookbench/space``, reused while fresh), each copied file by file from
     its manifest into the Space's ``assets/``, so the Space serves its first query without building anything; then
     the Space's ``.gitattributes``, a Git LFS rule for every binary file in it (the Hub takes binaries only by LFS)."""
-    from lookbench.space.assets import copy_assets, galleries, open_galleries
+    from lookbench.space.assets import SHIPPED_IN, copy_assets, galleries, open_galleries
 
     served, _ = open_galleries(galleries(None, photos or True))
     for assets in served:
-        copy_assets(assets, target / DEMO_ASSETS / assets.folder.name)
+        copy_assets(assets, target / SHIPPED_IN / assets.folder.name)
     (target / ".gitattributes").write_text(lfs_rules(target))
 
 

@@ -1,4 +1,5 @@
-"""A Hub endpoint on loopback answering what `create_repo`, `create_branch`, `upload_folder` and `create_tag` ask: it records each
+"""A Hub endpoint on loopback answering what `create_repo`, `create_branch`, `upload_folder` and `create_tag` ask, and the
+downloads of ``served`` files (the tree at a revision, HEAD and GET of ``resolve``): it records each
 request (method, path, repo ids, uploaded paths, whether a token came) and answers "regular" upload mode, so no LFS
 or xet transfer is attempted. `refuse` makes every request answer that HTTP status; `on_preupload`, if set, is called with
 "type/owner/name" at each preupload request (after a client has listed its files, before its commit)."""
@@ -25,6 +26,7 @@ class FakeHub:
         self.tags: dict[str, dict] = {}  # "type/owner/name@tag" -> {"revision": ..., "message": ...}; a second one is 409
         self.validated: list[str] = []  # repo types whose README YAML was checked
         self.on_preupload = None
+        self.served: dict[str, dict] = {}  # "type/owner/name" -> {"revision": sha, "files": {path: bytes}}: downloads
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,7 +85,41 @@ class FakeHub:
 
             def do_GET(self):
                 hub.requests.append({"method": "GET", "path": self.path, "authorization": self.headers.get("Authorization")})
+                if not hub.refuse and (m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/tree/([^/?]+)(?:\?.*)?", self.path)):
+                    held = hub.served.get(f"{m[1]}/{m[2]}")
+                    if held is None or m[3] not in ("main", held["revision"]):
+                        return self._json(404, {"error": f"{m[2]}: no revision {m[3]}"})
+                    return self._json(200, [{"type": "file", "path": path, "size": len(data),
+                                             "oid": hashlib.sha1(data).hexdigest()} for path, data in sorted(held["files"].items())])
+                if not hub.refuse and self._file() is not None:
+                    return self._file(body=True)
                 return self._json(hub.refuse or 404, {"error": f"the fake hub does not serve GET {self.path}"})
+
+            def do_HEAD(self):
+                hub.requests.append({"method": "HEAD", "path": self.path, "authorization": self.headers.get("Authorization")})
+                if hub.refuse or self._file() is None:
+                    self.send_response(hub.refuse or 404)
+                    self.send_header("Content-Length", "0")
+                    return self.end_headers()
+                return self._file(body=False)
+
+            def _file(self, body=None):
+                """A file of ``hub.served`` at ``/<type>s/<owner>/<name>/resolve/<revision>/<path>`` (None: no such
+                file); with ``body`` given, answered with the headers huggingface_hub reads (and the bytes)."""
+                m = re.fullmatch(r"/(\w+)s/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", self.path.split("?")[0])
+                held = hub.served.get(f"{m[1]}/{m[2]}") if m else None
+                if held is None or m[3] not in ("main", held["revision"]) or m[4] not in held["files"]:
+                    return None
+                if body is None:
+                    return True
+                data = held["files"][m[4]]
+                self.send_response(200)
+                self.send_header("X-Repo-Commit", held["revision"])
+                self.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if body:
+                    self.wfile.write(data)
 
             def _json(self, status: int, payload) -> None:
                 data = json.dumps(payload).encode()

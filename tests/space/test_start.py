@@ -162,3 +162,54 @@ def test_a_model_prepared_after_the_start_joins_the_choices_of_every_visitor(tmp
     assert second["choices"] == ["none", "gr-lite-mini", "efficientnet-lite0"] and second["value"] == "none"
     status = app.search(None, "RealStudioFlat/1", "all", False, "gr-lite-mini", "efficientnet-lite0", 4, mini)[0]
     assert status.startswith("RealStudioFlat/1: top 4 of LookBench-Mini (synthetic)"), status
+
+
+def _shipped(folder: Path) -> dict:
+    """A gallery's files as the demo Space ships them (``assets/<gallery>/…``)."""
+    return {f"assets/{folder.name}/{p.relative_to(folder).as_posix()}": p.read_bytes()
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def _prepare(assets: Path, fake, tmp_path, pinned: str) -> subprocess.CompletedProcess:
+    """``lookbench demo --prepare`` with a Hub that answers (the loopback fake) and an empty Hub cache."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env.update(HF_ENDPOINT=fake.url, HF_HUB_CACHE=str(tmp_path / "hub"), LOOKBENCH_DEMO_SPACE=f"lookbench/demo@{pinned}",
+               HF_HUB_DISABLE_XET="1")
+    return subprocess.run([sys.executable, "-m", "lookbench", "demo", "--prepare", "--assets", str(assets)],
+                          capture_output=True, text=True, timeout=900, env=env)
+
+
+@pytest.mark.slow
+def test_a_first_start_downloads_the_spaces_prepared_gallery_at_its_pinned_revision_and_checks_it(tmp_path):
+    """With a Hub that answers, the Mini's assets come from the demo Space's ``assets/mini`` at the pinned commit
+    (nothing built); a shipped file whose sha256 differs from the manifest is never used: one line, then built."""
+    from lookbench.space.assets import EMBEDDED, ensure_assets
+    from tests.helpers.fake_hub import FakeHub
+
+    source = ensure_assets(None, tmp_path / "built" / EMBEDDED, quiet=True)
+    files = _shipped(source)
+    pinned = "c0ffee" + "0" * 34
+    with FakeHub() as fake:
+        fake.served["space/lookbench/demo"] = {"revision": pinned, "files": {**files, "app.py": b"# the Space's app\n"}}
+        done = _prepare(tmp_path / "assets", fake, tmp_path, pinned)
+        assert done.returncode == 0, done.stderr[-2000:]
+        mini = tmp_path / "assets" / EMBEDDED
+        assert done.stdout.splitlines() == [
+            f"Downloaded the assets of mini from the Space lookbench/demo@{pinned} into {mini}",
+            f"assets: {mini} (LookBench-Mini (synthetic))"], done.stdout
+        assert _shipped(mini) == files  # byte for byte, manifest included
+        asked = {r["path"].split("?")[0] for r in fake.requests if r["path"] != "/"}  # "/": is a Hub there
+        fetched = {path for path in asked if "/resolve/" in path}
+        assert asked == {f"/api/spaces/lookbench/demo/tree/{pinned}", *fetched}
+        assert fetched == {f"/spaces/lookbench/demo/resolve/{pinned}/{path}" for path in files}  # not app.py
+
+        damaged = dict(files)
+        index = f"assets/{EMBEDDED}/gr-lite-mini/index.faiss.gz"
+        damaged[index] = damaged[index][:-1] + bytes([damaged[index][-1] ^ 1])
+        fake.served["space/lookbench/demo"] = {"revision": "f" * 40, "files": damaged}
+        again = _prepare(tmp_path / "again", fake, tmp_path, "f" * 40)
+        assert again.returncode == 0, again.stderr[-2000:]
+        lines = again.stdout.splitlines()
+        assert lines[0] == (f"Not using the assets of mini in the Space lookbench/demo@{'f' * 40}: "
+                            "gr-lite-mini/index.faiss.gz is damaged (its sha256 differs from manifest.json's)"), lines
+        assert lines[1].startswith(f"Preparing the Space's assets in {tmp_path / 'again' / EMBEDDED} (no assets yet)")
