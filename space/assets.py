@@ -46,8 +46,9 @@ class StaleAssets(ValueError):
     """Why a gallery's assets cannot be served as they are, in one line (missing, stale or damaged)."""
 
 
-# The demo Space a first start downloads prepared galleries from when a Hub answers, at its pinned revision (assets of
-# another revision are used only when their manifest fits this code's data key and models, as any assets).
+# The demo Space a first start downloads prepared galleries from when a Hub answers, at this revision: ``main`` until
+# a published commit is pinned here. Whatever the revision, its assets are used only when their manifest fits this
+# code's data key and models and every file its sha256, as any assets.
 DEMO_SPACE = "lookbench/demo@main"
 SHIPPED_IN = "assets"  # the Space's folder of galleries (``lookbench stage``)
 
