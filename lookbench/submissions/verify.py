@@ -565,7 +565,8 @@ def render(verdict: Verification, fmt: str = "table") -> str:
         last = (f"verified: all {len(verdict.scores)} claimed scores agree with the rankings re-judged against the data "
                 f"(within {TOLERANCE:g})")
         if not verdict.attributes_checked:
-            last += "; attribute errors: none claimed (a result written before they were kept), none checked"
+            lines += terminal.paragraph("attribute errors: none claimed (a result written before they were kept), "
+                                        "none checked")
     elif verdict.scores:
         other = len(verdict.reasons) - differing
         last = (f"not verified: {differing} of {len(verdict.scores)} claimed scores differ from what the rankings give"
