@@ -57,6 +57,16 @@ class Sealed:
         return f"sealed until {self.until}" if self.until else "sealed until the maintainers unseal it"
 
 
+def check_until(until: str | None) -> str | None:
+    """``--until`` as an ISO date, or a one-line refusal."""
+    if until is None:
+        return None
+    try:
+        return dt.date.fromisoformat(until).isoformat()
+    except (TypeError, ValueError):
+        raise SourceError(f"--until {str(until)[:40]!r} is not a date (YYYY-MM-DD)") from None
+
+
 def card_yaml(folder: Path) -> dict:
     card = Path(folder) / "README.md"
     return DatasetCard.load(card).data.to_dict() if card.is_file() else {}
@@ -169,8 +179,7 @@ def seal_into(source: Path, public: Path, labels: Path, releases, until: str | N
     unknown = [r for r in releases if r not in known]
     if unknown:
         raise SourceError(f"{source} has no release {', '.join(unknown)}; it has {', '.join(sorted(known))}")
-    if until is not None:
-        until = dt.date.fromisoformat(until).isoformat()
+    until = check_until(until)
     if sealed_state(source) is not None:
         raise SourceError(f"{source} is sealed already ({SEALED_KEY} in its card); unseal it first")
     sealed = Sealed(tuple(releases), until, labels_repo)

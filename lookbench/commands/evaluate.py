@@ -79,6 +79,7 @@ def run_evaluate(args) -> int:
     for note in result.notes:
         print(f"note: {note}")
     if args.output:
-        print(f"results: {args.output / 'results.json'}; plots: {args.output}")
+        plots = f"; plots: {args.output}" if hasattr(result, "plot") else ""
+        print(f"results: {args.output / 'results.json'}{plots}")
     return 0
 

@@ -29,7 +29,7 @@ from lookbench.engine.encode import (Embeddings, EncodeStats, check_output, enco
 from lookbench.engine import predictions
 from lookbench.errors import EvaluationError
 from lookbench.engine.images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
-from lookbench.engine.results import EvaluationResult
+from lookbench.engine.results import EvaluationResult, SealedRun
 from lookbench.engine.runtime import Processes, Schedule, reuse_freed_memory
 from lookbench.engine.scoring import Split, SubsetScore, SubsetTask, score_subsets
 from lookbench.engine.search import Hits, Ranking, merge_noise, remove_self_matches, search, search_depth
@@ -147,7 +147,10 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                                   f"text-{text_form}" if text else "image")
         fingerprint = _fingerprint(encoder, text)
         planned = _planned(encoder, fingerprint, bench, results_dir, settings)
-        if planned.stored is not None and not overwrite:
+        if bench.unlabelled and getattr(encoder, "oracle", False):
+            raise EvaluationError(f"{bench.provenance['data']} is sealed: its categories are withheld, so the oracle "
+                                  f"{encoder.name} has nothing to read")
+        if planned.stored is not None and not overwrite and not bench.unlabelled:
             found = store.find_identical(planned.stored, planned.identity,
                                          need_predictions=list(bench.subsets) if save_predictions else ())
             try:  # the stored rankings are read and checked: a damaged one is never reused, nor copied to --output
@@ -197,9 +200,14 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
             tasks[name] = SubsetTask(queries, Split.of(images.subsets[name].gallery, splits["gallery"], embeddings))
         noise = None if bench.noise is None else Split.of(images.noise, bench.noise, embeddings)
         with stage_bar("search + score", quiet=quiet, unit="step") as bar:
-            scored = score_subsets(embeddings.matrix, tasks, noise, mode=mode, index=index, progress=bar, timings=times)
-        rankings = None if not save_predictions else {
+            scored = score_subsets(embeddings.matrix, tasks, noise, mode=mode, index=index, progress=bar, timings=times,
+                                   judge=not bench.unlabelled)
+        keep = planned.stored is not None or output_dir is not None  # a sealed run's rankings are its whole result
+        rankings = None if not (save_predictions or (bench.unlabelled and keep)) else {
             name: predictions.rankings(embeddings.matrix, tasks[name], noise, s) for name, s in scored.items()}
+    if bench.unlabelled:
+        return _sealed_run(encoder, fingerprint, bench, images, embeddings, scored, processes, settings, times, started,
+                           texts_encoded, rankings, planned, output_dir)
     judged = combine({name: s.judged for name, s in scored.items()})
     overall = judged.overall
     results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
@@ -219,6 +227,23 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     if output_dir is not None:
         result.save(output_dir)
     return result
+
+
+def _sealed_run(encoder, fingerprint, bench, images, embeddings, scored, processes, settings, times, started,
+                texts_encoded, rankings, planned, output_dir) -> SealedRun:
+    """The run on a sealed release: its rankings and counts, saved as a result is, with no score."""
+    subsets = {name: {**s.scores, "gallery_size": s.gallery_size, "self_matches_removed": s.self_matches_removed}
+               for name, s in scored.items()}
+    provenance = _provenance(encoder, fingerprint, bench, images, embeddings, scored, processes, settings,
+                             wall_time_s=round(time.perf_counter() - started, 3), texts_encoded=texts_encoded)
+    provenance["timings_s"] = times.rounded()
+    provenance["saved_predictions"] = sorted(rankings or ())
+    run = SealedRun(subsets, provenance, rankings, stored=planned.stored, notes=planned.notes)
+    if planned.stored is not None:
+        run.write_json(planned.stored)
+    if output_dir is not None:
+        run.save(output_dir)
+    return run
 
 
 @dataclass

@@ -263,6 +263,46 @@ class EvaluationResult:
         return paths
 
 
+@dataclass
+class SealedRun:
+    """An evaluation on a sealed release: the rankings (ids and ranks) and the counts, with no score, because the
+    labels are withheld; the leaderboard scores it once submitted (``lookbench submit``). ``subsets``: per subset its
+    ``num_queries``, ``gallery_size`` and ``self_matches_removed``."""
+
+    subsets: dict
+    provenance: dict
+    rankings: dict | None = field(default=None, repr=False)
+    stored: Path | None = None
+    reused: bool = False
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        total = sum(block["num_queries"] for block in self.subsets.values())
+        return {**self.subsets, "overall": {"num_queries": total}, "provenance": self.provenance}
+
+    def table(self, width: int | None = None) -> str:
+        width = width or shutil.get_terminal_size((100, 24)).columns
+        p = self.provenance
+        sealed = p["dataset"]["sealed"]
+        until = f" until {sealed['until']}" if sealed.get("until") else ""
+        lines = _wrap(f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}: releases "
+                      f"{', '.join(sealed['releases'])} are sealed{until}, so no score is computed here.", width)
+        lines += [f"  {name}: {block['num_queries']} queries ranked in {block['gallery_size']} gallery rows"
+                  for name, block in self.subsets.items()]
+        saved = "the rankings are saved beside the result" if self.rankings else \
+            "no ranking was saved: evaluate again with --save-predictions"
+        lines += _wrap(f"{saved}; to have them scored, send them to the leaderboard: lookbench submit "
+                       f"{self.stored or '<results.json>'} (it scores them against the withheld labels and shows the row "
+                       "as scored (sealed)).", width)
+        return "\n".join(lines)
+
+    def save(self, output_dir) -> dict[str, Path]:
+        return {"json": self.write_json(Path(output_dir) / "results.json")}
+
+    def write_json(self, path) -> Path:
+        return EvaluationResult.write_json(self, path)
+
+
 def _save(fig, path: Path) -> Path:
     """A PNG written whole beside ``path`` and then moved into place (a failed write leaves the old plot)."""
     from lookbench.files import replacing

@@ -64,14 +64,14 @@ class SubsetScore:
     outcome and the per-rank hit flags, ``ranking`` every query's top gallery rows (indices into the subset gallery
     followed by the noise, -1 pads) and ``gallery_rows`` the embedding row of each of those gallery rows."""
 
-    judged: SubsetJudgement
+    judged: SubsetJudgement | None  # None: a sealed release's ranking, never judged
     self_matches_removed: int
     ranking: np.ndarray
     gallery_rows: np.ndarray
 
     @property
     def scores(self) -> dict:
-        return self.judged.scores
+        return self.judged.scores if self.judged is not None else {"num_queries": int(len(self.ranking))}
 
     @property
     def outcomes(self) -> Outcomes:
@@ -79,15 +79,16 @@ class SubsetScore:
 
     @property
     def gallery_size(self) -> int:
-        return self.judged.gallery_size
+        return self.judged.gallery_size if self.judged is not None else int(len(self.gallery_rows))
 
 
 def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, mode=DEFAULT_MODE,
-                  index=DEFAULT_INDEX, progress=None, timings: StageTimes | None = None) -> dict:
+                  index=DEFAULT_INDEX, progress=None, timings: StageTimes | None = None, judge: bool = True) -> dict:
     """``{subset: SubsetScore}``: every subset's queries searched against its gallery + the shared noise gallery.
 
     ``matrix`` holds L2-normalised embeddings indexed by content id. ``progress`` (a tqdm bar) advances once
-    for the noise search and once per subset; ``timings`` gets the seconds of searching and of scoring.
+    for the noise search and once per subset; ``timings`` gets the seconds of searching and of scoring. ``judge=False``
+    (a sealed release: no labels) ranks only; no annotation is read.
     """
     timings = timings or StageTimes()
     kmax = max(DEFAULT_K)
@@ -109,7 +110,7 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
                 noise_hits[name] = hits.take(slice(start, start + len(task.queries.rows)), depths[name])
                 start += len(task.queries.rows)
         with timings.stage("score"):
-            noise_columns = GalleryColumns(noise.annotations)
+            noise_columns = GalleryColumns(noise.annotations) if judge else None
     if progress is not None:
         progress.update(1)
     out = {}
@@ -122,9 +123,11 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
                 ids = merge_noise(hits, noise_hits[name], len(g), depths[name])
                 all_rows = np.concatenate([g, noise.rows])
             ranking = remove_self_matches(ids, q, all_rows, kmax)
-        with timings.stage("score"):
-            columns = gallery_columns(task.gallery.annotations, noise_columns if name in noise_hits else None)
-            judged = judge_subset(ranking.ids, task.queries.annotations, columns, mode)
+        judged = None
+        if judge:
+            with timings.stage("score"):
+                columns = gallery_columns(task.gallery.annotations, noise_columns if name in noise_hits else None)
+                judged = judge_subset(ranking.ids, task.queries.annotations, columns, mode)
         out[name] = SubsetScore(judged, ranking.self_matches_removed, ranking.ids, all_rows)
         if progress is not None:
             progress.update(1)
