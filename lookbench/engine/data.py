@@ -157,6 +157,7 @@ def with_labels(source: DataSource, labels=None) -> DataSource:
             from lookbench.dataset_builder.export import staging_folder
             from lookbench.files import folder_lock, replace_folder
 
+            out.parent.mkdir(parents=True, exist_ok=True)
             with folder_lock(out, wait=True), staging_folder(out, "joining") as staging:
                 if not (out / "README.md").is_file():
                     found.join_into(Path(source.path), staging / out.name, state)

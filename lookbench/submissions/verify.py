@@ -54,6 +54,9 @@ _STALE = re.compile(r"\..+\.[a-z]+-[0-9a-f]+(\.previous)?")
 _DATA_FIELDS = ("name", "key", "revision", "commit", "releases")
 
 
+SEALED = "sealed: scored by the leaderboard (the release's labels are withheld until it is unsealed)"
+
+
 class UnknownData(EvaluationError):
     """The data a result names is not one the verifier was allowed to load (the board's allow-list)."""
 
@@ -73,6 +76,8 @@ class Verification:
     key: str = ""
     placement: dict | None = None
     claims: dict | None = None
+    sealed: bool = False  # a sealed release's rankings: scored only where its labels are (``scored``)
+    scored: dict | None = None  # a sealed submission's scores, as the leaderboard ranks them (``sealed_scores``)
 
 
 def _walk(path: Path):
@@ -200,12 +205,44 @@ def _claimed_queries(block: dict) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
-def verify_submission(path, data=None, allowed=None) -> Verification:
-    """Re-judge the submission at ``path`` (a submission folder, a folder holding one, or a stored result with
-    rankings) on ``data`` (default: the data the result names; ``allowed`` limits which, see ``named_data``). Bad
-    input is a ``ValueError`` naming the file relative to the submission."""
+def _benchmark(data, settings: Settings, text_form, labels):
+    """The data to judge on. A sealed release is joined to ``labels`` when given; else, for a Hub dataset, to the
+    repo's main revision if it has been unsealed since (its labels public); else it stays unlabelled."""
     from lookbench.engine.data import load_benchmark
 
+    args = (list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff, settings.distractors)
+    bench = load_benchmark(data, *args, text_form=text_form, labels=labels)
+    if bench.unlabelled and labels is None and isinstance(data, str) and looks_like_hub_id(data):
+        try:
+            return load_benchmark(data, *args, text_form=text_form, labels=data.partition("@")[0])
+        except EvaluationError:  # not unsealed (or not reachable): sealed it stays
+            pass
+    return bench
+
+
+def sealed_scores(judged) -> dict:
+    """Per subset and overall: every ranked metric at every K and the query count, as a result's blocks hold them."""
+    from lookbench.metric.fine_recall.judging import DEFAULT_K
+    from lookbench.settings import METRICS
+
+    def block(flat):
+        return {**{m: {f"@{k}": flat[f"{m}@{k}"] for k in DEFAULT_K} for m in METRICS.values()},
+                "num_queries": int(flat["num_queries"])}
+
+    return {**{name: block(j.scores) for name, j in judged.subsets.items()}, "overall": block(judged.overall)}
+
+
+def is_sealed(result: dict) -> bool:
+    """A result made on a sealed release (the data's own provenance says so): it claims no score."""
+    dataset = result.get("provenance", {}).get("dataset") if isinstance(result.get("provenance"), dict) else None
+    return isinstance(dataset, dict) and isinstance(dataset.get("sealed"), dict)
+
+
+def verify_submission(path, data=None, allowed=None, labels=None) -> Verification:
+    """Re-judge the submission at ``path`` (a submission folder, a folder holding one, or a stored result with
+    rankings) on ``data`` (default: the data the result names; ``allowed`` limits which, see ``named_data``).
+    ``labels``: a sealed release's labels (``engine.data.with_labels``); without them a sealed release is not scored
+    here (``SEALED``). Bad input is a ``ValueError`` naming the file relative to the submission."""
     folder, name = locate(path)
     files = submission_files(folder, name)
     hashes = {}
@@ -230,12 +267,15 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
             _read(folder, relative, name, hashes)
     key = _key(hashes)
     text_form = settings.queries.removeprefix("text-") if settings.queries.startswith("text-") else None
-    bench = load_benchmark(named_data(provenance["dataset"], allowed) if data is None else data,
-                           list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
-                           settings.distractors, text_form=text_form)
+    sealed = is_sealed(result)
+    bench = _benchmark(named_data(provenance["dataset"], allowed) if data is None else data, settings, text_form, labels)
     label, revision = bench.provenance["data"], bench.provenance["revision"]
     verdict = Verification(False, [], result=str(folder / name), data=f"{label} (revision {revision})", key=key,
-                           claims=result)
+                           claims=result, sealed=sealed or bench.unlabelled)
+    if bench.unlabelled:  # placed as it would be, so submit can check the data; scored by the leaderboard
+        verdict.reasons.append(SEALED)
+        verdict.placement = _placement(bench, settings, [])
+        return verdict
     verdict.reasons += _data_differences(provenance, bench.provenance, text_form)
     if verdict.reasons:
         return verdict
@@ -260,8 +300,9 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
     scores["overall"] = judged.overall
     verdict.scores = list(_compared(result, blocks, scores, judged.per_release))
     differing = [f"{n} claimed {_number(c)}, recomputed {_number(r)}" for n, c, r in verdict.scores if not _agrees(c, r)]
-    outcomes = [reason for subset, j in judged.subsets.items()
-                for reason in _outcome_differences(subset, blocks[subset].get("per_query"), j.outcomes.to_json())]
+    outcomes = [] if sealed else [  # a sealed run keeps no outcome: they come from the labels
+        reason for subset, j in judged.subsets.items()
+        for reason in _outcome_differences(subset, blocks[subset].get("per_query"), j.outcomes.to_json())]
     half = MAX_REASONS // 2  # the table lists every score; the reasons keep some of each kind
     verdict.reasons += differing[:half] + outcomes[:half]
     if len(differing) + len(outcomes) > 2 * half:
@@ -269,7 +310,10 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
                                "every claimed score)")
     verdict.verified = not verdict.reasons
     if verdict.verified:
-        verdict.placement = _placement(bench, settings, _claimed_ks(verdict.scores))
+        from lookbench.metric.fine_recall.judging import DEFAULT_K
+
+        verdict.placement = _placement(bench, settings, list(DEFAULT_K) if sealed else _claimed_ks(verdict.scores))
+        verdict.scored = sealed_scores(judged) if sealed else None
     return verdict
 
 
@@ -513,9 +557,11 @@ def render(verdict: Verification, fmt: str = "table") -> str:
 
     if fmt == "json":
         return json.dumps({"verified": verdict.verified, "result": verdict.result, "data": verdict.data,
-                           "reasons": verdict.reasons, "scores": [
+                           "sealed": verdict.sealed, "scored": verdict.scored, "reasons": verdict.reasons, "scores": [
                                {"name": n, "claimed": plain(c), "recomputed": r, "agrees": _agrees(c, r)}
                                for n, c, r in verdict.scores]}, indent=2)
+    if verdict.sealed and not verdict.scores:
+        return f"{verdict.result}: {SEALED}"
     width = max([len("score"), *(len(n) for n, _, _ in verdict.scores)])
     lines = [f"{verdict.result}: rankings re-judged against {verdict.data}"]
     if verdict.scores:
@@ -524,7 +570,12 @@ def render(verdict: Verification, fmt: str = "table") -> str:
                   for n, c, r in verdict.scores]
     lines += [f"- {reason}" for reason in verdict.reasons]
     differing = sum(not _agrees(c, r) for _, c, r in verdict.scores)
-    if verdict.verified:
+    if verdict.verified and verdict.scored is not None:
+        overall = verdict.scored["overall"]
+        lines.append(f"scored: the rankings of a sealed release, judged against its labels: overall Fine Recall@1 "
+                     f"{overall['fine_recall']['@1']:.2f}, Coarse Recall@1 {overall['coarse_recall']['@1']:.2f}, nDCG@5 "
+                     f"{overall['ndcg']['@5']:.2f} ({overall['num_queries']} queries)")
+    elif verdict.verified:
         lines.append(f"verified: all {len(verdict.scores)} claimed scores agree with the rankings re-judged against "
                      f"the data (within {TOLERANCE:g})")
     elif verdict.scores:
