@@ -225,8 +225,9 @@ class Labels:
     """The labels of sealed rows by (config, split) → row position → label row, read from a labels folder or from an
     unsealed (or never sealed) built folder, and joined to a public part, every identity checked."""
 
-    def __init__(self, tables: dict, source: str, revision: str):
+    def __init__(self, tables: dict, source: str, revision: str, public: bool):
         self.tables, self.source, self.revision = tables, source, revision
+        self.public = public  # read from a public (unsealed) release, not from the withheld labels folder
 
     @classmethod
     def read(cls, folder: Path, releases) -> "Labels":
@@ -249,7 +250,7 @@ class Labels:
                               "release with its labels")
         joined = {key: pa.concat_tables(parts) for key, parts in tables.items()}
         return cls({key: dict(zip(t.column("row").to_pylist(), t.to_pylist())) for key, t in joined.items()},
-                   str(folder), folder_revision(folder))
+                   str(folder), folder_revision(folder), LABELS_KEY not in card)
 
     def fill(self, shard: Path, start: int, sealed: Sealed) -> pa.Table:
         """The shard's table with its sealed rows' labels filled in; a sealed row without a label, or a label whose

@@ -145,7 +145,7 @@ def with_labels(source: DataSource, labels=None) -> DataSource:
         if labels is not None:
             raise EvaluationError(f"{source.label} is not sealed: its labels are in it, so --labels does not apply")
         return source
-    sealed = {"releases": list(state.releases), "until": state.until, "labels": None}
+    sealed = {"releases": list(state.releases), "until": state.until, "repo": state.labels, "labels": None}
     if labels is None:
         return dataclasses.replace(source, sealed=sealed)
     folder = resolve_data(labels).path if not Path(os.fspath(labels)).is_dir() else Path(os.fspath(labels))
@@ -164,7 +164,7 @@ def with_labels(source: DataSource, labels=None) -> DataSource:
                     replace_folder(staging / out.name, out)
     except SourceError as err:
         raise EvaluationError(str(err)) from None
-    sealed["labels"] = {"source": str(labels), "revision": found.revision}
+    sealed["labels"] = {"source": str(labels), "revision": found.revision, "public": found.public}
     return dataclasses.replace(source, path=str(out), sealed=sealed, cache=f"joined-{stamp}")
 
 

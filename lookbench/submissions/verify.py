@@ -55,6 +55,7 @@ _DATA_FIELDS = ("name", "key", "revision", "commit", "releases")
 
 
 SEALED = "sealed: scored by the leaderboard (the release's labels are withheld until it is unsealed)"
+UNSEALED = "unsealed"  # a sealed-era submission scored with the labels its release published since
 
 
 class UnknownData(EvaluationError):
@@ -206,17 +207,23 @@ def _claimed_queries(block: dict) -> int:
 
 
 def _benchmark(data, settings: Settings, text_form, labels):
-    """The data to judge on. A sealed release is joined to ``labels`` when given; else, for a Hub dataset, to the
-    repo's main revision if it has been unsealed since (its labels public); else it stays unlabelled."""
+    """The data to judge on. A sealed release is joined to ``labels`` when given (a folder or Hub id); else, for a Hub
+    dataset, to the repo's main revision if it has been unsealed since (its labels public: ``UNSEALED``); else, with
+    the board's ``labels`` (a mapping of labels repo -> that repo at its pinned revision), to the pinned labels; else
+    it stays unlabelled."""
     from lookbench.engine.data import load_benchmark
 
     args = (list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff, settings.distractors)
-    bench = load_benchmark(data, *args, text_form=text_form, labels=labels)
-    if bench.unlabelled and labels is None and isinstance(data, str) and looks_like_hub_id(data):
+    pins = labels if isinstance(labels, dict) else None
+    bench = load_benchmark(data, *args, text_form=text_form, labels=None if pins is not None else labels)
+    if bench.unlabelled and isinstance(data, str) and looks_like_hub_id(data):
         try:
             return load_benchmark(data, *args, text_form=text_form, labels=data.partition("@")[0])
         except EvaluationError:  # not unsealed (or not reachable): sealed it stays
             pass
+    pinned = (pins or {}).get(bench.provenance.get("sealed", {}).get("repo"))
+    if bench.unlabelled and pinned is not None:
+        return load_benchmark(data, *args, text_form=text_form, labels=pinned)
     return bench
 
 
@@ -314,6 +321,8 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
 
         verdict.placement = _placement(bench, settings, list(DEFAULT_K) if sealed else _claimed_ks(verdict.scores))
         verdict.scored = sealed_scores(judged) if sealed else None
+        if sealed:  # which labels scored it: the board re-checks what it scored while sealed once they are public
+            verdict.placement["labels"] = UNSEALED if bench.provenance["sealed"]["labels"]["public"] else "withheld"
     return verdict
 
 
