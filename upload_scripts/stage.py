@@ -550,7 +550,7 @@ def _stage_board(target: Path, pins: list[str]) -> None:
     release's labels repo at its tag, ``owner/lookbench-labels@<release>``) join its ``lookbench_data`` allow-list."""
     from huggingface_hub import SpaceCard
 
-    from lookbench.space.board.judging import CARD_KEY
+    from lookbench.settings import BOARD_DATA_KEY as CARD_KEY
 
     (target / "requirements.txt").write_text(_space_requirements())
     _space_card(target / "README.md")

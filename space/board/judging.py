@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lookbench.leaderboard.load import NOT_CHECKED, Verdict
+from lookbench.settings import BOARD_DATA_KEY
 
 TIME_VARIABLE = "LOOKBENCH_BOARD_TIME_BUDGET"  # seconds of wall time per submission (default 600)
 MEMORY_VARIABLE = "LOOKBENCH_BOARD_MEMORY_BUDGET"  # GB of address space per submission (default 3)
 DEFAULT_TIME_S, DEFAULT_MEMORY_GB = 600.0, 3.0
-CARD_KEY = "lookbench_data"  # the Space card's list of Hub dataset ids the board may load
+CARD_KEY = BOARD_DATA_KEY  # the Space card's list of Hub dataset ids the board may load
 # The not-checked reasons that are kept for their key: the same files would meet them again.
 OVER_BUDGET = f"{NOT_CHECKED}: over budget"
 UNKNOWN_DATA = f"{NOT_CHECKED}: unknown data"

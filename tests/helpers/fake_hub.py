@@ -45,7 +45,7 @@ class FakeHub:
                     hub.created.append(payload)
                     kind = payload.get("type") or "model"
                     repo_id = f"{payload['organization']}/{payload['name']}"
-                    if payload.get("private"):
+                    if payload.get("visibility") == "private":
                         hub.private.add(f"{kind}/{repo_id}")
                     return self._json(200, {"url": f"{hub.url}/{kind}s/{repo_id}", "name": repo_id})
                 if self.path == "/api/validate-yaml":  # the Hub checks a README's YAML header before a commit

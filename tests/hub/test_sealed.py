@@ -112,8 +112,8 @@ def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verifie
     with FakeHub() as hub:
         pushed = run_cli("push", "--hub", str(mirror), "--namespace", NS, endpoint=hub.url, token=TOKEN, cwd=tmp_path)
         assert pushed.returncode == 0, pushed.stderr
-        made = {f"{c.get('type') or 'model'}/{c['organization']}/{c['name']}": c.get("private") for c in hub.created}
-        assert made[f"dataset/{NS}/lookbench-labels"] is True and not made[f"dataset/{NS}/lookbench"]
+        made = {f"{c.get('type') or 'model'}/{c['organization']}/{c['name']}": c.get("visibility") for c in hub.created}
+        assert made[f"dataset/{NS}/lookbench-labels"] == "private" and made[f"dataset/{NS}/lookbench"] != "private"
         public = hub.contents[f"dataset/{NS}/lookbench"]
         assert not [p for p in public if p.startswith(("text/", "lookbench-labels/")) or "validation_report" in p]
         assert f"dataset/{NS}/lookbench-labels@{NEWEST}" in hub.tags
