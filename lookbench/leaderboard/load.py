@@ -276,7 +276,7 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     bytes that key names."""
     from lookbench.files import contained_file
     from lookbench.results.store import parse_json, read_json
-    from lookbench.submissions.verify import RESULT_NAME, snapshot
+    from lookbench.submissions.verify import RESULT_NAME, is_sealed, snapshot
 
     entries, skipped = [], []
     snapshots = {} if snapshots is None else snapshots
@@ -314,6 +314,9 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                          if judged.status in PLACED else _unplaced(raw, path, root, judged.text))
                 entry.extra["key"] = key  # what its outcomes are, for the ranking's memo
                 entries.append(entry)
+            elif is_sealed(raw):  # no score to show: the leaderboard scores it once it is submitted
+                skipped.append(f"{shown}: a run on a sealed release (rankings, no score): `lookbench submit` sends it "
+                               "to be scored")
             else:
                 entries.append(entry_from_result(raw, str(path), check(raw, path)))
         except ValueError as err:  # a score that is no percentage in a result no check could fail

@@ -3,7 +3,7 @@ request (method, path, repo ids, uploaded paths, whether a token came) and answe
 or xet transfer is attempted. `refuse` makes every request answer that HTTP status; `on_preupload`, if set, is called with
 "type/owner/name" at each preupload request (after a client has listed its files, before its commit). It keeps what each
 commit sent (``contents``) and which repos were created private; GET ``/api/<type>s/<owner>/<name>/revision/<rev>``
-(``HfApi.repo_info``, the first request of a download) answers a private repo's 401 without a token, as the Hub does."""
+(``HfApi.repo_info``, the first request of a download; the revision optional) answers a private repo's 401 without a token, as the Hub does."""
 from __future__ import annotations
 
 import base64
@@ -92,7 +92,7 @@ class FakeHub:
 
             def do_GET(self):
                 hub.requests.append({"method": "GET", "path": self.path, "authorization": self.headers.get("Authorization")})
-                m = re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/revision/([^?]+).*", self.path)
+                m = re.fullmatch(r"/api/(\w+)s/([^/?]+/[^/?]+)(?:/revision/[^?]+)?(?:\?.*)?", self.path)
                 if m and not hub.refuse and f"{m[1]}/{m[2]}" in hub.contents:
                     if f"{m[1]}/{m[2]}" in hub.private and not self.headers.get("Authorization"):
                         return self._json(401, {"error": "Invalid username or password."})

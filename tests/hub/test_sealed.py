@@ -61,19 +61,27 @@ def _strings(path: Path) -> list[str]:
         for column in table.column_names:
             if column == "image" or column == "raw_image":
                 continue
-            out += [json.dumps(v) if not isinstance(v, str) else v for v in table[column].to_pylist() if v is not None]
+            out += [json.dumps(v, default=str) if not isinstance(v, str) else v for v in table[column].to_pylist() if v is not None]
         return out
     return [path.read_text(encoding="utf-8")]
 
 
-def _leaks(paths: list[Path], labels: dict[str, set[str]]) -> list[str]:
-    """Each (file, label) where a label value appears as a whole word (a sentence as a whole) in what it holds."""
+def _leaks(paths: list[Path], labels: dict[str, set[str]], vocabulary: set[str] = frozenset()) -> list[str]:
+    """Each (file, label) where a label value appears as a whole word (a sentence as a whole) in what it holds. In
+    prose (a card, a JSON file) a value that is also a word of the build's own record (``vocabulary``: its source,
+    command and release names, e.g. a "mini" skirt beside `--source mini`) is left out of the word scan; Parquet
+    cells are scanned for every value."""
     words = {v for kind in ("category", "main_attribute", "attribute") for v in labels[kind]}
-    pattern = re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + r")(?![\w-])")
+
+    def pattern(values):
+        return re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, values), key=len, reverse=True)) + r")(?![\w-])")
+
+    cells, prose = pattern(words), pattern(words - set(vocabulary))
     found = []
     for path in paths:
+        scan = cells if path.suffix == ".parquet" else prose
         for text in _strings(path):
-            hit = pattern.search(text)
+            hit = scan.search(text)
             if hit:
                 found.append(f"{path}: {hit[0]!r} in {text[max(0, hit.start() - 40):hit.end() + 40]!r}")
             found += [f"{path}: query text {s[:40]!r}" for s in labels["text"] if s in text]
@@ -117,12 +125,15 @@ def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verifie
         public = hub.contents[f"dataset/{NS}/lookbench"]
         assert not [p for p in public if p.startswith(("text/", "lookbench-labels/")) or "validation_report" in p]
         assert f"dataset/{NS}/lookbench-labels@{NEWEST}" in hub.tags
-        # the Hub keeps the labels from anyone without the token
-        with pytest.raises(huggingface_hub.errors.HfHubHTTPError) as refused:
-            huggingface_hub.HfApi(endpoint=hub.url, token=False).repo_info(f"{NS}/lookbench-labels", repo_type="dataset")
-        assert refused.value.response.status_code == 401
-        assert huggingface_hub.HfApi(endpoint=hub.url, token=TOKEN).repo_info(
-            f"{NS}/lookbench-labels", repo_type="dataset").private is True
+        # the Hub keeps the labels from anyone without the token (asked of the loopback fake only)
+        with monkeypatch.context() as online:
+            online.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+            with pytest.raises(huggingface_hub.errors.HfHubHTTPError) as refused:
+                huggingface_hub.HfApi(endpoint=hub.url, token=False).repo_info(f"{NS}/lookbench-labels",
+                                                                               repo_type="dataset")
+            assert refused.value.response.status_code == 401
+            assert huggingface_hub.HfApi(endpoint=hub.url, token=TOKEN).repo_info(
+                f"{NS}/lookbench-labels", repo_type="dataset").private is True
         sealed_commit = _download(hub, f"{NS}/lookbench", cache, tmp_path, "main")
         _download(hub, f"{NS}/lookbench-labels", cache, tmp_path, NEWEST)
 
@@ -151,7 +162,12 @@ def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verifie
                     and p.relative_to(mirror / "lookbench").parts[0] not in ("acme",)]
     public_files += [p for p in out.rglob("*") if p.is_file()] + [p for p in submission.rglob("*") if p.is_file()]
     assert any(p.suffix == ".parquet" for p in public_files) and any(p.name == "README.md" for p in public_files)
-    assert _leaks(public_files, truth) == []
+    history = card_yaml(data)["lookbench_history"]
+    vocabulary = {w for step in history for text in [step["command"], step["source"], *step["releases"]]
+                  for w in re.findall(r"[\w-]+", text)}
+    exempt = vocabulary & {v for kind in ("category", "main_attribute", "attribute") for v in truth[kind]}
+    assert len(exempt) <= 2, exempt  # a coincidence of words, not a way round the scan
+    assert _leaks(public_files, truth, vocabulary) == []
     for shard in (mirror / "lookbench").glob("*/*.parquet"):
         table = pq.read_table(shard, columns=list(LABEL_FIELDS))
         assert all(table[f].null_count == len(table) for f in LABEL_FIELDS), shard
