@@ -132,9 +132,11 @@ def label_rows(table: pa.Table, start: int, mask: pa.Array) -> pa.Table:
 
 
 def _link(path: Path, target: Path) -> None:
+    """``path``'s file at ``target``: a hard link of the file itself (a Hub snapshot's files are links into its
+    blobs, and a relative link moved elsewhere would dangle), a copy where the file system refuses one."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        os.link(path, target)
+        os.link(path.resolve(), target)
     except OSError:
         shutil.copy2(path, target)
 
