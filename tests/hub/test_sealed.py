@@ -212,3 +212,17 @@ def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verifie
     local = verify_submission(submission)
     assert local.verified and local.scored == scored
     assert main(["verify", str(submission)]) == 0
+
+    # the board, restarted after the unsealing, re-checks what it published while sealed against the public labels
+    import time
+
+    from lookbench.submissions.verify import UNSEALED
+
+    restarted = Board(folder=submissions, verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=allowed)
+    restarted.refresh()
+    deadline = time.monotonic() + 900
+    while (restarted.verdicts.get(kept.key).placement or {}).get("labels") != UNSEALED:
+        assert time.monotonic() < deadline, restarted.verdicts.get(kept.key)
+        time.sleep(0.2)
+    rechecked = restarted.verdicts.get(kept.key)
+    assert rechecked.text == SCORED_SEALED and rechecked.scores == scored
