@@ -6,6 +6,7 @@ the releases after it, by their ``release`` column).
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -40,6 +41,47 @@ def parse_cutoff(cutoff) -> str | dt.datetime:
     return to_utc(cutoff)
 
 
+@dataclass(frozen=True)
+class Cutoff:
+    """A cutoff parsed once, which every stage of a run receives: a release name (``release``) or a UTC instant
+    (``date``); ``text`` is what the user gave (the file names and provenance keep it), ``utc`` its one spelling."""
+
+    text: str
+    release: str | None = None
+    date: dt.datetime | None = None
+
+    @classmethod
+    def of(cls, value) -> "Cutoff":
+        """``value`` parsed (``ValueError``/``TypeError`` as ``parse_cutoff``); a ``Cutoff`` is returned as it is."""
+        if isinstance(value, Cutoff):
+            return value
+        parsed = parse_cutoff(value)
+        return cls(str(value), parsed, None) if isinstance(parsed, str) else cls(str(value), None, parsed)
+
+    @property
+    def utc(self) -> str:
+        return self.release or self.date.isoformat()
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _synthetic(release: str) -> bool:
+    return release.startswith("mini-")
+
+
+def _check_family(cutoff: str, releases: list[str]) -> None:
+    """A release cutoff names a release of the data's own kind: LookBench-Mini's ``mini-v…`` names are never read as a
+    real snapshot's ``v…`` (nor the reverse), so a synthetic result never claims a cutoff at a real release."""
+    other = sorted(r for r in releases if _synthetic(r) != _synthetic(cutoff))
+    if other:
+        kind = "LookBench-Mini (synthetic) releases mini-v<YYYYMMDD>" if _synthetic(other[0]) else "real releases v<YYYYMMDD>"
+        like = ("mini-" + cutoff) if _synthetic(other[0]) else cutoff.removeprefix("mini-")
+        raise ValueError(f"Cutoff {shown(cutoff)} names a release of another kind than this data's: its queries are of "
+                         f"{kind} ({', '.join(other[:5])}{', ...' if len(other) > 5 else ''}); give a release of "
+                         f"this data, e.g. {like}, or a date")
+
+
 def _column(dataset, name: str):
     column = dataset.select_columns([name]).with_format("arrow")[:][name]
     if column.null_count:
@@ -50,14 +92,16 @@ def _column(dataset, name: str):
 def after_mask(dataset, cutoff) -> np.ndarray:
     """Boolean mask of rows strictly after ``cutoff`` — time-stamped after a date, or of a release after a release
     name — read from Arrow without decoding images."""
-    cutoff = parse_cutoff(cutoff)
-    if isinstance(cutoff, str):
+    cutoff = Cutoff.of(cutoff)
+    if cutoff.release is not None:
         column = _column(dataset, "release")
-        later = [r for r in pc.unique(column).to_pylist() if release_date(r) > release_date(cutoff)]
+        releases = pc.unique(column).to_pylist()
+        _check_family(cutoff.release, releases)
+        later = [r for r in releases if release_date(r) > release_date(cutoff.release)]
         return pc.is_in(column, value_set=pa.array(later, pa.string())).to_numpy(zero_copy_only=False)
     column = _column(dataset, "timestamp")
     seconds = pc.cast(column, pa.timestamp("s", tz="UTC")).cast(pa.int64()).to_numpy()
-    return seconds > int(cutoff.timestamp())
+    return seconds > int(cutoff.date.timestamp())
 
 
 def filter_after(dataset, cutoff):

@@ -42,7 +42,7 @@ def test_a_rerun_answered_from_the_store_says_it_is_a_stored_result(tmp_path, ca
     again = " ".join(capsys.readouterr().out.split())
     stored = json.loads(next((tmp_path / "store").rglob("strict.json")).read_text())
     counts = first.split("in results.json. ")[1].split(" saved in the results store")[0]  # "2 self-match(es) … 1.8 s"
-    assert f"stored result of {stored['provenance']['evaluated_at']}: {counts} stored result of an identical" in again
+    assert f"stored result of {stored['provenance']['evaluated_at']}: {counts} stored results of an identical" in again
 
 
 # ------------------------------------------------------------------------------ errors a newcomer hit (issue 37 item 7)

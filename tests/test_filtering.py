@@ -46,3 +46,21 @@ def test_a_cutoff_that_is_neither_a_date_nor_a_release_is_one_line(two_releases,
     assert cli.main(["evaluate", "--data", str(two_releases), "--cutoff", "soon", "--no-save", "--quiet"]) == 2
     assert "'soon' is not an ISO 8601 date, e.g. 2025-06-01 or 2025-06-01T12:00:00+02:00, nor a release name, e.g. v20250101" in (
         capsys.readouterr().err)
+
+
+def test_a_release_cutoff_names_a_release_of_the_data_s_own_kind(two_releases, capsys):
+    # LookBench-Mini's releases are mini-v…: a real release's name is refused there, naming the spelling that works
+    mini = datasets.Dataset.from_dict({"release": ["mini-v20240601", "mini-v20250101", "mini-v20251201"]})
+    with pytest.raises(ValueError) as refused:
+        lookbench.filter_after(mini, "v20250101")
+    assert str(refused.value) == (
+        "Cutoff 'v20250101' names a release of another kind than this data's: its queries are of LookBench-Mini "
+        "(synthetic) releases mini-v<YYYYMMDD> (mini-v20240601, mini-v20250101, mini-v20251201); give a release of "
+        "this data, e.g. mini-v20250101, or a date")
+    assert lookbench.filter_after(mini, "mini-v20250101")["release"] == ["mini-v20251201"]
+    # and the reverse, through `lookbench evaluate`: one line naming the data and the subset
+    assert cli.main(["evaluate", "--data", str(two_releases), "--cutoff", "mini-v20251201", "--no-save", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ": RealStudioFlat: Cutoff 'mini-v20251201' names a release of another kind than " \
+        "this data's: its queries are of real releases v<YYYYMMDD> (v20251201, v20260301); give a release of this " \
+        "data, e.g. v20251201, or a date" in err

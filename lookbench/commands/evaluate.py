@@ -28,8 +28,10 @@ def register(sub) -> None:
     ev.add_argument("--text-form", choices=TEXT_FORMS, default=None,
                     help=f"with --queries text: the short words ('striped red v-neck top') or the long sentence naming "
                          f"every attribute (default: {DEFAULT_TEXT_FORM})")
-    ev.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
-                    help="strict: category + every query attribute (paper); leaderboard: category + main attribute")
+    ev.add_argument("--mode", choices=MODES, default=None,
+                    help="judge the rankings in one mode only: strict (category + every query attribute, the paper's) "
+                         "or leaderboard (category + main attribute, the published table's); default: both from one "
+                         f"run, {DEFAULT_MODE} as the table's scores and results.json")
     ev.add_argument("--batch-size", type=int, help="images per forward pass (default: 32 on a CPU, 128 on an accelerator)")
     ev.add_argument("--precision", choices=PRECISIONS, default=DEFAULT_PRECISION)
     ev.add_argument("--device", help="torch device (default: the accelerate process's device, else cuda if available, else cpu)")
@@ -54,6 +56,8 @@ def register(sub) -> None:
 def run_evaluate(args) -> int:
     """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
     from lookbench.engine import evaluate
+    from lookbench.engine.results import mode_file
+    from lookbench.leaderboard.ranking import published_best
     from lookbench import paths
 
     if args.results and not args.save:
@@ -71,15 +75,19 @@ def run_evaluate(args) -> int:
     )
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
-    print(result.table())
+    board = result.modes.get("leaderboard") if hasattr(result, "plot") else None  # a sealed run has no score
+    print(result.table(published=None if board is None else published_best(board.to_dict())))
+    stored = [r.stored for r in result.modes.values() if r.stored is not None]
     if result.reused:
-        print(f"stored result of an identical evaluation: {result.stored} (not recomputed; --overwrite to evaluate again)")
-    elif result.stored is not None:
-        print(f"saved in the results store: {result.stored}")
+        print(f"stored result{'s' if len(stored) > 1 else ''} of an identical evaluation: {', '.join(map(str, stored))} "
+              "(not recomputed; --overwrite to evaluate again)")
+    elif stored:
+        print(f"saved in the results store: {', '.join(map(str, stored))}")
     for note in result.notes:
         print(f"note: {note}")
     if args.output:
+        others = [str(args.output / mode_file(m)) for m in list(result.modes)[1:]]
         plots = f"; plots: {args.output}" if hasattr(result, "plot") else ""
-        print(f"results: {args.output / 'results.json'}{plots}")
+        print(f"results: {', '.join([str(args.output / 'results.json'), *others])}{plots}")
     return 0
 

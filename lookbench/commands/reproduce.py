@@ -36,4 +36,4 @@ def run_reproduce(args) -> int:
                     results_dir=args.results or paths.results_dir(), batch_size=args.batch_size, precision=args.precision,
                     device=args.device, quiet=args.quiet)
     print(out.render())
-    return 0
+    return 0 if out.reproduced else 2  # nothing ran: a script must not take it for a reproduction

@@ -300,15 +300,15 @@ class TransformersEncoder(TorchEncoder):
             self.architecture = config.architectures[0]
         self.name = meta.name if meta else (source if revision is None or "@" in source else f"{source}@{revision[:12]}")
         self.training_cutoff = meta.training_cutoff if meta else card_training_cutoff(folder)
-        weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
-        if not weights:
+        fingerprint = folder_fingerprint(folder)
+        if fingerprint is None:
             raise EncoderError(f"Model {source!r} has no *.safetensors or *.bin weights in {folder}")
         # Unregistered, or a Hub entry (whose declared width is metadata: the checkpoint decides): the output width is
         # learnt from the first batch (configs name it inconsistently).
         self.embed_dim = meta.embed_dim if meta and not getattr(meta, "hub_id", None) else None
         self.preprocessing = self.transform.key if self.transform else (
             "hf:" + _digest(json.dumps(self.processor.to_dict(), sort_keys=True, default=str)))
-        self.fingerprint = f"transformers:{hash_files(weights + [folder / 'config.json'])}"
+        self.fingerprint = fingerprint
         self.provenance = {
             "model": source if revision is None else split_revision(source)[0],  # a Hub id without its @revision
             "revision": revision,
@@ -357,6 +357,13 @@ class TransformersEncoder(TorchEncoder):
             if getattr(out, key, None) is not None:
                 return out[key]
         return out.last_hidden_state[:, 0]
+
+
+def folder_fingerprint(folder: Path) -> str | None:
+    """What identifies a transformers model folder: its weights (safetensors, else .bin) and config.json, hashed
+    (``None``: no weights). Two folders with equal fingerprints hold one model."""
+    weights = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
+    return f"transformers:{hash_files(weights + [folder / 'config.json'])}" if weights else None
 
 
 def resolve_model_folder(source: str, revision: str | None = None, patterns=("*.json", "*.py", "*.txt", "README.md"),

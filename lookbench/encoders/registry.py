@@ -8,7 +8,7 @@ import difflib
 import os
 from pathlib import Path
 
-from lookbench.encoders.base import Encoder, EncoderError, ObjectEncoder, TransformersEncoder
+from lookbench.encoders.base import Encoder, EncoderError, ObjectEncoder, TransformersEncoder, folder_fingerprint
 from lookbench.encoders.convert import hub_snapshot
 from lookbench.encoders.entries import DEFAULT_MODEL, REGISTRY
 from lookbench.encoders.meta import ModelMeta
@@ -72,6 +72,33 @@ def check_model(model) -> None:
         split_revision(name)
 
 
+def as_registered(encoder: TransformersEncoder, trust_remote_code: bool = False) -> Encoder:
+    """A model folder (or Hub id) that holds a registered model — the same weights fingerprint, preprocessing, text
+    tower and declared training cutoff — is that model, so its results are stored and ranked under one name: the
+    registered encoder, with the folder it was given recorded as ``provenance["loaded_from"]``. A folder whose card
+    declares another cutoff makes another claim (``--cutoff model`` reads it), so it stays its own, as does anything
+    else. Registered models whose folder is on disk (not a Hub download) are compared."""
+    for meta in REGISTRY.values():
+        folder = _installed_folder(meta)
+        if folder is None or folder_fingerprint(folder) != encoder.fingerprint:
+            continue
+        twin = _build(meta, trust_remote_code)
+        if (twin.preprocessing, twin.text_fingerprint, twin.training_cutoff) == (
+                encoder.preprocessing, encoder.text_fingerprint, encoder.training_cutoff):
+            given = Path(encoder.source).expanduser()
+            twin.provenance["loaded_from"] = str(given.resolve()) if given.is_dir() else encoder.source
+            return twin
+    return encoder
+
+
+def _installed_folder(meta: ModelMeta) -> Path | None:
+    """The transformers folder a registered model is built from when it ships with an installation."""
+    if meta.hub_id or meta.weights is None or meta.unavailable or meta.missing() or not meta.available():
+        return None
+    folder = meta.weights().parent
+    return folder if (folder / "config.json").is_file() else None
+
+
 def load_encoder(model=None, device: str | None = None, precision: str = DEFAULT_PRECISION,
                  trust_remote_code: bool = False) -> Encoder:
     """Registered name (or published name), local folder, Hub id (``owner/name[@revision]``), an ``Encoder``, or
@@ -84,7 +111,7 @@ def load_encoder(model=None, device: str | None = None, precision: str = DEFAULT
         if name in REGISTRY or name in BY_PUBLISHED_NAME:
             encoder = _build(find(name), trust_remote_code)
         elif Path(name).expanduser().exists() or looks_like_hub_id(name):
-            encoder = TransformersEncoder(name, trust_remote_code=trust_remote_code)
+            encoder = as_registered(TransformersEncoder(name, trust_remote_code=trust_remote_code), trust_remote_code)
         else:
             raise EncoderError(
                 f"Unknown model {name!r}.{_suggest(name)} Use a registered name ({', '.join(REGISTRY)}), "

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lookbench.results import stats, store
 from lookbench.files import new_sibling
 from lookbench.encoders.registry import check_model, load_encoder
-from lookbench.filtering import parse_cutoff
-from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, DEFAULT_QUERIES,
-                                DEFAULT_TEXT_FORM, INDEXES, MODES, PRECISIONS, QUERY_KINDS, TEXT_FORMS)
+from lookbench.filtering import Cutoff
+from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_PRECISION, DEFAULT_QUERIES, DEFAULT_TEXT_FORM,
+                                INDEXES, PRECISIONS, Modes, QueryKind)
 from lookbench.results.judge import combine
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.engine.data import Benchmark, DataSource, load_benchmark, resolve_data
@@ -37,7 +37,7 @@ from lookbench.engine.timings import StageTimes
 
 __all__ = [
     "Benchmark", "BenchmarkImages", "DataSource", "Decoded", "Embeddings", "EncodeStats", "EvaluationError", "EvaluationResult",
-    "Hits", "ImageSource", "Processes", "Ranking", "Schedule", "Split", "StageTimes", "SubsetImages", "SubsetScore", "SubsetTask",
+    "Hits", "ImageSource", "Options", "Processes", "Ranking", "Schedule", "Split", "StageTimes", "SubsetImages", "SubsetScore", "SubsetTask",
     "check_options", "check_output", "decode", "encode_images", "evaluate", "load_benchmark", "merge_noise",
     "remove_self_matches", "resolve_data", "reuse_freed_memory", "score_subsets", "search", "search_depth",
 ]
@@ -58,33 +58,53 @@ def _check_folder(path, what: str) -> None:
         raise EvaluationError(f"{what} {path} cannot be written{where} ({err.strerror})") from None
 
 
-def check_options(*, mode=DEFAULT_MODE, index=DEFAULT_INDEX, precision=DEFAULT_PRECISION, batch_size=None,
+@dataclass(frozen=True)
+class Options:
+    """A run's settings, each parsed once into the typed value the stages receive: the ``modes`` its rankings are
+    judged in (headline first), what a query is (``kind``), the ``cutoff`` (``None``: every query; with
+    ``cutoff_from_model`` it is read from the model's declared date once the model is loaded) and the ``model``
+    asked for (text queries default to the text model)."""
+
+    modes: Modes
+    kind: QueryKind
+    cutoff: Cutoff | None
+    cutoff_from_model: bool
+    model: object
+
+
+def check_options(*, mode=None, index=DEFAULT_INDEX, precision=DEFAULT_PRECISION, batch_size=None,
                   workers=None, cutoff=None, cache_dir=None, output_dir=None, results_dir=None,
-                  save_predictions=False, model=None, queries=DEFAULT_QUERIES, text_form=DEFAULT_TEXT_FORM) -> None:
-    """Every option checked before anything is loaded, so a typo fails in a second, not after encoding."""
+                  save_predictions=False, model=None, queries=DEFAULT_QUERIES, text_form=DEFAULT_TEXT_FORM) -> Options:
+    """Every option checked before anything is loaded, so a typo fails in a second, not after encoding; returns them
+    parsed (``Options``)."""
+    try:
+        kind = QueryKind.of(queries, text_form)
+        modes = Modes.of(mode)
+        parsed = None if cutoff is None or cutoff == "model" else Cutoff.of(cutoff)
+    except (ValueError, TypeError) as err:
+        raise EvaluationError(str(err)) from None
+    if model is None and kind.text:
+        from lookbench.encoders.entries import DEFAULT_TEXT_MODEL
+
+        model = DEFAULT_TEXT_MODEL
     check_model(model)
-    for name, value, choices in (("mode", mode, MODES), ("index", index, INDEXES), ("precision", precision, PRECISIONS),
-                                 ("queries", queries, QUERY_KINDS), ("text_form", text_form, TEXT_FORMS)):
+    for name, value, choices in (("index", index, INDEXES), ("precision", precision, PRECISIONS)):
         if value not in choices:
             raise EvaluationError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     for name, value in (("batch_size", batch_size), ("workers", workers)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise EvaluationError(f"{name} must be an integer of at least 1, got {value!r}")
-    if cutoff is not None and cutoff != "model":
-        try:
-            parse_cutoff(cutoff)
-        except TypeError as err:
-            raise EvaluationError(str(err)) from err
     for path, what in ((cache_dir, "cache folder"), (output_dir, "output folder"), (results_dir, "results store")):
         if path is not None:
             _check_folder(path, what)
     if save_predictions and output_dir is None and results_dir is None:
         raise EvaluationError("save_predictions (--save-predictions) needs a place to write them: a results store "
                               "(not --no-save) or an output folder (--output)")
+    return Options(modes, kind, parsed, cutoff == "model", model)
 
 
 def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool = DEFAULT_DISTRACTORS, *,
-             mode: str = DEFAULT_MODE, batch_size: int | None = None, precision: str = DEFAULT_PRECISION,
+             mode=None, batch_size: int | None = None, precision: str = DEFAULT_PRECISION,
              device: str | None = None, index: str = DEFAULT_INDEX,
              cache_dir=None, use_cache: bool = True, skip_invalid: bool = False, workers: int | None = None,
              quiet: bool = False, verbose: bool = False, output_dir=None, results_dir=None, overwrite: bool = False,
@@ -95,9 +115,15 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     ``model``: a registered name (see ``lookbench models``), a local transformers folder or Hub id, or any object
     with ``encode(list_of_PIL_images) -> (n, d) array`` and ``name``. ``data``: a folder from ``lookbench build``,
     a Hub dataset id, a published ``srpone/look-bench`` snapshot, or ``None`` for the embedded LookBench-Mini.
-    ``cutoff`` keeps only queries time-stamped after it (contamination-aware evaluation); ``"model"`` takes the
-    model's declared training cutoff. ``results_dir``: a results store (``lookbench.results.store``) to write the result
-    into; an identical stored evaluation is returned instead of recomputed unless ``overwrite``.
+    ``mode``: ``None`` (default) judges the one ranking in every mode — ``strict`` (the paper's) and ``leaderboard``
+    (the published table's) — with one encode and one search; ``"strict"`` or ``"leaderboard"`` only that one. The
+    returned result is the first mode's (strict's, unless ``mode`` names another); ``result.modes`` maps every judged
+    mode to its own result (``result.modes["leaderboard"]``), each with ``.to_dict()`` and ``.table()``.
+    ``cutoff`` keeps only queries time-stamped after it (contamination-aware evaluation) or, a release name, the
+    queries of later releases of the data's kind; ``"model"`` takes the model's declared training cutoff.
+    ``results_dir``: a results store (``lookbench.results.store``) to write every mode's result into; identical stored
+    evaluations are returned instead of recomputed unless ``overwrite``. ``output_dir``: ``results.json`` (the first
+    mode's), ``results-<mode>.json`` for the others, and the plots.
     ``save_predictions`` also writes every query's top gallery rows as Parquet beside the result. ``quiet``
     shows no progress bar; ``verbose`` also shows the libraries' own bars and logging. ``trust_remote_code`` lets a
     Hub model run its own code (refused otherwise). ``queries="text"`` searches with each query's words instead of
@@ -105,67 +131,52 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     tower (``encode_text(list_of_str)``; default model ``gr-lite-mini-text``); the gallery, the noise and the metric
     are the image queries'.
     """
-    text = queries == "text"
-    if model is None and text:
-        from lookbench.encoders.entries import DEFAULT_TEXT_MODEL
-
-        model = DEFAULT_TEXT_MODEL
-    check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers, cutoff=cutoff,
-                  cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir, save_predictions=save_predictions,
-                  model=model, queries=queries, text_form=text_form)
+    options = check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers,
+                            cutoff=cutoff, cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir,
+                            save_predictions=save_predictions, model=model, queries=queries, text_form=text_form)
+    kind, cutoff = options.kind, options.cutoff
     started = time.perf_counter()
     times = StageTimes()
     processes = Processes()
     quiet = quiet or not processes.is_main
+
+    def load_model():
+        return load_encoder(options.model, device=device or processes.device, precision=precision,
+                            trust_remote_code=trust_remote_code)
+
     encoder = None
-    if cutoff == "model" or text:  # the model decides which queries load, or must read; its weights load lazily
-        encoder = load_encoder(model, device=device or processes.device, precision=precision,
-                               trust_remote_code=trust_remote_code)
-        if text:
+    if options.cutoff_from_model or kind.text:  # the model decides which queries load, or must read; weights load lazily
+        encoder = load_model()
+        if kind.text:
             check_text_tower(encoder)
-    if cutoff == "model":
-        if encoder.training_cutoff is None:
-            raise EvaluationError(f"model {encoder.name} declares no training cutoff (a registry entry's training_cutoff, "
-                                  "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
-        cutoff = encoder.training_cutoff
+    if options.cutoff_from_model:
+        cutoff = model_cutoff(encoder)
     with quiet_libraries(verbose):
         with times.stage("load"):
             with stage_bar("load", quiet=quiet, unit="config") as bar:
-                words = text_form if text else None
                 if processes.is_main:
-                    bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar, text_form=words)
+                    bench = load_benchmark(data, subsets, cutoff, distractors, progress=bar, text_form=kind.form)
                 processes.barrier()  # the main process fills the datasets cache first; the others then read it
                 if not processes.is_main:
-                    bench = load_benchmark(data, subsets, cutoff, distractors, text_form=words)
+                    bench = load_benchmark(data, subsets, cutoff, distractors, text_form=kind.form)
             for name, splits in bench.subsets.items():
                 if len(splits["query"]) == 0:
                     raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
-            encoder = encoder or load_encoder(model, device=device or processes.device, precision=precision,
-                                              trust_remote_code=trust_remote_code)
+            encoder = encoder or load_model()
             bench.count_after(encoder.training_cutoff)
-        settings = store.Settings(mode, bench.noise is not None, cutoff, tuple(bench.subsets), bool(subsets), index, precision,
-                                  f"text-{text_form}" if text else "image")
-        fingerprint = _fingerprint(encoder, text)
-        planned = _planned(encoder, fingerprint, bench, results_dir, settings)
+        settings = store.Settings(options.modes.headline, bench.noise is not None, cutoff, tuple(bench.subsets),
+                                  bool(subsets), index, precision, kind.label)
+        fingerprint = _fingerprint(encoder, kind)
+        planned = {m: _planned(encoder, fingerprint, bench, results_dir, replace(settings, mode=m)) for m in options.modes}
         if bench.unlabelled and getattr(encoder, "oracle", False):
             raise EvaluationError(f"{bench.provenance['data']} is sealed: its categories are withheld, so the oracle "
                                   f"{encoder.name} has nothing to read")
-        if planned.stored is not None and not overwrite and not bench.unlabelled:
-            found = store.find_identical(planned.stored, planned.identity,
-                                         need_predictions=list(bench.subsets) if save_predictions else ())
-            try:  # the stored rankings are read and checked: a damaged one is never reused, nor copied to --output
-                saved = None if found is None else predictions.read_saved(planned.stored, found["provenance"])
-            except ValueError as err:
-                found = None
-                planned.notes.append(f"the stored result's saved rankings cannot be used ({err}): evaluated again")
+        if not overwrite and not bench.unlabelled:
+            found = _stored(planned, list(bench.subsets) if save_predictions else ())
             if found is not None:
                 if not processes.is_main:
                     return None
-                result = EvaluationResult.from_dict(found, stored=planned.stored, reused=True, notes=planned.notes,
-                                                    rankings=saved or None)
-                if output_dir is not None:
-                    result.save(output_dir)
-                return result
+                return _finish(found, output_dir)
         with times.stage("hash"), stage_bar("hash", quiet=quiet, unit="img") as bar:
             images = BenchmarkImages.of(bench)
             images.hash(bar)
@@ -174,7 +185,7 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
             if oracle:  # told the categories of the gallery: no pixel is read
                 embeddings = oracle_embeddings(encoder, images.gallery_sources(), _gallery_categories(bench))
             else:
-                embeddings = encode_images(encoder, images.gallery_sources() if text else images.sources(),
+                embeddings = encode_images(encoder, images.gallery_sources() if kind.text else images.sources(),
                                            batch_size=batch_size, workers=workers, cache_dir=cache_dir,
                                            use_cache=use_cache, skip_invalid=skip_invalid, progress=bar,
                                            processes=processes)
@@ -182,51 +193,103 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                 return None
         with times.stage("search"):  # cosine = inner product of unit vectors
             embeddings = embeddings.normalised()
-        tasks, texts_encoded = {}, 0
-        for name, splits in bench.subsets.items():
-            source = images.subsets[name].query
-            if oracle:
-                vectors = encoder.encode_queries(list(splits["query"]["category"]))
-                queries = Split.of_texts(source, splits["query"], embeddings, vectors)
-            elif text:
-                with times.stage("encode"):
-                    vectors = encode_texts(encoder, list(splits["query"]["query_text"]), embeddings.matrix.shape[1])
-                texts_encoded += len(vectors)
-                queries = Split.of_texts(source, splits["query"], embeddings, vectors)
-            else:
-                queries = Split.of(source, splits["query"], embeddings)
-            if len(queries.rows) == 0:
-                raise EvaluationError(f"{name}: no query left to evaluate: every query image was skipped")
-            tasks[name] = SubsetTask(queries, Split.of(images.subsets[name].gallery, splits["gallery"], embeddings))
+        tasks, texts_encoded = _tasks(encoder, kind, bench, images, embeddings, times)
         noise = None if bench.noise is None else Split.of(images.noise, bench.noise, embeddings)
         with stage_bar("search + score", quiet=quiet, unit="step") as bar:
-            scored = score_subsets(embeddings.matrix, tasks, noise, mode=mode, index=index, progress=bar, timings=times,
-                                   judge=not bench.unlabelled)
-        keep = planned.stored is not None or output_dir is not None  # a sealed run's rankings are its whole result
-        rankings = None if not (save_predictions or (bench.unlabelled and keep)) else {
-            name: predictions.rankings(embeddings.matrix, tasks[name], noise, s) for name, s in scored.items()}
+            scored = score_subsets(embeddings.matrix, tasks, noise, modes=options.modes, index=index, progress=bar,
+                                   timings=times, judge=not bench.unlabelled)
     if bench.unlabelled:
+        plan = planned[options.modes.headline]
+        keep = plan.stored is not None or output_dir is not None  # a sealed run's rankings are its whole result
+        rankings = None if not keep else {
+            name: predictions.rankings(embeddings.matrix, tasks[name], noise, s) for name, s in scored.items()}
         return _sealed_run(encoder, fingerprint, bench, images, embeddings, scored, processes, settings, times, started,
-                           texts_encoded, rankings, planned, output_dir)
-    judged = combine({name: s.judged for name, s in scored.items()})
-    overall = judged.overall
-    results = {name: {**s.scores, "self_matches_removed": s.self_matches_removed, "gallery_size": s.gallery_size}
-               for name, s in scored.items()}
-    outcomes = judged.outcomes()
-    intervals = stats.intervals(outcomes)
-    release_scores, release_intervals = judged.per_release, judged.release_intervals
+                           texts_encoded, rankings, plan, output_dir)
     provenance = _provenance(encoder, fingerprint, bench, images, embeddings, scored, processes, settings,
                              wall_time_s=round(time.perf_counter() - started, 3), texts_encoded=texts_encoded)
     provenance["intervals"] = stats.settings()
     provenance["timings_s"] = times.rounded()  # per stage; their sum leaves out option checks and bookkeeping
-    provenance["saved_predictions"] = sorted(rankings or ())  # the subsets whose rankings lie beside the JSON
-    result = EvaluationResult(results, overall, provenance, outcomes, intervals, release_scores, release_intervals,
-                              stored=planned.stored, notes=planned.notes, rankings=rankings)
-    if planned.stored is not None:
-        result.write_json(planned.stored)
+    results = {}
+    for m, plan in planned.items():
+        rankings = None if not save_predictions else {
+            name: predictions.rankings(embeddings.matrix, tasks[name], noise, s, m) for name, s in scored.items()}
+        results[m] = _result({name: s.judgements[m] for name, s in scored.items()}, scored,
+                             {**provenance, **plan.settings.provenance()}, plan, rankings)
+        if plan.stored is not None:
+            results[m].write_json(plan.stored)
+    return _finish(results, output_dir)
+
+
+def _tasks(encoder, kind: QueryKind, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings,
+           times: StageTimes) -> tuple[dict, int]:
+    """Per subset what to search with and in (``SubsetTask``): its queries as image rows, or as their words encoded
+    by the text tower (an oracle is told their categories); and how many texts were encoded."""
+    tasks, texts_encoded = {}, 0
+    for name, splits in bench.subsets.items():
+        source = images.subsets[name].query
+        if getattr(encoder, "oracle", False):
+            vectors = encoder.encode_queries(list(splits["query"]["category"]))
+            split = Split.of_texts(source, splits["query"], embeddings, vectors)
+        elif kind.text:
+            with times.stage("encode"):
+                vectors = encode_texts(encoder, list(splits["query"]["query_text"]), embeddings.matrix.shape[1])
+            texts_encoded += len(vectors)
+            split = Split.of_texts(source, splits["query"], embeddings, vectors)
+        else:
+            split = Split.of(source, splits["query"], embeddings)
+        if len(split.rows) == 0:
+            raise EvaluationError(f"{name}: no query left to evaluate: every query image was skipped")
+        tasks[name] = SubsetTask(split, Split.of(images.subsets[name].gallery, splits["gallery"], embeddings))
+    return tasks, texts_encoded
+
+
+def model_cutoff(encoder) -> Cutoff:
+    """``--cutoff model``: the model's declared training cutoff, parsed once."""
+    if encoder.training_cutoff is None:
+        raise EvaluationError(f"model {encoder.name} declares no training cutoff (a registry entry's training_cutoff, "
+                              "or training_cutoff: in its model card's YAML); give --cutoff a date instead")
+    return Cutoff.of(encoder.training_cutoff)
+
+
+def _result(judged: dict, scored: dict, provenance: dict, plan: "_Planned", rankings) -> EvaluationResult:
+    """One mode's result: its judgements of every subset, overall and per release, with their intervals."""
+    judgement = combine(judged)
+    subsets = {name: {**j.scores, "self_matches_removed": scored[name].self_matches_removed,
+                      "gallery_size": j.gallery_size} for name, j in judged.items()}
+    outcomes = judgement.outcomes()
+    provenance = {**provenance, "saved_predictions": sorted(rankings or ())}  # the subsets whose rankings lie beside the JSON
+    return EvaluationResult(subsets, judgement.overall, provenance, outcomes, stats.intervals(outcomes),
+                            judgement.per_release, judgement.release_intervals, stored=plan.stored, notes=plan.notes,
+                            rankings=rankings)
+
+
+def _stored(planned: dict, need_predictions) -> dict | None:
+    """Every mode's identical stored result (with its saved rankings), or ``None`` when one of them is missing: the
+    run then judges all of them again, since the encode and search it needs are the same."""
+    found = {}
+    for m, plan in planned.items():
+        stored = None if plan.stored is None else store.find_identical(plan.stored, plan.identity,
+                                                                      need_predictions=need_predictions)
+        try:  # the stored rankings are read and checked: a damaged one is never reused, nor copied to --output
+            saved = None if stored is None else predictions.read_saved(plan.stored, stored["provenance"])
+        except ValueError as err:
+            plan.notes.append(f"the stored {m} result's saved rankings cannot be used ({err}): evaluated again")
+            stored = None
+        if stored is None:
+            return None
+        found[m] = EvaluationResult.from_dict(stored, stored=plan.stored, reused=True, notes=plan.notes,
+                                              rankings=saved or None)
+    return found
+
+
+def _finish(results: dict, output_dir) -> EvaluationResult:
+    """The headline mode's result, every mode's in ``.modes``, written to ``output_dir`` when asked."""
+    headline = next(iter(results.values()))
+    for result in results.values():
+        result.modes = results
     if output_dir is not None:
-        result.save(output_dir)
-    return result
+        headline.save(output_dir)
+    return headline
 
 
 def _sealed_run(encoder, fingerprint, bench, images, embeddings, scored, processes, settings, times, started,
@@ -254,6 +317,10 @@ class _Planned:
     identity: store.Identity
     notes: list
 
+    @property
+    def settings(self) -> store.Settings:
+        return self.identity.settings
+
 
 def check_text_tower(encoder) -> None:
     """Text queries need a text tower: one line naming the registered models that have one, otherwise."""
@@ -270,9 +337,9 @@ def check_text_tower(encoder) -> None:
                               "encode_text(list_of_str) beside encode(images))")
 
 
-def _fingerprint(encoder, text: bool) -> str | None:
+def _fingerprint(encoder, kind: QueryKind) -> str | None:
     """What identifies the model of a run: its fingerprint, and for text queries its text tower's too."""
-    if not text or not encoder.text_fingerprint or encoder.fingerprint is None:
+    if not kind.text or not encoder.text_fingerprint or encoder.fingerprint is None:
         return encoder.fingerprint
     return f"{encoder.fingerprint}+text:{encoder.text_fingerprint}"
 
@@ -287,6 +354,9 @@ def _planned(encoder, fingerprint, bench: Benchmark, results_dir, settings: stor
     p = bench.provenance
     identity = store.Identity(fingerprint, p["revision"], settings)
     notes = []
+    if encoder.provenance.get("loaded_from"):
+        notes.append(f"{encoder.provenance['loaded_from']} holds the registered model {encoder.name} (the same weights "
+                     f"fingerprint): evaluated, stored and ranked as {encoder.name}")
     if results_dir is not None and fingerprint is None:
         notes.append(f"model {encoder.name} declares no revision or fingerprint, so its identity is unknown: a stored "
                      "result is never reused for it (give the object a revision to allow that)")

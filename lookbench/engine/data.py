@@ -67,8 +67,9 @@ class Benchmark:
 
     def count_after(self, model_cutoff) -> None:
         """Record per subset how many queries lie after the model's declared training cutoff (``None``: undeclared)."""
-        from lookbench.filtering import after_mask
+        from lookbench.filtering import Cutoff, after_mask
 
+        model_cutoff = None if model_cutoff is None else Cutoff.of(model_cutoff)  # parsed once for every subset
         for name, queries in self.all_queries.items():
             after = None if model_cutoff is None else int(after_mask(queries, model_cutoff).sum())
             self.provenance["counts"][name]["queries_after_model_cutoff"] = after
@@ -301,9 +302,10 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
                    progress=None, text_form: str | None = None, labels=None) -> Benchmark:
     """Load the requested subsets' query/gallery splits and (unless disabled) the noise gallery.
 
-    ``progress`` (a tqdm bar) advances once per loaded config. ``text_form`` (``short`` or ``long``): each query
-    split also carries its words, ``query_text`` (``_Loader.with_texts``), and the provenance names them. ``labels``:
-    the labels of a sealed release (``with_labels``); the provenance's ``sealed`` says whether they were joined.
+    ``cutoff``: a ``lookbench.filtering.Cutoff`` (or what ``Cutoff.of`` reads). ``progress`` (a tqdm bar) advances
+    once per loaded config. ``text_form`` (``short`` or ``long``): each query split also carries its words,
+    ``query_text`` (``_Loader.with_texts``), and the provenance names them. ``labels``: the labels of a sealed release
+    (``with_labels``); the provenance's ``sealed`` says whether they were joined.
     """
     from lookbench.filtering import filter_after
 
@@ -325,7 +327,10 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
             splits["query"] = loader.with_texts(subset, splits["query"], text_form)
         all_queries[subset] = splits["query"]
         if cutoff is not None:
-            splits["query"] = filter_after(splits["query"], cutoff)
+            try:
+                splits["query"] = filter_after(splits["query"], cutoff)
+            except ValueError as err:  # a release cutoff of another kind than the data's, a row with no timestamp
+                raise EvaluationError(f"{label}: {subset}: {err}") from None
         loaded[subset] = splits
         counts[subset] = {"queries_total": len(all_queries[subset]), "queries": len(splits["query"]),
                           "gallery": len(splits["gallery"])}

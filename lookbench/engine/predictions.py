@@ -18,9 +18,9 @@ from lookbench.engine.scoring import Split, SubsetScore, SubsetTask
 _ANNOTATION = ("category", "main_attribute", "attributes")
 
 
-def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: SubsetScore):
-    """The saved ranking of one subset as a ``datasets.Dataset``; of a sealed release (never judged), ids, ranks and
-    scores only: nothing that carries a label."""
+def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: SubsetScore, mode: str | None = None):
+    """The saved ranking of one subset as a ``datasets.Dataset``, its hit flags those of ``mode`` (default: the
+    headline mode's); of a sealed release (never judged), ids, ranks and scores only: nothing that carries a label."""
     import datasets
 
     gallery = task.gallery.annotations
@@ -40,7 +40,8 @@ def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: 
     table.update({"rank": rank + 1, "gallery_index": index, "item_id": retrieved["item_id"], "score": score})
     if judged:
         table.update({name: retrieved[name] for name in _ANNOTATION})
-        table.update(fine_hit=scored.judged.fine[query, rank], coarse_hit=scored.judged.coarse[query, rank])
+        judgement = scored.judged if mode is None else scored.judgements[mode]
+        table.update(fine_hit=judgement.fine[query, rank], coarse_hit=judgement.coarse[query, rank])
     return datasets.Dataset.from_dict({k: list(v) if not isinstance(v, np.ndarray) else v for k, v in table.items()})
 
 

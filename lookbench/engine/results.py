@@ -25,6 +25,11 @@ _COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG
             ("nDCG@10", "ndcg@10"))
 
 
+# What each mode counts as a fine hit, for the table's line of the other mode.
+_MODE_WORDS = {"strict": "category + every query attribute, the paper's", "leaderboard": "category + main attribute, "
+               "the published table's"}
+
+
 def _after(releases: list[str], cutoff) -> set[str]:
     """The releases whose snapshot date lies after a declared training cutoff (none when it is undeclared)."""
     from lookbench.filtering import to_utc
@@ -101,7 +106,8 @@ class EvaluationResult:
     ``lookbench.results.per_release``; the gallery is whole). ``stored``: the results-store file it was
     written to or read from (``reused`` when an identical stored evaluation was returned instead of recomputed);
     ``notes``: what the user should know about the store; ``rankings``: per subset the saved ranking (a
-    ``datasets.Dataset``) when predictions were asked for.
+    ``datasets.Dataset``) when predictions were asked for. ``modes``: every mode the run judged its one ranking in →
+    that mode's result, this one first (``result.modes["leaderboard"]``); a result read from a file has only itself.
     """
 
     subsets: dict
@@ -115,6 +121,10 @@ class EvaluationResult:
     reused: bool = False
     notes: list = field(default_factory=list)
     rankings: dict | None = field(default=None, repr=False)
+    modes: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        self.modes = self.modes or {self.provenance.get("mode"): self}
 
     @classmethod
     def from_dict(cls, data: dict, **kwargs) -> "EvaluationResult":
@@ -148,10 +158,12 @@ class EvaluationResult:
         out["provenance"] = self.provenance
         return out
 
-    def table(self, width: int | None = None) -> str:
+    def table(self, width: int | None = None, published: str | None = None) -> str:
         """Subsets (and the overall) × the leading scores as ``85.8 ±4.1`` (± half the 95 % interval), never wider
-        than ``width`` (default: the terminal's): columns are dropped from the end of ``_COLUMNS`` to fit. Data of
-        more than one release adds a block of the scores per release."""
+        than ``width`` (default: the terminal's): columns are dropped from the end of ``_COLUMNS`` to fit. Under it,
+        one line per other mode the run judged (its overall Fine@1), the leaderboard mode's with ``published`` (what
+        the published table holds on this data, ``lookbench.leaderboard.ranking.published_best``). Data of more than
+        one release adds a block of the scores per release."""
         width = width or shutil.get_terminal_size((100, 24)).columns
         rows = list(self.subsets.items()) + [("overall", self.overall)]
         columns = [(title, [_cell(r.get(key), self.intervals.get(n, {}).get(key)) for n, r in rows]) for title, key in _COLUMNS]
@@ -164,6 +176,12 @@ class EvaluationResult:
                  f"{'with' if p['distractors'] else 'without'} distractors, search {p['search']}"
                  + (f", queries after {p['cutoff']}" if p.get("cutoff") else ""))
         lines = _wrap(title, width) + _grid("subset", [n for n, _ in rows], columns, queries, width)
+        for mode, other in self.modes.items():
+            said = [] if other is self else [
+                f"{mode} mode ({_MODE_WORDS.get(mode, mode)}): overall Fine@1 "
+                + _cell(other.overall.get("fine_recall@1"), other.intervals.get("overall", {}).get("fine_recall@1"))]
+            said += [published] if mode == "leaderboard" and published else []
+            lines += _wrap("; ".join(said), width) if said else []
         releases = list(self.per_release.get("overall", {}))
         if len(releases) > 1:
             lines += [""] + _wrap("Per release (each release's queries, the gallery whole): overall Fine@1, each "
@@ -198,9 +216,20 @@ class EvaluationResult:
         return "\n".join(lines)
 
     def save(self, output_dir) -> dict[str, Path]:
-        """Write results.json (and the saved rankings) and the two PNG plots; returns their paths."""
+        """Write results.json (and the saved rankings), ``results-<mode>.json`` for each other mode of the run, and
+        the two PNG plots; returns their paths. Another mode's file an earlier run left there is removed, so the
+        folder never pairs this run with another's."""
+        from lookbench.metric.fine_recall.judging import MODES
+        from lookbench.results import store
+
         out = Path(output_dir)
         paths = {"json": self.write_json(out / "results.json")}
+        for mode in MODES:
+            other, path = self.modes.get(mode), out / mode_file(mode)
+            if other is not None and other is not self:
+                paths[f"json-{mode}"] = other.write_json(path)
+            elif path.exists() or store.predictions_folder(path).exists():
+                store.remove_result(path)
         paths.update(self.plot(out))
         return paths
 
@@ -276,11 +305,16 @@ class SealedRun:
     reused: bool = False
     notes: list = field(default_factory=list)
 
+    @property
+    def modes(self) -> dict:
+        """Its one result, by the headline mode it was stored under (nothing is judged in any mode)."""
+        return {self.provenance["mode"]: self}
+
     def to_dict(self) -> dict:
         total = sum(block["num_queries"] for block in self.subsets.values())
         return {**self.subsets, "overall": {"num_queries": total}, "provenance": self.provenance}
 
-    def table(self, width: int | None = None) -> str:
+    def table(self, width: int | None = None, published=None) -> str:
         width = width or shutil.get_terminal_size((100, 24)).columns
         p = self.provenance
         sealed = p["dataset"]["sealed"]
@@ -301,6 +335,11 @@ class SealedRun:
 
     def write_json(self, path) -> Path:
         return EvaluationResult.write_json(self, path)
+
+
+def mode_file(mode: str) -> str:
+    """The name of a mode's result in an ``--output`` folder beside the run's ``results.json``."""
+    return f"results-{mode}.json"
 
 
 def _save(fig, path: Path) -> Path:

@@ -19,7 +19,7 @@ from lookbench.errors import EvaluationError
 from lookbench.engine.images import ImageSource
 from lookbench.engine.search import merge_noise, remove_self_matches, search, search_depth
 from lookbench.engine.timings import StageTimes
-from lookbench.settings import DEFAULT_INDEX, DEFAULT_MODE
+from lookbench.settings import DEFAULT_INDEX, DEFAULT_MODE, Modes
 
 
 @dataclass
@@ -60,14 +60,20 @@ class SubsetTask:
 
 @dataclass
 class SubsetScore:
-    """The judge's verdict on one subset, and what the search did for it: ``judged`` holds the scores, each query's
-    outcome and the per-rank hit flags, ``ranking`` every query's top gallery rows (indices into the subset gallery
-    followed by the noise, -1 pads) and ``gallery_rows`` the embedding row of each of those gallery rows."""
+    """The judge's verdicts on one subset's ranking, one per mode (``judgements``, headline mode first), and what the
+    search did for it: each judgement holds the scores, each query's outcome and the per-rank hit flags, ``ranking``
+    every query's top gallery rows (indices into the subset gallery followed by the noise, -1 pads) and
+    ``gallery_rows`` the embedding row of each of those gallery rows. ``judged``, ``scores`` and ``outcomes`` are the
+    headline mode's."""
 
-    judged: SubsetJudgement | None  # None: a sealed release's ranking, never judged
+    judgements: dict[str, SubsetJudgement]  # per mode; empty: a sealed release's ranking, never judged
     self_matches_removed: int
     ranking: np.ndarray
     gallery_rows: np.ndarray
+
+    @property
+    def judged(self) -> SubsetJudgement:
+        return next(iter(self.judgements.values()))
 
     @property
     def scores(self) -> dict:
@@ -82,15 +88,17 @@ class SubsetScore:
         return self.judged.gallery_size if self.judged is not None else int(len(self.gallery_rows))
 
 
-def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, mode=DEFAULT_MODE,
+def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, modes=DEFAULT_MODE,
                   index=DEFAULT_INDEX, progress=None, timings: StageTimes | None = None, judge: bool = True) -> dict:
-    """``{subset: SubsetScore}``: every subset's queries searched against its gallery + the shared noise gallery.
+    """``{subset: SubsetScore}``: every subset's queries searched once against its gallery + the shared noise
+    gallery, and the ranking judged in each of ``modes`` (a ``Modes``, a mode's name, or several).
 
     ``matrix`` holds L2-normalised embeddings indexed by content id. ``progress`` (a tqdm bar) advances once
     for the noise search and once per subset; ``timings`` gets the seconds of searching and of scoring. ``judge=False``
     (a sealed release: no labels) ranks only; no annotation is read.
     """
     timings = timings or StageTimes()
+    modes = Modes.of(modes)
     kmax = max(DEFAULT_K)
     noise_rows = None if noise is None else noise.rows
     depths = {}
@@ -123,11 +131,11 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
                 ids = merge_noise(hits, noise_hits[name], len(g), depths[name])
                 all_rows = np.concatenate([g, noise.rows])
             ranking = remove_self_matches(ids, q, all_rows, kmax)
-        judged = None
+        judged = {}
         if judge:
             with timings.stage("score"):
                 columns = gallery_columns(task.gallery.annotations, noise_columns if name in noise_hits else None)
-                judged = judge_subset(ranking.ids, task.queries.annotations, columns, mode)
+                judged = {mode: judge_subset(ranking.ids, task.queries.annotations, columns, mode) for mode in modes}
         out[name] = SubsetScore(judged, ranking.self_matches_removed, ranking.ids, all_rows)
         if progress is not None:
             progress.update(1)

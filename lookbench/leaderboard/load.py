@@ -282,12 +282,17 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     snapshots = {} if snapshots is None else snapshots
     root = Path(root)
     # os.walk does not follow links to folders: a link to / in the store is not a walk of the whole disk.
-    found = sorted(Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json"))
+    # Every results.json first: a folder's other JSON is refused only beside a submission (or a results.json that
+    # could not be read), while an ``evaluate --output`` folder's results-<mode>.json are rows of their own.
+    found = sorted((Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json")),
+                   key=lambda p: (p.name != RESULT_NAME, p))
     holders = [p.parent for p in found if p.name == RESULT_NAME]
+    plain = set()  # folders whose results.json is a stored result, not a submission
     for path in found:
         shown = terminal_safe(str(path.relative_to(root)))[:200]
         if path.name != RESULT_NAME:
-            near = next((h for h in holders if path.is_relative_to(h) or h.is_relative_to(path.parent)), None)
+            near = next((h for h in holders if h not in plain and (path.is_relative_to(h) or h.is_relative_to(path.parent))),
+                        None)
             if near is not None:
                 skipped.append(f"{shown}: not shown: a JSON beside or above the submission "
                                f"{terminal_safe(str(near.relative_to(root)))[:120] or '.'} (a submission is one result)")
@@ -319,6 +324,8 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                                "to be scored")
             else:
                 entries.append(entry_from_result(raw, str(path), check(raw, path)))
+                if path.name == RESULT_NAME:
+                    plain.add(path.parent)
         except ValueError as err:  # a score that is no percentage in a result no check could fail
             skipped.append(f"{shown}: not a LookBench result ({terminal_safe(str(err))[:200]})")
     return entries, skipped

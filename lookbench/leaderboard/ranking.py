@@ -301,3 +301,19 @@ def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric:
                 origin += "; other rows: local results store"
             sections.append(table.section(title, origin, block, names, published_here, ranked=rank < len(BLOCKS) - 1))
     return Leaderboard(sections, skipped, metric, k)
+
+
+def published_best(result: dict, reference: str = DEFAULT_REFERENCE) -> str:
+    """What ``lookbench evaluate`` prints beside a leaderboard-mode result's overall Fine@1: the published table's
+    best row on the same data (same group, over the result's subsets), or that the table has none there."""
+    from lookbench.leaderboard.load import entry_from_result
+
+    entry = entry_from_result(result, "this run")
+    rows, _ = load_reference(reference)
+    names = list(entry.subsets)
+    scores = [(row.score("fine_recall", 1, over=names), row.model) for row in rows if row.group == entry.group]
+    scores = [(value, model) for value, model in scores if value is not None]
+    if not scores:
+        return f"no published row on this data ({reference} is on {rows[0].group.data}, {rows[0].group.mode} mode)"
+    value, model = max(scores)
+    return f"published best on this data ({reference}): {model} {value:.1f}"

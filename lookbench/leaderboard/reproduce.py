@@ -47,6 +47,11 @@ class Reproduction:
     rows: list[Row]
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def reproduced(self) -> bool:
+        """Whether any model ran: a reproduction of nothing must not read (or exit) as one."""
+        return any(r.local is not None for r in self.rows)
+
     def render(self) -> str:
         def cell(v, signed=False):
             return "-" if v is None else (f"{v:+.2f}" if signed else f"{v:.2f}")
@@ -59,7 +64,9 @@ class Reproduction:
         cells = [(r.name, r.published_name, cell(r.local), cell(r.published), cell(r.difference, True),
                   cell(r.difference_pm), span(r.local_ci), span(r.published_ci)) for r in self.rows]
         widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
-        lines = [f"Published leaderboard reproduced on {self.data}",
+        headline = (f"Published leaderboard reproduced on {self.data}" if self.reproduced else
+                    f"Nothing reproduced on {self.data}: no model ran (each one's reason below)")
+        lines = [headline,
                  "  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
         lines += ["  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(c, widths))) for c in cells]
         skipped = [r for r in self.rows if r.reason]

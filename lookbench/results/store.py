@@ -46,7 +46,8 @@ RESULT_FORMAT = 2
 class Settings:
     """An evaluation's settings, declared once: the store identity, the result's file name and its provenance are
     derived from them. ``subsets`` are the evaluated ones, sorted; ``chosen_subsets``: the user named them (then
-    they are part of the file name). ``cutoff`` is kept as given, and compared in UTC. ``queries``: what a query is,
+    they are part of the file name). ``cutoff`` (a ``lookbench.filtering.Cutoff`` or its text) is kept as given, and
+    compared in UTC. ``queries``: what a query is,
     ``image`` or ``text-<form>`` (its words, ``--queries text --text-form``)."""
 
     mode: str = DEFAULT_MODE
@@ -60,9 +61,12 @@ class Settings:
     cutoff_utc: str | None = field(init=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "cutoff", None if self.cutoff is None else str(self.cutoff))
+        from lookbench.filtering import Cutoff
+
+        cutoff = None if self.cutoff is None else Cutoff.of(self.cutoff)  # a run's Cutoff is not parsed again
+        object.__setattr__(self, "cutoff", None if cutoff is None else str(cutoff))
         object.__setattr__(self, "subsets", tuple(sorted(self.subsets)))
-        object.__setattr__(self, "cutoff_utc", normalise_cutoff(self.cutoff))
+        object.__setattr__(self, "cutoff_utc", None if cutoff is None else cutoff.utc)
 
     def provenance(self) -> dict:
         """The provenance keys of these settings (``of`` reads them back)."""
@@ -114,10 +118,9 @@ class Identity:
 
 def normalise_cutoff(cutoff) -> str | None:
     """The one spelling of a cutoff: a release name as it is, a date as UTC ISO 8601."""
-    from lookbench.filtering import parse_cutoff
+    from lookbench.filtering import Cutoff
 
-    parsed = None if cutoff is None else parse_cutoff(cutoff)
-    return parsed if parsed is None or isinstance(parsed, str) else parsed.isoformat()
+    return None if cutoff is None else Cutoff.of(cutoff).utc
 
 
 def result_path(root, *, model: str, revision: str | None, fingerprint: str | None, releases, data_revision,
@@ -207,6 +210,14 @@ def write_result(path: Path, text: str, write_rankings=None) -> Path:
             finally:
                 shutil.rmtree(staged, ignore_errors=True)
         return write_atomic(path, text)
+
+
+def remove_result(path: Path) -> None:
+    """A result JSON and its saved rankings removed, under the result's lock (a writer of it is waited for)."""
+    path = Path(path)
+    with folder_lock(path, wait=True):
+        shutil.rmtree(predictions_folder(path), ignore_errors=True)
+        path.unlink(missing_ok=True)
 
 
 def write_atomic(path: Path, text: str) -> Path:

@@ -30,7 +30,8 @@ from lookbench.errors import EvaluationError, clip
 from lookbench.files import read_regular
 from lookbench.paths import looks_like_hub_id
 from lookbench.results.store import MAX_RESULT_BYTES, Settings, parse_json, predictions_folder
-from lookbench.settings import EMBEDDED_MINI
+from lookbench.engine.results import mode_file
+from lookbench.settings import EMBEDDED_MINI, MODES
 from lookbench.submissions.ranking import (
     MAX_RANKING_BYTES,
     MAX_RANKING_ROWS,
@@ -42,6 +43,8 @@ from lookbench.submissions.ranking import (
 
 TOLERANCE = 1e-6  # percent points: a recomputed score is the engine's own arithmetic, so an honest one is exact
 RESULT_NAME = "results.json"
+# The other modes' results of one ``evaluate --output`` run (``lookbench.engine.results.mode_file``).
+_OTHER_MODES = frozenset(mode_file(mode) for mode in MODES)
 MAX_FOLDERS = 10_000  # folders walked looking for the one submission below PATH
 MAX_FILES = 64  # files in one submission folder (a result, four rankings, a card)
 MAX_OTHER_BYTES = 1024 * 1024  # any other file of a submission but a ranking (its README)
@@ -119,7 +122,9 @@ def locate(path) -> tuple[Path, str]:
 
 def submission_files(folder: Path, name: str = RESULT_NAME) -> list[str]:
     """Every file of the submission in ``folder`` (relative, sorted). A second JSON, a link or anything but a regular
-    file is refused by name: a submission holds exactly one result, and nothing in it is left unhashed."""
+    file is refused by name: a submission holds exactly one result, and nothing in it is left unhashed. Beside a
+    ``results.json``, the other modes' results ``evaluate --output`` writes with it (``results-<mode>.json``) are
+    hashed like any file and never read as the result (nor shown: ``load_store`` skips a JSON beside a submission)."""
     files = []
     for root, folders, names in _walk(folder):
         for entry in [*folders, *names]:
@@ -130,7 +135,7 @@ def submission_files(folder: Path, name: str = RESULT_NAME) -> list[str]:
             if entry in names:
                 if not full.is_file():
                     raise ValueError(f"{shorten(relative)} is not a regular file")
-                if relative.endswith(".json") and relative != name:
+                if relative.endswith(".json") and relative != name and not (name == RESULT_NAME and relative in _OTHER_MODES):
                     raise ValueError(f"{shorten(relative)} is a second JSON beside {name}: a submission holds exactly "
                                      "one result")
                 files.append(relative)

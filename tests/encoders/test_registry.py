@@ -284,6 +284,16 @@ def test_reproduce_on_data_it_cannot_read_fails_once_in_one_line(capsys, hub, tm
     assert "nobody/no-such-data: no such folder, and not a reachable Hub dataset id" in captured.err
 
 
+def test_reproduce_that_ran_nothing_says_so_and_exits_2(capsys, hub, tmp_path):
+    # neither model can run here (not cached, no Hub; unavailable): nothing was reproduced, and the exit says so
+    assert main(["reproduce", "--data", str(tmp_path / "look-bench"), "--models", "clip-l14", "pp-shituv2", "--quiet",
+                 "--results", str(tmp_path / "store")]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith(f"Nothing reproduced on {tmp_path / 'look-bench'}: no model ran")
+    assert "Published leaderboard reproduced" not in out
+    assert "CLIP-L/14 (clip-l14): not in the cache and no Hub reachable" in out and "PP-ShiTuV2 (pp-shituv2): unavailable" in out
+
+
 def test_a_local_run_of_a_published_model_stands_beside_its_published_row(tmp_path):
     from lookbench.leaderboard.ranking import leaderboard
 

@@ -62,7 +62,7 @@ def test_two_accelerate_processes_match_one(data, tmp_path, accelerate_two_cpu_p
            "--cache-dir", str(tmp_path / "c2"), "--output", str(tmp_path / "out"), "--results", str(tmp_path / "store"), "--quiet"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.count("overall") == 1  # only the main process prints
+    assert sum(line.startswith("overall ") for line in proc.stdout.splitlines()) == 1  # only the main process prints
     multi = json.loads((tmp_path / "out" / "results.json").read_text())
     assert multi["provenance"]["processes"] == 2
     # 5 batches of up to 4 images dealt round-robin: batches 0, 2, 4 (4 + 4 + 3 images) to rank 0, 1 and 3 to rank 1

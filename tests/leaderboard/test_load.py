@@ -92,7 +92,7 @@ def test_a_stored_result_whose_outcomes_do_not_give_its_scores_is_shown_not_veri
 
     store = _store_with_one_good_result(tmp_path)
     evaluated = lookbench.evaluate("raw-pixels", data=write_folder(tmp_path / "lookbench"), results_dir=store,
-                                   cache_dir=tmp_path / "cache", quiet=True)
+                                   cache_dir=tmp_path / "cache", quiet=True, mode="strict")
     honest = json.loads(evaluated.stored.read_text())
     boosted = json.loads(json.dumps(honest))
     boosted["provenance"]["model"]["name"] = "boosted"

@@ -49,10 +49,16 @@ def test_layout_and_an_identical_evaluation_is_not_recomputed(data, tmp_path):
     forced = CountingEncoder()
     assert not run(forced, data, tmp_path, overwrite=True).reused and forced.images == 19
 
+    # The default run judged and stored both modes: a leaderboard-mode run is answered from the store.
+    assert result.modes["leaderboard"].stored == result.stored.with_name("leaderboard.json")
+    board = CountingEncoder()
+    assert run(board, data, tmp_path, mode="leaderboard").reused and board.images == 0
+
     # Any setting that changes the scores is another file, and is evaluated.
-    for kwargs, name in ((dict(mode="leaderboard"), "leaderboard.json"), (dict(cutoff="2025-01-02"), "strict-after-2025-01-02.json"),
-                         (dict(distractors=False), "strict-no-distractors.json"), (dict(index="hnsw"), "strict-hnsw.json"),
-                         (dict(subsets=["real_studio_flat"]), "strict-RealStudioFlat.json")):
+    for kwargs, name in ((dict(cutoff="2025-01-02", mode="strict"), "strict-after-2025-01-02.json"),
+                         (dict(distractors=False, mode="strict"), "strict-no-distractors.json"),
+                         (dict(index="hnsw", mode="strict"), "strict-hnsw.json"),
+                         (dict(subsets=["real_studio_flat"], mode="strict"), "strict-RealStudioFlat.json")):
         other = CountingEncoder()
         assert run(other, data, tmp_path, **kwargs).stored.name == name and other.images > 0, kwargs
     assert sorted(p.name for p in result.stored.parent.glob("*.json")) == sorted(
@@ -68,11 +74,12 @@ def test_the_cli_saves_reuses_and_overwrites(data, tmp_path, capsys, own_results
     assert f"saved in the results store: {saved}" in out
     assert saved.relative_to(own_results_store).parts[:2] == ("raw-pixels", "v1")
     assert main(args) == 0
-    assert f"stored result of an identical evaluation: {saved} (not recomputed" in capsys.readouterr().out
+    board = saved.with_name("leaderboard.json")  # both modes, from one run
+    assert f"stored results of an identical evaluation: {saved}, {board} (not recomputed" in capsys.readouterr().out
     assert main(args + ["--overwrite"]) == 0
     assert "saved in the results store" in capsys.readouterr().out
     assert main(args + ["--no-save"]) == 0
-    assert "results store" not in capsys.readouterr().out and len(list(own_results_store.rglob("*.json"))) == 1
+    assert "results store" not in capsys.readouterr().out and len(list(own_results_store.rglob("*.json"))) == 2
     assert main(args + ["--no-save", "--results", str(tmp_path / "elsewhere")]) == 2
     assert "--results names a store to save in and --no-save" in capsys.readouterr().err
     assert not (tmp_path / "elsewhere").exists()
@@ -266,7 +273,8 @@ def test_damaged_saved_rankings_are_never_reused_and_output_is_whole(data, tmp_p
     result = run(third, data, tmp_path / "s", output_dir=out)
     assert not result.reused and third.images == 19
     assert json.loads((out / "results.json").read_text())["provenance"]["saved_predictions"] == []
-    assert sorted(p.name for p in out.iterdir()) == ["fine_vs_coarse_r1.png", "per_category_fine_r1.png", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["fine_vs_coarse_r1.png", "per_category_fine_r1.png",
+                                                     "results-leaderboard.json", "results.json"]
 
 
 def test_a_deeply_nested_stored_result_is_replaced(data, tmp_path):
@@ -350,13 +358,13 @@ def test_two_writers_of_one_result_take_turns(tmp_path):
 
 def test_what_a_killed_write_left_beside_a_result_is_removed_by_the_next(data, tmp_path):
     """Issue 37: a run killed while writing left its temporary file and rankings folder beside the result."""
-    first = run(CountingEncoder(), data, tmp_path, save_predictions=True)
+    first = run(CountingEncoder(), data, tmp_path, save_predictions=True, mode="strict")
     rankings = store.predictions_folder(first.stored)
     (first.stored.with_name(f".{first.stored.name}.tmp-abc123")).write_text('{"half": ')
     (rankings.with_name(f".{rankings.name}.writing-abc123")).mkdir()
     (rankings.with_name(f".{rankings.name}.writing-abc123") / "RealStudioFlat.parquet").write_bytes(b"half")
     first.stored.write_text("{broken")  # so the next run writes the result again
-    run(CountingEncoder(), data, tmp_path, save_predictions=True)
+    run(CountingEncoder(), data, tmp_path, save_predictions=True, mode="strict")
     assert sorted(p.name for p in first.stored.parent.iterdir()) == [first.stored.name, rankings.name]
 
 
