@@ -152,7 +152,9 @@ def with_labels(source: DataSource, labels=None) -> DataSource:
     folder = resolve_data(labels).path if not Path(os.fspath(labels)).is_dir() else Path(os.fspath(labels))
     try:
         found = Labels.read(Path(folder), state.releases)
-        stamp = hashlib.sha256(f"{source.revision}+{found.revision}".encode()).hexdigest()[:32]
+        from lookbench._version import __version__
+
+        stamp = hashlib.sha256(f"{source.revision}+{found.revision}+{__version__}".encode()).hexdigest()[:32]
         out = converted_data_dir(f"joined-{stamp}")
         if not (out / "README.md").is_file():
             from lookbench.dataset_builder.export import staging_folder

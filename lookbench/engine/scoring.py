@@ -72,8 +72,8 @@ class SubsetScore:
     gallery_rows: np.ndarray
 
     @property
-    def judged(self) -> SubsetJudgement:
-        return next(iter(self.judgements.values()))
+    def judged(self) -> SubsetJudgement | None:
+        return next(iter(self.judgements.values()), None)  # None: a sealed release's ranking
 
     @property
     def scores(self) -> dict:
