@@ -20,6 +20,7 @@ from lookbench.commands import (
     models,
     push,
     reproduce,
+    seal,
     stage,
     submit,
     verify,
@@ -42,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
     push.register(sub)
     submit.register(sub)
     verify.register(sub)
+    seal.register(sub)
     return root
 
 

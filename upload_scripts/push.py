@@ -33,7 +33,7 @@ def plan_lines(hub: Path, staging: Staging, private: bool, revision: str | None)
     lines = []
     for repo, files in staging.sent(hub).items():
         size = sum(p.stat().st_size for p in files)
-        extra = f", sdk {repo.space_sdk}" if repo.space_sdk else ""
+        extra = (f", sdk {repo.space_sdk}" if repo.space_sdk else "") + (", private (sealed labels)" if repo.private else "")
         lines.append(f"{repo.repo_type:<8} {repo.repo_id:<32} {len(files):>3} files {size / 1e6:8.1f} MB  from {hub / repo.folder}{extra}")
         if repo.release_tag:
             lines.append(f"{'':<8} releases {', '.join(repo.releases)} (data revision {repo.data_revision}); "
@@ -51,6 +51,7 @@ def _tag_plan(repo: StagedRepo, revision: str | None) -> str:
 def _upload(api, hub: Path, staging: Staging, repo: StagedRepo, private: bool, revision: str | None) -> str:
     from lookbench._version import __version__
 
+    private = private or repo.private
     api.create_repo(repo.repo_id, repo_type=repo.repo_type, space_sdk=repo.space_sdk, private=private, exist_ok=True)
     if revision:
         api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)

@@ -34,6 +34,11 @@ def register(sub) -> None:
     build.add_argument("--taxonomy", type=Path, help="JSON taxonomy (category -> attribute -> values) to validate against")
     build.add_argument("--skip-invalid", action="store_true", help="leave invalid rows out and report them instead of stopping")
     build.add_argument("--train-out", type=Path, help="also write the training set (train split) to this dataset folder")
+    build.add_argument("--seal", action="store_true", help="withhold every label of the build: --out holds the public "
+                                                           "part, the labels go to --labels-out (docs/publishing.md)")
+    from lookbench.commands.seal import add_seal_flags
+
+    add_seal_flags(build)
     _output_flags(build)
     build.set_defaults(run=run_build)
 
@@ -46,8 +51,15 @@ def register(sub) -> None:
 def run_build(args) -> int:
     from lookbench.dataset_builder import SourceError, append_release, build_release
 
+    if not args.seal and (args.until or args.labels_out):
+        raise SourceError("--until and --labels-out describe a sealed build: give them with --seal")
+    if args.seal:
+        from lookbench.dataset_builder.seal import check_until
+
+        check_until(args.until)
     if args.append is not None:
-        given = [flag for flag, value in (("--input", args.input), ("--train-out", args.train_out)) if value is not None]
+        given = [flag for flag, value in (("--input", args.input), ("--train-out", args.train_out),
+                                          ("--seal", args.seal or None)) if value is not None]
         if given:
             raise SourceError(f"--append RAW is the raw release to add; it takes no {' or '.join(given)}")
     with quiet_libraries(args.verbose):
@@ -60,7 +72,15 @@ def run_build(args) -> int:
                 noise_scale=args.noise_scale, seed=args.seed, skip_invalid=args.skip_invalid, taxonomy=args.taxonomy,
                 subsets=args.subsets, train_out=args.train_out, notes=args.notes, progress=not args.quiet,
             )
+        if args.seal:
+            from lookbench.commands.seal import sealed_lines
+            from lookbench.dataset_builder.seal import seal
+
+            labels = args.labels_out or args.out.with_name(f"{args.out.name}-labels")
+            sealed = seal(args.out, None, args.until, labels)
     print("\n".join(summary.lines()))
+    if args.seal:
+        print("\n".join(sealed_lines(sealed, args.out, labels)))
     return 0
 
 

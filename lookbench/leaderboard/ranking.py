@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.leaderboard import figures
-from lookbench.leaderboard.load import FAILED, PUBLISHED, VERIFIED, Entry, Group, load_reference, load_store
+from lookbench.leaderboard.load import FAILED, PLACED, PUBLISHED, Entry, Group, load_reference, load_store
 from lookbench.leaderboard.render import CUTOFF_COLUMN, Section, render_sections
 from lookbench.schema import TEST_SUBSETS, resolve_subset
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
@@ -177,7 +177,7 @@ BLOCKS = ("", " — not checked (ranked among themselves, below the verified and
 def standing(entry: Entry) -> int:
     """0: verified or published; 1: not checked; 2: a check failed. Rows are ranked only within their standing, so
     an unverified row is never ranked above a verified one."""
-    if entry.verified in (VERIFIED, PUBLISHED):
+    if entry.verified in (*PLACED, PUBLISHED):
         return 0
     return 2 if entry.verified.startswith(FAILED) else 1
 

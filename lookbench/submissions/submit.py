@@ -28,9 +28,10 @@ from lookbench.results.outcomes import check_result
 from lookbench.results.store import Settings, predictions_folder, read_json, result_path
 from lookbench.submissions import DEFAULT_REPO
 from lookbench.submissions.ranking import MAX_RANKING_BYTES, parse_ranking
-from lookbench.submissions.verify import RESULT_NAME
+from lookbench.submissions.verify import RESULT_NAME, SEALED, is_sealed
 
 ROOT = "submissions"  # the results repo's folder of submissions
+_COUNTS = {"num_queries", "gallery_size", "self_matches_removed"}  # all a sealed run's blocks hold
 MARK = "lookbench-submission"  # "[<MARK> <id>]" in a pull request's title names the submission it adds
 
 
@@ -61,7 +62,12 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict):
         raise ValueError(f"{path} is not a LookBench result: it has no provenance")
-    check_result(data, str(path))  # the claimed scores are those its own outcomes give
+    sealed = is_sealed(data)
+    if not sealed:
+        check_result(data, str(path))  # the claimed scores are those its own outcomes give
+    elif any(isinstance(block, dict) and set(block) - _COUNTS for name, block in data.items() if name != "provenance"):
+        raise ValueError(f"{path} is a run on a sealed release, yet it claims scores: a sealed submission sends "
+                         "rankings only, and the leaderboard scores them")
     provenance = data["provenance"]
     rankings = _rankings(path, data, provenance.get("saved_predictions"))
     model, revision = _model(provenance.get("model"), model_id)
@@ -88,7 +94,7 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     for name, content in sorted(files.items()):
         digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
     sid = digest.hexdigest()
-    files[f"{folder}/README.md"] = _readme(data, model, revision, sid).encode()
+    files[f"{folder}/README.md"] = _readme(data, model, revision, sid, sealed).encode()
     title = f"{model}@{revision[:12]}: {Path(folder).name} on {data_name} [{MARK} {sid[:16]}]"
     return Submission(folder, files, sid, title)
 
@@ -158,6 +164,8 @@ def _verified(files: dict[str, bytes], folder: str) -> dict:
             file.parent.mkdir(parents=True, exist_ok=True)
             file.write_bytes(content)
         check = verify_submission(tmp)
+    if check.sealed and check.reasons == [SEALED]:  # well formed; the leaderboard scores it against the labels
+        return check.placement
     if not check.verified:
         more = f" (and {len(check.reasons) - 1} more: lookbench verify names them)" if len(check.reasons) > 1 else ""
         raise ValueError(f"the result does not verify against {check.data}: {check.reasons[0]}{more}")
@@ -174,7 +182,7 @@ def _headline(overall) -> str:
     return f"{terminal.score(score, (lo, hi))} (95% interval, {overall.get('num_queries')} queries)"
 
 
-def _readme(data: dict, model: str, revision: str, sid: str) -> str:
+def _readme(data: dict, model: str, revision: str, sid: str, sealed: bool = False) -> str:
     """The submission's README.md, also its pull request's description."""
     p = data["provenance"]
     dataset = p.get("dataset") or {}
@@ -187,7 +195,8 @@ def _readme(data: dict, model: str, revision: str, sid: str) -> str:
             ("data", f"{dataset.get('name')}: releases {', '.join(map(str, dataset.get('releases') or []))}, "
                      f"data revision `{dataset.get('revision')}`"),
             ("settings", ", ".join(settings)),
-            ("overall Fine Recall@1", _headline(data["overall"])),
+            ("overall Fine Recall@1", "sealed release: scored by the leaderboard against its withheld labels" if sealed
+             else _headline(data["overall"])),
             ("lookbench", f"{p.get('lookbench_version')}, evaluated {p.get('evaluated_at')}"),
             ("submission id", f"`{sid}`")]
     return "\n".join([f"# LookBench submission: {model} at {revision}", "", "| | |", "|---|---|",

@@ -20,14 +20,15 @@ from pathlib import Path
 
 import gradio as gr
 
-from lookbench.leaderboard.load import NOT_CHECKED, PENDING, VERIFIED, Verdict, load_store
+from lookbench.leaderboard.load import FAILED, NOT_CHECKED, PENDING, SCORED_SEALED, VERIFIED, Verdict, load_store
 from lookbench.leaderboard.ranking import Leaderboard, leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE, markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_entry, registered
-from lookbench.space.board.judging import Judge, allowed_data
+from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins
 from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch
+from lookbench.submissions.verify import UNSEALED, is_sealed
 
 CONCURRENCY = 2
 OVERALL = "overall"
@@ -82,6 +83,24 @@ class Loaded:
     ranked: dict = field(default_factory=dict)  # controls -> Leaderboard, filled as renders ask (Board.board)
 
 
+def scored_while_sealed(verdict: Verdict) -> bool:
+    """A verdict scored against the withheld labels, not yet re-checked against the labels published at unsealing."""
+    return verdict.text == SCORED_SEALED and (verdict.placement or {}).get("labels") != UNSEALED
+
+
+def recheck(earlier: Verdict, now: Verdict) -> Verdict:
+    """``earlier`` (scored while sealed) against ``now``: once the release is unsealed, the scores it published must
+    be those the public labels give; a difference is the row's verdict, never hidden. Still sealed, or not judged
+    now: ``earlier`` stands."""
+    if now.text != SCORED_SEALED or (now.placement or {}).get("labels") != UNSEALED:
+        return earlier
+    if now.scores == earlier.scores:
+        return now
+    then, later = (v.scores["overall"]["fine_recall"]["@1"] for v in (earlier, now))
+    return Verdict(f"{FAILED}scored (sealed) overall fine_recall@1 {then:.6f} while sealed; its unsealed labels give "
+                   f"{later:.6f}", earlier.key)
+
+
 class Board:
     """The Space over one results repo; its handlers are plain methods (the tests call them too). ``judge``
     (``(folder, key) -> Verdict``, default ``Judge`` with the environment's budgets and the card's data) runs in one
@@ -91,12 +110,16 @@ class Board:
                  verdicts: Verdicts | None = None, judge=None, allowed=None):
         self.repo_id, self.folder, self.reference = repo_id, folder, reference
         self.verdicts = verdicts if verdicts is not None else Verdicts()
-        self.judge = judge or Judge.from_environment(allowed_data(CARD) if allowed is None else allowed)
+        allowed = allowed_data(CARD) if allowed is None else allowed
+        self.judge = judge or Judge.from_environment(allowed)
+        # Sealed submissions are scored only with a token to read the pinned labels; without one they stay pending.
+        self.sealed_unreadable = bool(labels_pins(allowed)) and not can_read_labels()
         self.state = State(Copy(None, "the results repo", "not read yet"))
         self._refreshing, self._loading, self._lock = threading.Lock(), threading.Lock(), threading.Lock()
         self._changes = 0  # verdicts that arrived: a new one re-reads the copy at the next request
         self._transient: dict[str, Verdict] = {}  # this refresh's verdicts that are not kept (tried again next time)
         self._queued: set[str] = set()  # keys waiting for the judge or being judged
+        self._rechecked: set[str] = set()  # scored (sealed) verdicts judged again since this start
         self._queue: queue.Queue = queue.Queue()
         self._worker: threading.Thread | None = None
         self._loaded = Loaded((-1, -1))
@@ -167,21 +190,32 @@ class Board:
         with self._lock:
             known = self.verdicts.get(key) or self._transient.get(key)
             if known is not None:
+                if scored_while_sealed(known) and key not in self._rechecked:  # judged again once per start: unsealed since?
+                    self._rechecked.add(key)
+                    self._enqueue(folder, key)
                 return known
-            if key not in self._queued:
-                self._queued.add(key)
-                self._queue.put((folder, key))
-                if self._worker is None:
-                    self._worker = threading.Thread(target=self._judging, name="board-judge", daemon=True)
-                    self._worker.start()
+            if self.sealed_unreadable and is_sealed(self._snapshots.get(folder, (None, {}))[1]):
+                return Verdict(PENDING, key)  # never queued: no token to read its labels (the status line says so)
+            self._enqueue(folder, key)
         return Verdict(PENDING, key)
+
+    def _enqueue(self, folder: Path, key: str) -> None:
+        """Queue a submission for the judge (once), starting the worker; the caller holds the lock."""
+        if key not in self._queued:
+            self._queued.add(key)
+            self._queue.put((folder, key))
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._judging, name="board-judge", daemon=True)
+                self._worker.start()
 
     def _judging(self) -> None:
         """The one worker: judge each queued submission, keep its verdict, and let the next request read it."""
         while True:
             folder, key = self._queue.get()
             try:
-                verdict = self.verdicts.get(key) or self.judge(folder, key)
+                earlier = self.verdicts.get(key)
+                verdict = (recheck(earlier, self.judge(folder, key)) if earlier is not None and scored_while_sealed(earlier)
+                           else earlier or self.judge(folder, key))
                 if verdict.key != key:
                     verdict = Verdict(f"{NOT_CHECKED}: its files changed while it was judged", key)
             except Exception as err:  # a failure of the board itself: said on the row, tried again next refresh
@@ -241,14 +275,16 @@ class Board:
         state, loaded = self.state, self.loaded()
         if state.copy.folder is None:
             return f"⚠️ {markdown_safe(state.copy.problem)}: showing the published rows only."
-        counts = {status: 0 for status in (VERIFIED, "no", NOT_CHECKED, PENDING)}
+        counts = {status: 0 for status in (VERIFIED, SCORED_SEALED, "no", NOT_CHECKED, PENDING)}
         for s in loaded.submissions:
             counts[s.verdict.status] += 1
         told = [f"{n} {status}" for status, n in counts.items() if n and status != PENDING]
         if counts[PENDING]:
             told.append(f"{counts[PENDING]} pending (judged in the background, one at a time; Refresh shows the verdicts)")
+        unreadable = (" No read token (HF_TOKEN, a Space secret) for the sealed labels: sealed submissions stay pending."
+                      if self.sealed_unreadable else "")
         return (f"Results from {markdown_safe(state.copy.source)}: {len(loaded.submissions)} submission(s)"
-                + (f" — verified: {', '.join(told)}." if told else "."))
+                + (f" — verified: {', '.join(told)}." if told else ".") + unreadable)
 
     def facts(self, model: str) -> Facts | None:
         """A row's facts: a submission's (by its row label), else the registry's (a published or registered model)."""
