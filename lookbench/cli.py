@@ -20,6 +20,7 @@ from lookbench.commands import (
     models,
     push,
     reproduce,
+    reproduce_submission,
     stage,
     submit,
     verify,
@@ -42,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
     push.register(sub)
     submit.register(sub)
     verify.register(sub)
+    reproduce_submission.register(sub)
     return root
 
 

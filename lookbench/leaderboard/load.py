@@ -21,11 +21,17 @@ from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
 # Names of the published benchmark.json for the metrics of ``METRICS``.
 _PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
-# What an entry's ``verified`` says: re-judged from its rankings, every claimed score agreed and every field that
-# places it was recomputed from the data; a stored result that was not re-judged (its per-query outcomes, where kept,
-# give its scores); a submission not judged yet; the paper's figures, taken as published. A failed check is
-# "no: <reason>" (``FAILED`` + the reason).
-VERIFIED, NOT_CHECKED, PENDING, PUBLISHED, FAILED = "yes", "not checked", "pending", "published", "no: "
+# What an entry's ``verified`` says, strongest first (docs/submitting.md, "What each trust level proves"): its model
+# was re-run at the pinned commit and the rankings agree (a record bound to the submission's key, recomputed from
+# both rankings: ``lookbench.submissions.reproduction``); scored by the leaderboard while the release's labels were
+# held back; re-judged from its rankings, every claimed score agreed and every field that places it was recomputed
+# from the data (the numbers follow from the rankings — arithmetic, not a model); a submission not judged yet; a
+# stored result that was not re-judged (its per-query outcomes, where kept, give its scores); the paper's figures,
+# taken as published. A failed check is "no: <reason>" (``FAILED`` + the reason).
+VERIFIED, NOT_CHECKED, PENDING, PUBLISHED, FAILED = "consistent", "not checked", "pending", "published", "no: "
+SCORED_SEALED = "scored (sealed)"
+REPRODUCED = "reproduced"
+TRUSTED = (REPRODUCED, SCORED_SEALED)  # what the trusted-only filter keeps: more than arithmetic on public labels
 MAX_VERDICT_BYTES = 4096  # a stored verdict, whatever the submission held
 _REASON_CHARS = 300  # of a verdict's text
 
@@ -42,7 +48,7 @@ class Verdict:
 
     @property
     def status(self) -> str:
-        """yes, no, pending or not checked."""
+        """consistent, no, pending or not checked."""
         return (VERIFIED if self.text == VERIFIED else "no" if self.text.startswith(FAILED)
                 else PENDING if self.text == PENDING else NOT_CHECKED)
 
@@ -101,7 +107,7 @@ class Entry:
     subsets: dict
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
-    verified: str = NOT_CHECKED  # VERIFIED, NOT_CHECKED, PUBLISHED or FAILED + the reason
+    verified: str = NOT_CHECKED  # REPRODUCED, SCORED_SEALED, VERIFIED, PENDING, NOT_CHECKED, PUBLISHED or FAILED + …
 
     def queries(self, names) -> int:
         """The number of queries behind its scores on the subsets ``names``."""
@@ -261,7 +267,10 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     A folder holding ``results.json`` whose provenance names a submitted model is a submission: exactly one result,
     judged by ``verify`` (``(folder, key) -> Verdict``; default ``judge_submission``) for the bytes its key names, and
     placed by the verdict's placement. Any other JSON inside or above a submission is never a row. Other results (a
-    store's) are checked against their own per-query outcomes and never say "yes". Each file is read as
+    store's) are checked against their own per-query outcomes and never say "consistent". A consistent submission
+    with a reproduction record bound to its key that agrees, recomputed from both rankings, is ``REPRODUCED``
+    (``reproduction.reproduced``; records live in ``reproductions/`` beside ``submissions/``, never rows). Each file is
+    read as
     ``lookbench.results.store.read_json`` reads one (inside the folder, regular, size-capped, non-blocking,
     depth-checked), so no single file can stop, hang or corrupt the table. ``snapshots`` (folder -> (key, result)),
     kept by a caller between calls, spares reading and hashing a submission again: its rows still show exactly the
@@ -270,11 +279,19 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     from lookbench.results.store import parse_json, read_json
     from lookbench.submissions.verify import RESULT_NAME, snapshot
 
+    from lookbench.submissions.reproduction import ROOT as RECORDS, reproduced
+    from lookbench.submissions.submit import ROOT as SUBMISSIONS
+
     entries, skipped = [], []
     snapshots = {} if snapshots is None else snapshots
     root = Path(root)
+    repo = root.parent if root.name == SUBMISSIONS else root  # the results repo: reproductions/ beside submissions/
     # os.walk does not follow links to folders: a link to / in the store is not a walk of the whole disk.
-    found = sorted(Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json"))
+    found = []
+    for top, folders, names in os.walk(root):
+        folders[:] = [f for f in folders if Path(top, f) != repo / RECORDS]  # records are read with their submission
+        found += [Path(top) / name for name in names if name.endswith(".json")]
+    found.sort()
     holders = [p.parent for p in found if p.name == RESULT_NAME]
     for path in found:
         shown = terminal_safe(str(path.relative_to(root)))[:200]
@@ -301,7 +318,9 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                 unbound = _unbound(raw, path.parent.relative_to(root))
                 if unbound and judged.status == VERIFIED:
                     judged = Verdict(FAILED + unbound, key)
-                entry = (entry_from_result(raw, str(path), judged.text, judged.placement)
+                trust = (REPRODUCED if judged.text == VERIFIED and path.parent.is_relative_to(repo)
+                         and reproduced(repo, path.parent, key) else judged.text)
+                entry = (entry_from_result(raw, str(path), trust, judged.placement)
                          if judged.status == VERIFIED else _unplaced(raw, path, root, judged.text))
                 entry.extra["key"] = key  # what its outcomes are, for the ranking's memo
                 entries.append(entry)
