@@ -222,3 +222,25 @@ def test_a_job_the_hub_refuses_is_one_line_naming_the_flavor(tmp_path):
     assert proc.returncode == 2 and last.startswith("lookbench reproduce-submission: error: cannot start the job "
                                                      "(h100): the token may not write there (403)"), proc.stderr
     assert "Traceback" not in proc.stderr and hub.jobs == []
+
+
+def test_the_board_shows_the_reproduced_and_the_consistent_row_truthfully(repo, tmp_path):
+    """The leaderboard Space over the repo, each submission judged in its child process as the Hub runs it: the honest
+    row reproduced, the oracle's consistent, in the rows, the submissions table, the status line and the filter."""
+    from lookbench.space.board.app import Board
+    from lookbench.space.board.repo import Verdicts
+    from tests.helpers.board import judged
+
+    board = Board(folder=repo[0], verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=frozenset())
+    board.refresh()
+    status = judged(board)
+    assert status.endswith("2 submission(s) — verified: 1 reproduced, 1 consistent.")
+    answer = board.api_board("fine", 1, "overall")
+    rows = {r["model"].split("@")[0]: r for s in answer["sections"] for r in s["rows"]}
+    assert rows["facebook/dinov2-large"]["verified"] == "reproduced" and rows["facebook/dinov2-large"]["rank"]
+    assert rows[ORACLE_MODEL]["verified"] == "consistent"
+    assert sorted((s["model"].split("@")[0], s["verified"]) for s in answer["submissions"]) == [
+        ("facebook/dinov2-large", "reproduced"), (ORACLE_MODEL, "consistent")]
+    trusted = board.api_board("fine", 1, "overall", trusted=True)
+    assert [(r["model"].split("@")[0], r["verified"], r["rank"]) for s in trusted["sections"] for r in s["rows"]] == [
+        ("facebook/dinov2-large", "reproduced", rows["facebook/dinov2-large"]["rank"])]
