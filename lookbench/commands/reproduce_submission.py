@@ -8,8 +8,8 @@ from pathlib import Path
 
 
 def register(sub) -> None:
+    from lookbench.commands.submit import pull_request_options
     from lookbench.settings import PRECISIONS
-    from lookbench.submissions import DEFAULT_REPO
 
     rp = sub.add_parser("reproduce-submission",
                         help="re-run a submission's model at its pinned commit and compare its rankings with the "
@@ -19,10 +19,7 @@ def register(sub) -> None:
     rp.add_argument("--device", help="where the model runs (cpu, cuda, cuda:1, mps; default: the engine's choice)")
     rp.add_argument("--precision", choices=PRECISIONS, help="default: the submission's own")
     rp.add_argument("--trust-remote-code", action="store_true", help="let the submitted model run its own code")
-    rp.add_argument("--repo", default=DEFAULT_REPO, help=f"the results repo the record goes to (default: {DEFAULT_REPO})")
-    rp.add_argument("--dry-run", action="store_true", help="send nothing; write the record's files into --out")
-    rp.add_argument("--out", type=Path, metavar="DIR", help="with --dry-run: the folder the files are written to, at "
-                                                            "their paths in the repo")
+    pull_request_options(rp)
     rp.add_argument("--job", metavar="FLAVOR", help="run this command as a Hugging Face Job on that hardware (e.g. "
                                                     "a10g-small) instead of here; the job opens the record's pull request")
     rp.set_defaults(run=run)
@@ -31,13 +28,12 @@ def register(sub) -> None:
 def run(args) -> int:
     import tempfile
 
+    from lookbench.commands.submit import checked_repo
     from lookbench.progress import quiet_libraries
     from lookbench.submissions import reproduction
-    from lookbench.submissions.submit import check_repo, open_pull_request, write
+    from lookbench.submissions.submit import open_pull_request, write
 
-    if args.dry_run != (args.out is not None):
-        raise ValueError("--dry-run and --out DIR go together: the dry run writes the record's files into DIR")
-    repo = check_repo(args.repo)
+    repo = checked_repo(args)
     if args.job:
         from lookbench.submissions.jobs import submit_job
 
