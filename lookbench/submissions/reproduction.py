@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.files import read_regular
+from lookbench.files import contained_file, read_regular
 from lookbench.results.store import MAX_RESULT_BYTES, parse_json, predictions_folder
 from lookbench.submissions.ranking import MAX_RANKING_BYTES, Ranking, parse_ranking, shorten
 from lookbench.submissions.verify import RESULT_NAME, ranking_rows, read_submission, result_parts
@@ -254,7 +254,7 @@ def rankings_of(folder: Path, result: dict, where: str) -> dict[str, Ranking]:
     out = {}
     for subset in blocks:
         relative = f"{_RANKINGS}/{subset}.parquet"
-        content = read_regular(folder / relative, MAX_RANKING_BYTES, f"{where}/{relative}")
+        content = read_regular(contained_file(folder, relative), MAX_RANKING_BYTES, f"{where}/{relative}")
         out[subset] = parse_ranking(content, f"{where}/{relative}", max_rows=ranking_rows(blocks, subset))
     return out
 
@@ -344,10 +344,11 @@ def check_record(record: Path, submission: Submitted) -> Reproduction | None:
     submission's current key (or cannot be read), else the comparison recomputed from both rankings — the record's
     typed figures are never read."""
     try:
-        made = parse_json(read_regular(record / RECORD, MAX_RECORD_BYTES, RECORD))
+        made = parse_json(read_regular(contained_file(record, RECORD), MAX_RECORD_BYTES, RECORD))
         if not isinstance(made, dict) or made.get("submission_key") != submission.key:
             return None
-        rerun_result = parse_json(read_regular(record / RERUN / RESULT_NAME, MAX_RESULT_BYTES, RESULT_NAME))
+        rerun = f"{RERUN}/{RESULT_NAME}"
+        rerun_result = parse_json(read_regular(contained_file(record, rerun), MAX_RESULT_BYTES, rerun))
         rerun_rankings = rankings_of(record / RERUN, rerun_result, RERUN)
     except ValueError:
         return None
