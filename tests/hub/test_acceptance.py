@@ -329,5 +329,5 @@ def test_6_the_leaderboard_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
     assert ranked["rows"][0]["rank"] == 1 and ranked["rows"][0]["verified"] == "consistent" and ranked["rows"][0]["ci95"]
     assert board["sections"][0]["rows"][0]["model"] == "GR-Pro"  # the published table beside them
     # a real browser sees the verified row ranked, and the tampered ones not verified
-    assert rows[HONEST].startswith(f"1 {HONEST} yes 1 ")
+    assert rows[HONEST].startswith(f"1 {HONEST} consistent 1 ")
     assert all(rows[label].startswith(label) and " no: " in rows[label] for label in (EDITED_SCORE, EDITED_RANKING))

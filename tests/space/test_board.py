@@ -377,7 +377,7 @@ def test_the_served_board_answers_through_gradio_client(served, board):
                     reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
 def test_a_browser_sees_the_verified_row_and_the_tampered_ones_not(served, tmp_path):
     rows = browser_reads_the_board(served, tmp_path)
-    assert rows[HONEST].startswith(f"1 {HONEST} yes 1 ")  # rank, model, verified, group
+    assert rows[HONEST].startswith(f"1 {HONEST} consistent 1 ")  # rank, model, verified, group
     assert rows[EDITED_SCORE].startswith(EDITED_SCORE) and " no: overall fine_recall@1 claimed " in rows[EDITED_SCORE]
     assert rows[EDITED_RANKING].startswith(EDITED_RANKING)  # unranked, labelled by its folder
     assert " no: RealStudioFlat fine_recall@1 claimed " in rows[EDITED_RANKING]
