@@ -249,7 +249,7 @@ class Board:
         if counts[PENDING]:
             told.append(f"{counts[PENDING]} pending (judged in the background, one at a time; Refresh shows the verdicts)")
         return (f"Results from {markdown_safe(state.copy.source)}: {len(loaded.submissions)} submission(s)"
-                + (f" — {', '.join(told)}." if told else "."))
+                + (f" — verified: {', '.join(told)}." if told else "."))
 
     def facts(self, model: str) -> Facts | None:
         """A row's facts: a submission's (by its row label), else the registry's (a published or registered model)."""
