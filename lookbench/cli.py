@@ -20,6 +20,7 @@ from lookbench.commands import (
     models,
     push,
     reproduce,
+    reproduce_submission,
     seal,
     stage,
     submit,
@@ -44,6 +45,7 @@ def parser() -> argparse.ArgumentParser:
     submit.register(sub)
     verify.register(sub)
     seal.register(sub)
+    reproduce_submission.register(sub)
     return root
 
 

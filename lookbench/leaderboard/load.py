@@ -21,15 +21,19 @@ from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
 # Names of the published benchmark.json for the metrics of ``METRICS``.
 _PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
-# What an entry's ``verified`` says: re-judged from its rankings, every claimed score agreed and every field that
-# places it was recomputed from the data; a stored result that was not re-judged (its per-query outcomes, where kept,
-# give its scores); a submission not judged yet; the paper's figures, taken as published. A failed check is
-# "no: <reason>" (``FAILED`` + the reason).
-VERIFIED, NOT_CHECKED, PENDING, PUBLISHED, FAILED = "yes", "not checked", "pending", "published", "no: "
-# A sealed release's rankings, scored by the leaderboard against its labels while they were withheld: its scores are
-# the verdict's own (the submission claims none), computed before anyone outside could see the labels.
+# What an entry's ``verified`` says, strongest first (docs/submitting.md, "What each trust level proves"): its model
+# was re-run at the pinned commit and the rankings agree (a record bound to the submission's key, recomputed from
+# both rankings: ``lookbench.submissions.reproduction``); scored by the leaderboard while the release's labels were
+# held back (a sealed release's rankings: its scores are the verdict's own, the submission claims none); re-judged
+# from its rankings, every claimed score agreed and every field that places it was recomputed from the data (the
+# numbers follow from the rankings — arithmetic, not a model); a submission not judged yet; a stored result that was
+# not re-judged (its per-query outcomes, where kept, give its scores); the paper's figures, taken as published. A
+# failed check is "no: <reason>" (``FAILED`` + the reason).
+VERIFIED, NOT_CHECKED, PENDING, PUBLISHED, FAILED = "consistent", "not checked", "pending", "published", "no: "
 SCORED_SEALED = "scored (sealed)"
+REPRODUCED = "reproduced"
 PLACED = (VERIFIED, SCORED_SEALED)  # the verdicts that place a row (by their placement)
+TRUSTED = (REPRODUCED, SCORED_SEALED)  # what the trusted-only filter keeps: more than arithmetic on public labels
 MAX_VERDICT_BYTES = 4096  # a stored verdict, whatever the submission held
 _REASON_CHARS = 300  # of a verdict's text
 
@@ -47,7 +51,7 @@ class Verdict:
 
     @property
     def status(self) -> str:
-        """yes, scored (sealed), no, pending or not checked."""
+        """consistent, scored (sealed), no, pending or not checked."""
         return (self.text if self.text in PLACED else "no" if self.text.startswith(FAILED)
                 else PENDING if self.text == PENDING else NOT_CHECKED)
 
@@ -109,7 +113,7 @@ class Entry:
     subsets: dict
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
-    verified: str = NOT_CHECKED  # VERIFIED, NOT_CHECKED, PUBLISHED or FAILED + the reason
+    verified: str = NOT_CHECKED  # REPRODUCED, SCORED_SEALED, VERIFIED, PENDING, NOT_CHECKED, PUBLISHED or FAILED + …
 
     def queries(self, names) -> int:
         """The number of queries behind its scores on the subsets ``names``."""
@@ -269,7 +273,10 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     A folder holding ``results.json`` whose provenance names a submitted model is a submission: exactly one result,
     judged by ``verify`` (``(folder, key) -> Verdict``; default ``judge_submission``) for the bytes its key names, and
     placed by the verdict's placement. Any other JSON inside or above a submission is never a row. Other results (a
-    store's) are checked against their own per-query outcomes and never say "yes". Each file is read as
+    store's) are checked against their own per-query outcomes and never say "consistent". A consistent submission
+    with a reproduction record bound to its key that agrees, recomputed from both rankings, is ``REPRODUCED``
+    (``reproduction.reproduced``; records live in ``reproductions/`` beside ``submissions/``, never rows). Each file is
+    read as
     ``lookbench.results.store.read_json`` reads one (inside the folder, regular, size-capped, non-blocking,
     depth-checked), so no single file can stop, hang or corrupt the table. ``snapshots`` (folder -> (key, result)),
     kept by a caller between calls, spares reading and hashing a submission again: its rows still show exactly the
@@ -278,14 +285,21 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     from lookbench.results.store import parse_json, read_json
     from lookbench.submissions.verify import RESULT_NAME, is_sealed, snapshot
 
+    from lookbench.submissions.reproduction import ROOT as RECORDS, reproduced
+    from lookbench.submissions.submit import ROOT as SUBMISSIONS
+
     entries, skipped = [], []
     snapshots = {} if snapshots is None else snapshots
     root = Path(root)
+    repo = root.parent if root.name == SUBMISSIONS else root  # the results repo: reproductions/ beside submissions/
     # os.walk does not follow links to folders: a link to / in the store is not a walk of the whole disk.
     # Every results.json first: a folder's other JSON is refused only beside a submission (or a results.json that
     # could not be read), while an ``evaluate --output`` folder's results-<mode>.json are rows of their own.
-    found = sorted((Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json")),
-                   key=lambda p: (p.name != RESULT_NAME, p))
+    found = []
+    for top, folders, names in os.walk(root):
+        folders[:] = [f for f in folders if Path(top, f) != repo / RECORDS]  # records are read with their submission
+        found += [Path(top) / name for name in names if name.endswith(".json")]
+    found.sort(key=lambda p: (p.name != RESULT_NAME, p))
     holders = [p.parent for p in found if p.name == RESULT_NAME]
     plain = set()  # folders whose results.json is a stored result, not a submission
     for path in found:
@@ -315,7 +329,9 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                 if unbound and judged.status in PLACED:
                     judged = Verdict(FAILED + unbound, key)
                 scored = {**raw, **judged.scores} if judged.scores else raw  # a sealed row's scores: the board's own
-                entry = (entry_from_result(scored, str(path), judged.text, judged.placement)
+                trust = (REPRODUCED if judged.text == VERIFIED and path.parent.is_relative_to(repo)
+                         and reproduced(repo, path.parent, key) else judged.text)
+                entry = (entry_from_result(scored, str(path), trust, judged.placement)
                          if judged.status in PLACED else _unplaced(raw, path, root, judged.text))
                 entry.extra["key"] = key  # what its outcomes are, for the ranking's memo
                 entries.append(entry)

@@ -70,18 +70,9 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
                          "rankings only, and the leaderboard scores them")
     provenance = data["provenance"]
     rankings = _rankings(path, data, provenance.get("saved_predictions"))
-    model, revision = _model(provenance.get("model"), model_id)
+    model, revision = hub_model(provenance.get("model"), model_id)
     dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
-    try:
-        stored = result_path(ROOT, model=model, revision=revision, fingerprint=None,
-                             releases=[str(r) for r in dataset.get("releases") or []],
-                             data_revision=dataset.get("revision"), settings=Settings.of(provenance))
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{path}: the provenance's settings cannot be read ({err})") from None
-    # The store's model segment is sanitised, which is not one-to-one: the Hub id's owner and name replace it, verbatim.
-    folder = Path(ROOT, *model.split("/"), *stored.with_suffix("").parts[2:]).as_posix()
-    for segment in folder.split("/"):
-        printable_name(segment, f"{path}: the submission folder's part")
+    folder = folder_of(provenance, model, revision, str(path))
     data_name = printable_name(str(dataset.get("name")), f"{path}: the data's name", limit=200)
     submitted = {**data, "provenance": {**provenance, "submission": {"model": model, "revision": revision}}}
     files = {f"{folder}/{RESULT_NAME}": json.dumps(submitted, indent=2).encode()}
@@ -97,6 +88,23 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     files[f"{folder}/README.md"] = _readme(data, model, revision, sid, sealed).encode()
     title = f"{model}@{revision[:12]}: {Path(folder).name} on {data_name} [{MARK} {sid[:16]}]"
     return Submission(folder, files, sid, title)
+
+
+def folder_of(provenance: dict, model: str, revision: str, where: str, root: str = ROOT) -> str:
+    """The submission's folder in the results repo (``root``/<owner>/<name>/<commit>/<data>/<settings>), each part
+    printable; ``reproductions/`` mirrors it (``lookbench.submissions.reproduction``)."""
+    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
+    try:
+        stored = result_path(root, model=model, revision=revision, fingerprint=None,
+                             releases=[str(r) for r in dataset.get("releases") or []],
+                             data_revision=dataset.get("revision"), settings=Settings.of(provenance))
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{where}: the provenance's settings cannot be read ({err})") from None
+    # The store's model segment is sanitised, which is not one-to-one: the Hub id's owner and name replace it, verbatim.
+    folder = Path(root, *model.split("/"), *stored.with_suffix("").parts[2:]).as_posix()
+    for segment in folder.split("/"):
+        printable_name(segment, f"{where}: the submission folder's part")
+    return folder
 
 
 def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
@@ -124,7 +132,7 @@ def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
     return out
 
 
-def _model(model, model_id: str | None) -> tuple[str, str]:
+def hub_model(model, model_id: str | None) -> tuple[str, str]:
     """(Hub id, commit) of the model: ``--model-id owner/name@commit`` when given, else the provenance's own; the id
     checked as huggingface_hub checks one, the revision a 40-hex commit (``paths.check_hub_id``, ``check_commit``)."""
     if model_id is not None:

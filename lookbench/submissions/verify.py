@@ -166,15 +166,28 @@ def _read(folder: Path, relative: str, name: str, hashes: dict) -> bytes:
     return content
 
 
-def snapshot(folder, name: str = RESULT_NAME) -> tuple[str, bytes]:
-    """(key, result bytes) of the submission in ``folder`` as its files are now: every byte hashed (no size or time
-    shortcut), and the result's bytes exactly as hashed, so what a board shows is what its key names."""
+def read_submission(folder, name: str = RESULT_NAME, keep=lambda relative: False) -> tuple[str, bytes, dict]:
+    """(key, result bytes, {relative: bytes} of the files ``keep`` names) of the submission in ``folder`` as its files
+    are now: every byte hashed (no size or time shortcut), and every byte returned exactly as hashed."""
     folder = Path(folder)
-    hashes, result = {}, b""
+    hashes, result, kept = {}, b"", {}
     for relative in submission_files(folder, name):
         content = _read(folder, relative, name, hashes)
         result = content if relative == name else result
-    return _key(hashes), result
+        if keep(relative):
+            kept[relative] = content
+    return _key(hashes), result, kept
+
+
+def snapshot(folder, name: str = RESULT_NAME) -> tuple[str, bytes]:
+    """(key, result bytes) of the submission in ``folder``, so what a board shows is what its key names."""
+    key, result, _ = read_submission(folder, name)
+    return key, result
+
+
+def ranking_rows(blocks: dict, subset: str) -> int:
+    """The most rows a subset's ranking may hold: its claimed queries times the deepest K the result reports."""
+    return min(MAX_RANKING_ROWS, _claimed_queries(blocks[subset]) * _deepest_k(blocks))
 
 
 def named_data(dataset: dict, allowed=None):
@@ -266,7 +279,7 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
         result = parse_json(raw)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
-    provenance, blocks, settings = _parts(result, name)
+    provenance, blocks, settings = result_parts(result, name)
     saved, rankings, kmax = provenance.get("saved_predictions"), {}, _deepest_k(blocks)
     for subset in blocks:  # every file is read and checked before any data is loaded
         relative = f"{predictions_folder(Path(name)).name}/{subset}.parquet"
@@ -274,8 +287,7 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
             raise ValueError(f"{name} has no saved ranking of {subset} ({relative}); a result is verified from its "
                              "rankings")
         content = _read(folder, relative, name, hashes)
-        rows = min(MAX_RANKING_ROWS, _claimed_queries(blocks[subset]) * kmax)
-        rankings[subset] = (relative, parse_ranking(content, relative, max_rows=rows))
+        rankings[subset] = (relative, parse_ranking(content, relative, max_rows=ranking_rows(blocks, subset)))
         del content
     for relative in files:  # the rest of the submission (its card): hashed, never parsed
         if relative not in hashes:
@@ -385,7 +397,7 @@ def _placement(bench, settings: Settings, ks: list[int]) -> dict:
             "synthetic": "synthetic" in sources or any(r.startswith("mini-") for r in data["releases"])}
 
 
-def _parts(result, name: str) -> tuple[dict, dict, Settings]:
+def result_parts(result, name: str) -> tuple[dict, dict, Settings]:
     """The provenance, the subsets' blocks and the settings of a result, or a ValueError saying what is malformed."""
     from lookbench.schema import TEST_SUBSETS
     from lookbench.settings import MODES, TEXT_FORMS

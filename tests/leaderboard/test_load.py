@@ -135,7 +135,7 @@ def test_a_submission_is_re_scored_from_its_rankings_and_the_rest_say_what_was_c
     entries, skipped = load_store(submissions)
     assert skipped == []
     assert {e.model: e.verified for e in entries} == {
-        "someone/raw-pixels@aaaaaaaaaaaa": "yes",
+        "someone/raw-pixels@aaaaaaaaaaaa": "consistent",
         # the result itself, rankings beside it but no submission: only its outcomes are checked
         "raw-pixels": "not checked",
         # a ranking's top two swapped: the JSON agrees with itself, the rankings do not give it

@@ -238,7 +238,7 @@ def test_unverified_rows_are_never_ranked_above_verified_ones(submissions):
     assert unchecked.title == f"{label} — not checked (ranked among themselves, below the verified and published rows)"
     assert failed.title == f"{label} — not verified (a check failed: unranked)"
     assert [(r["rank"], r["model"], r["group"], r["verified"]) for r in verified.rows] == [
-        (1, "someone/raw-pixels@aaaaaaaaaaaa", 1, "yes")]
+        (1, "someone/raw-pixels@aaaaaaaaaaaa", 1, "consistent")]
     assert [(r["rank"], r["model"], r["group"], r["verified"]) for r in unchecked.rows] == [
         (1, "raw-pixels", 1, "not checked")]
     assert [(r["rank"], r["model"], r["group"], r["RealStudioFlat"], r["ci95"]) for r in failed.rows] == [
