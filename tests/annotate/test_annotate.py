@@ -179,3 +179,15 @@ def test_a_killed_run_resumes_to_the_same_release(mini_crawl, tmp_path, capsys):
 
     assert annotate(crawl, taxonomy, "zero-shot:gr-lite-mini-text", raw) == 2  # a finished release is never overwritten
     assert "is not empty and holds no unfinished annotate run" in capsys.readouterr().err
+
+
+def test_a_path_that_climbs_and_comes_back_is_written_under_its_own_name(shop_crawl, tmp_path):
+    crawl, taxonomy = shop_crawl
+    climbing = "/".join([".."] * len(crawl.resolve().parts[1:])) + crawl.resolve().as_posix() + "/img/c.png"
+    (crawl / "items.jsonl").write_text(json.dumps({"item_id": "q", "image": climbing, "timestamp": "2026-01-02T00:00:00Z",
+                                                   "subset": "RealStudioFlat", "split": "query", "title": "green top"}) + "\n")
+    raw = tmp_path / "out" / "raw"
+    assert annotate(crawl, taxonomy, "metadata", raw) == 0
+    [row] = _rows(raw)
+    assert row["image"] == "images/img/c.png" and (raw / "RealStudioFlat" / "images" / "img" / "c.png").is_file()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["raw"]  # nothing written beside the release
