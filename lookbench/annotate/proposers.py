@@ -142,18 +142,3 @@ class Metadata(Proposer):
 
 def _plural(word: str) -> str:
     return word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
-
-
-def make_proposer(spec: str, taxonomy: Taxonomy, device: str | None = None) -> Proposer:
-    """The proposer ``--proposer`` names: ``zero-shot:MODEL``, ``vlm:HUB_ID`` or ``metadata``."""
-    kind, _, argument = spec.partition(":")
-    if kind == "metadata" and not argument:
-        return Metadata(taxonomy)
-    if kind == "zero-shot" and argument:
-        return ZeroShot(taxonomy, argument, device)
-    if kind == "vlm" and argument:
-        from lookbench.annotate.vlm import Vlm
-
-        return Vlm(taxonomy, argument, device)
-    raise ValueError(f"--proposer {spec!r}: expected zero-shot:MODEL (a model with a text tower), vlm:HUB_ID "
-                     "(a transformers image-text-to-text model) or metadata")

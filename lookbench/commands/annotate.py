@@ -26,7 +26,6 @@ def register(sub) -> None:
 
 
 def run_annotate(args) -> int:
-    from lookbench.annotate.proposers import make_proposer
     from lookbench.annotate.run import annotate
     from lookbench.dataset_builder.taxonomy import load
 
@@ -36,3 +35,20 @@ def run_annotate(args) -> int:
         summary = annotate(args.input, taxonomy, proposer, args.out, batch_size=args.batch_size, progress=not args.quiet)
     print("\n".join(summary.lines()))
     return 0
+
+
+def make_proposer(spec: str, taxonomy, device: str | None = None):
+    """The proposer ``--proposer`` names: ``zero-shot:MODEL``, ``vlm:HUB_ID`` or ``metadata``."""
+    kind, _, argument = spec.partition(":")
+    from lookbench.annotate.proposers import Metadata, ZeroShot
+
+    if kind == "metadata" and not argument:
+        return Metadata(taxonomy)
+    if kind == "zero-shot" and argument:
+        return ZeroShot(taxonomy, argument, device)
+    if kind == "vlm" and argument:
+        from lookbench.annotate.vlm import Vlm
+
+        return Vlm(taxonomy, argument, device)
+    raise ValueError(f"--proposer {spec!r}: expected zero-shot:MODEL (a model with a text tower), vlm:HUB_ID "
+                     "(a transformers image-text-to-text model) or metadata")
