@@ -13,6 +13,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Iterator
@@ -22,6 +23,8 @@ import pyarrow.parquet as pq
 from lookbench.files import contained_file, read_regular
 from lookbench.filtering import to_utc
 from lookbench.schema import RELEASE_PATTERN, SUBSETS, release_date, resolve_subset
+
+from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE, Taxonomy, load as load_taxonomy
 
 TRAIN = "train"
 # The largest file (image, raw_image) the builder reads; a bigger one is an invalid row. Tests lower it.
@@ -114,6 +117,11 @@ class RawSource:
         if problems:
             raise SourceError(f"Raw release {self.root}: " + "; ".join(problems))
         return folders
+
+    def taxonomy(self) -> Taxonomy | None:
+        """The release's own taxonomy, ``<root>/taxonomy.json``, when it ships one."""
+        path = self.root / TAXONOMY_FILE
+        return load_taxonomy(path) if os.path.lexists(path) else None
 
     def location(self, config: str, split: str) -> str:
         """The split's JSONL file relative to the release root, e.g. ``real_streetlook/query.jsonl``."""
@@ -247,6 +255,10 @@ class UpstreamSource:
 
     def has(self, config: str, split: str) -> bool:
         return bool(self.files(config, split))
+
+    def taxonomy(self) -> None:
+        """The published release ships no taxonomy file (its 100+ attributes are not published as one)."""
+        return None
 
     def location(self, config: str, split: str) -> str:
         return f"v*/{SUBSETS[config].alias}/{split}.parquet"
