@@ -10,6 +10,7 @@ from typing import Callable
 
 from lookbench.errors import report_errors
 from lookbench.commands import (
+    audit,
     build,
     compare,
     demo,
@@ -20,6 +21,7 @@ from lookbench.commands import (
     models,
     push,
     reproduce,
+    review,
     stage,
     submit,
     verify,
@@ -42,6 +44,8 @@ def parser() -> argparse.ArgumentParser:
     push.register(sub)
     submit.register(sub)
     verify.register(sub)
+    review.register(sub)
+    audit.register(sub)
     return root
 
 
