@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +44,8 @@ KEYS = """
 }
 """
 CSS = "#review-image img, #review-street img {max-height: 70vh; object-fit: contain}"
+# How long an item shown to one reviewer is kept from the others on this server (unless it is in the shared sample).
+CLAIM_SECONDS = 15 * 60
 HELP = ("Keys: **a** accept all as shown · **s** skip (it comes back last) · **u** undo your last decision · **0** the "
         "category · **1–9** an attribute. Every field is prefilled with the proposal; the label shows its confidence.")
 
@@ -63,6 +67,8 @@ class Review:
 
     def __post_init__(self):
         self.by_key = {item.key: item for item in self.items}
+        self.claims: dict[str, tuple[str, float]] = {}  # item key -> (reviewer it is shown to, when)
+        self.lock = threading.Lock()
 
     def item(self, key: str) -> Item:
         if key not in self.by_key:
@@ -70,8 +76,16 @@ class Review:
         return self.by_key[key]
 
     def next_for(self, reviewer: str) -> Item | None:
-        waiting = queue(self.plan, self.items, self.store, reviewer)
-        return waiting[0] if waiting else None
+        """The reviewer's next item, claimed for them: reviewers on one server are never shown the same item at
+        once outside the shared sample (on separate servers their orders differ; a doubled item is agreement data)."""
+        with self.lock:
+            now, shared = time.monotonic(), set(self.plan.shared)
+            self.claims = {k: c for k, c in self.claims.items() if c[0] != reviewer and now - c[1] < CLAIM_SECONDS}
+            waiting = [item for item in queue(self.plan, self.items, self.store, reviewer)
+                       if item.key in shared or item.key not in self.claims]
+            if waiting:
+                self.claims[waiting[0].key] = (reviewer, now)
+            return waiting[0] if waiting else None
 
     def image_sha256(self, item: Item) -> str | None:
         data = self._bytes(item, "image")
@@ -118,11 +132,11 @@ class Review:
 
 
 def prefill(review: Review, item: Item, reviewer: str) -> tuple[str | None, dict]:
-    """The category and attribute values the form opens with: the reviewer's own label when they come back to an
-    item (after an undo), else the proposals."""
-    own = current(review.store.events(reviewer)).get(item.key)
-    if own is not None and own.action == LABEL:
-        return own.category, dict(own.attributes)
+    """The category and attribute values the form opens with: the reviewer's own latest label when they come back
+    to an item (after an undo: the label taken back, to correct), else the proposals."""
+    own = [e for e in review.store.events(reviewer) if e.item == item.key and e.action == LABEL]
+    if own:
+        return own[-1].category, dict(own[-1].attributes)
     proposals = item.proposals
     category = (proposals.get("category") or {}).get("value")
     values = {n: (e or {}).get("value") for n, e in (proposals.get("attributes") or {}).items()}
@@ -167,7 +181,8 @@ def build_app(review: Review, reviewer: str | None = None):
         if name is None:
             header = "Enter your reviewer name and press **Start**."
         elif item is None:
-            header = f"### Nothing left for {name}\nEvery item assigned to you is decided. Thank you!"
+            header = (f"### Nothing left for {name}\nEvery item assigned to you is decided, or open on another reviewer's "
+                      "page (press Start again later). Thank you!")
         else:
             record = item.record
             words = " · ".join(str(record[k]) for k in ("title", "description", "shop_category") if record.get(k))

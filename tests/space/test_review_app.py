@@ -1,0 +1,192 @@
+"""The review app (`lookbench review`) served by the real command and driven through gradio_client: two reviewers at
+once, the shared sample, undo and skip, resuming, a server killed while decisions flow, refusals."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from lookbench.dataset_builder.review.labels import verdicts
+from lookbench.dataset_builder.review.store import DecisionStore, current
+
+from tests.helpers.annotated_release import NA, TAXONOMY, write_annotated
+
+
+class Served:
+    """``lookbench review RAW`` in a subprocess, on a free loopback port it announces (``Running on http://…``)."""
+
+    def __init__(self, raw, *args):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.process = subprocess.Popen([sys.executable, "-m", "lookbench", "review", str(raw), "--port", str(port), *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.output = []
+        for line in self.process.stdout:
+            self.output.append(line)
+            if match := re.match(r"Running on (http://127\.0\.0\.1:\d+)$", line.strip()):
+                self.url = match.group(1)
+                break
+        else:
+            raise AssertionError("no 'Running on' line:\n" + "".join(self.output))
+        threading.Thread(target=lambda: self.output.extend(self.process.stdout), daemon=True).start()
+
+    def client(self):
+        from gradio_client import Client
+
+        return Client(self.url, verbose=False)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        self.process.wait(timeout=60)
+
+
+@pytest.fixture
+def serve():
+    started = []
+
+    def start(raw, *args):
+        started.append(Served(raw, *args))
+        return started[-1]
+
+    yield start
+    for served in started:
+        served.stop(signal.SIGKILL)
+
+
+def shown_key(view) -> str | None:
+    """The item key the page shows (its header), None when the reviewer is done."""
+    match = re.match(r"### (\S+/\S+/\S+)\n", view[0])
+    return match.group(1) if match else None
+
+
+def answer(labels: dict, slots: int = 3) -> list:
+    """The form as a reviewer who knows ``labels`` fills it: the category, then each attribute in the taxonomy's order."""
+    names = list(TAXONOMY.categories[labels["category"]].attributes)
+    values = [labels["attributes"][name] for name in names]
+    return [labels["category"], *values, *[None] * (slots - len(values))]
+
+
+def review_all(client, name: str, truth: dict, acknowledged: list) -> None:
+    view = client.predict(name, api_name="/begin")
+    while (key := shown_key(view)) is not None:
+        view = client.predict(*answer(truth[key]), api_name="/accept")
+        acknowledged.append(key)
+
+
+def test_two_reviewers_at_once_lose_nothing_and_share_the_sample(tmp_path, serve):
+    raw = tmp_path / "raw"
+    truth = write_annotated(raw, n=24, street=True)
+    served = serve(raw, "--overlap", "2", "--shared", "6")
+    assert "24 items" in "".join(served.output) and "shared sample 6 items x 2 reviewers" in "".join(served.output)
+    acknowledged = {"alice": [], "bob": []}
+    workers = [threading.Thread(target=review_all, args=(served.client(), name, truth, acknowledged[name])) for name in acknowledged]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=600)
+    store = DecisionStore(raw)
+    shared = json.loads((raw / "reviews" / "plan.json").read_text())["shared"]
+    for name, keys in acknowledged.items():
+        events = store.events(name)
+        assert [e.item for e in events] == keys  # every acknowledged decision is on disk, in order, nothing else
+        assert all(e.reviewer == name and e.time and e.image_sha256 for e in events)
+        assert set(shared) <= set(keys)  # both saw the whole shared sample
+    found = verdicts(store)
+    assert set(found) == set(truth)  # every item labelled by someone, and everything agrees with the truth
+    assert all(v.agreed and set(v.labels) == {"alice", "bob"} for k, v in found.items() if k in shared)
+    for key, verdict in found.items():
+        event = next(iter(verdict.labels.values()))
+        assert (event.category, event.attributes) == (truth[key]["category"], truth[key]["attributes"])
+    non_shared = [k for keys in acknowledged.values() for k in keys if k not in shared]
+    assert sorted(non_shared) == sorted(set(truth) - set(shared))  # outside the sample each item once
+
+
+def test_skip_undo_refusals_and_resume(tmp_path, serve):
+    from gradio_client.exceptions import AppError
+
+    raw = tmp_path / "raw"
+    truth = write_annotated(raw, n=6)
+    served = serve(raw, "--reviewer", "carol", "--overlap", "1", "--shared", "0")
+    client = served.client()
+    view = client.predict("carol", api_name="/begin")
+    first = shown_key(view)
+    assert view[4]["label"].startswith("category — proposed") and view[5]["value"] is not None  # prefilled
+    view = client.predict(api_name="/skip")
+    second = shown_key(view)
+    assert second != first
+    wrong = answer(truth[second])
+    wrong[1] = NA  # the main attribute (colour) cannot be "not applicable"
+    with pytest.raises(AppError, match="main attribute"):
+        client.predict(*wrong, api_name="/accept")
+    blank = answer(truth[second])
+    blank[2] = None
+    with pytest.raises(AppError, match="choose a value"):
+        client.predict(*blank, api_name="/accept")
+    corrected = answer(truth[second])
+    view = client.predict(*corrected, api_name="/accept")
+    third = shown_key(view)
+    view = client.predict(api_name="/undo")  # takes back the label of `second`, which is shown again, as decided
+    assert shown_key(view) == second and view[4]["value"] == truth[second]["category"]
+    assert [u["value"] for u in view[5:5 + len(truth[second]["attributes"])]] == corrected[1:1 + len(truth[second]["attributes"])]
+    assert second not in current(DecisionStore(raw).events("carol"))  # taken back: no label of it in force
+    view = client.predict(*corrected, api_name="/accept")
+    assert shown_key(view) == third
+    served.stop()
+    # A new server resumes where carol stopped: the items she has not decided, her skipped one last.
+    again = serve(raw, "--reviewer", "carol")
+    view = again.client().predict("carol", api_name="/begin")
+    assert shown_key(view) == third
+    done = {e.item for e in current(DecisionStore(raw).events("carol")).values() if e.action == "label"}
+    assert done == {second}
+    with pytest.raises(AppError, match="reviewer name"):
+        again.client().predict("../etc", api_name="/begin")
+
+
+def test_a_server_killed_while_decisions_flow_loses_no_acknowledged_one(tmp_path, serve):
+    raw = tmp_path / "raw"
+    truth = write_annotated(raw, n=40)
+    served = serve(raw, "--overlap", "1", "--shared", "0")
+    acknowledged, failures = [], []
+
+    def decide():
+        try:
+            review_all(served.client(), "dave", truth, acknowledged)
+        except Exception as err:  # the kill cuts the connection: expected
+            failures.append(err)
+
+    worker = threading.Thread(target=decide)
+    worker.start()
+    while len(acknowledged) < 10 and worker.is_alive():
+        threading.Event().wait(0.05)
+    served.stop(signal.SIGKILL)  # while requests are in flight
+    worker.join(timeout=120)
+    assert failures and 10 <= len(acknowledged) < 40
+    folder = raw / "reviews" / "dave"
+    files = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    bodies = [json.loads(p.read_text()) for p in files]  # every file whole
+    assert [b["seq"] for b in bodies] == list(range(1, len(bodies) + 1))
+    on_disk = [b["item"] for b in bodies]
+    assert on_disk[:len(acknowledged)] == acknowledged and len(on_disk) - len(acknowledged) <= 1  # one written, not yet answered
+    again = serve(raw, "--reviewer", "dave")
+    view = again.client().predict("dave", api_name="/begin")
+    assert shown_key(view) not in on_disk and shown_key(view) in truth
+    assert len(DecisionStore(raw).events("dave")) == len(bodies)
+
+
+def test_a_release_without_proposals_is_refused_in_one_line(tmp_path):
+    from tests.helpers.raw_release import write_release
+
+    raw = write_release(tmp_path / "raw")
+    TAXONOMY.write(raw / "taxonomy.json")
+    result = subprocess.run([sys.executable, "-m", "lookbench", "review", str(raw)], capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert result.stderr.strip().count("\n") == 0 and "has no rows with proposals" in result.stderr
