@@ -290,6 +290,10 @@ class UpstreamSource:
     def has(self, config: str, split: str) -> bool:
         return bool(self.files(config, split))
 
+    def taxonomy(self) -> None:
+        """The published release ships no taxonomy file (its 100+ attributes are not published as one)."""
+        return None
+
     def location(self, config: str, split: str) -> str:
         return f"v*/{SUBSETS[config].alias}/{split}.parquet"
 
