@@ -111,6 +111,9 @@ class DecisionStore:
     def __init__(self, raw):
         self.raw = Path(raw)
         self.folder = self.raw / REVIEWS
+        # Parsed events by file and (size, mtime): event files are never rewritten, so a page's every step re-reads
+        # only the folder listings and the files added since.
+        self._parsed: dict[Path, tuple[tuple, Event]] = {}
 
     def reviewers(self) -> list[str]:
         if not self.folder.is_dir():
@@ -128,7 +131,11 @@ class DecisionStore:
                 continue  # a temporary file a killed writer left, removed by the reviewer's next write
             if not EVENT_FILE.fullmatch(path.name):
                 raise ReviewError(f"{path}: not a decision file (<8 digits>.json); move it out of {folder}")
-            events.append(_parse(path, reviewer))
+            stamp = path.stat()
+            seen = self._parsed.get(path)
+            if seen is None or seen[0] != (stamp.st_size, stamp.st_mtime_ns):
+                seen = self._parsed[path] = ((stamp.st_size, stamp.st_mtime_ns), _parse(path, reviewer))
+            events.append(seen[1])
         return events
 
     def all_events(self) -> dict[str, list[Event]]:
