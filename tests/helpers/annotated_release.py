@@ -41,23 +41,25 @@ def proposal_of(index: int, truth: dict) -> dict:
     return {"category": {"value": truth["category"], "confidence": 0.9}, "attributes": attributes}
 
 
-def write_annotated(root: Path, n: int = 12, subset: str = "RealStudioFlat", street: bool = False) -> dict[str, dict]:
+def write_annotated(root: Path, n: int = 12, subset: str = "RealStudioFlat", street: bool = False, prefix: str = "item",
+                    month: int = 6) -> dict[str, dict]:
     """An annotated raw release of ``n`` items of ``subset`` split over query and gallery (the query gets every third
-    item); returns the truth by item key ``<Config>/<split>/<item_id>``."""
+    item), timestamped in ``month`` of 2025; returns the truth by item key ``<Config>/<split>/<item_id>``."""
     root.mkdir(parents=True, exist_ok=True)
     TAXONOMY.write(root / FILE_NAME)
     truth, rows = {}, {"query": [], "gallery": []}
     for index in range(n):
         split = "query" if index % 3 == 0 else "gallery"
-        item_id = f"item-{index:03d}"
+        item_id = f"{prefix}-{index:03d}"
         labels = truth_of(index)
         colour = labels["attributes"]["colour"]
-        row = {"item_id": item_id, "image": f"images/{item_id}.png", "timestamp": f"2025-06-{1 + index % 27:02d}T00:00:00Z",
+        row = {"item_id": item_id, "image": f"images/{item_id}.png", "timestamp": f"2025-{month:02d}-{1 + index % 27:02d}T00:00:00Z",
                "proposals": proposal_of(index, labels), "proposer": PROPOSER, "title": f"{colour} {labels['category']}"}
-        garment_png(root / subset / row["image"], colour, variant=index)
+        garment_png(root / subset / row["image"], colour, variant=index + 100 * month)
         if street and split == "query":
             photo = Image.new("RGB", (128, 128), "white")
             ImageDraw.Draw(photo).rectangle([20, 20, 90, 110], fill=COLOURS[colour])
+            photo.putpixel((index, month), (index, month, 0))  # every photo its own bytes
             photo.save(root / subset / f"images/{item_id}-look.png")
             row.update(raw_image=f"images/{item_id}-look.png", bbox=[20.0, 20.0, 90.0, 110.0], outfit_id=f"look-{index}")
         rows[split].append(row)
@@ -65,3 +67,16 @@ def write_annotated(root: Path, n: int = 12, subset: str = "RealStudioFlat", str
     for split, lines in rows.items():
         (root / subset / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return truth
+
+
+def review_from_truth(review, truth: dict[str, dict], reviewer: str) -> int:
+    """A scripted reviewer who knows the answer: every item the queue gives ``reviewer`` labelled with its truth
+    (``review``: the app's ``Review``, whose ``decide`` the page calls); how many it labelled."""
+    done = 0
+    while (item := review.next_for(reviewer)) is not None:
+        labels = truth[item.key]
+        names = review.taxonomy.categories[labels["category"]].attributes
+        review.decide(reviewer, item.key, labels["category"],
+                      [labels["attributes"].get(name, review.taxonomy.not_applicable) for name in names])
+        done += 1
+    return done
