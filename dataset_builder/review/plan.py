@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,30 +75,31 @@ class Plan:
 
 
 def queue(plan: Plan, items: list[Item], store: DecisionStore, reviewer: str) -> list[Item]:
-    """What ``reviewer`` sees next, in order: shared items fewer than ``overlap`` others have decided, then items
-    nobody has decided (in an order of the reviewer's own, so reviewers working at once rarely meet), then the
-    reviewer's skipped ones. Anything the reviewer has labelled is done."""
-    decided: dict[str, set[str]] = {}
-    mine: dict = {}
-    for name, events in store.all_events().items():
-        for key, event in current(events).items():
-            if name == reviewer:
-                mine[key] = event
+    """What ``reviewer`` sees next, in order: shared items fewer than ``overlap`` others have decided; items they
+    labelled that another reviewer labelled differently, once (to keep or change their label, the others' in view);
+    items nobody has decided (in an order of the reviewer's own, so reviewers working at once rarely meet); then the
+    reviewer's skipped ones. Anything else the reviewer has labelled is done."""
+    events = store.all_events()
+    labels: dict[str, dict[str, tuple]] = {}
+    for name, own_events in events.items():
+        for key, event in current(own_events).items():
             if event.action == LABEL:
-                decided.setdefault(key, set()).add(name)
+                labels.setdefault(key, {})[name] = event.labels
+    mine = current(events.get(reviewer, []))
+    times = Counter(e.item for e in events.get(reviewer, []) if e.action == LABEL)
     shared = set(plan.shared)
-    first, then, last = [], [], []
+    first, disputed, then, last = [], [], [], []
     for item in items:
-        own = mine.get(item.key)
+        own, others = mine.get(item.key), {n: v for n, v in labels.get(item.key, {}).items() if n != reviewer}
         if own is not None and own.action == LABEL:
+            if times[item.key] == 1 and any(v != own.labels for v in others.values()):
+                disputed.append(item)
             continue
-        others = decided.get(item.key, set()) - {reviewer}
-        open_ = len(others) < plan.overlap if item.key in shared else not others
-        if not open_:
+        if len(others) >= (plan.overlap if item.key in shared else 1):
             continue
         if own is not None and own.action == SKIP:
             last.append(item)
         else:
             (first if item.key in shared else then).append(item)
     then.sort(key=lambda item: hashlib.sha256(f"{reviewer}\0{item.key}".encode()).digest())
-    return first + then + last
+    return first + disputed + then + last

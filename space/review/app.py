@@ -18,6 +18,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
+from lookbench.dataset_builder.review.labels import verdicts
 from lookbench.dataset_builder.review.plan import Plan, queue
 from lookbench.dataset_builder.review.store import LABEL, SKIP, UNDO, DecisionStore, Item, ReviewError, check_reviewer, current
 from lookbench.dataset_builder.sources import read_contained
@@ -188,13 +189,27 @@ def build_app(review: Review, reviewer: str | None = None):
             words = " · ".join(str(record[k]) for k in ("title", "description", "shop_category") if record.get(k))
             proposer = record.get("proposer") or {}
             header = (f"### {item.key}\n`{item.file}` line {item.line} · proposer `{proposer.get('name')}` "
-                      f"({proposer.get('revision')})" + (f"\n\n{words}" if words else ""))
+                      f"({proposer.get('revision')})" + (f"\n\n{words}" if words else "") + dispute(item.key, name))
         image, street = review.pictures(item) if item is not None else (None, None)
         if item is not None and image is None:
             header += f"\n\n**image unreadable**: {item.record.get('image')!r}"  # still decidable: skip it
         category, values = prefill(review, item, name) if item is not None else (None, {})
         return [state, header, progress(name), gr.update(value=image, visible=item is not None),
                 gr.update(value=street, visible=street is not None), *fields(item, category, values), message]
+
+    def dispute(key: str, name: str) -> str:
+        """The other reviewers' labels of an item this reviewer labelled differently (shown once, to settle it)."""
+        verdict = verdicts(review.store).get(key)
+        if verdict is None or name not in verdict.labels or verdict.agreed:
+            return ""
+        own = verdict.labels[name]
+        others = []
+        for other, event in sorted(verdict.labels.items()):
+            if other != name:
+                fields = [f"category {event.category!r}"] if event.category != own.category else []
+                fields += [f"{n} {v!r}" for n, v in event.attributes.items() if own.attributes.get(n) != v]
+                others.append(f"{other} chose {', '.join(fields)}")
+        return "\n\n**Disputed** — " + "; ".join(others) + ". Keep your label or change it."
 
     def progress(name: str | None) -> str:
         if name is None:

@@ -123,6 +123,14 @@ def test_the_plan_is_drawn_once_and_every_reviewer_works_to_it(raw):
     assert not set(plan.shared) & {i.key for i in queue(plan, items, store, "cyd")}  # two reviewers each: complete
     found = verdicts(store)
     assert not found[plan.shared[0]].agreed and all(found[k].agreed for k in plan.shared[1:])
+    # A dispute goes back once to each reviewer in it, before fresh items, to keep or change their label.
+    for name in ("ann", "bob"):
+        assert [i.key for i in queue(plan, items, store, name)][0] == plan.shared[0]
+    store.add("ann", LABEL, plan.shared[0], category="tops", attributes={"colour": "red"})  # ann keeps hers
+    assert plan.shared[0] not in {i.key for i in queue(plan, items, store, "ann")}
+    store.add("bob", LABEL, plan.shared[0], category="tops", attributes={"colour": "red"})  # bob changes his
+    assert verdicts(store)[plan.shared[0]].agreed
+    assert plan.shared[0] not in {i.key for i in queue(plan, items, store, "bob")}
 
 
 def test_rows_that_cannot_be_keyed_are_named(raw):

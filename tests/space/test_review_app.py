@@ -182,6 +182,28 @@ def test_a_server_killed_while_decisions_flow_loses_no_acknowledged_one(tmp_path
     assert len(DecisionStore(raw).events("dave")) == len(bodies)
 
 
+def test_a_disputed_item_goes_back_once_to_each_reviewer_with_the_others_choice(tmp_path, serve):
+    raw = tmp_path / "raw"
+    truth = write_annotated(raw, n=4)
+    served = serve(raw, "--overlap", "2", "--shared", "1")
+    shared = json.loads((raw / "reviews" / "plan.json").read_text())["shared"][0]
+    ann, ben = served.client(), served.client()
+    view = ann.predict("ann", api_name="/begin")
+    assert shown_key(view) == shared
+    view = ann.predict(*answer(truth[shared]), api_name="/accept")
+    waiting = shown_key(view)  # ann's next item, shown before ben disagrees
+    view = ben.predict("ben", api_name="/begin")
+    assert shown_key(view) == shared
+    changed = answer(truth[shared])
+    changed[1] = "green" if changed[1] != "green" else "red"
+    ben.predict(*changed, api_name="/accept")
+    view = ann.predict(*answer(truth[waiting]), api_name="/accept")  # her next step brings the dispute
+    assert shown_key(view) == shared and f"**Disputed** — ben chose colour {changed[1]!r}" in view[0]
+    view = ann.predict(*answer(truth[shared]), api_name="/accept")  # she keeps hers: not shown to her again
+    assert shown_key(view) != shared
+    assert not verdicts(DecisionStore(raw))[shared].agreed
+
+
 def test_a_release_without_proposals_is_refused_in_one_line(tmp_path):
     from tests.helpers.raw_release import write_release
 
