@@ -24,10 +24,10 @@ from lookbench.files import contained_file, read_regular
 from lookbench.filtering import to_utc
 from lookbench.schema import RELEASE_PATTERN, SUBSETS, release_date, resolve_subset
 
+from lookbench.dataset_builder.review.store import REVIEWS
 from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE, Taxonomy, load as load_taxonomy
 
 TRAIN = "train"
-REVIEWS = "reviews"  # an annotated release's review decisions (dataset_builder.review.store), not a subset
 # The largest file (image, raw_image) the builder reads; a bigger one is an invalid row. Tests lower it.
 MAX_FILE_BYTES = 64 * 1024 * 1024
 

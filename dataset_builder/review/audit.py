@@ -22,8 +22,8 @@ from lookbench.files import replacing
 from lookbench.metric.fine_recall.bootstrap import wilson
 
 from lookbench.dataset_builder.review.labels import Verdict
-from lookbench.dataset_builder.review.store import Item
-from lookbench.dataset_builder.sources import REVIEWS
+from lookbench.dataset_builder.review.items import Item
+from lookbench.dataset_builder.review.store import REVIEWS
 from lookbench.dataset_builder.taxonomy import Taxonomy
 
 CATEGORY = "category"
@@ -223,7 +223,8 @@ def markdown(report: dict) -> str:
 def audit_release(raw) -> dict:
     """The audit of the raw release folder ``raw`` (its rows, ``taxonomy.json`` and ``reviews/``)."""
     from lookbench.dataset_builder.review.labels import verdicts
-    from lookbench.dataset_builder.review.store import DecisionStore, ReviewError, read_items
+    from lookbench.dataset_builder.review.items import read_items
+    from lookbench.dataset_builder.review.store import DecisionStore, ReviewError
     from lookbench.dataset_builder.sources import RawSource
 
     taxonomy = RawSource(raw).taxonomy()

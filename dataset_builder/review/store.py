@@ -11,14 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.files import folder_lock, read_regular, replacing
-from lookbench.schema import SUBSETS
 
-from lookbench.dataset_builder.sources import REVIEWS, RawSource
-
+REVIEWS = "reviews"  # <RAW>/reviews/: beside the subset folders, never read as one
 FORMAT = 1
 LABEL, SKIP, UNDO = "label", "skip", "undo"
 REVIEWER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -40,26 +38,6 @@ def check_reviewer(name) -> str:
 
 
 @dataclass(frozen=True)
-class Item:
-    """One row of the raw release to review; ``key`` (``<Config>/<split>/<item_id>``) names it in every decision."""
-
-    key: str
-    config: str
-    split: str
-    file: str  # the JSONL file, relative to the release
-    line: int
-    record: dict = field(compare=False, repr=False)
-
-    @property
-    def proposals(self) -> dict:
-        return self.record.get("proposals") or {}
-
-    @property
-    def folder(self) -> str:
-        return self.file.rsplit("/", 1)[0]
-
-
-@dataclass(frozen=True)
 class Event:
     """One decision file: ``action`` ``label`` (``category`` and ``attributes``, each attribute a value or "not
     applicable"), ``skip`` (come back later), or ``undo`` (``undoes``: the seq of the event taken back)."""
@@ -78,31 +56,6 @@ class Event:
     def labels(self) -> tuple:
         """What two reviewers must agree on: the category and every attribute's value."""
         return self.category, tuple(sorted((self.attributes or {}).items()))
-
-
-def read_items(raw: Path) -> tuple[list[Item], list[str]]:
-    """Every row of the raw release that can be reviewed, in release order, and why each other row cannot (a row that
-    is not a JSON object, has no string ``item_id``, or repeats a key), one line each naming file and line."""
-    source = RawSource(raw)
-    items, problems, seen = [], [], {}
-    for config in source.folders:
-        if config not in SUBSETS:
-            continue
-        for split in SUBSETS[config].splits:
-            where = source.location(config, split)
-            for line, record in source.lines(config, split):
-                item_id = record.get("item_id") if isinstance(record, dict) else None
-                if not isinstance(record, dict):
-                    problems.append(f"{where} line {line}: {record}")
-                elif not isinstance(item_id, str) or not item_id:
-                    problems.append(f"{where} line {line}: no item_id to key its review by")
-                elif (key := f"{config}/{split}/{item_id}") in seen:
-                    problems.append(f"{where} line {line}: item_id {item_id!r} repeats line {seen[key]}; a review "
-                                    "names an item by its subset, split and item_id")
-                else:
-                    seen[key] = line
-                    items.append(Item(key, config, split, where, line, record))
-    return items, problems
 
 
 class DecisionStore:

@@ -20,7 +20,8 @@ from PIL import Image, ImageDraw
 
 from lookbench.dataset_builder.review.labels import verdicts
 from lookbench.dataset_builder.review.plan import Plan, queue
-from lookbench.dataset_builder.review.store import LABEL, SKIP, UNDO, DecisionStore, Item, ReviewError, check_reviewer, current
+from lookbench.dataset_builder.review.items import Item
+from lookbench.dataset_builder.review.store import LABEL, SKIP, UNDO, DecisionStore, ReviewError, check_reviewer, current
 from lookbench.dataset_builder.sources import read_contained
 from lookbench.dataset_builder.taxonomy import Taxonomy
 
@@ -304,7 +305,7 @@ def build_app(review: Review, reviewer: str | None = None):
 def open_review(raw, overlap: int | None = None, shared: int | None = None) -> tuple[Review, list[str]]:
     """The release under review and the rows that cannot be reviewed (one line each); refused in one line when the
     release has no taxonomy or no proposals (it was not made by ``lookbench annotate``)."""
-    from lookbench.dataset_builder.review.store import read_items
+    from lookbench.dataset_builder.review.items import read_items
     from lookbench.dataset_builder.sources import RawSource
 
     raw = Path(raw)

@@ -6,7 +6,8 @@ import pytest
 
 from lookbench.dataset_builder.review.audit import audit, cohen_kappa, lines, markdown
 from lookbench.dataset_builder.review.labels import Verdict
-from lookbench.dataset_builder.review.store import Event, Item
+from lookbench.dataset_builder.review.items import Item
+from lookbench.dataset_builder.review.store import Event
 
 from tests.helpers.annotated_release import NA, TAXONOMY
 

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from lookbench.dataset_builder.review.items import read_items
 from lookbench.dataset_builder.review.labels import verdicts
 from lookbench.dataset_builder.review.plan import Plan, queue
 from lookbench.dataset_builder.review.store import (
@@ -20,7 +21,6 @@ from lookbench.dataset_builder.review.store import (
     ReviewError,
     check_reviewer,
     current,
-    read_items,
 )
 
 from tests.helpers.annotated_release import write_annotated
