@@ -110,19 +110,24 @@ def image_fingerprint(ref: dict, what: str = "image") -> tuple[str, tuple[int, i
     data = ref.get("bytes")
     if not data:
         raise ValueError(f"{name}: no image bytes")
+    return hashlib.sha256(data).hexdigest(), open_image(data, name).size
+
+
+def open_image(data: bytes, name: str) -> Image.Image:
+    """The image in ``data``, fully decoded; a ``ValueError`` naming ``name`` for a bomb, a format PIL cannot read or
+    a truncated file (the one decode check of the builder and the annotator)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
-                image.load()
-                size = image.size
+            image = Image.open(io.BytesIO(data))
+            image.load()
+            return image
     except (Image.DecompressionBombWarning, Image.DecompressionBombError) as err:
         raise ValueError(f"{name}: refused as a decompression bomb ({err})") from None
     except UnidentifiedImageError:
         raise ValueError(f"{name} is not an image format PIL can read") from None
     except (OSError, SyntaxError, ValueError) as err:
         raise ValueError(f"unreadable or truncated image {name} ({err})") from None
-    return hashlib.sha256(data).hexdigest(), size
 
 
 class SplitChecker:

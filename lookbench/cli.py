@@ -10,6 +10,7 @@ from typing import Callable
 
 from lookbench.errors import report_errors
 from lookbench.commands import (
+    annotate,
     audit,
     build,
     compare,
@@ -32,6 +33,7 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="lookbench", description="LookBench: attribute-supervised fashion image retrieval.")
     sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build.register(sub)
+    annotate.register(sub)
     evaluate.register(sub)
     models.register(sub)
     reproduce.register(sub)

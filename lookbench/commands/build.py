@@ -33,7 +33,7 @@ def register(sub) -> None:
                        help="LookBench-Mini: multiply the noise gallery on top of --scale (about 13 = the published noise proportion)")
     build.add_argument("--seed", type=int, default=0, help="LookBench-Mini seed")
     build.add_argument("--subsets", nargs="+", help="only these subsets (paper names or aliases)")
-    build.add_argument("--taxonomy", type=Path, help="JSON taxonomy (category -> attribute -> values) to validate against")
+    build.add_argument("--taxonomy", type=Path, help="taxonomy file to check every row against (default: the release's own taxonomy.json)")
     build.add_argument("--skip-invalid", action="store_true", help="leave invalid rows out and report them instead of stopping")
     build.add_argument("--train-out", type=Path, help="also write the training set (train split) to this dataset folder")
     _output_flags(build)
