@@ -283,8 +283,12 @@ def build_app(review: Review, reviewer: str | None = None):
             street = gr.Image(label="street photo", type="pil", height=520, elem_id="review-street", interactive=False,
                               visible=False)
         with gr.Column(elem_id="review-fields"):
-            category = gr.Dropdown(label="category", choices=list(review.taxonomy.categories), visible=False)
-            slots = [gr.Dropdown(label=f"attribute {i + 1}", visible=False) for i in range(review.slots)]
+            # Values are checked against the taxonomy when a decision is made (``Review.decide``), not against the
+            # choices a field last showed: a category changed a moment before "accept" must not be refused.
+            category = gr.Dropdown(label="category", choices=list(review.taxonomy.categories), visible=False,
+                                   allow_custom_value=True)
+            slots = [gr.Dropdown(label=f"attribute {i + 1}", visible=False, allow_custom_value=True)
+                     for i in range(review.slots)]
         with gr.Row():
             accept_button = gr.Button("Accept all as shown (a)", variant="primary", elem_id="review-accept")
             skip_button = gr.Button("Skip (s)", elem_id="review-skip")

@@ -3,10 +3,7 @@ once, the shared sample, undo and skip, resuming, a server killed while decision
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,70 +13,8 @@ import pytest
 from lookbench.dataset_builder.review.labels import verdicts
 from lookbench.dataset_builder.review.store import DecisionStore, current
 
-from tests.helpers.annotated_release import NA, TAXONOMY, write_annotated
-
-
-class Served:
-    """``lookbench review RAW`` in a subprocess, on a free loopback port it announces (``Running on http://…``)."""
-
-    def __init__(self, raw, *args):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        self.process = subprocess.Popen([sys.executable, "-m", "lookbench", "review", str(raw), "--port", str(port), *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.output = []
-        for line in self.process.stdout:
-            self.output.append(line)
-            if match := re.match(r"Running on (http://127\.0\.0\.1:\d+)$", line.strip()):
-                self.url = match.group(1)
-                break
-        else:
-            raise AssertionError("no 'Running on' line:\n" + "".join(self.output))
-        threading.Thread(target=lambda: self.output.extend(self.process.stdout), daemon=True).start()
-
-    def client(self):
-        from gradio_client import Client
-
-        return Client(self.url, verbose=False)
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-        self.process.wait(timeout=60)
-
-
-@pytest.fixture
-def serve():
-    started = []
-
-    def start(raw, *args):
-        started.append(Served(raw, *args))
-        return started[-1]
-
-    yield start
-    for served in started:
-        served.stop(signal.SIGKILL)
-
-
-def shown_key(view) -> str | None:
-    """The item key the page shows (its header), None when the reviewer is done."""
-    match = re.match(r"### (\S+/\S+/\S+)\n", view[0])
-    return match.group(1) if match else None
-
-
-def answer(labels: dict, slots: int = 3) -> list:
-    """The form as a reviewer who knows ``labels`` fills it: the category, then each attribute in the taxonomy's order."""
-    names = list(TAXONOMY.categories[labels["category"]].attributes)
-    values = [labels["attributes"][name] for name in names]
-    return [labels["category"], *values, *[None] * (slots - len(values))]
-
-
-def review_all(client, name: str, truth: dict, acknowledged: list) -> None:
-    view = client.predict(name, api_name="/begin")
-    while (key := shown_key(view)) is not None:
-        view = client.predict(*answer(truth[key]), api_name="/accept")
-        acknowledged.append(key)
+from tests.helpers.annotated_release import NA, write_annotated
+from tests.helpers.review_app import answer, review_all, serve, shown_key  # noqa: F401  (serve: a fixture)
 
 
 def test_two_reviewers_at_once_lose_nothing_and_share_the_sample(tmp_path, serve):
