@@ -13,7 +13,7 @@ import pytest
 from lookbench.dataset_builder.review.labels import verdicts
 from lookbench.dataset_builder.review.store import DecisionStore, current
 
-from tests.helpers.annotated_release import NA, write_annotated
+from tests.helpers.annotated_release import NA, TAXONOMY, write_annotated
 from tests.helpers.review_app import answer, review_all, serve, shown_key  # noqa: F401  (serve: a fixture)
 
 
