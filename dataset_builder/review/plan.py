@@ -50,6 +50,8 @@ class Plan:
         if plan is None:
             if overlap is not None and overlap < 1:
                 raise ReviewError(f"--overlap {overlap}: at least 1 reviewer decides each item")
+            if shared is not None and shared < 0:
+                raise ReviewError(f"--shared {shared}: the shared sample cannot have fewer than 0 items")
             size = shared if shared is not None else max(MIN_SHARED, math.ceil(len(items) / 10))
             keys = sorted(item.key for item in items)
             sample = tuple(random.Random(SEED).sample(keys, min(max(size, 0), len(keys))))

@@ -104,6 +104,10 @@ def test_a_writer_killed_mid_write_leaves_no_torn_file_and_the_next_write_clears
 def test_the_plan_is_drawn_once_and_every_reviewer_works_to_it(raw):
     items, problems = read_items(raw)
     assert problems == [] and len(items) == 9
+    for overlap, shared, refusal in ((0, 3, "--overlap 0: at least 1 reviewer"), (2, -1, "--shared -1: the shared sample")):
+        with pytest.raises(ReviewError, match=refusal):
+            Plan.open(raw, items, overlap=overlap, shared=shared)
+    assert not (raw / "reviews" / "plan.json").exists()
     plan = Plan.open(raw, items, overlap=2, shared=3)
     assert Plan.open(raw, items) == plan and len(plan.shared) == 3
     with pytest.raises(ReviewError, match="planned with --overlap 2 and a shared sample of 3"):
@@ -146,3 +150,18 @@ def test_rows_that_cannot_be_keyed_are_named(raw):
         f"RealStudioFlat/gallery.jsonl line {len(lines) + 2}: no item_id to key its review by",
         f"RealStudioFlat/gallery.jsonl line {len(lines) + 3}: not a JSON object but a JSON list",
     ]
+
+
+def test_audit_and_review_of_a_folder_that_is_no_annotated_release_are_one_line(tmp_path, capsys):
+    from lookbench import cli
+
+    from tests.helpers.raw_release import write_release
+
+    plain = write_release(tmp_path / "plain")
+    assert cli.main(["audit", str(plain)]) == 2
+    assert capsys.readouterr().err.strip() == (f"lookbench audit: error: {plain} has no taxonomy.json; audit an annotated "
+                                               "release (lookbench annotate --out RAW)")
+    assert cli.main(["review", str(tmp_path / "missing")]) == 2
+    assert capsys.readouterr().err.strip() == f"lookbench review: error: Raw release folder {tmp_path / 'missing'} does not exist"
+    assert cli.main(["review", str(plain), "--reviewer", "../x"]) == 2
+    assert "reviewer name '../x' is not 1-64 ASCII letters" in capsys.readouterr().err
