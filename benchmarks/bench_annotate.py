@@ -121,7 +121,12 @@ def main() -> int:
         f" --photos {args.photos}" if args.photos != 300 else "")
     section = (f"{HEADING}\n\nCommand: `{command}`. Accuracy = proposed category and value both right, over the items "
                "whose true category has the attribute (not proposed = wrong); random = uniform over the taxonomy, "
-               "through the same `annotate` run.\n\n" + tables + "\n")
+               "through the same `annotate` run. Neither crawl was trained on: the Mini crawl is the generator's test "
+               "stream (GR-Lite-mini-text learnt from its train stream, no item or image shared), the Fashion-MNIST "
+               "crawl is t10k (the model read only the train split). The category is scored by the mean over its "
+               "attributes of the log-sum-exp of the value prompts' similarities; while the prompts were chosen, on a "
+               "164-item Mini crawl (scale 0.1), a bare category prompt (\"top\") named the category for 56.7 % of "
+               "the items and this scoring for 86.6 %.\n\n" + tables + "\n")
     print(section)
     if args.write:
         text = RESULTS.read_text(encoding="utf-8")

@@ -417,14 +417,15 @@ def _dataset_source(data) -> Path:
 
 def _stage_dataset(source: Path, target: Path) -> None:
     """The card and the Parquet shards of every config folder, the text queries' included (the build's and each
-    append's validation report too), each copied through ``_copy_contained``: nothing from outside ``--data`` reaches
-    the mirror."""
+    append's validation report and the release's taxonomy too), each copied through ``_copy_contained``: nothing from
+    outside ``--data`` reaches the mirror."""
     from lookbench.dataset_builder.export import is_report
+    from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
     from lookbench.dataset_builder.text_queries import TEXT_CONFIG
     from lookbench.schema import SUBSETS
 
     target.mkdir(parents=True)
-    names = ["README.md", *sorted(p.name for p in source.iterdir() if is_report(p.name))]
+    names = ["README.md", *sorted(p.name for p in source.iterdir() if is_report(p.name) or p.name == TAXONOMY_FILE)]
     names += sorted(f"{p.parent.name}/{p.name}" for p in source.glob("*/*.parquet") if p.parent.name in (*SUBSETS, TEXT_CONFIG))
     for name in names:
         (target / name).parent.mkdir(exist_ok=True)

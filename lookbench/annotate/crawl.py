@@ -57,11 +57,14 @@ def _item(folder: Path, line: int, record) -> Item:
     if record["split"] not in SUBSETS[config].splits:
         raise ValueError(f"split {shown(record['split'])} is not one of {config}'s ({', '.join(SUBSETS[config].splits)})")
     to_utc(record["timestamp"])
+    record = dict(record)
     for key in ("image", "raw_image"):
         if record.get(key) is not None:
             if not isinstance(record[key], str):
                 raise ValueError(f"{key} must be a path inside the crawl folder, got {shown(record[key])}")
-            contained_file(folder, record[key])
+            # kept as the file's own path inside the folder: `a/../b.png` is `b.png`, so no name written from it
+            # (the release's copy of the file) can climb out of the folder it is written into
+            record[key] = contained_file(folder, record[key]).relative_to(folder.resolve()).as_posix()
     for key in TEXT_FIELDS:
         if record.get(key) is not None and not isinstance(record[key], str):
             raise ValueError(f"{key} must be a string, got {shown(record[key])}")
