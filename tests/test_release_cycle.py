@@ -9,7 +9,6 @@ import hashlib
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import datasets
@@ -20,7 +19,7 @@ from lookbench.dataset_builder.taxonomy import load as load_taxonomy
 from lookbench.schema import SUBSETS, resolve_subset
 
 from tests.helpers.raw_release import write_release
-from tests.helpers.review_app import review_all, serve  # noqa: F401  (serve: a fixture)
+from tests.helpers.review_app import reviewing_at_once, serve  # noqa: F401  (serve: a fixture)
 
 EARLY = ("2016-01-01T00:00:00Z", "2016-02-01T00:00:00Z", "2016-03-01T00:00:00Z")  # before every crawl's items
 
@@ -64,13 +63,7 @@ def test_crawl_annotate_review_audit_build_append(source, tmp_path, serve, capsy
     taxonomy = load_taxonomy(raw / "taxonomy.json")
     # review: two people at once on one server, a shared sample of 6 both decide
     served = serve(raw, "--overlap", "2", "--shared", "6")
-    acknowledged = {"alice": [], "bob": []}
-    workers = [threading.Thread(target=review_all, args=(served.client(), name, truth, acknowledged[name], taxonomy))
-               for name in acknowledged]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=900)
+    acknowledged = reviewing_at_once(served, truth, ["alice", "bob"], taxonomy)
     assert set(acknowledged["alice"]) | set(acknowledged["bob"]) == set(truth)
     assert len(set(acknowledged["alice"]) & set(acknowledged["bob"])) == 6
     # audit: what the proposer got right is what agrees with the truth, counted here from the rows themselves

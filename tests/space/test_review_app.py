@@ -17,7 +17,7 @@ from lookbench.dataset_builder.review.store import DecisionStore, current
 from lookbench.space.review.app import open_review
 
 from tests.helpers.annotated_release import NA, TAXONOMY, write_annotated
-from tests.helpers.review_app import answer, review_all, serve, shown_key  # noqa: F401  (serve: a fixture)
+from tests.helpers.review_app import answer, review_all, reviewing_at_once, serve, shown_key  # noqa: F401  (serve: a fixture)
 
 
 def test_two_reviewers_at_once_lose_nothing_and_share_the_sample(tmp_path, serve):
@@ -25,12 +25,7 @@ def test_two_reviewers_at_once_lose_nothing_and_share_the_sample(tmp_path, serve
     truth = write_annotated(raw, n=24, street=True)
     served = serve(raw, "--overlap", "2", "--shared", "6")
     assert "24 items" in "".join(served.output) and "shared sample 6 items x 2 reviewers" in "".join(served.output)
-    acknowledged = {"alice": [], "bob": []}
-    workers = [threading.Thread(target=review_all, args=(served.client(), name, truth, acknowledged[name])) for name in acknowledged]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=600)
+    acknowledged = reviewing_at_once(served, truth, ["alice", "bob"])
     store = DecisionStore(raw)
     shared = json.loads((raw / "reviews" / "plan.json").read_text())["shared"]
     for name, keys in acknowledged.items():
