@@ -26,9 +26,11 @@ from lookbench.files import folder_lock, replace_folder
 from lookbench.schema import FEATURES, SUBSETS, release_date
 
 from lookbench.dataset_builder.export import (
+    AUDIT_NAME,
     REPORT_NAME,
     BuildSummary,
     Step,
+    audit_name,
     build_shards,
     check_pair,
     release_facts,
@@ -68,6 +70,8 @@ def append_release(raw, out, *, release: str | None = None, skip_invalid: bool =
                 os.replace(new / TAXONOMY_FILE, target / TAXONOMY_FILE)
             summary.report_name = f"{REPORT_NAME.removesuffix('.json')}-{tag}.json"
             summary.report.write(target / summary.report_name)
+            if (new / AUDIT_NAME).exists():
+                os.replace(new / AUDIT_NAME, target / audit_name(summary.report_name))
             added = [c for c in infos if c not in folder.infos]
             release = release or summary.default_release
             command = f"lookbench build --append {raw}" + (f" --release {release}" if release else "") + " --out <DIR>"

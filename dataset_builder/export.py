@@ -25,6 +25,7 @@ from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date, r
 
 from lookbench.dataset_builder.fashion_mnist import package_folder
 from lookbench.dataset_builder.builder import TRAIN_DESCRIPTION, LookBench
+from lookbench.dataset_builder.review.audit import audit_card, write_audit
 from lookbench.dataset_builder.catalog import SOURCES, either, open_source
 from lookbench.dataset_builder.sources import TRAIN, SourceError
 from lookbench.dataset_builder.text_queries import TEXT_COLUMNS, TEXT_CONFIG, text_features, text_split
@@ -33,6 +34,7 @@ from lookbench.dataset_builder.validation import ValidationError, ValidationRepo
 
 CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
 REPORT_NAME = "validation_report.json"
+AUDIT_NAME = "annotation_audit.json"  # a reviewed release's audit (review.audit); an append's is audit_name(its report)
 HISTORY_KEY = "lookbench_history"  # the card's YAML record of how the folder was built, one Step per build or append
 # The Hub id the card's usage names (``lookbench stage --namespace`` retargets it).
 HUB_ID = "lookbench/lookbench"
@@ -254,8 +256,10 @@ def staging_folder(target: Path, what: str):
 
 
 def is_report(name: str) -> bool:
-    """``validation_report.json`` (a build's) or ``validation_report-<release>.json`` (an append's)."""
-    return name == REPORT_NAME or (name.startswith(REPORT_NAME.removesuffix(".json") + "-") and name.endswith(".json"))
+    """``validation_report.json`` (a build's) or ``validation_report-<release>.json`` (an append's), and the
+    ``annotation_audit`` files beside them."""
+    return any(name == kind or (name.startswith(kind.removesuffix(".json") + "-") and name.endswith(".json"))
+               for kind in (REPORT_NAME, AUDIT_NAME))
 
 
 def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
@@ -333,6 +337,8 @@ def build_shards(source, out: Path, tmp: Path, progress: bool, *, input_path, re
     summary.releases = sorted(releases)
     if chosen is not None:
         chosen.write(out / TAXONOMY_FILE)
+    if kind == "raw":
+        write_audit(input_path, out / AUDIT_NAME)  # an annotated release's: the card shows it
     if train_out is not None:
         summary.train_out = train_out
         summary.train_rows = _write_train(builders[TRAIN], train_out, source)
@@ -363,6 +369,11 @@ def _read_report(folder: Path, name: str | None) -> dict | None:
         return json.loads((folder / name).read_text(encoding="utf-8")) if name else None
     except (OSError, ValueError):
         return None
+
+
+def audit_name(report: str | None) -> str:
+    """The audit file beside a step's validation report (``validation_report-<release>.json`` → ``annotation_audit-<release>.json``)."""
+    return (report or REPORT_NAME).replace("validation_report", "annotation_audit")
 
 
 def _cell(text: str) -> str:
@@ -438,6 +449,8 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
         "history_configs": configs,
         "text": text_card,
         "taxonomy": _taxonomy_card(out),
+        "audits": [{"releases": ", ".join(step.releases), "text": text} for step in history
+                   if (text := audit_card(out / audit_name(step.report)))],
         "release_history": [
             {"name": name, "span": f"{fact['first']:%Y-%m-%d} → {fact['last']:%Y-%m-%d}" if fact["first"] else "—",
              "rows": [sizes(fact, c) for c in configs],

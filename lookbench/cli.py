@@ -11,6 +11,7 @@ from typing import Callable
 from lookbench.errors import report_errors
 from lookbench.commands import (
     annotate,
+    audit,
     build,
     compare,
     demo,
@@ -22,6 +23,7 @@ from lookbench.commands import (
     push,
     reproduce,
     reproduce_submission,
+    review,
     seal,
     stage,
     submit,
@@ -48,6 +50,8 @@ def parser() -> argparse.ArgumentParser:
     verify.register(sub)
     seal.register(sub)
     reproduce_submission.register(sub)
+    review.register(sub)
+    audit.register(sub)
     return root
 
 

@@ -8,6 +8,9 @@ from lookbench.dataset_builder.catalog import SOURCES
 from lookbench.progress import quiet_libraries
 
 
+APPEND_INPUT = Path("<--input>")  # ``--append`` given alone: the raw release is --input
+
+
 def _output_flags(parser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -16,11 +19,10 @@ def _output_flags(parser) -> None:
 
 def register(sub) -> None:
     build = sub.add_parser("build", help="build a LookBench release into a script-less Hub dataset folder, or append one")
-    what = build.add_mutually_exclusive_group(required=True)
-    what.add_argument("--source", choices=list(SOURCES), help="; ".join(f"{name}: {s.help}" for name, s in SOURCES.items()))
-    what.add_argument("--append", type=Path, metavar="RAW",
-                      help="add this raw release folder to the built folder --out as new shards (it must be newer than "
-                           "everything there); the existing shards stay byte-identical")
+    build.add_argument("--source", choices=list(SOURCES), help="; ".join(f"{name}: {s.help}" for name, s in SOURCES.items()))
+    build.add_argument("--append", type=Path, nargs="?", const=APPEND_INPUT, metavar="RAW",
+                       help="add this raw release folder (alone: --source raw --input RAW) to the built folder --out as new "
+                            "shards (it must be newer than everything there); the existing shards stay byte-identical")
     build.add_argument("--input", type=Path, help="the release folder to read (raw, upstream; fashion-mnist: the folder of the "
                                                   "four IDX .gz files, default the Debian package dataset-fashion-mnist's)")
     build.add_argument("--out", type=Path, required=True, help="dataset folder to write (load it with datasets.load_dataset)")
@@ -57,9 +59,16 @@ def run_build(args) -> int:
         from lookbench.dataset_builder.seal import check_until
 
         check_until(args.until)
+    if args.append is APPEND_INPUT:
+        if args.source != "raw" or args.input is None:
+            raise SourceError("--append alone appends the raw release --input: give --source raw --input RAW --append")
+        args.append, args.input, args.source = args.input, None, None
+    if args.append is None and args.source is None:
+        raise SourceError("give --source (a new build) or --append RAW (a newer snapshot added to --out)")
     if args.append is not None:
-        given = [flag for flag, value in (("--input", args.input), ("--train-out", args.train_out),
-                                          ("--seal", args.seal or None)) if value is not None]
+        given = [flag for flag, value in (("--source", args.source), ("--input", args.input),
+                                          ("--train-out", args.train_out), ("--seal", args.seal or None))
+                 if value is not None]
         if given:
             raise SourceError(f"--append RAW is the raw release to add; it takes no {' or '.join(given)}")
     with quiet_libraries(args.verbose):
