@@ -36,8 +36,9 @@ def register(sub) -> None:
     build.add_argument("--taxonomy", type=Path, help="taxonomy file to check every row against (default: the release's own taxonomy.json)")
     build.add_argument("--skip-invalid", action="store_true", help="leave invalid rows out and report them instead of stopping")
     build.add_argument("--train-out", type=Path, help="also write the training set (train split) to this dataset folder")
-    build.add_argument("--seal", action="store_true", help="withhold every label of the build: --out holds the public "
-                                                           "part, the labels go to --labels-out (docs/publishing.md)")
+    build.add_argument("--seal", action="store_true", help="withhold every label of the build (with --append: of the "
+                                                           "releases it adds): --out holds the public part, the labels "
+                                                           "go to --labels-out (docs/publishing.md)")
     from lookbench.commands.seal import add_seal_flags
 
     add_seal_flags(build)
@@ -67,8 +68,7 @@ def run_build(args) -> int:
         raise SourceError("give --source (a new build) or --append RAW (a newer snapshot added to --out)")
     if args.append is not None:
         given = [flag for flag, value in (("--source", args.source), ("--input", args.input),
-                                          ("--train-out", args.train_out), ("--seal", args.seal or None))
-                 if value is not None]
+                                          ("--train-out", args.train_out)) if value is not None]
         if given:
             raise SourceError(f"--append RAW is the raw release to add; it takes no {' or '.join(given)}")
     with quiet_libraries(args.verbose):
@@ -86,7 +86,8 @@ def run_build(args) -> int:
             from lookbench.dataset_builder.seal import seal
 
             labels = args.labels_out or args.out.with_name(f"{args.out.name}-labels")
-            sealed = seal(args.out, None, args.until, labels)
+            # a new build seals every release; an append only the releases it added (earlier ones stay as they are)
+            sealed = seal(args.out, summary.appended if args.append is not None else None, args.until, labels)
     print("\n".join(summary.lines()))
     if args.seal:
         print("\n".join(sealed_lines(sealed, args.out, labels)))

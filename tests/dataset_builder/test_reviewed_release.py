@@ -59,6 +59,40 @@ def test_a_scripted_reviewer_fixing_every_proposal_makes_the_truth_and_append_ke
     assert audit["counts"]["reviewed"] == 12 and audit["attributes"]["cuff"]["accuracy"]["hits"] == 0
 
 
+def test_a_reviewed_release_appended_with_seal_is_published_sealed_and_the_earlier_one_stays_public(tmp_path, capsys):
+    """The last step of a release made from a crawl: `build --source raw --input RAW --append --seal` withholds the
+    new release's reviewed labels (docs/publishing.md) and leaves the earlier release public and byte-identical."""
+    import pyarrow.parquet as pq
+
+    from lookbench.dataset_builder.seal import Labels, sealed_state
+
+    first, second = tmp_path / "raw-june", tmp_path / "raw-july"
+    truth, later = write_annotated(first, n=9), write_annotated(second, n=9, prefix="july", month=7)
+    for raw, known in ((first, truth), (second, later)):
+        review, _ = open_review(raw, overlap=1, shared=0)
+        assert review_from_truth(review, known, "oracle") == len(known)
+    out, labels = tmp_path / "data" / "lookbench", tmp_path / "labels"
+    assert build("--source", "raw", "--input", first, "--out", out) == 0
+    # the image configs' shards; the text config (its words are made from labels) is withheld whole while any
+    # release is sealed (docs/publishing.md)
+    earlier = {p.relative_to(out): p.read_bytes() for p in out.glob("Real*/*.parquet")}
+    assert build("--source", "raw", "--input", second, "--append", "--seal", "--until", "2026-06-30",
+                 "--labels-out", labels, "--out", out) == 0
+    state = sealed_state(out)
+    (release,) = state.releases  # the appended (July) release only
+    assert release.startswith("v202507") and state.until == "2026-06-30"
+    assert {p: (out / p).read_bytes() for p in earlier} == earlier  # the earlier release: public, untouched
+    assert not (out / "text").exists() and (labels / "text").is_dir()
+    rows = [row for shard in sorted(out.glob("RealStudioFlat/*.parquet")) for row in pq.read_table(shard).to_pylist()]
+    new = [r for r in rows if r["release"] == release]
+    assert len(new) == len(later) and all(r["category"] is None and r["main_attribute"] is None and r["attributes"] is None
+                                         for r in new)  # no reviewed label on the public side
+    assert all(r["category"] is not None for r in rows if r["release"] != release)
+    joined = tmp_path / "joined"
+    Labels.read(labels, state.releases).join_into(out, joined, state)
+    assert rows_of(joined) == expected(truth) | expected(later)  # the labels kept aside are the reviewed truth
+
+
 def test_proposals_are_never_labels(tmp_path):
     raw = tmp_path / "raw"
     truth = write_annotated(raw, n=6)
