@@ -11,6 +11,7 @@ import os
 import stat
 from pathlib import Path
 
+from lookbench import terminal
 from lookbench.paths import transport_errors
 
 from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace, files_of
@@ -132,12 +133,12 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
         raise ValueError(f"{hub} was staged for namespace {staging.namespace!r}, whose ids its cards name; "
                          f"run `lookbench stage --namespace {namespace}` first")
     if not dry_run and get_token() is None:
-        print("No Hub token (HF_TOKEN or `hf auth login`): dry run, nothing is uploaded.")
+        terminal.say("No Hub token (HF_TOKEN or `hf auth login`): dry run, nothing is uploaded.")
         dry_run = True
     lines = plan_lines(hub, staging, private, revision)  # every file checked against repos.json before anything is said
-    print(f"{'Plan' if dry_run else 'Pushing'} {hub} to {HfApi().endpoint}:")
+    terminal.say(f"{'Plan' if dry_run else 'Pushing'} {hub} to {HfApi().endpoint}:")
     for line in lines:
-        print("  " + line)
+        terminal.say("  " + line)
     if dry_run:
         return
     if constants.HF_HUB_OFFLINE:  # huggingface_hub's own message names neither the repo nor the variable
@@ -147,6 +148,6 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
     api = HfApi()
     for repo in staging.repos:
         try:
-            print("  " + _upload(api, hub, staging, repo, private, revision), flush=True)
+            terminal.say("  " + _upload(api, hub, staging, repo, private, revision))
         except (HfHubHTTPError, *transport_errors()) as err:
             raise _one_line(repo, err) from err

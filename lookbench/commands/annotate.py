@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
 from lookbench.progress import quiet_libraries
 
 
@@ -33,7 +34,7 @@ def run_annotate(args) -> int:
     with quiet_libraries(args.verbose):
         proposer = make_proposer(args.proposer, taxonomy, args.device)
         summary = annotate(args.input, taxonomy, proposer, args.out, batch_size=args.batch_size, progress=not args.quiet)
-    print("\n".join(summary.lines()))
+    terminal.say("\n".join(summary.lines()))
     return 0
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lookbench import terminal
+
 
 def register(sub) -> None:
     audit = sub.add_parser("audit", help="measure the proposals against the reviewed labels and the reviewers' agreement")
@@ -17,9 +19,9 @@ def run_audit(args) -> int:
     from lookbench.files import replacing
 
     report = audit_release(args.raw)
-    print("\n".join(lines(report)))
+    terminal.say("\n".join(lines(report)))
     if args.json is not None:
         with replacing(args.json) as tmp:
             tmp.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(f"audit: {args.json}")
+        terminal.say(f"audit: {args.json}")
     return 0

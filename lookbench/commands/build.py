@@ -1,9 +1,9 @@
 """``lookbench build`` and ``lookbench subsets``."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from lookbench import terminal
 from lookbench.dataset_builder.catalog import SOURCES
 from lookbench.progress import quiet_libraries
 
@@ -88,9 +88,9 @@ def run_build(args) -> int:
             labels = args.labels_out or args.out.with_name(f"{args.out.name}-labels")
             # a new build seals every release; an append only the releases it added (earlier ones stay as they are)
             sealed = seal(args.out, summary.appended if args.append is not None else None, args.until, labels)
-    print("\n".join(summary.lines()))
+    terminal.say("\n".join(summary.lines()))
     if args.seal:
-        print("\n".join(sealed_lines(sealed, args.out, labels)))
+        terminal.say("\n".join(sealed_lines(sealed, args.out, labels)))
     return 0
 
 
@@ -115,12 +115,10 @@ def run_subsets(args) -> int:
         raise FileNotFoundError(f"{folder} is not a dataset folder built by `lookbench build`")
     with quiet_libraries(args.verbose):
         sizes = split_sizes(folder) if folder.is_dir() else {}
-    from lookbench import terminal
-
     rows = [[s.name, s.alias, f"{s.source}, {'multi' if s.multi_item else 'single'}-item, {s.difficulty}",
              sizes.get(s.name, {}).get("query"), sizes.get(s.name, {}).get("gallery"),
              f"{s.published_queries}/{s.published_gallery}"] for s in SUBSETS.values()]
-    print("\n".join(terminal.table([*(terminal.Column(c, "left") for c in ("subset", "alias", "kind")), "query", "gallery",
+    terminal.say("\n".join(terminal.table([*(terminal.Column(c, "left") for c in ("subset", "alias", "kind")), "query", "gallery",
                                     "published query/gallery"], rows,
                                    footnotes=[f"data: {folder if sizes else '(not built; run lookbench build --source mini --out DIR)'}"],
                                    drop_order=["alias", "kind"])))

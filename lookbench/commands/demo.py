@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
+
 
 def register(sub) -> None:
     demo = sub.add_parser("demo", help="serve the Gradio demo (search + leaderboard) on loopback")
@@ -28,7 +30,7 @@ def run_demo(args) -> int:
 
         served, _ = open_galleries(galleries(args.data, args.real_photos, args.assets), models(args.models))
         for assets in served:
-            print(f"assets: {assets.folder} ({assets.name})")
+            terminal.say(f"assets: {assets.folder} ({assets.name})")
         return 0
     from lookbench.space.app import serve
     from lookbench import paths

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
+
 
 def register(sub) -> None:
     from lookbench.commands.submit import pull_request_options
@@ -39,7 +41,7 @@ def run(args) -> int:
 
         if args.dry_run:
             raise ValueError("--job runs on the Hub and opens the record's pull request there: it takes no --dry-run")
-        print(submit_job(args.path, args.job, repo, precision=args.precision,
+        terminal.say(submit_job(args.path, args.job, repo, precision=args.precision,
                          trust_remote_code=args.trust_remote_code))
         return 0
     submission = reproduction.read(args.path)
@@ -52,9 +54,9 @@ def run(args) -> int:
         made = reproduction.record(submission, rerun, loaded, found)
         folder = reproduction.record_folder(submission, made["device"], made["precision"])
         record = reproduction.as_submission(reproduction.files_of(folder, made, Path(tmp)), folder, made)
-    print(reproduction.render(found, made))
+    terminal.say(reproduction.render(found, made))
     if args.dry_run:
-        print(f"wrote {len(record.files)} files to {write(record, args.out)} (nothing sent)")
+        terminal.say(f"wrote {len(record.files)} files to {write(record, args.out)} (nothing sent)")
     else:
-        print(open_pull_request(record, repo))
+        terminal.say(open_pull_request(record, repo))
     return 0 if found.reproduced else 1

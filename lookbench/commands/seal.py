@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
+
 
 def add_seal_flags(parser) -> None:
     """``--until`` and ``--labels-out``, shared by ``seal`` and ``build --seal``."""
@@ -40,7 +42,7 @@ def run_seal(args) -> int:
     labels = args.labels_out or args.folder.with_name(f"{args.folder.name}-labels")
     with quiet_libraries():
         sealed = seal(args.folder, args.release, args.until, labels)
-    print("\n".join(sealed_lines(sealed, args.folder, labels)))
+    terminal.say("\n".join(sealed_lines(sealed, args.folder, labels)))
     return 0
 
 
@@ -50,6 +52,6 @@ def run_unseal(args) -> int:
 
     with quiet_libraries():
         sealed = unseal(args.folder, args.labels)
-    print(f"unsealed {', '.join(sealed.releases)} of {args.folder}: its labels are public again; `lookbench stage` and "
+    terminal.say(f"unsealed {', '.join(sealed.releases)} of {args.folder}: its labels are public again; `lookbench stage` and "
           "`lookbench push` publish them as a new tagged revision")
     return 0

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
+
 
 def register(sub) -> None:
     stage = sub.add_parser("stage", help="stage the dataset, metric, model, demo and leaderboard repos into a local Hub mirror")
@@ -24,13 +26,13 @@ def run_stage(args) -> int:
         staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels)
     from lookbench.upload_scripts.stage import files_of
 
-    print(f"Staged {args.out}:")
+    terminal.say(f"Staged {args.out}:")
     for repo in staging.repos:
         size = sum(f.stat().st_size for f in files_of(args.out, repo)) / 1e6  # what push uploads
         private = " private" if repo.private else ""
-        print(f"  {repo.repo_type:<8} {repo.repo_id:<32} {args.out / repo.folder}  ({size:.1f} MB){private}")
+        terminal.say(f"  {repo.repo_type:<8} {repo.repo_id:<32} {args.out / repo.folder}  ({size:.1f} MB){private}")
         if repo.releases:
-            print(f"  {'':<8} releases {', '.join(repo.releases)} (data revision {repo.data_revision}); "
+            terminal.say(f"  {'':<8} releases {', '.join(repo.releases)} (data revision {repo.data_revision}); "
                   f"push tags it {repo.release_tag}")
-    print(f"Next: lookbench push --hub {args.out} --dry-run")
+    terminal.say(f"Next: lookbench push --hub {args.out} --dry-run")
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
+
 
 def register(sub) -> None:
     sp = sub.add_parser("submit", help="send a result and its saved rankings to the leaderboard's results repo as a pull "
@@ -45,8 +47,8 @@ def run(args) -> int:
         submission = prepare(args.result, args.model_id, args.allow_synthetic)
     if args.dry_run:
         folder = write(submission, args.out)
-        print(f"wrote {len(submission.files)} files to {folder} (nothing sent); the pull request would be titled: "
+        terminal.say(f"wrote {len(submission.files)} files to {folder} (nothing sent); the pull request would be titled: "
               f"{submission.title}")
     else:
-        print(open_pull_request(submission, repo))
+        terminal.say(open_pull_request(submission, repo))
     return 0

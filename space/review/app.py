@@ -18,6 +18,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
+from lookbench import terminal
 from lookbench.dataset_builder.review.labels import verdicts
 from lookbench.dataset_builder.review.plan import Plan, queue
 from lookbench.dataset_builder.review.items import Item
@@ -329,13 +330,13 @@ def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=
         check_reviewer(reviewer)
     review, problems = open_review(raw, overlap, shared)
     for line in problems:
-        print(f"not reviewable: {line}")
+        terminal.say(f"not reviewable: {line}")
     if problems:
-        print(f"{len(problems)} row(s) cannot be reviewed (above); a build refuses them or leaves them out")
-    print(f"{len(review.items)} items, taxonomy {review.taxonomy.label}; shared sample {len(review.plan.shared)} items "
+        terminal.say(f"{len(problems)} row(s) cannot be reviewed (above); a build refuses them or leaves them out")
+    terminal.say(f"{len(review.items)} items, taxonomy {review.taxonomy.label}; shared sample {len(review.plan.shared)} items "
           f"x {review.plan.overlap} reviewers; decisions in {review.store.folder}")
     app = build_app(review, reviewer)
     app.launch(server_name=host, server_port=port, js=KEYS, css=CSS, show_error=True, quiet=True,
                prevent_thread_lock=True, **launch_kwargs)
-    print(f"Running on {app.local_url.rstrip('/')}", flush=True)
+    terminal.say(f"Running on {app.local_url.rstrip('/')}")
     app.block_thread()

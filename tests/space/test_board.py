@@ -21,7 +21,8 @@ from lookbench.space.board.app import Board, serve
 from lookbench.space.board.facts import ANY_SIZE
 from lookbench.space.board.judging import Judge, allowed_data
 from lookbench.space.board.repo import Verdicts, fetch, submission_folders
-from tests.helpers.board import (CHROMIUM, EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board, honest_result,
+from tests.helpers.browser import needs_chromium
+from tests.helpers.board import (EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board, honest_result,
                                  judged, results_repo)
 
 MINI = "LookBench-Mini (synthetic)"
@@ -373,8 +374,7 @@ def test_the_served_board_answers_through_gradio_client(served, board):
 
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
-                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+@needs_chromium
 def test_a_browser_sees_the_verified_row_and_the_tampered_ones_not(served, tmp_path):
     rows = browser_reads_the_board(served, tmp_path)
     assert rows[HONEST].startswith(f"1 {HONEST} consistent 1 ")  # rank, model, verified, group

@@ -3,12 +3,10 @@ once, the shared sample, undo and skip, resuming, a server killed while decision
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -17,6 +15,7 @@ from lookbench.dataset_builder.review.store import DecisionStore, current
 from lookbench.space.review.app import open_review
 
 from tests.helpers.annotated_release import NA, TAXONOMY, write_annotated
+from tests.helpers.browser import chromium_page, needs_chromium
 from tests.helpers.review_app import answer, review_all, reviewing_at_once, serve, shown_key  # noqa: F401  (serve: a fixture)
 
 
@@ -147,51 +146,39 @@ def test_a_release_without_proposals_is_refused_in_one_line(tmp_path):
     assert result.stderr.strip().count("\n") == 0 and "has no rows with proposals" in result.stderr
 
 
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
-                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+@needs_chromium
 def test_keyboard_in_a_browser_accepts_skips_and_undoes(tmp_path, serve):
     """A reviewer's keys in Debian's chromium: `a` accepts the proposals as shown, `s` skips, `u` undoes; the street
     photo is shown beside a street look's crop."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     raw = tmp_path / "raw"
     write_annotated(raw, n=6, street=True)
     served = serve(raw, "--reviewer", "kim", "--overlap", "1", "--shared", "0")
     store = DecisionStore(raw)
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
-                                                       args=args, headless=True, viewport={"width": 1400, "height": 1200})
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(120_000)
-            expect.set_options(timeout=120_000)
-            page.goto(served.url)
-            header = page.locator("h3").first
-            expect(header).to_contain_text("RealStudioFlat/")
-            first = header.inner_text()
-            page.locator("body").click(position={"x": 5, "y": 5})
-            page.keyboard.press("a")
-            expect(header).not_to_have_text(first)
-            events = store.events("kim")
-            assert [(e.action, e.item) for e in events] == [("label", first)]
-            item = next(i for i in open_review(raw)[0].items if i.key == first)
-            proposed = {n: e["value"] for n, e in item.proposals["attributes"].items()}
-            assert events[0].attributes == proposed  # accept-all: the proposals, as shown
-            second = header.inner_text()
-            page.keyboard.press("s")
-            expect(header).not_to_have_text(second)
-            page.keyboard.press("u")
-            expect(header).to_have_text(second)
-            assert [e.action for e in store.events("kim")] == ["label", "skip", "undo"]
-            street = [i.key for i in open_review(raw)[0].items if i.record.get("raw_image")]
-            photo = expect(page.locator("#review-street img"))
-            photo.to_be_visible() if second in street else photo.to_be_hidden()  # a street look's photo, only there
-        finally:
-            browser.close()
+    with chromium_page(str(tmp_path / "profile"), 1400, 1200) as page:
+        page.goto(served.url)
+        header = page.locator("h3").first
+        expect(header).to_contain_text("RealStudioFlat/")
+        first = header.inner_text()
+        page.locator("body").click(position={"x": 5, "y": 5})
+        page.keyboard.press("a")
+        expect(header).not_to_have_text(first)
+        events = store.events("kim")
+        assert [(e.action, e.item) for e in events] == [("label", first)]
+        item = next(i for i in open_review(raw)[0].items if i.key == first)
+        proposed = {n: e["value"] for n, e in item.proposals["attributes"].items()}
+        assert events[0].attributes == proposed  # accept-all: the proposals, as shown
+        second = header.inner_text()
+        page.keyboard.press("s")
+        expect(header).not_to_have_text(second)
+        page.keyboard.press("u")
+        expect(header).to_have_text(second)
+        assert [e.action for e in store.events("kim")] == ["label", "skip", "undo"]
+        street = [i.key for i in open_review(raw)[0].items if i.record.get("raw_image")]
+        photo = expect(page.locator("#review-street img"))
+        photo.to_be_visible() if second in street else photo.to_be_hidden()  # a street look's photo, only there
