@@ -1082,3 +1082,145 @@ def test_api_a_huge_bad_input_is_echoed_shortened_and_logged_as_one_line(client,
     assert all(len(r.getMessage()) < 400 for r in lines)
     assert "Traceback" not in capfd.readouterr().err
     assert _search(client, query_id="RealStudioFlat/1")[0].startswith("RealStudioFlat/1: top 6")
+
+
+# -- Your results (issue 47 item 3) ----------------------------------------------------------------------------------
+
+ROW = re.compile(r"<div class='query' data-subset='(?P<subset>[^']*)' data-category='(?P<category>[^']*)' "
+                 r"data-attributes='(?P<attributes>[^']*)'>.*?<b>(?P<title>[^<]*)</b>")
+CARD = re.compile(r"<div class='card (?P<mark>fine|coarse|miss)' title='(?P=mark)'><img alt='' src='data:image/jpeg;base64,")
+
+
+@pytest.fixture(scope="session")
+def stored(tmp_path_factory):
+    """A results folder as `lookbench demo --results` takes it: `evaluate --save-predictions --output` of raw-pixels
+    on the embedded Mini, the same without saved rankings, and that result submitted (`lookbench submit --dry-run`)."""
+    import lookbench
+    from lookbench.submissions.submit import prepare, write
+
+    root = tmp_path_factory.mktemp("your-results")
+    for name, save in (("saved", True), ("plain", False)):
+        lookbench.evaluate("raw-pixels", output_dir=root / "runs" / name, save_predictions=save, quiet=True,
+                           use_cache=False, results_dir=None)
+    folder = write(prepare(root / "runs" / "saved", model_id=f"someone/raw-pixels@{'5' * 40}", allow_synthetic=True),
+                   root / "repo")
+    return {"root": root / "runs", "submission": folder, "repo": root / "repo"}
+
+
+@pytest.fixture(scope="session")
+def yours_app(space_app, space_assets, stored):
+    from lookbench.space.app import SpaceApp
+
+    encoders = {**space_app.encoders, **{"gr-lite-mini-text": r for r in space_app.readers.values()}}
+    return SpaceApp([space_assets], results=stored["root"], encoders=encoders)
+
+
+@pytest.fixture(scope="session")
+def yours_served(yours_app):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    demo = yours_app.blocks()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **yours_app.launch_options)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+def _rows(html: str) -> list[dict]:
+    """Each row of the tab's HTML: its data attributes, title and the marks of its cards, in order."""
+    parts = html.split("<div class='query' ")[1:]
+    rows = []
+    for part in parts:
+        found = ROW.match("<div class='query' " + part)
+        assert found, part[:300]
+        rows.append({**found.groupdict(), "attributes": json.loads(found["attributes"].replace("&quot;", '"')),
+                     "marks": [m["mark"] for m in CARD.finditer(part)]})
+    return rows
+
+
+def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filters(yours_app, stored):
+    from lookbench.report import records
+    from lookbench.space.yours import SHOWN
+
+    assert yours_app.yours.choices == ["saved/results-leaderboard.json", "saved/results.json"]  # plain/: no rankings
+    report = records.worst_queries(stored["root"] / "saved", top=10, limit=100)
+    line, figure, html, *filters = yours_app.your_results("saved/results.json")
+    assert line.startswith("**raw-pixels on LookBench-Mini (synthetic), strict mode** (saved/results.json): "
+                           f"{report.evaluated} queries evaluated")
+    assert figure is not None and [t.get_text() for t in figure.axes[0].get_yticklabels()] == \
+        sorted(report.attribute_errors["overall"], key=lambda a: report.attribute_errors["overall"][a]["rate"])
+    rows = _rows(html)
+    assert len(rows) == min(SHOWN, len(report.queries)) > 0
+    for row, w in zip(rows, report.queries):  # the report's records, in its order, each card its mark
+        assert row["title"] == f"{w.subset} query {w.number}"
+        assert row["marks"] == [r.mark for r in w.results] and "fine" not in row["marks"][:1]
+    assert html.count("class='chip ") == sum(len(r.chips) for w in report.queries[:SHOWN] for r in w.results) > 0
+    subsets = filters[0]["choices"]
+    assert [c[0] if isinstance(c, tuple) else c for c in subsets][0] == "all"
+    subset = report.queries[-1].subset
+    _, narrowed, html, *_ = yours_app.your_results("saved/results.json", subset)
+    kept = [w for w in report.queries if w.subset == subset]
+    assert [r["title"] for r in _rows(html)] == [f"{w.subset} query {w.number}" for w in kept[:SHOWN]]
+    assert narrowed.axes[0].get_title().endswith(subset)  # the chart of that subset's attribute errors
+    chosen = next(w for w in report.queries if w.attribute_names())
+    attribute, category = chosen.attribute_names()[0], chosen.category
+    _, _, html, *_ = yours_app.your_results("saved/results.json", "all", category, attribute)
+    rows = _rows(html)
+    assert rows and all(r["category"] == category and attribute in r["attributes"] for r in rows)
+    assert len(rows) == min(SHOWN, sum(w.category == category and attribute in w.attribute_names() for w in report.queries))
+
+
+def test_a_submission_folder_opens_with_the_same_reader(stored):
+    from lookbench.report import records
+    from lookbench.space.yours import YourResults
+
+    yours = YourResults(stored["repo"])
+    (choice,) = yours.choices
+    assert (stored["repo"] / choice).parent == stored["submission"]
+    _, _, html, *_ = yours.browse(choice)
+    original = records.worst_queries(stored["root"] / "saved")
+    assert [r["title"] for r in _rows(html)][:5] == [f"{w.subset} query {w.number}" for w in original.queries[:5]]
+
+
+def test_your_results_bad_choices_and_results_without_rankings_are_one_line(yours_app, stored, tmp_path):
+    from lookbench.space.yours import YourResults
+
+    def line(app, *args):
+        answer = app.your_results(*args)
+        assert answer[1] is None and answer[2] == "" and "\n" not in answer[0]
+        return answer[0]
+
+    assert line(yours_app, "../../etc/passwd").startswith("⚠️ Unknown result '../../etc/passwd'; choose one of ")
+    assert "Unknown subset 'Nowhere' in this result" in line(yours_app, "saved/results.json", "Nowhere")
+    plain = YourResults(stored["root"] / "plain" / "results.json")  # a result JSON given: offered, then refused
+    assert plain.choices == ["results.json"]
+    with pytest.raises(ValueError, match="has no saved rankings for .*evaluate again with --save-predictions"):
+        plain.browse("results.json")
+    assert "No result with saved rankings in" in YourResults(tmp_path / "missing").empty
+    # A result whose JSON lies outside the folder given (a link) is never read
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(stored["root"] / "saved", outside)
+    (tmp_path / "given").mkdir()
+    (tmp_path / "given" / "linked.json").symlink_to(outside / "results.json")
+    (tmp_path / "given" / "linked.predictions").mkdir()
+    linked = YourResults(tmp_path / "given")
+    assert linked.choices == ["linked.json"]
+    with pytest.raises(ValueError, match="lies outside the given/ folder"):
+        linked.browse("linked.json")
+    with pytest.raises(ValueError, match=r"^No stored result given: start with `lookbench demo --results PATH`"):
+        YourResults(None).browse(None)  # the Hub Space, started without a results folder
+
+
+def test_api_your_results_through_gradio_client(yours_served, stored):
+    from gradio_client import Client
+
+    from lookbench.report import records
+
+    client = Client(yours_served, verbose=False)
+    report = records.worst_queries(stored["root"] / "saved")
+    subset = report.queries[0].subset
+    line, chart, html, *filters = client.predict("saved/results.json", subset, "all", "all", api_name="/your_results")
+    assert f"({'saved/results.json'}): {report.evaluated} queries evaluated" in line and chart is not None
+    assert {r["subset"] for r in _rows(html)} == {subset}
+    line, chart, html, *_ = client.predict("saved/nowhere.json", "all", "all", "all", api_name="/your_results")
+    assert line.startswith("⚠️ Unknown result 'saved/nowhere.json'") and html == "" and chart is None

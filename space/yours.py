@@ -1,0 +1,145 @@
+"""The "Your results" tab: a stored result with saved rankings (``lookbench evaluate --save-predictions``, a
+submission folder) browsed in the page — its attribute error chart and its worst queries with their marked top
+results, filtered by subset, category and attribute.
+
+The records are ``lookbench explain --report``'s (``lookbench.report.records.worst_queries``), each row drawn by the
+report's ``query_row``; only the results found under the folder the demo was given are offered, each read through
+the project's containment readers, so a visitor's choice never names a file of its own.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from lookbench.errors import shown
+from lookbench.leaderboard.render import markdown_safe
+from lookbench.report.records import Report
+
+ALL = "all"  # a filter that keeps every query
+TOP = 10  # results per query, as ``lookbench explain --report`` shows them
+WORST = 100  # the worst queries read, as its --worst; the filters choose among them
+SHOWN = 30  # the rows drawn at once (each row inlines its thumbnails)
+MAX_FOLDERS = 10_000  # folders walked below the given one
+log = logging.getLogger("lookbench.space")
+
+
+@dataclass
+class Opened:
+    """A result as the tab shows it: its records, and its thumbnails (``{}`` with ``images`` saying why not)."""
+
+    report: Report
+    thumbnails: dict
+    images: str = ""
+
+
+def offered(given) -> tuple[Path | None, list[str]]:
+    """The folder the tab reads inside, and the results under it with saved rankings (paths relative to it):
+    ``given`` a result JSON (itself), or a folder — an ``evaluate --output`` folder, a submission, a results store or
+    a folder of submissions — walked without following links to folders."""
+    from lookbench.results.store import predictions_folder
+
+    if given is None:
+        return None, []
+    given = Path(given)
+    if given.is_file():
+        return given.parent, [given.name]
+    if not given.is_dir():
+        return None, []
+    found = []
+    for visited, (top, folders, names) in enumerate(os.walk(given)):
+        if visited > MAX_FOLDERS:
+            break
+        folders[:] = sorted(f for f in folders if not f.endswith(".predictions"))
+        found += [str((Path(top) / n).relative_to(given)) for n in sorted(names)
+                  if n.endswith(".json") and predictions_folder(Path(top) / n).is_dir()]
+    return given, found
+
+
+class YourResults:
+    """The stored results under one folder, each opened once (records and thumbnails kept while its JSON is the
+    same file) and browsed by ``browse``."""
+
+    def __init__(self, given):
+        self.given = given
+        self.root, self.choices = offered(given)
+        self._opened: dict[tuple, Opened] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def empty(self) -> str:
+        """What the tab says when it has nothing to offer."""
+        start = "start with `lookbench demo --results PATH` (a result JSON or folder written with --save-predictions)"
+        if self.given is None:
+            return f"No stored result given: {start}"
+        return f"No result with saved rankings in {shown(str(self.given))}: {start}"
+
+    def browse(self, choice, subset=ALL, category=ALL, attribute=ALL):
+        """The tab's answer: its line, the attribute error chart (of the subset chosen, else overall; ``None``: not
+        in the result), the worst queries kept by the filters as HTML, and each filter's values."""
+        from lookbench.engine.results import attribute_figure
+        from lookbench.space.views import fitted, worst_html
+
+        opened = self.open(choice)
+        report = opened.report
+        kept = filtered(report, subset, category, attribute)
+        errors = report.attribute_errors.get("overall" if subset == ALL else subset)
+        figure = fitted(attribute_figure(errors, f"{report.title}: attribute error rate@1"
+                                         + ("" if subset == ALL else f", {subset}"))) if errors else None
+        line = (f"**{markdown_safe(report.title)}** ({markdown_safe(choice)}): {report.evaluated} queries evaluated; "
+                + ", ".join(f"{label} {value}" for label, value in report.headline[:-1])
+                + f". The {len(report.queries)} worst (fine misses, by how far the first fine hit is): "
+                + f"**{len(kept)}** kept by the filters" + (f", the first {SHOWN} shown" if len(kept) > SHOWN else "")
+                + f"; top {TOP} results each.")
+        if not errors:
+            line += (" No attribute errors in this result (written before they were kept)." if errors is None else
+                     " No query with attributes has a top-1 item of its category.")
+        if opened.images:
+            line += f" {markdown_safe(opened.images)}"
+        return line, figure, worst_html(kept[:SHOWN], opened.thumbnails), filters(report)
+
+    def open(self, choice) -> Opened:
+        """The result ``choice`` (one of ``choices``), or a ``ValueError`` with the one line the tab shows."""
+        from lookbench.files import contained_file
+        from lookbench.report import records
+        from lookbench.results.store import predictions_folder
+
+        if choice not in self.choices:
+            raise ValueError(f"Unknown result {shown(choice)}; choose one of {', '.join(self.choices)}" if self.choices
+                             else self.empty)
+        path = contained_file(self.root, choice)
+        rankings = predictions_folder(path)
+        for name in sorted(os.listdir(rankings)) if rankings.is_dir() else ():  # every ranking inside the folder
+            contained_file(self.root, str((rankings / name).relative_to(self.root.resolve())))
+        stat = path.stat()
+        key = (choice, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            if key not in self._opened:
+                report = records.worst_queries(path, TOP, WORST)
+                try:
+                    opened = Opened(report, records.thumbnails(report))
+                except Exception as err:  # the records stand without their pictures; the tab says why
+                    log.warning("thumbnails of %s: %s", choice, " ".join(str(err).split())[:300])
+                    opened = Opened(report, {}, f"Images not shown: {' '.join(str(err).split())[:200]}")
+                self._opened = {k: v for k, v in self._opened.items() if k[0] != choice} | {key: opened}
+            return self._opened[key]
+
+
+def filtered(report: Report, subset=ALL, category=ALL, attribute=ALL) -> list:
+    """The worst queries kept by the filters (``ALL``: any); a value the report does not have is a ``ValueError``."""
+    options = filters(report)
+    for name, value in (("subset", subset), ("category", category), ("attribute", attribute)):
+        if value not in (ALL, *options[name]):
+            raise ValueError(f"Unknown {name} {shown(value)} in this result; choose one of "
+                             f"{', '.join([ALL, *options[name]])}")
+    return [w for w in report.queries if subset in (ALL, w.subset) and category in (ALL, w.category)
+            and (attribute == ALL or attribute in w.attribute_names())]
+
+
+def filters(report: Report) -> dict[str, list[str]]:
+    """Each filter's values: those of the worst queries shown (as the report's filters offer them)."""
+    return {"subset": list(dict.fromkeys(w.subset for w in report.queries)),
+            "category": sorted({w.category for w in report.queries}),
+            "attribute": sorted({a for w in report.queries for a in w.attribute_names()})}
