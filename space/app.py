@@ -567,8 +567,11 @@ class SpaceApp:
                     your_attribute = gr.Dropdown([EVERY], value=EVERY, label="Attribute", elem_id="your-attribute")
                 your_note = gr.Markdown("" if self.yours.choices else f"⚠️ {markdown_safe(self.yours.empty)}",
                                         elem_id="your-note")
-                your_chart = gr.Plot(label="Attribute error rate@1", elem_id="your-chart")
-                your_queries = gr.HTML(elem_id="your-queries")
+                with gr.Row(equal_height=False):  # the chart beside the worst queries, stacked on a phone
+                    with gr.Column(scale=2, min_width=320):
+                        your_chart = gr.Plot(label="Attribute error rate@1", elem_id="your-chart")
+                    with gr.Column(scale=3, min_width=340):
+                        your_queries = gr.HTML(elem_id="your-queries")
                 filters = [your_subset, your_category, your_attribute]
                 browse = dict(fn=self.your_results, outputs=[your_note, your_chart, your_queries, *filters],
                               preprocess=False)

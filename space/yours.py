@@ -38,7 +38,7 @@ class Opened:
 def offered(given) -> tuple[Path | None, list[str]]:
     """The folder the tab reads inside, and the results under it with saved rankings (paths relative to it):
     ``given`` a result JSON (itself), or a folder — an ``evaluate --output`` folder, a submission, a results store or
-    a folder of submissions — walked without following links to folders."""
+    a folder of submissions — walked without following links to folders; a folder's ``results.json`` first."""
     from lookbench.results.store import predictions_folder
 
     if given is None:
@@ -53,7 +53,7 @@ def offered(given) -> tuple[Path | None, list[str]]:
         if visited > MAX_FOLDERS:
             break
         folders[:] = sorted(f for f in folders if not f.endswith(".predictions"))
-        found += [str((Path(top) / n).relative_to(given)) for n in sorted(names)
+        found += [str((Path(top) / n).relative_to(given)) for n in sorted(names, key=lambda n: (n != "results.json", n))
                   if n.endswith(".json") and predictions_folder(Path(top) / n).is_dir()]
     return given, found
 
@@ -80,14 +80,14 @@ class YourResults:
         """The tab's answer: its line, the attribute error chart (of the subset chosen, else overall; ``None``: not
         in the result), the worst queries kept by the filters as HTML, and each filter's values."""
         from lookbench.engine.results import attribute_figure
-        from lookbench.space.views import fitted, worst_html
+        from lookbench.space.views import worst_html
 
         opened = self.open(choice)
         report = opened.report
         kept = filtered(report, subset, category, attribute)
         errors = report.attribute_errors.get("overall" if subset == ALL else subset)
-        figure = fitted(attribute_figure(errors, f"{report.title}: attribute error rate@1"
-                                         + ("" if subset == ALL else f", {subset}"))) if errors else None
+        figure = attribute_figure(errors, "Attribute error rate@1, " + ("all subsets" if subset == ALL else subset)
+                                  ) if errors else None  # the result's name is the line above it
         line = (f"**{markdown_safe(report.title)}** ({markdown_safe(choice)}): {report.evaluated} queries evaluated; "
                 + ", ".join(f"{label} {value}" for label, value in report.headline[:-1])
                 + f". The {len(report.queries)} worst (fine misses, by how far the first fine hit is): "

@@ -1142,7 +1142,7 @@ def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filter
     from lookbench.report import records
     from lookbench.space.yours import SHOWN
 
-    assert yours_app.yours.choices == ["saved/results-leaderboard.json", "saved/results.json"]  # plain/: no rankings
+    assert yours_app.yours.choices == ["saved/results.json", "saved/results-leaderboard.json"]  # plain/: no rankings
     report = records.worst_queries(stored["root"] / "saved", top=10, limit=100)
     line, figure, html, *filters = yours_app.your_results("saved/results.json")
     assert line.startswith("**raw-pixels on LookBench-Mini (synthetic), strict mode** (saved/results.json): "
@@ -1224,3 +1224,63 @@ def test_api_your_results_through_gradio_client(yours_served, stored):
     assert {r["subset"] for r in _rows(html)} == {subset}
     line, chart, html, *_ = client.predict("saved/nowhere.json", "all", "all", "all", api_name="/your_results")
     assert line.startswith("⚠️ Unknown result 'saved/nowhere.json'") and html == "" and chart is None
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
+                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+def test_browser_your_results_opens_a_stored_result_and_a_filter_narrows_it(yours_served, stored, tmp_path):
+    """`lookbench demo --results` in Debian's chromium: "Your results" shows the stored result's attribute error chart
+    and its worst queries, each card bordered in its mark's colour (the Search tab's) with chips saying why it is not
+    fine; the subset filter narrows the rows to that subset's."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from lookbench.report import records
+    from lookbench.space.views import MARKS
+    from lookbench.space.yours import SHOWN
+
+    report = records.worst_queries(stored["root"] / "saved")
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    rgb = {m: f"rgb({', '.join(str(int(MARKS[m][1][i:i + 2], 16)) for i in (1, 3, 5))})" for m in ("fine", "coarse", "miss")}
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
+                                                       args=args, headless=True, viewport={"width": 1280, "height": 800})
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(120_000)
+            expect.set_options(timeout=120_000)
+            page.goto(yours_served)
+            page.get_by_role("tab", name="Your results").click()
+            expect(page.locator("#your-note")).to_contain_text(
+                f"raw-pixels on LookBench-Mini (synthetic), strict mode (saved/results.json): {report.evaluated} queries")
+            rows = page.locator("#your-queries .query")
+            expect(rows).to_have_count(min(SHOWN, len(report.queries)))
+            expect(page.locator("#your-chart img, #your-chart svg").first).to_be_visible()  # the attribute error chart
+            first = report.queries[0]
+            expect(rows.first.locator(".q b")).to_have_text(f"{first.subset} query {first.number}")
+            cards = rows.first.locator(".results .card")
+            marks = cards.evaluate_all("cs => cs.map(c => [c.title, getComputedStyle(c.querySelector('img')).borderTopColor])")
+            assert [m for m, _ in marks] == [r.mark for r in first.results]
+            assert all(colour == rgb[mark] for mark, colour in marks), marks
+            loaded = "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)"
+            assert all(rows.first.locator("img").evaluate_all(loaded))
+            assert rows.first.locator(".card:not(.fine) .chip").count() >= sum(r.mark != "fine" for r in first.results) > 0
+            page.screenshot(path=str(tmp_path / "space-your-results.png"))
+            subset = report.queries[-1].subset
+            page.locator("#your-subset input").click()
+            page.get_by_role("option", name=subset, exact=True).click()
+            kept = [w for w in report.queries if w.subset == subset]
+            assert len(kept) < len(report.queries)
+            expect(page.locator("#your-note")).to_contain_text(f"{len(kept)} kept by the filters")
+            expect(rows.first.locator(".q b")).to_have_text(f"{kept[0].subset} query {kept[0].number}")
+            expect(rows).to_have_count(min(SHOWN, len(kept)))
+            assert set(rows.evaluate_all("qs => qs.map(q => q.dataset.subset)")) == {subset}
+            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+        finally:
+            browser.close()
+    _not_blank(tmp_path / "space-your-results.png")
+    if os.environ.get("LOOKBENCH_SCREENSHOTS"):  # how the docs' screenshots are refreshed
+        Image.open(tmp_path / "space-your-results.png").convert("RGB").quantize(128).save(
+            Path(os.environ["LOOKBENCH_SCREENSHOTS"]) / "space-your-results.png", optimize=True)
