@@ -1,6 +1,7 @@
 """The Gradio Space: assets with a manifest (checked, rebuilt when stale or damaged), two galleries (the synthetic
 Mini and real photos), queries marked by the metric, the API through gradio_client, bad input, and a real browser
 (Debian's chromium driven by Playwright)."""
+import contextlib
 import io
 import json
 import os
@@ -57,16 +58,20 @@ def space_app(space_assets, photo_assets):
     return SpaceApp([space_assets, photo_assets])
 
 
-@pytest.fixture(scope="session")
-def served(space_app):
-    """The app on a free loopback port, in this process, closed at the end (its example cache: in the assets)."""
+def _serving(app):
+    """``app`` on a free loopback port, in this process, closed at the end (its example cache: in the assets)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    demo = space_app.blocks()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **space_app.launch_options)
+    demo = app.blocks()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options)
     yield f"http://127.0.0.1:{port}/"
     demo.close()
+
+
+@pytest.fixture(scope="session")
+def served(space_app):
+    yield from _serving(space_app)
 
 
 @pytest.fixture(scope="session")
@@ -934,6 +939,27 @@ def _inside(page, selector: str) -> dict:
     return box
 
 
+@contextlib.contextmanager
+def _page(url: str, profile: Path):
+    """A page of Debian's headless chromium at 1280x800 on ``url``, waiting up to two minutes for what it expects
+    (the machine is shared: a search can be slow, never wrong)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM),
+                                                       args=args, headless=True, viewport={"width": 1280, "height": 800})
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(120_000)
+            expect.set_options(timeout=120_000)
+            page.goto(url)
+            yield page
+        finally:
+            browser.close()
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
@@ -943,100 +969,89 @@ def test_browser_query_beside_its_marked_results_words_phone_and_leaderboard(ser
     least 200 px) and its first result tile both in view without scrolling; tiles bordered in their mark's colour
     (the legend's), with chips; two models side by side; the words box naming the words it ignored; stale state
     cleared; at 390x844 the panels stacked with the table's mark column in view; the leaderboard's rows whole."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     out = tmp_path
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
     border = "els => els.map(e => [e.dataset.mark, getComputedStyle(e).borderTopColor])"
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
-                                                       args=args, headless=True, viewport={"width": 1280, "height": 800})
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(120_000)
-            expect.set_options(timeout=120_000)
-            page.goto(served)
-            expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench-Mini (synthetic)")
-            expect(page.locator("#intro a[href='https://arxiv.org/abs/2601.14706']")).to_have_count(1)
-            expect(page.locator("#column-b")).to_be_hidden()  # no results yet: no empty second panel
-            page.locator("#random").click()
-            tiles_a, tiles_b = page.locator("#results-a .tile"), page.locator("#results-b .tile")
-            expect(tiles_a).to_have_count(10)
-            expect(tiles_b).to_have_count(10)
-            expect(page.locator("#status")).to_contain_text(re.compile(r"\S+/\d+: top 10 of LookBench-Mini"))
-            query = page.locator("#query-image img").first
-            expect(query).to_be_visible()
-            box = _inside(page, "#query-image img")
-            assert min(box["width"], box["height"]) >= 200, box
-            first = _inside(page, "#results-a .tile")
-            assert first["x"] > box["x"] + box["width"]  # beside the query, not below it
-            b = page.locator("#results-b .tile").first.bounding_box()
-            assert abs(b["y"] - first["y"]) < 5 and b["x"] > first["x"] + first["width"]  # two models side by side
-            expect(page.locator("#results-a h3")).to_contain_text(re.compile(r"^gr-lite-mini — fine hit@10 [✓✗] · "
-                                                                             r"coarse hit@10 [✓✗] · nDCG@10 \d"))
-            expect(page.locator("#results-b h3")).to_contain_text(re.compile(r"^efficientnet-lite0 — fine hit@10"))
-            legend = dict(page.locator("#legend .legend span").evaluate_all(
-                "els => els.map(e => [e.textContent.split(':')[0], getComputedStyle(e).getPropertyValue('--mark').trim()])"))
-            marks = tiles_a.evaluate_all(border) + tiles_b.evaluate_all(border)
-            rgb = {m: tuple(int(legend[m][i:i + 2], 16) for i in (1, 3, 5)) for m in ("fine", "coarse", "miss")}
-            for mark, colour in marks:
-                assert mark in rgb and colour == f"rgb({', '.join(map(str, rgb[mark]))})", (mark, colour)
-            assert len({c for _, c in marks}) == len({m for m, _ in marks})  # one colour per mark
-            chips = page.locator("#results-a .tile:not([data-mark=fine]) .chip, #results-b .tile:not([data-mark=fine]) .chip")
-            assert chips.count() >= sum(m != "fine" for m, _ in marks) > 0  # every result short of fine says why
-            assert page.locator(".tile[data-mark=fine] .chip").count() == 0
-            shot = out / "mini.png"
-            page.screenshot(path=str(shot))  # the viewport a visitor sees: query and results together
-            # A benchmark query, then the other gallery: the query, its image and its results are cleared
-            page.locator("#query-id textarea").fill("RealStreetLook/1")
-            page.locator("#search").click()
-            expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 10 of LookBench-Mini (synthetic)")
-            page.get_by_role("radio", name="LookBench Fashion-MNIST").click()
-            expect(page.locator("#status")).to_contain_text("Gallery LookBench Fashion-MNIST: pick a benchmark query")
-            expect(tiles_a).to_have_count(0)
-            expect(page.locator("#query-id textarea")).to_have_value("")
-            expect(page.locator("#gallery-info")).to_contain_text("licence mit")
-            page.locator("#random").click()
-            expect(page.locator("#status")).to_contain_text(re.compile(r"RealStudioFlat/\d+: top 10 of LookBench Fashion-MNIST"))
-            expect(tiles_b).to_have_count(10)
-            _inside(page, "#query-image img")
-            _inside(page, "#results-a .tile")
-            photos = out / "photos.png"
-            page.screenshot(path=str(photos))
-            # A phone: the panels stacked, the table's mark column in view
-            page.set_viewport_size({"width": 390, "height": 844})
-            page.locator("#details-a table").scroll_into_view_if_needed()
-            header = page.locator("#details-a th", has_text="mark").first
-            mark = header.bounding_box()
-            assert mark["x"] >= 0 and mark["x"] + mark["width"] <= 390, mark
-            a, b = (page.locator(f"#results-{c} .tile").first.bounding_box() for c in "ab")
-            assert b["y"] > a["y"] + a["height"]  # stacked
-            page.set_viewport_size({"width": 1280, "height": 800})
-            page.get_by_role("tab", name="Leaderboard").click()
-            expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
-            table = page.locator(".board-table").first
-            expect(table.locator("tbody tr")).to_have_count(len(space_app.board("fine", 1, "overall").sections[0].rows))
-            assert page.locator(".board-wrap").first.evaluate("e => e.scrollHeight <= e.clientHeight + 1")  # no inner scroll
-            numbers = table.locator("td.num").all_inner_texts()
-            assert numbers and all(re.fullmatch(r"\d+(\.\d\d)?", n) for n in numbers), numbers
-            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
-            page.screenshot(path=str(out / "space-leaderboard.png"), full_page=True)
-            page.get_by_role("tab", name="Search").click()
-            # Words: the ones it does not know are named; all-unknown words are that message, not results
-            page.locator("#words textarea").fill("a black leather handbag")
-            page.locator("#search-words").click()
-            expect(page.locator("#words-note")).to_contain_text("ignored (not in its vocabulary): leather, handbag")
-            expect(page.locator("#status")).to_contain_text("the words “a black leather handbag”: top 10 of LookBench Fashion-MNIST")
-            expect(page.locator("#query-image img")).to_have_count(0)  # the earlier query's image is not these results'
-            expect(page.locator("#column-b")).to_be_hidden()  # one model reads words: no empty second panel
-            expect(tiles_a).to_have_count(10)
-            page.locator("#words textarea").fill("leather handbag")
-            page.locator("#search-words").click()
-            expect(page.locator("#status")).to_contain_text("No word of “leather handbag” is one the text tower knows")
-            expect(tiles_a).to_have_count(0)
-        finally:
-            browser.close()
+    with _page(served, tmp_path / "profile") as page:
+        expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench-Mini (synthetic)")
+        expect(page.locator("#intro a[href='https://arxiv.org/abs/2601.14706']")).to_have_count(1)
+        expect(page.locator("#column-b")).to_be_hidden()  # no results yet: no empty second panel
+        page.locator("#random").click()
+        tiles_a, tiles_b = page.locator("#results-a .tile"), page.locator("#results-b .tile")
+        expect(tiles_a).to_have_count(10)
+        expect(tiles_b).to_have_count(10)
+        expect(page.locator("#status")).to_contain_text(re.compile(r"\S+/\d+: top 10 of LookBench-Mini"))
+        query = page.locator("#query-image img").first
+        expect(query).to_be_visible()
+        box = _inside(page, "#query-image img")
+        assert min(box["width"], box["height"]) >= 200, box
+        first = _inside(page, "#results-a .tile")
+        assert first["x"] > box["x"] + box["width"]  # beside the query, not below it
+        b = page.locator("#results-b .tile").first.bounding_box()
+        assert abs(b["y"] - first["y"]) < 5 and b["x"] > first["x"] + first["width"]  # two models side by side
+        expect(page.locator("#results-a h3")).to_contain_text(re.compile(r"^gr-lite-mini — fine hit@10 [✓✗] · "
+                                                                         r"coarse hit@10 [✓✗] · nDCG@10 \d"))
+        expect(page.locator("#results-b h3")).to_contain_text(re.compile(r"^efficientnet-lite0 — fine hit@10"))
+        legend = dict(page.locator("#legend .legend span").evaluate_all(
+            "els => els.map(e => [e.textContent.split(':')[0], getComputedStyle(e).getPropertyValue('--mark').trim()])"))
+        marks = tiles_a.evaluate_all(border) + tiles_b.evaluate_all(border)
+        rgb = {m: tuple(int(legend[m][i:i + 2], 16) for i in (1, 3, 5)) for m in ("fine", "coarse", "miss")}
+        for mark, colour in marks:
+            assert mark in rgb and colour == f"rgb({', '.join(map(str, rgb[mark]))})", (mark, colour)
+        assert len({c for _, c in marks}) == len({m for m, _ in marks})  # one colour per mark
+        chips = page.locator("#results-a .tile:not([data-mark=fine]) .chip, #results-b .tile:not([data-mark=fine]) .chip")
+        assert chips.count() >= sum(m != "fine" for m, _ in marks) > 0  # every result short of fine says why
+        assert page.locator(".tile[data-mark=fine] .chip").count() == 0
+        shot = out / "mini.png"
+        page.screenshot(path=str(shot))  # the viewport a visitor sees: query and results together
+        # A benchmark query, then the other gallery: the query, its image and its results are cleared
+        page.locator("#query-id textarea").fill("RealStreetLook/1")
+        page.locator("#search").click()
+        expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 10 of LookBench-Mini (synthetic)")
+        page.get_by_role("radio", name="LookBench Fashion-MNIST").click()
+        expect(page.locator("#status")).to_contain_text("Gallery LookBench Fashion-MNIST: pick a benchmark query")
+        expect(tiles_a).to_have_count(0)
+        expect(page.locator("#query-id textarea")).to_have_value("")
+        expect(page.locator("#gallery-info")).to_contain_text("licence mit")
+        page.locator("#random").click()
+        expect(page.locator("#status")).to_contain_text(re.compile(r"RealStudioFlat/\d+: top 10 of LookBench Fashion-MNIST"))
+        expect(tiles_b).to_have_count(10)
+        _inside(page, "#query-image img")
+        _inside(page, "#results-a .tile")
+        photos = out / "photos.png"
+        page.screenshot(path=str(photos))
+        # A phone: the panels stacked, the table's mark column in view
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.locator("#details-a table").scroll_into_view_if_needed()
+        header = page.locator("#details-a th", has_text="mark").first
+        mark = header.bounding_box()
+        assert mark["x"] >= 0 and mark["x"] + mark["width"] <= 390, mark
+        a, b = (page.locator(f"#results-{c} .tile").first.bounding_box() for c in "ab")
+        assert b["y"] > a["y"] + a["height"]  # stacked
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.get_by_role("tab", name="Leaderboard").click()
+        expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
+        table = page.locator(".board-table").first
+        expect(table.locator("tbody tr")).to_have_count(len(space_app.board("fine", 1, "overall").sections[0].rows))
+        assert page.locator(".board-wrap").first.evaluate("e => e.scrollHeight <= e.clientHeight + 1")  # no inner scroll
+        numbers = table.locator("td.num").all_inner_texts()
+        assert numbers and all(re.fullmatch(r"\d+(\.\d\d)?", n) for n in numbers), numbers
+        expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+        page.screenshot(path=str(out / "space-leaderboard.png"), full_page=True)
+        page.get_by_role("tab", name="Search").click()
+        # Words: the ones it does not know are named; all-unknown words are that message, not results
+        page.locator("#words textarea").fill("a black leather handbag")
+        page.locator("#search-words").click()
+        expect(page.locator("#words-note")).to_contain_text("ignored (not in its vocabulary): leather, handbag")
+        expect(page.locator("#status")).to_contain_text("the words “a black leather handbag”: top 10 of LookBench Fashion-MNIST")
+        expect(page.locator("#query-image img")).to_have_count(0)  # the earlier query's image is not these results'
+        expect(page.locator("#column-b")).to_be_hidden()  # one model reads words: no empty second panel
+        expect(tiles_a).to_have_count(10)
+        page.locator("#words textarea").fill("leather handbag")
+        page.locator("#search-words").click()
+        expect(page.locator("#status")).to_contain_text("No word of “leather handbag” is one the text tower knows")
+        expect(tiles_a).to_have_count(0)
     _stack([shot, photos], out / "space-search.png")
     for name in ("space-search.png", "space-leaderboard.png"):
         _not_blank(out / name)
@@ -1117,13 +1132,7 @@ def yours_app(space_app, space_assets, stored):
 
 @pytest.fixture(scope="session")
 def yours_served(yours_app):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    demo = yours_app.blocks()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **yours_app.launch_options)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
+    yield from _serving(yours_app)
 
 
 def _rows(html: str) -> list[dict]:
@@ -1234,52 +1243,41 @@ def test_browser_your_results_opens_a_stored_result_and_a_filter_narrows_it(your
     """`lookbench demo --results` in Debian's chromium: "Your results" shows the stored result's attribute error chart
     and its worst queries, each card bordered in its mark's colour (the Search tab's) with chips saying why it is not
     fine; the subset filter narrows the rows to that subset's."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     from lookbench.report import records
     from lookbench.space.views import MARKS
     from lookbench.space.yours import SHOWN
 
     report = records.worst_queries(stored["root"] / "saved")
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
     rgb = {m: f"rgb({', '.join(str(int(MARKS[m][1][i:i + 2], 16)) for i in (1, 3, 5))})" for m in ("fine", "coarse", "miss")}
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
-                                                       args=args, headless=True, viewport={"width": 1280, "height": 800})
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(120_000)
-            expect.set_options(timeout=120_000)
-            page.goto(yours_served)
-            page.get_by_role("tab", name="Your results").click()
-            expect(page.locator("#your-note")).to_contain_text(
-                f"raw-pixels on LookBench-Mini (synthetic), strict mode (saved/results.json): {report.evaluated} queries")
-            rows = page.locator("#your-queries .query")
-            expect(rows).to_have_count(min(SHOWN, len(report.queries)))
-            expect(page.locator("#your-chart img, #your-chart svg").first).to_be_visible()  # the attribute error chart
-            first = report.queries[0]
-            expect(rows.first.locator(".q b")).to_have_text(f"{first.subset} query {first.number}")
-            cards = rows.first.locator(".results .card")
-            marks = cards.evaluate_all("cs => cs.map(c => [c.title, getComputedStyle(c.querySelector('img')).borderTopColor])")
-            assert [m for m, _ in marks] == [r.mark for r in first.results]
-            assert all(colour == rgb[mark] for mark, colour in marks), marks
-            loaded = "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)"
-            assert all(rows.first.locator("img").evaluate_all(loaded))
-            assert rows.first.locator(".card:not(.fine) .chip").count() >= sum(r.mark != "fine" for r in first.results) > 0
-            page.screenshot(path=str(tmp_path / "space-your-results.png"))
-            subset = report.queries[-1].subset
-            page.locator("#your-subset input").click()
-            page.get_by_role("option", name=subset, exact=True).click()
-            kept = [w for w in report.queries if w.subset == subset]
-            assert len(kept) < len(report.queries)
-            expect(page.locator("#your-note")).to_contain_text(f"{len(kept)} kept by the filters")
-            expect(rows.first.locator(".q b")).to_have_text(f"{kept[0].subset} query {kept[0].number}")
-            expect(rows).to_have_count(min(SHOWN, len(kept)))
-            assert set(rows.evaluate_all("qs => qs.map(q => q.dataset.subset)")) == {subset}
-            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
-        finally:
-            browser.close()
+    with _page(yours_served, tmp_path / "profile") as page:
+        page.get_by_role("tab", name="Your results").click()
+        expect(page.locator("#your-note")).to_contain_text(
+            f"raw-pixels on LookBench-Mini (synthetic), strict mode (saved/results.json): {report.evaluated} queries")
+        rows = page.locator("#your-queries .query")
+        expect(rows).to_have_count(min(SHOWN, len(report.queries)))
+        expect(page.locator("#your-chart img, #your-chart svg").first).to_be_visible()  # the attribute error chart
+        first = report.queries[0]
+        expect(rows.first.locator(".q b")).to_have_text(f"{first.subset} query {first.number}")
+        cards = rows.first.locator(".results .card")
+        marks = cards.evaluate_all("cs => cs.map(c => [c.title, getComputedStyle(c.querySelector('img')).borderTopColor])")
+        assert [m for m, _ in marks] == [r.mark for r in first.results]
+        assert all(colour == rgb[mark] for mark, colour in marks), marks
+        loaded = "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)"
+        assert all(rows.first.locator("img").evaluate_all(loaded))
+        assert rows.first.locator(".card:not(.fine) .chip").count() >= sum(r.mark != "fine" for r in first.results) > 0
+        page.screenshot(path=str(tmp_path / "space-your-results.png"))
+        subset = report.queries[-1].subset
+        page.locator("#your-subset input").click()
+        page.get_by_role("option", name=subset, exact=True).click()
+        kept = [w for w in report.queries if w.subset == subset]
+        assert len(kept) < len(report.queries)
+        expect(page.locator("#your-note")).to_contain_text(f"{len(kept)} kept by the filters")
+        expect(rows.first.locator(".q b")).to_have_text(f"{kept[0].subset} query {kept[0].number}")
+        expect(rows).to_have_count(min(SHOWN, len(kept)))
+        assert set(rows.evaluate_all("qs => qs.map(q => q.dataset.subset)")) == {subset}
+        expect(page.get_by_text("Error", exact=True)).to_have_count(0)
     _not_blank(tmp_path / "space-your-results.png")
     if os.environ.get("LOOKBENCH_SCREENSHOTS"):  # how the docs' screenshots are refreshed
         Image.open(tmp_path / "space-your-results.png").convert("RGB").quantize(128).save(
