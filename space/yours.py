@@ -35,27 +35,29 @@ class Opened:
     images: str = ""
 
 
-def offered(given) -> tuple[Path | None, list[str]]:
-    """The folder the tab reads inside, and the results under it with saved rankings (paths relative to it):
+def offered(given) -> tuple[Path | None, list[str], bool]:
+    """The folder the tab reads inside, the results under it with saved rankings (paths relative to it), and whether
+    the walk stopped at ``MAX_FOLDERS`` before the end:
     ``given`` a result JSON (itself), or a folder — an ``evaluate --output`` folder, a submission, a results store or
     a folder of submissions — walked without following links to folders; a folder's ``results.json`` first."""
     from lookbench.results.store import predictions_folder
+    from lookbench.submissions.verify import RESULT_NAME
 
     if given is None:
-        return None, []
+        return None, [], False
     given = Path(given)
     if given.is_file():
-        return given.parent, [given.name]
+        return given.parent, [given.name], False
     if not given.is_dir():
-        return None, []
+        return None, [], False
     found = []
     for visited, (top, folders, names) in enumerate(os.walk(given)):
-        if visited > MAX_FOLDERS:
-            break
+        if visited >= MAX_FOLDERS:
+            return given, found, True
         folders[:] = sorted(f for f in folders if not f.endswith(".predictions"))
-        found += [str((Path(top) / n).relative_to(given)) for n in sorted(names, key=lambda n: (n != "results.json", n))
+        found += [str((Path(top) / n).relative_to(given)) for n in sorted(names, key=lambda n: (n != RESULT_NAME, n))
                   if n.endswith(".json") and predictions_folder(Path(top) / n).is_dir()]
-    return given, found
+    return given, found, False
 
 
 class YourResults:
@@ -64,7 +66,7 @@ class YourResults:
 
     def __init__(self, given):
         self.given = given
-        self.root, self.choices = offered(given)
+        self.root, self.choices, self.cut = offered(given)
         self._opened: dict[tuple, Opened] = {}
         self._lock = threading.Lock()
 
@@ -98,6 +100,8 @@ class YourResults:
                      " No query with attributes has a top-1 item of its category.")
         if opened.images:
             line += f" {markdown_safe(opened.images)}"
+        if self.cut:
+            line += f" Only the results in the first {MAX_FOLDERS:,} folders under the given one are offered."
         return line, figure, worst_html(kept[:SHOWN], opened.thumbnails), filters(report)
 
     def open(self, choice) -> Opened:

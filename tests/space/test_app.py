@@ -1191,6 +1191,20 @@ def test_a_submission_folder_opens_with_the_same_reader(stored):
     assert [r["title"] for r in _rows(html)][:5] == [f"{w.subset} query {w.number}" for w in original.queries[:5]]
 
 
+def test_a_walk_cut_short_says_so(stored, tmp_path, monkeypatch):
+    from lookbench.space import yours
+
+    for name in ("a", "b"):
+        shutil.copytree(stored["root"] / "saved", tmp_path / name)
+    monkeypatch.setattr(yours, "MAX_FOLDERS", 2)  # the given folder and a/: b/ is not reached
+    cut = yours.YourResults(tmp_path)
+    assert cut.cut and cut.choices == ["a/results.json", "a/results-leaderboard.json"]
+    assert cut.browse("a/results.json")[0].endswith("Only the results in the first 2 folders under the given one are offered.")
+    monkeypatch.setattr(yours, "MAX_FOLDERS", 3)
+    whole = yours.YourResults(tmp_path)
+    assert not whole.cut and len(whole.choices) == 4
+
+
 def test_your_results_bad_choices_and_results_without_rankings_are_one_line(yours_app, stored, tmp_path):
     from lookbench.space.yours import YourResults
 
