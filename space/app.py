@@ -30,7 +30,7 @@ from lookbench.progress import stage_bar
 from lookbench.space.assets import (DEFAULT_MODELS, SpaceAssets, galleries, open_assets, open_galleries, photo_gallery,
                                     shipped_galleries)
 from lookbench.space.retrieval import ALL, MAX_WORDS, Query, QueryError, Retriever
-from lookbench.space.yours import ALL as EVERY, YourResults
+from lookbench.space.yours import YourResults
 from lookbench.space.views import (CSS, annotation_markdown, board_html, details_markdown, fitted,
                                    gallery_markdown, legend_html, panel_html)
 
@@ -401,25 +401,6 @@ class SpaceApp:
         k = _whole(k, "K", 1, 1000)
         return leaderboard(results=self.results, metric=metric, k=k, subset=None if subset == "overall" else subset)
 
-    # -- Your results tab ---------------------------------------------------------------------------------
-
-    def your_results(self, choice, subset=EVERY, category=EVERY, attribute=EVERY):
-        """The "Your results" tab: its line, the attribute error chart, the worst queries kept by the filters (HTML)
-        and the three filters (their values); anything wrong with the choice or the stored result is the line alone."""
-        try:
-            line, figure, rows, values = self.yours.browse(choice, subset, category, attribute)
-        except ValueError as err:  # a bad choice, a result without saved rankings, a damaged file: one line
-            message = _refused(err)
-            return (f"⚠️ {markdown_safe(message)}", None, "",
-                    *(gr.update(choices=[EVERY], value=EVERY) for _ in range(3)))
-        except Exception as err:  # never a traceback in front of the user; the app keeps serving
-            log.exception("opening %s failed", choice)
-            return (f"⚠️ {markdown_safe(f'{choice} cannot be opened: {type(err).__name__}: {err}'[:400])}", None, "",
-                    *(gr.update(choices=[EVERY], value=EVERY) for _ in range(3)))
-        chosen = {"subset": subset, "category": category, "attribute": attribute}
-        return (line, figure, rows, *(gr.update(choices=[EVERY, *values[name]], value=chosen[name])
-                                      for name in ("subset", "category", "attribute")))
-
     # -- layout -------------------------------------------------------------------------------------------
 
     def examples_cache(self) -> Path:
@@ -556,31 +537,7 @@ class SpaceApp:
                         gr.Markdown(f"Skipped: {markdown_safe(line)}")
                     gr.Plot(fitted(board.figure()), label="Bar plot", elem_id="board-plot")  # drawn in memory
             with gr.Tab("Your results") as tab:
-                gr.Markdown("A stored result with saved rankings (`lookbench evaluate --save-predictions`, given as "
-                            "`lookbench demo --results PATH`): its attribute errors and its worst queries, as "
-                            "`lookbench explain --report` shows them.")
-                with gr.Row():
-                    stored = gr.Dropdown(self.yours.choices, value=next(iter(self.yours.choices), None),
-                                         label="Stored result", elem_id="your-result", scale=2)
-                    your_subset = gr.Dropdown([EVERY], value=EVERY, label="Subset", elem_id="your-subset")
-                    your_category = gr.Dropdown([EVERY], value=EVERY, label="Category", elem_id="your-category")
-                    your_attribute = gr.Dropdown([EVERY], value=EVERY, label="Attribute", elem_id="your-attribute")
-                your_note = gr.Markdown("" if self.yours.choices else f"⚠️ {markdown_safe(self.yours.empty)}",
-                                        elem_id="your-note")
-                with gr.Row(equal_height=False):  # the chart beside the worst queries, stacked on a phone
-                    with gr.Column(scale=2, min_width=320):
-                        your_chart = gr.Plot(label="Attribute error rate@1", elem_id="your-chart")
-                    with gr.Column(scale=3, min_width=340):
-                        your_queries = gr.HTML(elem_id="your-queries")
-                filters = [your_subset, your_category, your_attribute]
-                browse = dict(fn=self.your_results, outputs=[your_note, your_chart, your_queries, *filters],
-                              preprocess=False)
-                # Another result (or the tab opened): every filter back to all; a filter: the result filtered. The
-                # API's /your_results takes all four (the result, then subset, category, attribute).
-                for event in (stored.input, tab.select):
-                    event(**browse, inputs=stored, api_name=False)
-                for name, control in zip(("your_results", False, False), filters):
-                    control.input(**browse, inputs=[stored, *filters], api_name=name)
+                self.yours.tab(tab)
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
         return demo
 

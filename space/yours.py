@@ -130,6 +130,51 @@ class YourResults:
                 self._opened = {k: v for k, v in self._opened.items() if k[0] != choice} | {key: opened}
             return self._opened[key]
 
+    def answer(self, choice, subset=ALL, category=ALL, attribute=ALL):
+        """The tab's outputs: its line, the attribute error chart, the worst queries kept by the filters (HTML) and
+        the three filters (their values); anything wrong with the choice or the stored result is the line alone."""
+        import gradio as gr
+
+        try:
+            line, figure, rows, values = self.browse(choice, subset, category, attribute)
+        except ValueError as err:  # a bad choice, a result without saved rankings, a damaged file: one line
+            message = " ".join(str(err).split())
+            log.warning("refused: %s", message)  # bad input is expected: no traceback
+            return (f"⚠️ {markdown_safe(message)}", None, "", *(gr.update(choices=[ALL], value=ALL) for _ in range(3)))
+        except Exception as err:  # never a traceback in front of the user; the app keeps serving
+            log.exception("opening %s failed", choice)
+            return (f"⚠️ {markdown_safe(f'{choice} cannot be opened: {type(err).__name__}: {err}'[:400])}", None, "",
+                    *(gr.update(choices=[ALL], value=ALL) for _ in range(3)))
+        chosen = {"subset": subset, "category": category, "attribute": attribute}
+        return (line, figure, rows, *(gr.update(choices=[ALL, *values[name]], value=chosen[name])
+                                      for name in ("subset", "category", "attribute")))
+
+    def tab(self, tab) -> None:
+        """The tab's components and events, inside ``tab`` (a ``gr.Tab`` of any Blocks: the demo's, or a board's
+        over its submissions). Its API: ``/your_results`` (result, subset, category, attribute)."""
+        import gradio as gr
+
+        gr.Markdown("A stored result with saved rankings (`lookbench evaluate --save-predictions`, given as "
+                    "`lookbench demo --results PATH`): its attribute errors and its worst queries, as "
+                    "`lookbench explain --report` shows them.")
+        with gr.Row():
+            stored = gr.Dropdown(self.choices, value=next(iter(self.choices), None), label="Stored result",
+                                 elem_id="your-result", scale=2)
+            filters = [gr.Dropdown([ALL], value=ALL, label=name.title(), elem_id=f"your-{name}")
+                       for name in ("subset", "category", "attribute")]
+        note = gr.Markdown("" if self.choices else f"⚠️ {markdown_safe(self.empty)}", elem_id="your-note")
+        with gr.Row(equal_height=False):  # the chart beside the worst queries, stacked on a phone
+            with gr.Column(scale=2, min_width=320):
+                chart = gr.Plot(label="Attribute error rate@1", elem_id="your-chart")
+            with gr.Column(scale=3, min_width=340):
+                rows = gr.HTML(elem_id="your-queries")
+        browse = dict(fn=self.answer, outputs=[note, chart, rows, *filters], preprocess=False)
+        # Another result (or the tab opened): every filter back to all; a filter: the result filtered.
+        for event in (stored.input, tab.select):
+            event(**browse, inputs=stored, api_name=False)
+        for name, control in zip(("your_results", False, False), filters):
+            control.input(**browse, inputs=[stored, *filters], api_name=name)
+
 
 def filtered(report: Report, subset=ALL, category=ALL, attribute=ALL) -> list:
     """The worst queries kept by the filters (``ALL``: any); a value the report does not have is a ``ValueError``."""

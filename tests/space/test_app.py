@@ -1153,7 +1153,7 @@ def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filter
 
     assert yours_app.yours.choices == ["saved/results.json", "saved/results-leaderboard.json"]  # plain/: no rankings
     report = records.worst_queries(stored["root"] / "saved", top=10, limit=100)
-    line, figure, html, *filters = yours_app.your_results("saved/results.json")
+    line, figure, html, *filters = yours_app.yours.answer("saved/results.json")
     assert line.startswith("**raw-pixels on LookBench-Mini (synthetic), strict mode** (saved/results.json): "
                            f"{report.evaluated} queries evaluated")
     assert figure is not None and [t.get_text() for t in figure.axes[0].get_yticklabels()] == \
@@ -1167,13 +1167,13 @@ def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filter
     subsets = filters[0]["choices"]
     assert [c[0] if isinstance(c, tuple) else c for c in subsets][0] == "all"
     subset = report.queries[-1].subset
-    _, narrowed, html, *_ = yours_app.your_results("saved/results.json", subset)
+    _, narrowed, html, *_ = yours_app.yours.answer("saved/results.json", subset)
     kept = [w for w in report.queries if w.subset == subset]
     assert [r["title"] for r in _rows(html)] == [f"{w.subset} query {w.number}" for w in kept[:SHOWN]]
     assert narrowed.axes[0].get_title().endswith(subset)  # the chart of that subset's attribute errors
     chosen = next(w for w in report.queries if w.attribute_names())
     attribute, category = chosen.attribute_names()[0], chosen.category
-    _, _, html, *_ = yours_app.your_results("saved/results.json", "all", category, attribute)
+    _, _, html, *_ = yours_app.yours.answer("saved/results.json", "all", category, attribute)
     rows = _rows(html)
     assert rows and all(r["category"] == category and attribute in r["attributes"] for r in rows)
     assert len(rows) == min(SHOWN, sum(w.category == category and attribute in w.attribute_names() for w in report.queries))
@@ -1209,7 +1209,7 @@ def test_your_results_bad_choices_and_results_without_rankings_are_one_line(your
     from lookbench.space.yours import YourResults
 
     def line(app, *args):
-        answer = app.your_results(*args)
+        answer = app.yours.answer(*args)
         assert answer[1] is None and answer[2] == "" and "\n" not in answer[0]
         return answer[0]
 
