@@ -65,7 +65,7 @@ def main() -> None:
         placement = judge_submission(honest.parent).placement  # every copy placed (and ranked) as the honest one
         for path in sorted((root / "submissions").rglob("results.json")):
             key = snapshot(path.parent)[0]
-            verdicts.known[key] = Verdict("yes", key, placement)
+            verdicts.known[key] = Verdict("consistent", key, placement)
         board = Board(folder=root, verdicts=verdicts, judge=lambda folder, key: Verdict("not checked: not judged here", key))
         board.warm_views = True  # as serve() sets it
         refresh = timed(board.refresh)[0]

@@ -8,7 +8,7 @@ import importlib
 _HOMES = {  # name → the module of this package that defines it
     "append_release": "append", "LookBench": "builder", "LookBenchConfig": "builder", "BuildSummary": "export",
     "build_release": "export", "default_mini_dir": "export", "ensure_default_mini": "export", "SourceError": "sources",
-    "ValidationError": "validation",
+    "ValidationError": "validation", "Taxonomy": "taxonomy",
 }
 
 __all__ = list(_HOMES)

@@ -26,9 +26,11 @@ from lookbench.files import folder_lock, replace_folder
 from lookbench.schema import FEATURES, SUBSETS, release_date
 
 from lookbench.dataset_builder.export import (
+    AUDIT_NAME,
     REPORT_NAME,
     BuildSummary,
     Step,
+    audit_name,
     build_shards,
     check_pair,
     release_facts,
@@ -37,6 +39,7 @@ from lookbench.dataset_builder.export import (
     write_card,
 )
 from lookbench.dataset_builder.sources import SourceError
+from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
 
 
 def append_release(raw, out, *, release: str | None = None, skip_invalid: bool = False, taxonomy=None, subsets=None,
@@ -50,6 +53,8 @@ def append_release(raw, out, *, release: str | None = None, skip_invalid: bool =
         with staging_folder(out, "appending") as staging:  # scratch too: a killed append leaves it for the next run
             new, tmp = staging / f"{out.name}.new", staging / f"{out.name}.scratch"  # never out.name, the staged folder
             tmp.mkdir()
+            if taxonomy is None and not (Path(raw) / TAXONOMY_FILE).exists() and (out / TAXONOMY_FILE).is_file():
+                taxonomy = out / TAXONOMY_FILE  # a release that ships none is checked against the folder's
             summary, infos = build_shards("raw", new, tmp, progress, input_path=raw, release=release, scale=1.0,
                                           noise_scale=1.0, seed=0, skip_invalid=skip_invalid, taxonomy=taxonomy,
                                           subsets=subsets, train_out=None)
@@ -61,8 +66,12 @@ def append_release(raw, out, *, release: str | None = None, skip_invalid: bool =
                 split, rest = shard.name.split("-", 1)
                 (target / shard.parent.name).mkdir(exist_ok=True)
                 os.replace(shard, target / shard.parent.name / f"{split}-{tag}-{rest}")
+            if (new / TAXONOMY_FILE).is_file():  # the folder ships the taxonomy its newest release was checked against
+                os.replace(new / TAXONOMY_FILE, target / TAXONOMY_FILE)
             summary.report_name = f"{REPORT_NAME.removesuffix('.json')}-{tag}.json"
             summary.report.write(target / summary.report_name)
+            if (new / AUDIT_NAME).exists():
+                os.replace(new / AUDIT_NAME, target / audit_name(summary.report_name))
             added = [c for c in infos if c not in folder.infos]
             release = release or summary.default_release
             command = f"lookbench build --append {raw}" + (f" --release {release}" if release else "") + " --out <DIR>"

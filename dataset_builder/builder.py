@@ -17,8 +17,8 @@ from lookbench.dataset_builder.validation import (
     ValidationError,
     ValidationReport,
     leak_warnings,
-    load_taxonomy,
 )
+from lookbench.dataset_builder.taxonomy import load as load_taxonomy
 
 TRAIN_DESCRIPTION = "Training items for attribute-supervised encoders, disjoint from every test subset."
 
@@ -30,7 +30,7 @@ class LookBenchConfig(datasets.BuilderConfig):
     source: str = "raw"
     release: str | None = None
     skip_invalid: bool = False
-    taxonomy: str | None = None
+    taxonomy: str | None = None  # the taxonomy file (taxonomy.py) every row is checked against
 
     @property
     def splits(self) -> tuple[str, ...]:

@@ -25,13 +25,16 @@ from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date, r
 
 from lookbench.dataset_builder.fashion_mnist import package_folder
 from lookbench.dataset_builder.builder import TRAIN_DESCRIPTION, LookBench
+from lookbench.dataset_builder.review.audit import audit_card, write_audit
 from lookbench.dataset_builder.catalog import SOURCES, either, open_source
 from lookbench.dataset_builder.sources import TRAIN, SourceError
 from lookbench.dataset_builder.text_queries import TEXT_COLUMNS, TEXT_CONFIG, text_features, text_split
-from lookbench.dataset_builder.validation import ValidationError, ValidationReport, invalid_rows, load_taxonomy
+from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE, load as load_taxonomy
+from lookbench.dataset_builder.validation import ValidationError, ValidationReport, invalid_rows
 
 CARD_TEMPLATE = Path(__file__).with_name("dataset_card_template.md")
 REPORT_NAME = "validation_report.json"
+AUDIT_NAME = "annotation_audit.json"  # a reviewed release's audit (review.audit); an append's is audit_name(its report)
 HISTORY_KEY = "lookbench_history"  # the card's YAML record of how the folder was built, one Step per build or append
 # The Hub id the card's usage names (``lookbench stage --namespace`` retargets it).
 HUB_ID = "lookbench/lookbench"
@@ -65,12 +68,14 @@ class BuildSummary:
     appended: list[str] = field(default_factory=list)  # the releases an append added (rows: theirs only)
     report_name: str = REPORT_NAME
     notes: list[str] = field(default_factory=list)  # what the build found and repaired (a killed build's half pair)
+    taxonomy: str | None = None  # the label of the taxonomy every row was checked against (none: not checked)
 
     def lines(self) -> list[str]:
         out = [f"Appended {', '.join(self.appended)} to {self.out}" if self.appended else f"Wrote {self.out}"]
         for config, splits in self.rows.items():
             out.append(f"  {config:<18} " + "  ".join(f"{split}={n}" for split, n in splits.items()))
         out.append(f"  releases: {', '.join(self.releases) or '-'}")
+        out.append(f"  taxonomy: {self.taxonomy or 'none (rows not checked against one; --taxonomy FILE)'}")
         if self.default_release:
             out.append(f"  rows without a release: {self.default_release} (the newest timestamp; --release NAME sets it)")
         if self.train_out:
@@ -171,7 +176,7 @@ def build_release(
         for flag, target in targets.items():
             target.parent.mkdir(parents=True, exist_ok=True)
             staged.enter_context(folder_lock(target))  # held to the swap: a concurrent build or append is refused
-            _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS) | {TEXT_CONFIG, UNPAIRED})
+            _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS) | {TEXT_CONFIG, UNPAIRED, TAXONOMY_FILE})
         left = unpaired_training_set(targets["out"])  # the mark of a build killed between its two swaps
         staging = {}
         for flag, target in targets.items():
@@ -251,8 +256,10 @@ def staging_folder(target: Path, what: str):
 
 
 def is_report(name: str) -> bool:
-    """``validation_report.json`` (a build's) or ``validation_report-<release>.json`` (an append's)."""
-    return name == REPORT_NAME or (name.startswith(REPORT_NAME.removesuffix(".json") + "-") and name.endswith(".json"))
+    """``validation_report.json`` (a build's) or ``validation_report-<release>.json`` (an append's), and the
+    ``annotation_audit`` files beside them."""
+    return any(name == kind or (name.startswith(kind.removesuffix(".json") + "-") and name.endswith(".json"))
+               for kind in (REPORT_NAME, AUDIT_NAME))
 
 
 def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
@@ -274,22 +281,23 @@ def build_shards(source, out: Path, tmp: Path, progress: bool, *, input_path, re
     summary and each config's ``DatasetInfo``. The card and the report are the caller's."""
     kind = source
     if source == "mini":
-        from lookbench.dataset_builder.mini import generate_raw_release, write_taxonomy
+        from lookbench.dataset_builder.mini import generate_raw_release
 
         input_path = tmp / "raw"
         generate_raw_release(input_path, scale=scale, seed=seed, split="test", noise_scale=noise_scale)
         if train_out is not None:
             generate_raw_release(input_path, scale=scale, seed=seed, split="train")
-        taxonomy = taxonomy or write_taxonomy(tmp / "taxonomy.json")
         kind = "raw"
     elif input_path is None:
         raise SourceError(f"--source {source} needs --input PATH")
     elif train_out is not None and source not in (with_train := [n for n, s in SOURCES.items() if s.train]):
         raise SourceError(f"--train-out needs a release with a train split (sources {either(with_train)})")
     input_path = Path(input_path)
-    if taxonomy:
-        load_taxonomy(taxonomy)  # a malformed taxonomy stops the build before any row is read
+    chosen = load_taxonomy(taxonomy) if taxonomy else None  # a malformed one stops the build before any row is read
     reader = open_source(kind, input_path, release)
+    chosen = chosen or reader.taxonomy()
+    if chosen is not None:  # the builder reads it by path (a config value); the release ships it
+        taxonomy = chosen.write(tmp / TAXONOMY_FILE)
     present = [c for c in SUBSETS if reader.has(c, SUBSETS[c].splits[-1])]
     configs = [resolve_subset(s) for s in subsets] if subsets else present
     if not configs:
@@ -297,7 +305,7 @@ def build_shards(source, out: Path, tmp: Path, progress: bool, *, input_path, re
     absent = [c for c in configs if c not in present]
     if absent:
         raise SourceError(f"{input_path} has no {', '.join(absent)} subset (it has {', '.join(present) or 'none'})")
-    summary = BuildSummary(out=out)
+    summary = BuildSummary(out=out, taxonomy=chosen.label if chosen else None)
     if kind == "raw" and release is None:
         release = summary.default_release = reader.default_release
     config_kwargs = {"source": kind, "release": release, "skip_invalid": skip_invalid, "taxonomy": str(taxonomy) if taxonomy else None}
@@ -327,6 +335,10 @@ def build_shards(source, out: Path, tmp: Path, progress: bool, *, input_path, re
             releases.update(r for r in dataset.unique("release") if r)
         infos[config] = builder.info
     summary.releases = sorted(releases)
+    if chosen is not None:
+        chosen.write(out / TAXONOMY_FILE)
+    if kind == "raw":
+        write_audit(input_path, out / AUDIT_NAME)  # an annotated release's: the card shows it
     if train_out is not None:
         summary.train_out = train_out
         summary.train_rows = _write_train(builders[TRAIN], train_out, source)
@@ -357,6 +369,11 @@ def _read_report(folder: Path, name: str | None) -> dict | None:
         return json.loads((folder / name).read_text(encoding="utf-8")) if name else None
     except (OSError, ValueError):
         return None
+
+
+def audit_name(report: str | None) -> str:
+    """The audit file beside a step's validation report (``validation_report-<release>.json`` → ``annotation_audit-<release>.json``)."""
+    return (report or REPORT_NAME).replace("validation_report", "annotation_audit")
 
 
 def _cell(text: str) -> str:
@@ -431,6 +448,9 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
         "notes": first.card_notes() if first else "",
         "history_configs": configs,
         "text": text_card,
+        "taxonomy": _taxonomy_card(out),
+        "audits": [{"releases": ", ".join(step.releases), "text": text} for step in history
+                   if (text := audit_card(out / audit_name(step.report)))],
         "release_history": [
             {"name": name, "span": f"{fact['first']:%Y-%m-%d} → {fact['last']:%Y-%m-%d}" if fact["first"] else "—",
              "rows": [sizes(fact, c) for c in configs],
@@ -442,6 +462,18 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
     card_data = _card_data(pretty_name, total, layout, infos, DEFAULT_CONFIG if DEFAULT_CONFIG in configs else configs[0],
                            license=first.licence_id if first else "apache-2.0", synthetic=synthetic, **{HISTORY_KEY: [asdict(step) for step in history]})
     DatasetCard.from_template(card_data, template_path=str(CARD_TEMPLATE), citation=BIBTEX.strip(), **card_vars).save(out / "README.md")
+
+
+def _taxonomy_card(out: Path) -> dict | None:
+    """What the card says of the folder's ``taxonomy.json`` (None: the folder has none)."""
+    if not (out / TAXONOMY_FILE).is_file():
+        return None
+    taxonomy = load_taxonomy(out / TAXONOMY_FILE)
+    return {"file": TAXONOMY_FILE, "name": taxonomy.name, "version": taxonomy.version, "revision": taxonomy.revision,
+            "not_applicable": taxonomy.not_applicable,
+            "categories": [{"name": c, "main": cat.main_attribute,
+                            "attributes": ", ".join(f"{n} ({len(v)})" for n, v in cat.attributes.items())}
+                           for c, cat in taxonomy.categories.items()]}
 
 
 def _write_train(builder: LookBench, train_out: Path, source: str) -> int:

@@ -25,6 +25,7 @@ from lookbench.files import contained_file, read_at_most, read_regular
 
 import lookbench.dataset_builder.sources as sources  # MAX_FILE_BYTES read at call time: tests lower it
 from lookbench.dataset_builder.sources import TRAIN, SourceError
+from lookbench.dataset_builder.taxonomy import Taxonomy
 
 PACKAGE = "dataset-fashion-mnist"
 FILES = {  # split -> (images, labels): the names Zalando publishes
@@ -42,6 +43,9 @@ PUBLISHED = dt.datetime(2017, 8, 25, tzinfo=dt.timezone.utc)
 RELEASE = f"v{PUBLISHED:%Y%m%d}"
 CONFIG = "RealStudioFlat"
 ID_PREFIX = "fashion-mnist-"  # item ids are ID_PREFIX + "<split>-<index>"
+# The release's taxonomy: the ten classes, each with the one attribute ``shade`` (also the main attribute).
+TAXONOMY = Taxonomy.of("lookbench-fashion-mnist", "1", {c: {"shade": [name for _, name in SHADE_BINS]} for c in CLASSES},
+                       "shade")
 
 
 def package_folder() -> Path:
@@ -154,6 +158,9 @@ class FashionMnistSource:
 
     def has(self, config: str, split: str) -> bool:
         return config in (CONFIG, TRAIN)
+
+    def taxonomy(self) -> Taxonomy:
+        return TAXONOMY
 
     def location(self, config: str, split: str) -> str:
         return FILES[self._split(config)][0]

@@ -13,6 +13,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Iterator
@@ -22,6 +23,9 @@ import pyarrow.parquet as pq
 from lookbench.files import contained_file, read_regular
 from lookbench.filtering import to_utc
 from lookbench.schema import RELEASE_PATTERN, SUBSETS, release_date, resolve_subset
+
+from lookbench.dataset_builder.review.store import REVIEWS
+from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE, Taxonomy, load as load_taxonomy
 
 TRAIN = "train"
 # The largest file (image, raw_image) the builder reads; a bigger one is an invalid row. Tests lower it.
@@ -97,7 +101,7 @@ class RawSource:
 
     def _subset_folders(self) -> dict[str, Path]:
         folders, problems = {}, []
-        for child in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for child in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != REVIEWS):
             try:
                 config = TRAIN if child.name == TRAIN else resolve_subset(child.name)
             except ValueError as err:
@@ -115,6 +119,11 @@ class RawSource:
             raise SourceError(f"Raw release {self.root}: " + "; ".join(problems))
         return folders
 
+    def taxonomy(self) -> Taxonomy | None:
+        """The release's own taxonomy, ``<root>/taxonomy.json``, when it ships one."""
+        path = self.root / TAXONOMY_FILE
+        return load_taxonomy(path) if os.path.lexists(path) else None
+
     def location(self, config: str, split: str) -> str:
         """The split's JSONL file relative to the release root, e.g. ``real_streetlook/query.jsonl``."""
         folder = self.folders[config].name if config in self.folders else config
@@ -129,7 +138,7 @@ class RawSource:
             raise SourceError(f"Raw release {self.root} has no {config}/ folder{alias}")
         return contained_file(self.root, self.location(config, split))
 
-    def _lines(self, config: str, split: str) -> Iterator[tuple[int, object]]:
+    def lines(self, config: str, split: str) -> Iterator[tuple[int, object]]:
         """(1-based line number, the JSON value or an error message) of every non-blank line."""
         path = self._jsonl(config, split)
         with path.open("rb") as lines:
@@ -164,7 +173,7 @@ class RawSource:
         newest, needed, now = None, False, dt.datetime.now(dt.timezone.utc)
         for config in self.folders:
             for split in (TRAIN,) if config == TRAIN else SUBSETS[config].splits:
-                for _, record in self._lines(config, split):
+                for _, record in self.lines(config, split):
                     if not isinstance(record, dict):
                         continue
                     needed = needed or record.get("release") is None
@@ -178,11 +187,44 @@ class RawSource:
 
     def iter_rows(self, config: str, split: str) -> Iterator[dict]:
         folder, where = self.folders[config], self.location(config, split)
-        for line_no, record in self._lines(config, split):
+        for line_no, record in self.lines(config, split):
             if not isinstance(record, dict):
                 yield {"_file": where, "_line": line_no, "_error": record}
                 continue
-            yield {"_file": where, "_line": line_no, **self._row(record, folder, config)}
+            row = self._row(record, folder, config)
+            if "proposals" in record:
+                self._reviewed(row, record, config, split)
+            yield {"_file": where, "_line": line_no, **row}
+
+    @functools.cached_property
+    def verdicts(self) -> dict:
+        """Item key -> its reviewers' labels, for an annotated release (``dataset_builder.review.labels``)."""
+        from lookbench.dataset_builder.review.labels import verdicts
+        from lookbench.dataset_builder.review.store import DecisionStore
+
+        return verdicts(DecisionStore(self.root))
+
+    @functools.cached_property
+    def review_taxonomy(self) -> Taxonomy | None:
+        return self.taxonomy()
+
+    def _reviewed(self, row: dict, record: dict, config: str, split: str) -> None:
+        """An annotated row (it keeps its proposals) takes its labels from its review, and only from there: a row
+        with no agreed review is an invalid row (refused, or left out and counted with --skip-invalid)."""
+        from lookbench.dataset_builder.review.labels import reviewed_fields
+
+        carried = [key for key in ("category", "main_attribute", "attributes") if record.get(key) is not None]
+        taxonomy = self.review_taxonomy
+        if carried:
+            row["_error"] = f"an annotated row (with proposals) takes its labels from its review, yet it carries {', '.join(carried)}"
+        elif taxonomy is None:
+            row["_error"] = f"an annotated row (with proposals), but {self.root} has no taxonomy.json to review against"
+        else:
+            image = (row.get("image") or {}).get("bytes")
+            fields, problem = reviewed_fields(self.verdicts.get(f"{config}/{split}/{row.get('item_id')}"), image, taxonomy)
+            row.update(fields)
+            if problem:
+                row["_error"] = problem
 
     def _row(self, record: dict, folder: Path, config: str) -> dict:
         row = {"_errors": {}}
@@ -247,6 +289,10 @@ class UpstreamSource:
 
     def has(self, config: str, split: str) -> bool:
         return bool(self.files(config, split))
+
+    def taxonomy(self) -> None:
+        """The published release ships no taxonomy file (its 100+ attributes are not published as one)."""
+        return None
 
     def location(self, config: str, split: str) -> str:
         return f"v*/{SUBSETS[config].alias}/{split}.parquet"

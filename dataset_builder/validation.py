@@ -18,6 +18,8 @@ from PIL import Image, UnidentifiedImageError
 
 from lookbench.schema import RELEASE_PATTERN, REQUIRED_FIELDS, STRING_FIELDS
 
+from lookbench.dataset_builder.taxonomy import Taxonomy
+
 # How many problem lines an error message lists, and how many rows it names per grouped line.
 SHOWN_GROUPS = 40
 SHOWN_ROWS = 3
@@ -97,29 +99,6 @@ class ValidationError(ValueError):
         super().__init__(f"{'; '.join(head)}; fix them{advice}:\n{lines}")
 
 
-def load_taxonomy(path) -> dict[str, dict[str, set[str]]]:
-    """A taxonomy file maps category -> attribute name -> allowed values (JSON); a malformed one is named."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise ValueError(f"taxonomy {path}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start})") from None
-    except json.JSONDecodeError as err:
-        raise ValueError(f"taxonomy {path}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
-    expected = "an object category -> {attribute: [allowed values, ...]}"
-    if not isinstance(data, dict):
-        raise ValueError(f"taxonomy {path}: expected {expected}, got a JSON {type(data).__name__}")
-    taxonomy = {}
-    for category, attributes in data.items():
-        if not isinstance(attributes, dict):
-            raise ValueError(f"taxonomy {path}: category {category!r} maps to {attributes!r}; expected {expected}")
-        for name, values in attributes.items():
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise ValueError(f"taxonomy {path}: {category!r} -> {name!r} must be a list of strings, got {values!r}")
-        taxonomy[category.lower()] = {name: set(values) for name, values in attributes.items()}
-    return taxonomy
-
-
 def image_fingerprint(ref: dict, what: str = "image") -> tuple[str, tuple[int, int]]:
     """Content hash and size of an image after a full decode (a truncated file fails here, not later).
 
@@ -131,25 +110,30 @@ def image_fingerprint(ref: dict, what: str = "image") -> tuple[str, tuple[int, i
     data = ref.get("bytes")
     if not data:
         raise ValueError(f"{name}: no image bytes")
+    return hashlib.sha256(data).hexdigest(), open_image(data, name).size
+
+
+def open_image(data: bytes, name: str) -> Image.Image:
+    """The image in ``data``, fully decoded; a ``ValueError`` naming ``name`` for a bomb, a format PIL cannot read or
+    a truncated file (the one decode check of the builder and the annotator)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
-                image.load()
-                size = image.size
+            image = Image.open(io.BytesIO(data))
+            image.load()
+            return image
     except (Image.DecompressionBombWarning, Image.DecompressionBombError) as err:
         raise ValueError(f"{name}: refused as a decompression bomb ({err})") from None
     except UnidentifiedImageError:
         raise ValueError(f"{name} is not an image format PIL can read") from None
     except (OSError, SyntaxError, ValueError) as err:
         raise ValueError(f"unreadable or truncated image {name} ({err})") from None
-    return hashlib.sha256(data).hexdigest(), size
 
 
 class SplitChecker:
     """Checks the rows of one config/split in order and remembers what it needs for cross-row checks."""
 
-    def __init__(self, config: str, split: str, file: str, *, now: dt.datetime, taxonomy=None):
+    def __init__(self, config: str, split: str, file: str, *, now: dt.datetime, taxonomy: Taxonomy | None = None):
         self.config, self.split, self.file, self.now, self.taxonomy = config, split, file, now, taxonomy
         self.seen: dict[tuple[str, str], int] = {}
         self.hashes: dict[str, list[int]] = {}
@@ -209,7 +193,7 @@ class SplitChecker:
         if stamp is not None and stamp > self.now:
             messages.append(f"timestamp {stamp.isoformat()} is in the future")
         if self.taxonomy is not None and isinstance(row.get("category"), str) and row["category"]:
-            messages.extend(_taxonomy_messages(row, self.taxonomy))
+            messages.extend(self.taxonomy.row_problems(row["category"], row.get("main_attribute"), row.get("attributes")))
         line = row.get("_line")
         if digest is not None and isinstance(row.get("item_id"), str) and row["item_id"]:
             key = (row["item_id"], digest)
@@ -247,21 +231,6 @@ def _bbox_messages(bbox, raw_size) -> list[str]:
         width, height = raw_size
         if x1 > width or y1 > height:
             messages.append(f"bad bbox {list(bbox)}: outside the {width}x{height} raw image")
-    return messages
-
-
-def _taxonomy_messages(row: dict, taxonomy) -> list[str]:
-    category = row["category"].strip().lower()
-    if category not in taxonomy:
-        return [f"category {row['category']!r} is not in the taxonomy"]
-    allowed = taxonomy[category]
-    messages = []
-    for attribute in row.get("attributes") or []:
-        name, value = attribute["name"], attribute["value"]
-        if name not in allowed:
-            messages.append(f"attribute {name!r} is not in the taxonomy of {category!r}")
-        elif value not in allowed[name]:
-            messages.append(f"value {value!r} of attribute {name!r} is not in the taxonomy of {category!r}")
     return messages
 
 

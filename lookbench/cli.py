@@ -10,6 +10,8 @@ from typing import Callable
 
 from lookbench.errors import report_errors
 from lookbench.commands import (
+    annotate,
+    audit,
     build,
     compare,
     demo,
@@ -20,6 +22,9 @@ from lookbench.commands import (
     models,
     push,
     reproduce,
+    reproduce_submission,
+    review,
+    seal,
     stage,
     submit,
     verify,
@@ -30,6 +35,7 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="lookbench", description="LookBench: attribute-supervised fashion image retrieval.")
     sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build.register(sub)
+    annotate.register(sub)
     evaluate.register(sub)
     models.register(sub)
     reproduce.register(sub)
@@ -42,6 +48,10 @@ def parser() -> argparse.ArgumentParser:
     push.register(sub)
     submit.register(sub)
     verify.register(sub)
+    seal.register(sub)
+    reproduce_submission.register(sub)
+    review.register(sub)
+    audit.register(sub)
     return root
 
 

@@ -18,6 +18,8 @@ DEFAULT_INDEX = "flat"  # exact search
 DEFAULT_PRECISION = "fp32"
 DEFAULT_DISTRACTORS = True  # the shared noise gallery joins every subset's gallery, as the paper evaluates
 EMBEDDED_MINI = "LookBench-Mini (embedded)"  # a result's data label when it ran on the default (data=None, rebuilt anywhere)
+# The leaderboard Space card's list of the Hub datasets its board may load (and the labels repos it pins).
+BOARD_DATA_KEY = "lookbench_data"
 # What a query is: its image, or its words (the release's text config, lookbench.dataset_builder.text_queries) in one
 # of two forms; the gallery, the noise and the metric are the same either way.
 QUERY_KINDS = ("image", "text")
@@ -88,6 +90,6 @@ METRICS = {"fine": "fine_recall", "coarse": "coarse_recall", "ndcg": "ndcg"}
 # The published leaderboard shipped as data (lookbench/leaderboard/published/<name>.json) that results are ranked beside.
 DEFAULT_REFERENCE = "release_v2601"
 
-__all__ = ["DEFAULT_DISTRACTORS", "DEFAULT_INDEX", "DEFAULT_MODE", "DEFAULT_PRECISION", "DEFAULT_QUERIES",
+__all__ = ["BOARD_DATA_KEY", "DEFAULT_DISTRACTORS", "DEFAULT_INDEX", "DEFAULT_MODE", "DEFAULT_PRECISION", "DEFAULT_QUERIES",
            "DEFAULT_REFERENCE", "DEFAULT_TEXT_FORM", "EMBEDDED_MINI", "INDEXES", "METRICS", "MODES", "PRECISIONS",
            "Modes", "QUERY_KINDS", "QueryKind", "TEXT_FORMS"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import shutil
+import sys
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -78,6 +79,17 @@ def paragraph(text: str, at: int | None = None, indent: str = "") -> list[str]:
     console.print(Text(terminal_safe(text)), overflow="fold")
     lines = _lines(console)
     return lines[:1] + [indent + line for line in lines[1:]]
+
+
+def say(*texts, file=None) -> None:
+    """Print each line of ``texts`` no wider than the terminal: a longer line wrapped, its continuation indented two
+    spaces past its own indent. The one way a command's plain lines (plans, summaries, paths) reach the terminal."""
+    at = width()
+    for text in texts:
+        for line in str(text).split("\n"):
+            lead = line[:len(line) - len(line.lstrip())]
+            shown = paragraph(line, at, lead + "  ") if len(line) > at else [terminal_safe(line)]
+            print("\n".join(shown), file=file or sys.stdout, flush=True)
 
 
 def table(columns: Sequence[Column | str], rows: Sequence[Sequence], *, title: str | None = None,

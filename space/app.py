@@ -30,6 +30,7 @@ from lookbench.progress import stage_bar
 from lookbench.space.assets import (DEFAULT_MODELS, SpaceAssets, galleries, open_assets, open_galleries, photo_gallery,
                                     served_at_once, shipped_galleries)
 from lookbench.space.retrieval import ALL, MAX_WORDS, Query, QueryError, Retriever
+from lookbench.space.yours import YourResults
 from lookbench.space.views import (CSS, annotation_markdown, board_html, details_markdown, fitted,
                                    gallery_markdown, legend_html, panel_html)
 
@@ -139,6 +140,7 @@ class SpaceApp:
             self.add(assets)
         self.default = next(iter(self.galleries))
         self.results = results
+        self.yours = YourResults(results)
         self.preparing = None  # a gallery being prepared in the background: its name, stage bar, or error
 
     def _load_encoders(self, names) -> None:
@@ -562,6 +564,8 @@ class SpaceApp:
                     for line in board.skipped:
                         gr.Markdown(f"Skipped: {markdown_safe(line)}")
                     gr.Plot(fitted(board.figure()), label="Bar plot", elem_id="board-plot")  # drawn in memory
+            with gr.Tab("Your results") as tab:
+                self.yours.tab(tab)
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
         return demo
 

@@ -39,6 +39,15 @@ CSS = """
 .board-table { width: 100%; border-collapse: collapse; font-size: .9em; }
 .board-table th, .board-table td { padding: 3px 6px; border-bottom: 1px solid var(--border-color-primary); }
 .board-table td.num, .board-table th.num { text-align: right; font-variant-numeric: tabular-nums; }
+#your-queries .query { display: flex; gap: 10px; padding: 8px 0; border-bottom: 1px solid var(--border-color-primary); }
+#your-queries .results { display: flex; flex-wrap: wrap; gap: 6px; }
+#your-queries .card { width: 100px; font-size: .75em; line-height: 1.25; overflow-wrap: anywhere; }
+#your-queries .card.q { width: 150px; font-size: .8em; }
+#your-queries .card img, #your-queries .card .none { width: 100%; aspect-ratio: 1 / 1; object-fit: contain; display: flex;
+    align-items: center; justify-content: center; background: #fff; border: 4px solid var(--mark, #333); border-radius: 6px;
+    box-sizing: border-box; color: #777; }
+#your-queries .chip.category { background: #eee; color: #333; }
+#your-queries .text { font-style: italic; }
 @media (max-width: 600px) {
   .tiles { grid-template-columns: repeat(auto-fill, minmax(96px, 1fr)); }
   #details-a table, #details-b table, .board-table { font-size: .75em; }
@@ -52,6 +61,8 @@ MARKS = {"fine": ("fine ✓", "#1f6feb"), "coarse": ("coarse ✓", "#d97706"), "
          None: ("unmarked", "#8c959f")}
 LEGEND = {"fine": "fine: same category, every attribute", "coarse": "coarse: same category only",
           "miss": "miss: another category", None: "unmarked: a query without annotation"}
+# "Your results" cards (the report's rows) bordered as the Search tab's tiles
+CSS += "".join(f"#your-queries .card.{mark} {{ --mark: {MARKS[mark][1]}; }}\n" for mark in ("fine", "coarse", "miss"))
 
 
 def pairs(attributes) -> str:
@@ -134,6 +145,15 @@ def panel_html(result, k: int) -> str:
                      f"<span class='what'>{escape(h.category)} · {escape(h.main_attribute)}</span>"
                      f"{'<span class=chips>' + chips + '</span>' if chips else ''}</figure>")
     return "".join(parts + ["</div></section>"])
+
+
+def worst_html(queries, images: dict) -> str:
+    """The "Your results" tab's worst queries: the legend once, then each query's row as the report draws it."""
+    from lookbench.report.html import query_row
+
+    if not queries:
+        return "<p>No worst query matches these filters.</p>"
+    return legend_html() + "".join(query_row(w, images) for w in queries)
 
 
 def board_frame(section):

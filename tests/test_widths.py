@@ -110,3 +110,16 @@ def test_a_table_leaves_columns_out_in_the_stated_order_then_folds():
 def test_cells_and_notes_cannot_move_the_cursor():
     lines = terminal.table(["name"], [["evil\x1b[2J"]], title="t\x1b]0;x\x07", footnotes=["n\r"], at=80)
     assert not any(c in "".join(lines) for c in "\x1b\x07\r") and "evil\\x1b[2J" in "".join(lines)
+
+
+def test_plain_lines_are_wrapped_to_the_width_and_keep_their_indent(capsys, monkeypatch):
+    """`say`: how stage, push, seal, submit, audit, annotate, export and the review app print their plans and paths."""
+    monkeypatch.setenv("COLUMNS", "40")
+    path = "/a/very/long/path/" + "x" * 60 + "/results.json"
+    terminal.say(f"wrote 3 files to {path} (nothing sent)", "  dataset  lookbench/lookbench  " + path, "short line")
+    lines = capsys.readouterr().out.splitlines()
+    assert max(cell_len(line) for line in lines) <= 40
+    assert lines[0].startswith("wrote 3 files to") and lines[-1] == "short line"
+    second = next(i for i, line in enumerate(lines) if line.startswith("  dataset"))
+    assert all(line.startswith("    ") for line in lines[second + 1:-1])  # its own indent, two spaces past it
+    assert "".join(line.strip() for line in lines[:second]).replace(" ", "") == f"wrote3filesto{path}(nothingsent)"

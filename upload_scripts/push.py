@@ -11,6 +11,7 @@ import os
 import stat
 from pathlib import Path
 
+from lookbench import terminal
 from lookbench.paths import transport_errors
 
 from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace, files_of
@@ -33,7 +34,7 @@ def plan_lines(hub: Path, staging: Staging, private: bool, revision: str | None)
     lines = []
     for repo, files in staging.sent(hub).items():
         size = sum(p.stat().st_size for p in files)
-        extra = f", sdk {repo.space_sdk}" if repo.space_sdk else ""
+        extra = (f", sdk {repo.space_sdk}" if repo.space_sdk else "") + (", private (sealed labels)" if repo.private else "")
         lines.append(f"{repo.repo_type:<8} {repo.repo_id:<32} {len(files):>3} files {size / 1e6:8.1f} MB  from {hub / repo.folder}{extra}")
         if repo.release_tag:
             lines.append(f"{'':<8} releases {', '.join(repo.releases)} (data revision {repo.data_revision}); "
@@ -51,6 +52,7 @@ def _tag_plan(repo: StagedRepo, revision: str | None) -> str:
 def _upload(api, hub: Path, staging: Staging, repo: StagedRepo, private: bool, revision: str | None) -> str:
     from lookbench._version import __version__
 
+    private = private or repo.private
     api.create_repo(repo.repo_id, repo_type=repo.repo_type, space_sdk=repo.space_sdk, private=private, exist_ok=True)
     if revision:
         api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)
@@ -131,12 +133,12 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
         raise ValueError(f"{hub} was staged for namespace {staging.namespace!r}, whose ids its cards name; "
                          f"run `lookbench stage --namespace {namespace}` first")
     if not dry_run and get_token() is None:
-        print("No Hub token (HF_TOKEN or `hf auth login`): dry run, nothing is uploaded.")
+        terminal.say("No Hub token (HF_TOKEN or `hf auth login`): dry run, nothing is uploaded.")
         dry_run = True
     lines = plan_lines(hub, staging, private, revision)  # every file checked against repos.json before anything is said
-    print(f"{'Plan' if dry_run else 'Pushing'} {hub} to {HfApi().endpoint}:")
+    terminal.say(f"{'Plan' if dry_run else 'Pushing'} {hub} to {HfApi().endpoint}:")
     for line in lines:
-        print("  " + line)
+        terminal.say("  " + line)
     if dry_run:
         return
     if constants.HF_HUB_OFFLINE:  # huggingface_hub's own message names neither the repo nor the variable
@@ -146,6 +148,6 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
     api = HfApi()
     for repo in staging.repos:
         try:
-            print("  " + _upload(api, hub, staging, repo, private, revision), flush=True)
+            terminal.say("  " + _upload(api, hub, staging, repo, private, revision))
         except (HfHubHTTPError, *transport_errors()) as err:
             raise _one_line(repo, err) from err

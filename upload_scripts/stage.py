@@ -57,13 +57,17 @@ class StagedRepo:
     ignore: tuple[str, ...] = ()
     releases: tuple[str, ...] = ()
     data_revision: str | None = None
+    private: bool = False  # the labels of a sealed release: pushed as a private repo, whatever push's --private
+    unsealed: bool = False  # a release unsealed since it was pushed sealed: its new revision gets a tag of its own
 
     @property
     def release_tag(self) -> str | None:
-        """The newest release: the tag ``push`` puts on the commit that uploads this data."""
+        """The newest release (``<release>-unsealed`` for the revision that publishes its labels): the tag ``push`` puts
+        on the commit that uploads this data."""
         from lookbench.schema import release_date
 
-        return max(self.releases, key=release_date) if self.releases else None
+        newest = max(self.releases, key=release_date) if self.releases else None
+        return f"{newest}-unsealed" if newest and self.unsealed else newest
 
     @property
     def space_sdk(self) -> str | None:
@@ -72,7 +76,7 @@ class StagedRepo:
 
 REPO_TYPES = ("dataset", "model", "space")
 _REPO_KEYS = {"repo_id", "repo_type", "folder", "ignore"}
-_DATA_KEYS = {"releases", "data_revision"}  # a dataset repo's too: the releases and content revision it carries
+_DATA_KEYS = {"releases", "data_revision", "private", "unsealed"}  # a dataset repo's too: its releases, content revision, privacy
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,10 @@ class Staging:
             if resolved in seen or repo_id in {r.repo_id for r in repos}:
                 raise ValueError(f"repo {repo_id} names folder {folder!r}, which repo {seen.get(resolved, repo_id)} has too")
             seen[resolved] = repo_id
-            repos.append(StagedRepo(repo_id, kind, folder, tuple(ignore), *_data_of(repo_id, kind, entry)))
+            flags = [entry.get(flag, False) for flag in ("private", "unsealed")]
+            if any(not isinstance(f, bool) or f and kind != "dataset" for f in flags):
+                raise ValueError(f"repo {repo_id}: private / unsealed {flags!r} are not true or false of a dataset"[:300])
+            repos.append(StagedRepo(repo_id, kind, folder, tuple(ignore), *_data_of(repo_id, kind, entry), *flags))
         return cls(namespace, tuple(repos), tuple(files))
 
     def sent(self, hub: Path) -> dict[StagedRepo, list[Path]]:
@@ -414,20 +421,21 @@ def _dataset_source(data) -> Path:
     return folder
 
 
-def _stage_dataset(source: Path, target: Path) -> None:
+def _stage_dataset(source: Path, target: Path, shown: str | None = None) -> None:
     """The card and the Parquet shards of every config folder, the text queries' included (the build's and each
-    append's validation report too), each copied through ``_copy_contained``: nothing from outside ``--data`` reaches
-    the mirror."""
+    append's validation report and the release's taxonomy too), each copied through ``_copy_contained``: nothing from
+    outside ``--data`` reaches the mirror."""
     from lookbench.dataset_builder.export import is_report
+    from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
     from lookbench.dataset_builder.text_queries import TEXT_CONFIG
     from lookbench.schema import SUBSETS
 
     target.mkdir(parents=True)
-    names = ["README.md", *sorted(p.name for p in source.iterdir() if is_report(p.name))]
+    names = ["README.md", *sorted(p.name for p in source.iterdir() if is_report(p.name) or p.name == TAXONOMY_FILE)]
     names += sorted(f"{p.parent.name}/{p.name}" for p in source.glob("*/*.parquet") if p.parent.name in (*SUBSETS, TEXT_CONFIG))
     for name in names:
         (target / name).parent.mkdir(exist_ok=True)
-        _copy_contained(source, name, target / name)
+        _copy_contained(source, name, target / name, shown)
 
 
 def _copy_contained(source: Path, relative: str, destination: Path, shown: str | None = None) -> None:
@@ -448,23 +456,59 @@ def _copy_contained(source: Path, relative: str, destination: Path, shown: str |
         shutil.copyfileobj(file, copy)
 
 
-def stage(out, data=None, namespace: str = "lookbench", photos=None) -> Staging:
+def _labels_source(source: Path, labels) -> Path | None:
+    """The labels folder of a sealed ``--data`` (required, and written by ``seal`` for exactly that public part);
+    ``--labels`` for a public one is refused."""
+    from lookbench.dataset_builder.seal import LABELS_KEY, card_yaml, sealed_state
+    from lookbench.files import folder_revision
+
+    sealed = sealed_state(source)
+    if sealed is None:
+        if labels is not None:
+            raise ValueError(f"--labels {labels}: --data {source} is not sealed, its labels are in it")
+        return None
+    if labels is None:
+        raise ValueError(f"--data {source} is sealed ({sealed.shown}): give its labels folder with --labels DIR, "
+                         "pushed as a private repo")
+    labels = Path(labels).expanduser()
+    made_for = (card_yaml(labels).get(LABELS_KEY) or {}).get("public_revision") if labels.is_dir() else None
+    if made_for != folder_revision(source):
+        raise ValueError(f"--labels {labels} are not the labels `lookbench seal` wrote for --data {source} (their card "
+                         f"names public revision {str(made_for)[:40]}, the data is {folder_revision(source)})")
+    return labels
+
+
+def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None) -> Staging:
     """Write the six repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
     replaced whole; anything else is refused and nothing is deleted). ``photos``: the folder of Fashion-MNIST's IDX
-    files the demo's real-photo gallery is built from (default: the Debian package dataset-fashion-mnist's)."""
+    files the demo's real-photo gallery is built from (default: the Debian package dataset-fashion-mnist's).
+    ``labels``: a sealed ``data``'s labels folder, staged as a seventh repo, the private ``<namespace>/lookbench-labels``,
+    which the leaderboard Space's card pins at the release's tag."""
     namespace = check_namespace(namespace)
     out = Path(out).expanduser()
     source = _dataset_source(data)
+    labels = _labels_source(source, labels)
     plan = carried(namespace)  # every project file listed and checked before anything is written
     with folder_lock(out):  # a second stage into the same folder is refused, not raced
         _check_replaceable(out)
-        return _stage_into(out, source, data is None, namespace, plan, photos)
+        return _stage_into(out, source, data is None, namespace, plan, photos, labels)
 
 
-def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: list[Carried], photos=None) -> Staging:
+def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: list[Carried], photos=None,
+                labels: Path | None = None) -> Staging:
+    from lookbench.dataset_builder.export import release_facts
+    from lookbench.dataset_builder.seal import LABELS_REPO
+    from lookbench.files import folder_revision
+
     tmp = new_sibling(out, "staging", folder=True)
     try:
         _stage_dataset(source, tmp / DATASET)
+        private = ()
+        if labels is not None:
+            _stage_dataset(labels, tmp / namespace / LABELS_REPO, shown=f"--labels {labels}")
+            private = (StagedRepo(f"{namespace}/{LABELS_REPO}", "dataset", f"{namespace}/{LABELS_REPO}",
+                                  releases=tuple(release_facts(tmp / DATASET)),
+                                  data_revision=folder_revision(tmp / namespace / LABELS_REPO), private=True),)
         for item in plan:
             (tmp / item.target).parent.mkdir(parents=True, exist_ok=True)
             _copy_contained(item.source, item.name, tmp / item.target, shown=item.source)
@@ -473,15 +517,14 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
         _space_card(tmp / namespace / METRIC / "README.md")
         # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
         _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
-        _stage_board(tmp / namespace / BOARD)
+        _stage_board(tmp / namespace / BOARD, [f"{r.repo_id}@{r.release_tag}" for r in private])
         for card in (tmp / DATASET, *(tmp / namespace / name for name in NAMED)):
             _retarget(card / "README.md", namespace)
-        nested = tuple(f"{name}/**" for name in NAMED) if namespace == DATASET else ()
-        from lookbench.dataset_builder.export import release_facts
-        from lookbench.files import folder_revision
+        nested = tuple(f"{name}/**" for name in (*NAMED, *(LABELS_REPO for _ in private))) if namespace == DATASET else ()
+        from lookbench.dataset_builder.seal import UNSEALED_KEY, card_yaml
 
         dataset = StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested, tuple(release_facts(tmp / DATASET)),
-                             folder_revision(tmp / DATASET))
+                             folder_revision(tmp / DATASET), unsealed=UNSEALED_KEY in card_yaml(tmp / DATASET))
         repos = (
             dataset,
             StagedRepo(f"{namespace}/{METRIC}", "space", f"{namespace}/{METRIC}"),
@@ -489,6 +532,7 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
             StagedRepo(f"{namespace}/{TEXT_MODEL}", "model", f"{namespace}/{TEXT_MODEL}"),
             StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),
             StagedRepo(f"{namespace}/{BOARD}", "space", f"{namespace}/{BOARD}"),
+            *private,
         )
         sent = sorted(f"{repo.folder}/{path.relative_to((tmp / repo.folder).resolve()).as_posix()}"
                       for repo in repos for path in files_of(tmp, repo))
@@ -500,11 +544,20 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
     return staging
 
 
-def _stage_board(target: Path) -> None:
+def _stage_board(target: Path, pins: list[str]) -> None:
     """The leaderboard Space, staged as the demo is (its app, card and the lookbench package it imports are copied by
-    ``carried``): the same requirements; its card's ``datasets:`` is the results repo it reads."""
+    ``carried``): the same requirements; its card's ``datasets:`` is the results repo it reads; ``pins`` (a sealed
+    release's labels repo at its tag, ``owner/lookbench-labels@<release>``) join its ``lookbench_data`` allow-list."""
+    from huggingface_hub import SpaceCard
+
+    from lookbench.settings import BOARD_DATA_KEY as CARD_KEY
+
     (target / "requirements.txt").write_text(_space_requirements())
     _space_card(target / "README.md")
+    if pins:
+        card = SpaceCard.load(target / "README.md")
+        card.data[CARD_KEY] = [*(card.data.get(CARD_KEY) or []), *pins]
+        card.save(target / "README.md")
 
 
 def _stage_demo_assets(target: Path, photos) -> None:

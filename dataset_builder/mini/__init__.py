@@ -31,6 +31,7 @@ Ground-truth rules (documented once, here; ``plan`` implements them):
 """
 from lookbench.dataset_builder.mini.plan import (
     MAIN_ATTRIBUTE,
+    MINI_TAXONOMY,
     RELEASES,
     TAXONOMY,
     TAXONOMY_PATH,
@@ -47,7 +48,7 @@ from lookbench.dataset_builder.mini.render import render_outfit, render_view
 from lookbench.dataset_builder.mini.write import generate_raw_release, write_taxonomy
 
 __all__ = [
-    "MAIN_ATTRIBUTE", "RELEASES", "TAXONOMY", "TAXONOMY_PATH", "TRAIN_RELEASE", "Item", "Task", "outfit_categories",
+    "MAIN_ATTRIBUTE", "MINI_TAXONOMY", "RELEASES", "TAXONOMY", "TAXONOMY_PATH", "TRAIN_RELEASE", "Item", "Task", "outfit_categories",
     "plan_test", "plan_train", "ITEM_PX", "RAW_PX", "render_garment", "render_outfit", "render_view",
     "generate_raw_release", "write_taxonomy",
 ]

@@ -9,7 +9,6 @@ pixel (docs/architecture.md §4 is the format of the rows it yields).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from lookbench.schema import NOISE, SUBSETS, SYNTHETIC, TEST_SUBSETS
+from lookbench.dataset_builder.taxonomy import Taxonomy, load as load_taxonomy
 
 TAXONOMY_PATH = Path(__file__).parent.parent / "mini_taxonomy.json"
-TAXONOMY: dict[str, dict[str, list[str]]] = json.loads(TAXONOMY_PATH.read_text(encoding="utf-8"))
+MINI_TAXONOMY: Taxonomy = load_taxonomy(TAXONOMY_PATH)  # the file every Mini release ships (taxonomy.FILE_NAME)
+TAXONOMY: dict[str, dict[str, list[str]]] = MINI_TAXONOMY.values()
 MAIN_ATTRIBUTE = "color"
 
 # Test releases (name -> snapshot date); rows are time-stamped up to 120 days before their snapshot. Named mini-v…, so

@@ -16,16 +16,16 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from lookbench.dataset_builder.mini.plan import STREAMS, TAXONOMY, Task, plan_test, plan_train
+from lookbench.dataset_builder.mini.plan import MINI_TAXONOMY, STREAMS, Task, plan_test, plan_train
+from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
 from lookbench.dataset_builder.mini.render import render_outfit, render_view
 
 
 def write_taxonomy(path) -> Path:
-    """Write the taxonomy (category -> attribute name -> allowed values) as JSON, for the builder's validation."""
+    """Write the Mini's taxonomy file (``dataset_builder/taxonomy.py``), for the builder's validation and the annotator."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(TAXONOMY, indent=2) + "\n", encoding="utf-8")
-    return path
+    return MINI_TAXONOMY.write(path)
 
 
 def _save(img: Image.Image, path: Path):
@@ -95,6 +95,8 @@ def generate_raw_release(
             tasks += split_tasks
             folders += [folder] * len(split_tasks)
             stems += [f"{split_name}/{i:05d}" for i in range(len(split_tasks))]
+    if split == "test":  # the release ships its taxonomy (the training set is read with it)
+        write_taxonomy(out / TAXONOMY_FILE)
     rendered = iter(_execute(tasks, folders, stems, min(2, os.cpu_count() or 1) if workers is None else workers))
     summary: dict[str, dict[str, int]] = {}
     for config, splits in plan.items():

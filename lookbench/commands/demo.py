@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
+
 
 def register(sub) -> None:
     demo = sub.add_parser("demo", help="serve the Gradio demo (search + leaderboard) on loopback")
@@ -12,8 +14,11 @@ def register(sub) -> None:
     demo.add_argument("--real-photos", nargs="?", const=True, default=None, metavar="IDX_DIR",
                       help="also offer the real-photo gallery: Fashion-MNIST's t10k release (`lookbench build --source "
                            "fashion-mnist`), from the Debian package dataset-fashion-mnist or a folder of its IDX files")
-    demo.add_argument("--results", type=Path, help="the results store whose runs the leaderboard tab shows beside the published "
-                                                   "table (default: lookbench evaluate's, $HF_HOME/lookbench/results)")
+    demo.add_argument("--results", type=Path, metavar="PATH",
+                      help="a results store, a folder of submissions, an `evaluate --output` folder or a result JSON: "
+                           "the leaderboard tab ranks its runs beside the published table, and the \"Your results\" "
+                           "tab browses each one saved with --save-predictions (default: lookbench evaluate's store, "
+                           "$HF_HOME/lookbench/results)")
     demo.add_argument("--assets", type=Path, help="folder of the galleries' assets (default: $HF_HOME/lookbench/space)")
     demo.add_argument("--models", nargs="+", metavar="MODEL",
                       help="registered models to offer, two at a time side by side; each gets prepared assets "
@@ -28,7 +33,7 @@ def run_demo(args) -> int:
 
         served, _ = open_galleries(galleries(args.data, args.real_photos, args.assets), models(args.models))
         for assets in served:
-            print(f"assets: {assets.folder} ({assets.name})")
+            terminal.say(f"assets: {assets.folder} ({assets.name})")
         return 0
     from lookbench.space.waiting import WaitingRoom
 

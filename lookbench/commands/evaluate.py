@@ -75,7 +75,7 @@ def run_evaluate(args) -> int:
     )
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
-    board = result.modes.get("leaderboard")
+    board = result.modes.get("leaderboard") if hasattr(result, "plot") else None  # a sealed run has no score
     print(result.table(published=None if board is None else published_best(board.to_dict())))
     stored = [r.stored for r in result.modes.values() if r.stored is not None]
     lines = []
@@ -86,8 +86,9 @@ def run_evaluate(args) -> int:
         lines.append(f"saved in the results store: {', '.join(map(str, stored))}")
     lines += [f"note: {note}" for note in result.notes]
     if args.output:
-        others = [str(args.output / mode_file(m)) for m in result.modes if m != next(iter(result.modes))]
-        lines.append(f"results: {', '.join([str(args.output / 'results.json'), *others])}; plots: {args.output}")
+        others = [str(args.output / mode_file(m)) for m in list(result.modes)[1:]]
+        plots = f"; plots: {args.output}" if hasattr(result, "plot") else ""
+        lines.append(f"results: {', '.join([str(args.output / 'results.json'), *others])}{plots}")
     for line in lines:
         print("\n".join(terminal.paragraph(line)))
     return 0

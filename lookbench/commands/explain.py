@@ -26,16 +26,6 @@ def register(sub) -> None:
     ex.set_defaults(run=run)
 
 
-def differences(query_attributes, item_attributes) -> str:
-    """``lacks sleeve; colour green (query red)``: the query's attributes the item lacks or has differently, as the
-    metric's ``attribute_differences`` compares them."""
-    from lookbench.report.records import chips
-
-    gaps = chips({"category": "-", "attributes": query_attributes}, {"category": "-", "attributes": item_attributes},
-                 "strict", True)
-    return "; ".join(c.text for c in gaps) or "all query attributes match"
-
-
 def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     import pyarrow.compute as pc
 

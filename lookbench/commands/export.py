@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
+
 FORMATS = ("mteb",)
 
 
@@ -24,5 +26,5 @@ def run(args) -> int:
         from lookbench.mteb import export_result
     except ModuleNotFoundError as err:
         raise ValueError(str(err)) from err
-    print(export_result(result_file(args.result), args.out))
+    terminal.say(export_result(result_file(args.result), args.out))
     return 0

@@ -26,6 +26,9 @@ def register(sub) -> None:
     lb.add_argument("--subset", help="rank by one subset (paper name or alias) instead of the query-weighted overall")
     lb.add_argument("--by-release", action="store_true",
                     help="also each model's score on every release's queries (gallery whole) and its declared training cutoff")
+    lb.add_argument("--trusted", action="store_true",
+                    help="show only rows reproduced or scored sealed (more than arithmetic on public labels; ranks "
+                         "stay those of the full table)")
     lb.add_argument("--format", choices=FORMATS, default="table")
     lb.add_argument("--plot", type=Path, metavar="FILE.png",
                     help="also draw the ranking as a bar chart (with --by-release: score against release date, one line per "
@@ -44,6 +47,8 @@ def run(args) -> int:
     with quiet_libraries():  # re-scoring a submission loads its data: datasets' bars are not this command's output
         board = leaderboard(results=args.results or paths.results_dir(), reference=args.reference, metric=args.metric,
                             k=args.k, subset=args.subset, by_release=args.by_release)
+    if args.trusted:
+        board = board.trusted()
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
         print("\n".join(terminal.paragraph(f"lookbench leaderboard: skipped {line}", indent="  ")), file=sys.stderr)
     print(board.render(args.format), flush=True)

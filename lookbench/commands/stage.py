@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lookbench import terminal
+
 
 def register(sub) -> None:
     stage = sub.add_parser("stage", help="stage the dataset, metric, model, demo and leaderboard repos into a local Hub mirror")
@@ -11,6 +13,8 @@ def register(sub) -> None:
     stage.add_argument("--namespace", default="lookbench", help="Hub user or organisation of the repos (default: lookbench)")
     stage.add_argument("--photos", type=Path, help="the folder of Fashion-MNIST's IDX files the demo's real-photo gallery is "
                                                   "built from (default: the Debian package dataset-fashion-mnist's)")
+    stage.add_argument("--labels", type=Path, metavar="DIR", help="a sealed --data's labels folder (from `lookbench seal`): "
+                                                                  "staged as the private repo <namespace>/lookbench-labels")
     stage.set_defaults(run=run_stage)
 
 
@@ -19,15 +23,16 @@ def run_stage(args) -> int:
     from lookbench.upload_scripts.stage import stage
 
     with quiet_libraries(False):
-        staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos)
+        staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels)
     from lookbench.upload_scripts.stage import files_of
 
-    print(f"Staged {args.out}:")
+    terminal.say(f"Staged {args.out}:")
     for repo in staging.repos:
         size = sum(f.stat().st_size for f in files_of(args.out, repo)) / 1e6  # what push uploads
-        print(f"  {repo.repo_type:<8} {repo.repo_id:<32} {args.out / repo.folder}  ({size:.1f} MB)")
+        private = " private" if repo.private else ""
+        terminal.say(f"  {repo.repo_type:<8} {repo.repo_id:<32} {args.out / repo.folder}  ({size:.1f} MB){private}")
         if repo.releases:
-            print(f"  {'':<8} releases {', '.join(repo.releases)} (data revision {repo.data_revision}); "
+            terminal.say(f"  {'':<8} releases {', '.join(repo.releases)} (data revision {repo.data_revision}); "
                   f"push tags it {repo.release_tag}")
-    print(f"Next: lookbench push --hub {args.out} --dry-run")
+    terminal.say(f"Next: lookbench push --hub {args.out} --dry-run")
     return 0

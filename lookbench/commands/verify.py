@@ -12,6 +12,8 @@ def register(sub) -> None:
                                                            "or a result JSON with saved rankings")
     vp.add_argument("--data", help="the data to judge against: a folder from `lookbench build` or a Hub dataset id "
                                    "(default: the data the result names; the embedded LookBench-Mini is rebuilt)")
+    vp.add_argument("--labels", help="a sealed release's labels: their folder or Hub dataset id (default: the release's "
+                                     "own repo once it is unsealed)")
     vp.add_argument("--format", choices=("table", "json"), default="table")
     vp.set_defaults(run=run)
 
@@ -21,6 +23,6 @@ def run(args) -> int:
     from lookbench.submissions.verify import render, verify_submission
 
     with quiet_libraries():
-        verdict = verify_submission(args.path, args.data)
+        verdict = verify_submission(args.path, args.data, labels=args.labels)
     print(render(verdict, args.format))
     return 0 if verdict.verified else 1

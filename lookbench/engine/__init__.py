@@ -29,7 +29,7 @@ from lookbench.engine.encode import (Embeddings, EncodeStats, check_output, enco
 from lookbench.engine import predictions
 from lookbench.errors import EvaluationError
 from lookbench.engine.images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
-from lookbench.engine.results import EvaluationResult
+from lookbench.engine.results import EvaluationResult, SealedRun
 from lookbench.engine.runtime import Processes, Schedule, reuse_freed_memory
 from lookbench.engine.scoring import Split, SubsetScore, SubsetTask, score_subsets
 from lookbench.engine.search import Hits, Ranking, merge_noise, remove_self_matches, search, search_depth
@@ -168,7 +168,10 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                                   bool(subsets), index, precision, kind.label)
         fingerprint = _fingerprint(encoder, kind)
         planned = {m: _planned(encoder, fingerprint, bench, results_dir, replace(settings, mode=m)) for m in options.modes}
-        if not overwrite:
+        if bench.unlabelled and getattr(encoder, "oracle", False):
+            raise EvaluationError(f"{bench.provenance['data']} is sealed: its categories are withheld, so the oracle "
+                                  f"{encoder.name} has nothing to read")
+        if not overwrite and not bench.unlabelled:
             found = _stored(planned, list(bench.subsets) if save_predictions else ())
             if found is not None:
                 if not processes.is_main:
@@ -194,7 +197,14 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         noise = None if bench.noise is None else Split.of(images.noise, bench.noise, embeddings)
         with stage_bar("search + score", quiet=quiet, unit="step") as bar:
             scored = score_subsets(embeddings.matrix, tasks, noise, modes=options.modes, index=index, progress=bar,
-                                   timings=times)
+                                   timings=times, judge=not bench.unlabelled)
+    if bench.unlabelled:
+        plan = planned[options.modes.headline]
+        keep = plan.stored is not None or output_dir is not None  # a sealed run's rankings are its whole result
+        rankings = None if not keep else {
+            name: predictions.rankings(embeddings.matrix, tasks[name], noise, s) for name, s in scored.items()}
+        return _sealed_run(encoder, fingerprint, bench, images, embeddings, scored, processes, settings, times, started,
+                           texts_encoded, rankings, plan, output_dir)
     provenance = _provenance(encoder, fingerprint, bench, images, embeddings, scored, processes, settings,
                              wall_time_s=round(time.perf_counter() - started, 3), texts_encoded=texts_encoded)
     provenance["intervals"] = stats.settings()
@@ -280,6 +290,23 @@ def _finish(results: dict, output_dir) -> EvaluationResult:
     if output_dir is not None:
         headline.save(output_dir)
     return headline
+
+
+def _sealed_run(encoder, fingerprint, bench, images, embeddings, scored, processes, settings, times, started,
+                texts_encoded, rankings, planned, output_dir) -> SealedRun:
+    """The run on a sealed release: its rankings and counts, saved as a result is, with no score."""
+    subsets = {name: {**s.scores, "gallery_size": s.gallery_size, "self_matches_removed": s.self_matches_removed}
+               for name, s in scored.items()}
+    provenance = _provenance(encoder, fingerprint, bench, images, embeddings, scored, processes, settings,
+                             wall_time_s=round(time.perf_counter() - started, 3), texts_encoded=texts_encoded)
+    provenance["timings_s"] = times.rounded()
+    provenance["saved_predictions"] = sorted(rankings or ())
+    run = SealedRun(subsets, provenance, rankings, stored=planned.stored, notes=planned.notes)
+    if planned.stored is not None:
+        run.write_json(planned.stored)
+    if output_dir is not None:
+        run.save(output_dir)
+    return run
 
 
 @dataclass

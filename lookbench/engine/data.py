@@ -5,6 +5,7 @@ datasets keys its cache by folder *name* and would serve a stale copy of another
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ class DataSource:
     label: str
     upstream: bool = False
     commit: str | None = None
+    sealed: dict | None = None  # a sealed release: what is sealed, and the labels joined to it (None: not joined)
+    cache: str | None = None  # the datasets cache's name, when not the revision (a joined folder)
 
     @property
     def card(self) -> dict:
@@ -55,6 +58,12 @@ class Benchmark:
     noise: object | None
     provenance: dict
     all_queries: dict
+
+    @property
+    def unlabelled(self) -> bool:
+        """A sealed release whose labels were not joined: it may be searched, never scored."""
+        sealed = self.provenance.get("sealed")
+        return bool(sealed) and sealed.get("labels") is None
 
     def count_after(self, model_cutoff) -> None:
         """Record per subset how many queries lie after the model's declared training cutoff (``None``: undeclared)."""
@@ -121,6 +130,47 @@ def resolve_data(data) -> DataSource:
     return DataSource(str(snapshot), commit, label, commit=commit)
 
 
+def with_labels(source: DataSource, labels=None) -> DataSource:
+    """``source`` as the engine loads it. A sealed release (its card's ``lookbench_sealed``) without ``labels`` is
+    marked sealed with none joined, so nothing scores it; with ``labels`` (a labels folder or Hub id, or an unsealed
+    copy of the release) the labels are joined to its rows once per pair of revisions, every row's identity checked,
+    and the data keeps the sealed release's name, key and revision. ``labels`` for a public release is refused."""
+    from lookbench.dataset_builder.seal import Labels, sealed_state
+    from lookbench.dataset_builder.sources import SourceError
+
+    try:
+        state = sealed_state(Path(source.path))
+    except SourceError as err:
+        raise EvaluationError(str(err)) from None
+    if state is None:
+        if labels is not None:
+            raise EvaluationError(f"{source.label} is not sealed: its labels are in it, so --labels does not apply")
+        return source
+    sealed = {"releases": list(state.releases), "until": state.until, "repo": state.labels, "labels": None}
+    if labels is None:
+        return dataclasses.replace(source, sealed=sealed)
+    folder = resolve_data(labels).path if not Path(os.fspath(labels)).is_dir() else Path(os.fspath(labels))
+    try:
+        found = Labels.read(Path(folder), state.releases)
+        from lookbench._version import __version__
+
+        stamp = hashlib.sha256(f"{source.revision}+{found.revision}+{__version__}".encode()).hexdigest()[:32]
+        out = converted_data_dir(f"joined-{stamp}")
+        if not (out / "README.md").is_file():
+            from lookbench.dataset_builder.export import staging_folder
+            from lookbench.files import folder_lock, replace_folder
+
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with folder_lock(out, wait=True), staging_folder(out, "joining") as staging:
+                if not (out / "README.md").is_file():
+                    found.join_into(Path(source.path), staging / out.name, state)
+                    replace_folder(staging / out.name, out)
+    except SourceError as err:
+        raise EvaluationError(str(err)) from None
+    sealed["labels"] = {"source": str(labels), "revision": found.revision, "public": found.public}
+    return dataclasses.replace(source, path=str(out), sealed=sealed, cache=f"joined-{stamp}")
+
+
 def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
     """The dataset's snapshot at ``pinned`` (else its ``main``): from the Hub when one answers, else at once from
     the local cache; either way a folder named by the commit it resolved to."""
@@ -158,7 +208,7 @@ class _Loader:
                 continue
         # A folder (local, or a Hub snapshot at a commit) gets a datasets cache of its own, named by its revision.
         local = source.revision is not None and Path(source.path).is_dir()
-        self.cache_dir = str(datasets_cache_dir(source.revision)) if local else None
+        self.cache_dir = str(datasets_cache_dir(source.cache or source.revision)) if local else None
         self.template_versions: set = set()  # of the text queries loaded (with_texts)
 
     def with_texts(self, subset: str, queries, form: str):
@@ -251,16 +301,17 @@ class _Loader:
 
 
 def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEFAULT_DISTRACTORS,
-                   progress=None, text_form: str | None = None) -> Benchmark:
+                   progress=None, text_form: str | None = None, labels=None) -> Benchmark:
     """Load the requested subsets' query/gallery splits and (unless disabled) the noise gallery.
 
     ``cutoff``: a ``lookbench.filtering.Cutoff`` (or what ``Cutoff.of`` reads). ``progress`` (a tqdm bar) advances
-    once per loaded config. ``text_form`` (``short`` or ``long``): each query
-    split also carries its words, ``query_text`` (``_Loader.with_texts``), and the provenance names them.
+    once per loaded config. ``text_form`` (``short`` or ``long``): each query split also carries its words,
+    ``query_text`` (``_Loader.with_texts``), and the provenance names them. ``labels``: the labels of a sealed release
+    (``with_labels``); the provenance's ``sealed`` says whether they were joined.
     """
     from lookbench.filtering import filter_after
 
-    loader = _Loader(resolve_data(data))
+    loader = _Loader(with_labels(resolve_data(data), labels))
     label = loader.source.label
     wanted = [resolve_subset(s) for s in subsets] if subsets else [s for s in TEST_SUBSETS if s in loader.config_of]
     missing = [s for s in wanted if s not in loader.config_of]
@@ -302,6 +353,7 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
         "releases": sorted(releases),
         "counts": counts,
         "noise_gallery": len(noise) if noise is not None else 0,
+        **({"sealed": source.sealed} if source.sealed else {}),
     }
     if text_form is not None:
         from lookbench.dataset_builder.text_queries import TEXT_COLUMNS, TEXT_CONFIG

@@ -20,7 +20,7 @@ _ANNOTATION = ("category", "main_attribute", "attributes")
 
 def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: SubsetScore, mode: str | None = None):
     """The saved ranking of one subset as a ``datasets.Dataset``, its hit flags those of ``mode`` (default: the
-    headline mode's)."""
+    headline mode's); of a sealed release (never judged), ids, ranks and scores only: nothing that carries a label."""
     import datasets
 
     gallery = task.gallery.annotations
@@ -35,11 +35,13 @@ def rankings(matrix: np.ndarray, task: SubsetTask, noise: Split | None, scored: 
     table = {"query": query + 1, "query_item_id": queries["item_id"]}
     if "query_text" in queries.column_names:  # a text query's words
         table["query_text"] = queries["query_text"]
-    table.update({f"query_{name}": queries[name] for name in _ANNOTATION})
+    judged = scored.judged is not None
+    table.update({f"query_{name}": queries[name] for name in _ANNOTATION if judged})
     table.update({"rank": rank + 1, "gallery_index": index, "item_id": retrieved["item_id"], "score": score})
-    table.update({name: retrieved[name] for name in _ANNOTATION})
-    judged = scored.judged if mode is None else scored.judgements[mode]
-    table.update(fine_hit=judged.fine[query, rank], coarse_hit=judged.coarse[query, rank])
+    if judged:
+        table.update({name: retrieved[name] for name in _ANNOTATION})
+        judgement = scored.judged if mode is None else scored.judgements[mode]
+        table.update(fine_hit=judgement.fine[query, rank], coarse_hit=judgement.coarse[query, rank])
     return datasets.Dataset.from_dict({k: list(v) if not isinstance(v, np.ndarray) else v for k, v in table.items()})
 
 

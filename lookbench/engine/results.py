@@ -353,6 +353,52 @@ class EvaluationResult:
                 + ("" if kind == "image" else f", {kind} queries") + ")")
 
 
+@dataclass
+class SealedRun:
+    """An evaluation on a sealed release: the rankings (ids and ranks) and the counts, with no score, because the
+    labels are withheld; the leaderboard scores it once submitted (``lookbench submit``). ``subsets``: per subset its
+    ``num_queries``, ``gallery_size`` and ``self_matches_removed``."""
+
+    subsets: dict
+    provenance: dict
+    rankings: dict | None = field(default=None, repr=False)
+    stored: Path | None = None
+    reused: bool = False
+    notes: list = field(default_factory=list)
+
+    @property
+    def modes(self) -> dict:
+        """Its one result, by the headline mode it was stored under (nothing is judged in any mode)."""
+        return {self.provenance["mode"]: self}
+
+    def to_dict(self) -> dict:
+        total = sum(block["num_queries"] for block in self.subsets.values())
+        return {**self.subsets, "overall": {"num_queries": total}, "provenance": self.provenance}
+
+    def table(self, width: int | None = None, published=None) -> str:
+        width = width or terminal.width()
+        p = self.provenance
+        sealed = p["dataset"]["sealed"]
+        until = f" until {sealed['until']}" if sealed.get("until") else ""
+        lines = terminal.paragraph(f"{p['dataset'].get('name') or 'LookBench'} — model {p['model']['name']}: releases "
+                                   f"{', '.join(sealed['releases'])} are sealed{until}, so no score is computed here.",
+                                   width)
+        lines += [line for name, block in self.subsets.items() for line in terminal.paragraph(
+            f"  {name}: {block['num_queries']} queries ranked in {block['gallery_size']} gallery rows", width, "    ")]
+        saved = "the rankings are saved beside the result" if self.rankings else \
+            "no ranking was saved: evaluate again with --save-predictions"
+        lines += terminal.paragraph(f"{saved}; to have them scored, send them to the leaderboard: lookbench submit "
+                                    f"{self.stored or '<results.json>'} (it scores them against the withheld labels and "
+                                    "shows the row as scored (sealed)).", width)
+        return "\n".join(lines)
+
+    def save(self, output_dir) -> dict[str, Path]:
+        return {"json": self.write_json(Path(output_dir) / "results.json")}
+
+    def write_json(self, path) -> Path:
+        return EvaluationResult.write_json(self, path)
+
+
 def mode_file(mode: str) -> str:
     """The name of a mode's result in an ``--output`` folder beside the run's ``results.json``."""
     return f"results-{mode}.json"

@@ -66,18 +66,18 @@ class SubsetScore:
     ``gallery_rows`` the embedding row of each of those gallery rows. ``judged``, ``scores`` and ``outcomes`` are the
     headline mode's."""
 
-    judgements: dict[str, SubsetJudgement]
+    judgements: dict[str, SubsetJudgement]  # per mode; empty: a sealed release's ranking, never judged
     self_matches_removed: int
     ranking: np.ndarray
     gallery_rows: np.ndarray
 
     @property
-    def judged(self) -> SubsetJudgement:
-        return next(iter(self.judgements.values()))
+    def judged(self) -> SubsetJudgement | None:
+        return next(iter(self.judgements.values()), None)  # None: a sealed release's ranking
 
     @property
     def scores(self) -> dict:
-        return self.judged.scores
+        return self.judged.scores if self.judged is not None else {"num_queries": int(len(self.ranking))}
 
     @property
     def outcomes(self) -> Outcomes:
@@ -85,16 +85,17 @@ class SubsetScore:
 
     @property
     def gallery_size(self) -> int:
-        return self.judged.gallery_size
+        return self.judged.gallery_size if self.judged is not None else int(len(self.gallery_rows))
 
 
 def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *, modes=DEFAULT_MODE,
-                  index=DEFAULT_INDEX, progress=None, timings: StageTimes | None = None) -> dict:
+                  index=DEFAULT_INDEX, progress=None, timings: StageTimes | None = None, judge: bool = True) -> dict:
     """``{subset: SubsetScore}``: every subset's queries searched once against its gallery + the shared noise
     gallery, and the ranking judged in each of ``modes`` (a ``Modes``, a mode's name, or several).
 
     ``matrix`` holds L2-normalised embeddings indexed by content id. ``progress`` (a tqdm bar) advances once
-    for the noise search and once per subset; ``timings`` gets the seconds of searching and of scoring.
+    for the noise search and once per subset; ``timings`` gets the seconds of searching and of scoring. ``judge=False``
+    (a sealed release: no labels) ranks only; no annotation is read.
     """
     timings = timings or StageTimes()
     modes = Modes.of(modes)
@@ -117,7 +118,7 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
                 noise_hits[name] = hits.take(slice(start, start + len(task.queries.rows)), depths[name])
                 start += len(task.queries.rows)
         with timings.stage("score"):
-            noise_columns = GalleryColumns(noise.annotations)
+            noise_columns = GalleryColumns(noise.annotations) if judge else None
     if progress is not None:
         progress.update(1)
     out = {}
@@ -130,9 +131,11 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
                 ids = merge_noise(hits, noise_hits[name], len(g), depths[name])
                 all_rows = np.concatenate([g, noise.rows])
             ranking = remove_self_matches(ids, q, all_rows, kmax)
-        with timings.stage("score"):
-            columns = gallery_columns(task.gallery.annotations, noise_columns if name in noise_hits else None)
-            judged = {mode: judge_subset(ranking.ids, task.queries.annotations, columns, mode) for mode in modes}
+        judged = {}
+        if judge:
+            with timings.stage("score"):
+                columns = gallery_columns(task.gallery.annotations, noise_columns if name in noise_hits else None)
+                judged = {mode: judge_subset(ranking.ids, task.queries.annotations, columns, mode) for mode in modes}
         out[name] = SubsetScore(judged, ranking.self_matches_removed, ranking.ids, all_rows)
         if progress is not None:
             progress.update(1)

@@ -21,11 +21,19 @@ from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
 # Names of the published benchmark.json for the metrics of ``METRICS``.
 _PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
-# What an entry's ``verified`` says: re-judged from its rankings, every claimed score agreed and every field that
-# places it was recomputed from the data; a stored result that was not re-judged (its per-query outcomes, where kept,
-# give its scores); a submission not judged yet; the paper's figures, taken as published. A failed check is
-# "no: <reason>" (``FAILED`` + the reason).
-VERIFIED, NOT_CHECKED, PENDING, PUBLISHED, FAILED = "yes", "not checked", "pending", "published", "no: "
+# What an entry's ``verified`` says, strongest first (docs/submitting.md, "What each trust level proves"): its model
+# was re-run at the pinned commit and the rankings agree (a record bound to the submission's key, recomputed from
+# both rankings: ``lookbench.submissions.reproduction``); scored by the leaderboard while the release's labels were
+# held back (a sealed release's rankings: its scores are the verdict's own, the submission claims none); re-judged
+# from its rankings, every claimed score agreed and every field that places it was recomputed from the data (the
+# numbers follow from the rankings — arithmetic, not a model); a submission not judged yet; a stored result that was
+# not re-judged (its per-query outcomes, where kept, give its scores); the paper's figures, taken as published. A
+# failed check is "no: <reason>" (``FAILED`` + the reason).
+VERIFIED, NOT_CHECKED, PENDING, PUBLISHED, FAILED = "consistent", "not checked", "pending", "published", "no: "
+SCORED_SEALED = "scored (sealed)"
+REPRODUCED = "reproduced"
+PLACED = (VERIFIED, SCORED_SEALED)  # the verdicts that place a row (by their placement)
+TRUSTED = (REPRODUCED, SCORED_SEALED)  # what the trusted-only filter keeps: more than arithmetic on public labels
 MAX_VERDICT_BYTES = 4096  # a stored verdict, whatever the submission held
 _REASON_CHARS = 300  # of a verdict's text
 
@@ -39,11 +47,12 @@ class Verdict:
     text: str
     key: str = ""
     placement: dict | None = None
+    scores: dict | None = None  # SCORED_SEALED: per subset and overall, the scores the leaderboard computed
 
     @property
     def status(self) -> str:
-        """yes, no, pending or not checked."""
-        return (VERIFIED if self.text == VERIFIED else "no" if self.text.startswith(FAILED)
+        """consistent, scored (sealed), no, pending or not checked."""
+        return (self.text if self.text in PLACED else "no" if self.text.startswith(FAILED)
                 else PENDING if self.text == PENDING else NOT_CHECKED)
 
     def to_json(self) -> dict:
@@ -52,7 +61,8 @@ class Verdict:
         from lookbench.errors import clip
 
         text = clip(self.text, _REASON_CHARS)
-        out = {"text": text, "key": self.key[:64], "placement": self.placement}
+        out = {"text": text, "key": self.key[:64], "placement": self.placement,
+               **({"scores": self.scores} if self.scores is not None else {})}
         if len(json.dumps(out)) > MAX_VERDICT_BYTES:
             out = {"text": f"{NOT_CHECKED}: its placement is too large to keep", "key": self.key[:64], "placement": None}
         return out
@@ -62,10 +72,12 @@ class Verdict:
         """A kept verdict; a ``ValueError`` for anything that is not one (the store is the board's own memo)."""
         if not isinstance(raw, dict) or not isinstance(raw.get("text"), str) or not isinstance(raw.get("key"), str):
             raise ValueError("not a verdict")
-        placement = raw.get("placement")
-        if placement is not None and not isinstance(placement, dict) or (raw["text"] == VERIFIED) != bool(placement):
+        placement, scores = raw.get("placement"), raw.get("scores")
+        if placement is not None and not isinstance(placement, dict) or (raw["text"] in PLACED) != bool(placement):
             raise ValueError("a verdict's placement does not match its text")
-        return cls(raw["text"], raw["key"], placement)
+        if (raw["text"] == SCORED_SEALED) != isinstance(scores, dict):
+            raise ValueError("a sealed verdict without its scores, or scores without one")
+        return cls(raw["text"], raw["key"], placement, scores)
 
 def references() -> list[str]:
     """Names of the published leaderboards shipped with the package (e.g. ``release_v2601``)."""
@@ -101,7 +113,7 @@ class Entry:
     subsets: dict
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
-    verified: str = NOT_CHECKED  # VERIFIED, NOT_CHECKED, PUBLISHED or FAILED + the reason
+    verified: str = NOT_CHECKED  # REPRODUCED, SCORED_SEALED, VERIFIED, PENDING, NOT_CHECKED, PUBLISHED or FAILED + …
 
     def queries(self, names) -> int:
         """The number of queries behind its scores on the subsets ``names``."""
@@ -261,23 +273,33 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     A folder holding ``results.json`` whose provenance names a submitted model is a submission: exactly one result,
     judged by ``verify`` (``(folder, key) -> Verdict``; default ``judge_submission``) for the bytes its key names, and
     placed by the verdict's placement. Any other JSON inside or above a submission is never a row. Other results (a
-    store's) are checked against their own per-query outcomes and never say "yes". Each file is read as
+    store's) are checked against their own per-query outcomes and never say "consistent". A consistent submission
+    with a reproduction record bound to its key that agrees, recomputed from both rankings, is ``REPRODUCED``
+    (``reproduction.reproduced``; records live in ``reproductions/`` beside ``submissions/``, never rows). Each file is
+    read as
     ``lookbench.results.store.read_json`` reads one (inside the folder, regular, size-capped, non-blocking,
     depth-checked), so no single file can stop, hang or corrupt the table. ``snapshots`` (folder -> (key, result)),
     kept by a caller between calls, spares reading and hashing a submission again: its rows still show exactly the
     bytes that key names."""
     from lookbench.files import contained_file
     from lookbench.results.store import parse_json, read_json
-    from lookbench.submissions.verify import RESULT_NAME, snapshot
+    from lookbench.submissions.verify import RESULT_NAME, is_sealed, snapshot
+
+    from lookbench.submissions.reproduction import ROOT as RECORDS, reproduced
+    from lookbench.submissions.submit import ROOT as SUBMISSIONS
 
     entries, skipped = [], []
     snapshots = {} if snapshots is None else snapshots
     root = Path(root)
+    repo = root.parent if root.name == SUBMISSIONS else root  # the results repo: reproductions/ beside submissions/
     # os.walk does not follow links to folders: a link to / in the store is not a walk of the whole disk.
     # Every results.json first: a folder's other JSON is refused only beside a submission (or a results.json that
     # could not be read), while an ``evaluate --output`` folder's results-<mode>.json are rows of their own.
-    found = sorted((Path(top) / name for top, _, names in os.walk(root) for name in names if name.endswith(".json")),
-                   key=lambda p: (p.name != RESULT_NAME, p))
+    found = []
+    for top, folders, names in os.walk(root):
+        folders[:] = [f for f in folders if Path(top, f) != repo / RECORDS]  # records are read with their submission
+        found += [Path(top) / name for name in names if name.endswith(".json")]
+    found.sort(key=lambda p: (p.name != RESULT_NAME, p))
     holders = [p.parent for p in found if p.name == RESULT_NAME]
     plain = set()  # folders whose results.json is a stored result, not a submission
     for path in found:
@@ -304,12 +326,18 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                 key, raw = snapshots[path.parent]
                 judged = (verify or _judged)(path.parent, key)
                 unbound = _unbound(raw, path.parent.relative_to(root))
-                if unbound and judged.status == VERIFIED:
+                if unbound and judged.status in PLACED:
                     judged = Verdict(FAILED + unbound, key)
-                entry = (entry_from_result(raw, str(path), judged.text, judged.placement)
-                         if judged.status == VERIFIED else _unplaced(raw, path, root, judged.text))
+                scored = {**raw, **judged.scores} if judged.scores else raw  # a sealed row's scores: the board's own
+                trust = (REPRODUCED if judged.text == VERIFIED and path.parent.is_relative_to(repo)
+                         and reproduced(repo, path.parent, key) else judged.text)
+                entry = (entry_from_result(scored, str(path), trust, judged.placement)
+                         if judged.status in PLACED else _unplaced(raw, path, root, judged.text))
                 entry.extra["key"] = key  # what its outcomes are, for the ranking's memo
                 entries.append(entry)
+            elif is_sealed(raw):  # no score to show: the leaderboard scores it once it is submitted
+                skipped.append(f"{shown}: a run on a sealed release (rankings, no score): `lookbench submit` sends it "
+                               "to be scored")
             else:
                 entries.append(entry_from_result(raw, str(path), check(raw, path)))
                 if path.name == RESULT_NAME:
@@ -370,13 +398,16 @@ def _judged(folder: Path, key: str) -> Verdict:
     return verdict
 
 
-def judge_submission(folder: Path, allowed=None) -> Verdict:
+SEALED_HERE = "a sealed release, and its labels are not readable here (no pinned labels repo or no read token)"
+
+
+def judge_submission(folder: Path, allowed=None, labels=None) -> Verdict:
     """``verify_submission``'s verdict on the submission in ``folder``: VERIFIED with its placement, or FAILED with the
     first reason (and how many more), or with the one line it gives for files it cannot read; data that cannot be
     loaded here, or that ``allowed`` (Hub dataset ids) keeps out, is NOT_CHECKED with the reason. Every text is cut to
     a few hundred characters and names files relative to the submission."""
     from lookbench.errors import EvaluationError
-    from lookbench.submissions.verify import UnknownData, snapshot, verify_submission
+    from lookbench.submissions.verify import SEALED, UnknownData, snapshot, verify_submission
 
     def key_now() -> str:
         try:
@@ -385,15 +416,19 @@ def judge_submission(folder: Path, allowed=None) -> Verdict:
             return ""
 
     try:
-        verification = verify_submission(folder, allowed=allowed)
+        verification = verify_submission(folder, allowed=allowed, labels=labels)
     except UnknownData as err:
         return Verdict(f"{NOT_CHECKED}: {_cut(err)}", key_now())
     except EvaluationError as err:  # the data the result names could not be loaded
         return Verdict(f"{NOT_CHECKED}: its data cannot be loaded here ({_cut(err)})", key_now())
     except ValueError as err:  # the submission's own files
         return Verdict(FAILED + _cut(err), key_now())
+    if verification.verified and verification.scored is not None:
+        return Verdict(SCORED_SEALED, verification.key, verification.placement, verification.scored)
     if verification.verified:
         return Verdict(VERIFIED, verification.key, verification.placement)
+    if verification.sealed and verification.reasons == [SEALED]:
+        return Verdict(f"{NOT_CHECKED}: {SEALED_HERE}", verification.key)
     more = len(verification.reasons) - 1
     return Verdict(FAILED + _cut(verification.reasons[0])
                    + (f" (and {more} more: lookbench verify names them)" if more else ""), verification.key)

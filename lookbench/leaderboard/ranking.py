@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lookbench.leaderboard import figures
-from lookbench.leaderboard.load import FAILED, PUBLISHED, VERIFIED, Entry, Group, load_reference, load_store
+from lookbench.leaderboard.load import FAILED, PLACED, PUBLISHED, TRUSTED, Entry, Group, load_reference, load_store
 from lookbench.leaderboard.render import CUTOFF_COLUMN, Section, render_sections
 from lookbench.schema import TEST_SUBSETS, resolve_subset
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
@@ -35,6 +35,12 @@ class Leaderboard:
     def render(self, fmt: str = "table") -> str:
         """The sections as text (``lookbench.leaderboard.render``)."""
         return render_sections(self.sections, self.skipped, fmt)
+
+    def trusted(self) -> "Leaderboard":
+        """Only the rows reproduced or scored sealed (``load.TRUSTED``), ranks and groups those of the full table;
+        sections left empty are dropped."""
+        sections = [replace(s, rows=[r for r in s.rows if r["verified"] in TRUSTED]) for s in self.sections]
+        return Leaderboard([s for s in sections if s.rows], self.skipped, self.metric, self.k)
 
     def figure(self):
         """The sections drawn (``lookbench.leaderboard.figures``): a matplotlib ``Figure``, not kept by pyplot."""
@@ -175,9 +181,9 @@ BLOCKS = ("", " — not checked (ranked among themselves, below the verified and
 
 
 def standing(entry: Entry) -> int:
-    """0: verified or published; 1: not checked; 2: a check failed. Rows are ranked only within their standing, so
-    an unverified row is never ranked above a verified one."""
-    if entry.verified in (VERIFIED, PUBLISHED):
+    """0: reproduced, scored sealed, consistent or published; 1: not checked; 2: a check failed. Rows are ranked only
+    within their standing, so an unverified row is never ranked above a verified one."""
+    if entry.verified in (*TRUSTED, *PLACED, PUBLISHED):
         return 0
     return 2 if entry.verified.startswith(FAILED) else 1
 

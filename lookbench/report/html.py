@@ -81,7 +81,7 @@ def render(report: Report, images: dict[str, str | None]) -> str:
               "<span class='legend'>Border:<span style='background:#2a9d4b'></span>fine hit"
               "<span style='background:#e69500'></span>coarse hit (its category)<span style='background:#d03030'>"
               "</span>miss</span>; under each result what it lacks or has otherwise.</p>",
-              _filters(report), *(_query(w) for w in report.queries),
+              _filters(report), *(query_row(w) for w in report.queries),
               f"<script>{_SCRIPT % json.dumps(images)}</script></body></html>"]
     return "\n".join(parts)
 
@@ -118,21 +118,27 @@ def _filters(report: Report) -> str:
             f"{select('attribute', attributes)}<span><span id='shown'>{len(report.queries)}</span> queries shown</span></div>")
 
 
-def _image(key: str) -> str:
-    return f"<img alt='' data-key='{escape(key, quote=True)}'>"
+def _image(key: str, images: dict | None) -> str:
+    """An image by its key: filled in by the page's script (``images`` None), else inline, or said to be unreadable."""
+    if images is None:
+        return f"<img alt='' data-key='{escape(key, quote=True)}'>"
+    src = images.get(key)
+    return f"<img alt='' src='{escape(src, quote=True)}'>" if src else "<div class='none'>image unreadable</div>"
 
 
-def _query(w: WorstQuery) -> str:
+def query_row(w: WorstQuery, images: dict | None = None) -> str:
+    """One worst query beside its results, each card classed by its mark with its chips: the report's row, and the
+    demo's "Your results" tab's (``images``: ``{key: data URI}`` inline, as ``records.thumbnails`` gives them)."""
     found = (f"first fine hit at rank {w.first_fine}" if w.first_fine else f"no fine hit in the top {w.depth}") + "; " + (
         f"first coarse hit at rank {w.first_coarse}" if w.first_coarse else f"no coarse hit in the top {w.depth}")
     attributes = ", ".join(f"{n}={v}" for n, v in w.attributes) or "(none)"
     words = f"<div class='text'>“{escape(w.text)}” (a text query; its image:)</div>" if w.text else ""
-    head = (f"<div class='card q'><b>{escape(w.subset)} query {w.number}</b>{words}{_image(image_key(w.subset, 'query', w.item_id))}"
+    head = (f"<div class='card q'><b>{escape(w.subset)} query {w.number}</b>{words}{_image(image_key(w.subset, 'query', w.item_id), images)}"
             f"<div>{escape(w.item_id)} · {escape(w.category)}</div><div>{escape(attributes)}</div><div>{escape(found)}</div></div>")
     cards = []
     for r in w.results:
         chips = "".join(f"<span class='chip {c.kind}'>{escape(c.text)}</span> " for c in r.chips)
-        cards.append(f"<div class='card {r.mark}' title='{r.mark}'>{_image(image_key(w.subset, 'gallery', r.gallery_index))}"
+        cards.append(f"<div class='card {r.mark}' title='{r.mark}'>{_image(image_key(w.subset, 'gallery', r.gallery_index), images)}"
                      f"<div>#{r.rank} {escape(r.item_id)} ({r.score:.3f})</div><div>{escape(r.category)}</div>"
                      f"<div>{chips or ('fine hit' if r.mark == 'fine' else '')}</div></div>")
     return (f"<div class='query' data-subset='{escape(w.subset, quote=True)}' data-category='{escape(w.category, quote=True)}' "

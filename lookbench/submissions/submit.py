@@ -28,9 +28,10 @@ from lookbench.results.outcomes import check_result
 from lookbench.results.store import Settings, predictions_folder, read_json, result_path
 from lookbench.submissions import DEFAULT_REPO
 from lookbench.submissions.ranking import MAX_RANKING_BYTES, parse_ranking
-from lookbench.submissions.verify import RESULT_NAME
+from lookbench.submissions.verify import RESULT_NAME, SEALED, is_sealed
 
 ROOT = "submissions"  # the results repo's folder of submissions
+_COUNTS = {"num_queries", "gallery_size", "self_matches_removed"}  # all a sealed run's blocks hold
 MARK = "lookbench-submission"  # "[<MARK> <id>]" in a pull request's title names the submission it adds
 
 
@@ -61,21 +62,17 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict):
         raise ValueError(f"{path} is not a LookBench result: it has no provenance")
-    check_result(data, str(path))  # the claimed scores are those its own outcomes give
+    sealed = is_sealed(data)
+    if not sealed:
+        check_result(data, str(path))  # the claimed scores are those its own outcomes give
+    elif any(isinstance(block, dict) and set(block) - _COUNTS for name, block in data.items() if name != "provenance"):
+        raise ValueError(f"{path} is a run on a sealed release, yet it claims scores: a sealed submission sends "
+                         "rankings only, and the leaderboard scores them")
     provenance = data["provenance"]
     rankings = _rankings(path, data, provenance.get("saved_predictions"))
-    model, revision = _model(provenance.get("model"), model_id)
+    model, revision = hub_model(provenance.get("model"), model_id)
     dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
-    try:
-        stored = result_path(ROOT, model=model, revision=revision, fingerprint=None,
-                             releases=[str(r) for r in dataset.get("releases") or []],
-                             data_revision=dataset.get("revision"), settings=Settings.of(provenance))
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{path}: the provenance's settings cannot be read ({err})") from None
-    # The store's model segment is sanitised, which is not one-to-one: the Hub id's owner and name replace it, verbatim.
-    folder = Path(ROOT, *model.split("/"), *stored.with_suffix("").parts[2:]).as_posix()
-    for segment in folder.split("/"):
-        printable_name(segment, f"{path}: the submission folder's part")
+    folder = folder_of(provenance, model, revision, str(path))
     data_name = printable_name(str(dataset.get("name")), f"{path}: the data's name", limit=200)
     submitted = {**data, "provenance": {**provenance, "submission": {"model": model, "revision": revision}}}
     files = {f"{folder}/{RESULT_NAME}": json.dumps(submitted, indent=2).encode()}
@@ -88,9 +85,26 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     for name, content in sorted(files.items()):
         digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
     sid = digest.hexdigest()
-    files[f"{folder}/README.md"] = _readme(data, model, revision, sid).encode()
+    files[f"{folder}/README.md"] = _readme(data, model, revision, sid, sealed).encode()
     title = f"{model}@{revision[:12]}: {Path(folder).name} on {data_name} [{MARK} {sid[:16]}]"
     return Submission(folder, files, sid, title)
+
+
+def folder_of(provenance: dict, model: str, revision: str, where: str, root: str = ROOT) -> str:
+    """The submission's folder in the results repo (``root``/<owner>/<name>/<commit>/<data>/<settings>), each part
+    printable; ``reproductions/`` mirrors it (``lookbench.submissions.reproduction``)."""
+    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
+    try:
+        stored = result_path(root, model=model, revision=revision, fingerprint=None,
+                             releases=[str(r) for r in dataset.get("releases") or []],
+                             data_revision=dataset.get("revision"), settings=Settings.of(provenance))
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{where}: the provenance's settings cannot be read ({err})") from None
+    # The store's model segment is sanitised, which is not one-to-one: the Hub id's owner and name replace it, verbatim.
+    folder = Path(root, *model.split("/"), *stored.with_suffix("").parts[2:]).as_posix()
+    for segment in folder.split("/"):
+        printable_name(segment, f"{where}: the submission folder's part")
+    return folder
 
 
 def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
@@ -118,7 +132,7 @@ def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
     return out
 
 
-def _model(model, model_id: str | None) -> tuple[str, str]:
+def hub_model(model, model_id: str | None) -> tuple[str, str]:
     """(Hub id, commit) of the model: ``--model-id owner/name@commit`` when given, else the provenance's own; the id
     checked as huggingface_hub checks one, the revision a 40-hex commit (``paths.check_hub_id``, ``check_commit``)."""
     if model_id is not None:
@@ -158,6 +172,8 @@ def _verified(files: dict[str, bytes], folder: str) -> dict:
             file.parent.mkdir(parents=True, exist_ok=True)
             file.write_bytes(content)
         check = verify_submission(tmp)
+    if check.sealed and check.reasons == [SEALED]:  # well formed; the leaderboard scores it against the labels
+        return check.placement
     if not check.verified:
         more = f" (and {len(check.reasons) - 1} more: lookbench verify names them)" if len(check.reasons) > 1 else ""
         raise ValueError(f"the result does not verify against {check.data}: {check.reasons[0]}{more}")
@@ -174,7 +190,7 @@ def _headline(overall) -> str:
     return f"{terminal.score(score, (lo, hi))} (95% interval, {overall.get('num_queries')} queries)"
 
 
-def _readme(data: dict, model: str, revision: str, sid: str) -> str:
+def _readme(data: dict, model: str, revision: str, sid: str, sealed: bool = False) -> str:
     """The submission's README.md, also its pull request's description."""
     p = data["provenance"]
     dataset = p.get("dataset") or {}
@@ -187,7 +203,8 @@ def _readme(data: dict, model: str, revision: str, sid: str) -> str:
             ("data", f"{dataset.get('name')}: releases {', '.join(map(str, dataset.get('releases') or []))}, "
                      f"data revision `{dataset.get('revision')}`"),
             ("settings", ", ".join(settings)),
-            ("overall Fine Recall@1", _headline(data["overall"])),
+            ("overall Fine Recall@1", "sealed release: scored by the leaderboard against its withheld labels" if sealed
+             else _headline(data["overall"])),
             ("lookbench", f"{p.get('lookbench_version')}, evaluated {p.get('evaluated_at')}"),
             ("submission id", f"`{sid}`")]
     return "\n".join([f"# LookBench submission: {model} at {revision}", "", "| | |", "|---|---|",

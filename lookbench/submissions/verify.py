@@ -59,6 +59,10 @@ _STALE = re.compile(r"\..+\.[a-z]+-[0-9a-f]+(\.previous)?")
 _DATA_FIELDS = ("name", "key", "revision", "commit", "releases")
 
 
+SEALED = "sealed: scored by the leaderboard (the release's labels are withheld until it is unsealed)"
+UNSEALED = "unsealed"  # a sealed-era submission scored with the labels its release published since
+
+
 class UnknownData(EvaluationError):
     """The data a result names is not one the verifier was allowed to load (the board's allow-list)."""
 
@@ -79,6 +83,8 @@ class Verification:
     placement: dict | None = None
     claims: dict | None = None
     attributes_checked: bool = False  # did the result claim attribute errors (each then checked)?
+    sealed: bool = False  # a sealed release's rankings: scored only where its labels are (``scored``)
+    scored: dict | None = None  # a sealed submission's scores, as the leaderboard ranks them (``sealed_scores``)
 
 
 def _walk(path: Path):
@@ -160,15 +166,28 @@ def _read(folder: Path, relative: str, name: str, hashes: dict) -> bytes:
     return content
 
 
-def snapshot(folder, name: str = RESULT_NAME) -> tuple[str, bytes]:
-    """(key, result bytes) of the submission in ``folder`` as its files are now: every byte hashed (no size or time
-    shortcut), and the result's bytes exactly as hashed, so what a board shows is what its key names."""
+def read_submission(folder, name: str = RESULT_NAME, keep=lambda relative: False) -> tuple[str, bytes, dict]:
+    """(key, result bytes, {relative: bytes} of the files ``keep`` names) of the submission in ``folder`` as its files
+    are now: every byte hashed (no size or time shortcut), and every byte returned exactly as hashed."""
     folder = Path(folder)
-    hashes, result = {}, b""
+    hashes, result, kept = {}, b"", {}
     for relative in submission_files(folder, name):
         content = _read(folder, relative, name, hashes)
         result = content if relative == name else result
-    return _key(hashes), result
+        if keep(relative):
+            kept[relative] = content
+    return _key(hashes), result, kept
+
+
+def snapshot(folder, name: str = RESULT_NAME) -> tuple[str, bytes]:
+    """(key, result bytes) of the submission in ``folder``, so what a board shows is what its key names."""
+    key, result, _ = read_submission(folder, name)
+    return key, result
+
+
+def ranking_rows(blocks: dict, subset: str) -> int:
+    """The most rows a subset's ranking may hold: its claimed queries times the deepest K the result reports."""
+    return min(MAX_RANKING_ROWS, _claimed_queries(blocks[subset]) * _deepest_k(blocks))
 
 
 def named_data(dataset: dict, allowed=None):
@@ -208,12 +227,50 @@ def _claimed_queries(block: dict) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
-def verify_submission(path, data=None, allowed=None) -> Verification:
-    """Re-judge the submission at ``path`` (a submission folder, a folder holding one, or a stored result with
-    rankings) on ``data`` (default: the data the result names; ``allowed`` limits which, see ``named_data``). Bad
-    input is a ``ValueError`` naming the file relative to the submission."""
+def _benchmark(data, settings: Settings, text_form, labels):
+    """The data to judge on. A sealed release is joined to ``labels`` when given (a folder or Hub id); else, for a Hub
+    dataset, to the repo's main revision if it has been unsealed since (its labels public: ``UNSEALED``); else, with
+    the board's ``labels`` (a mapping of labels repo -> that repo at its pinned revision), to the pinned labels; else
+    it stays unlabelled."""
     from lookbench.engine.data import load_benchmark
 
+    args = (list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff, settings.distractors)
+    pins = labels if isinstance(labels, dict) else None
+    bench = load_benchmark(data, *args, text_form=text_form, labels=None if pins is not None else labels)
+    if bench.unlabelled and isinstance(data, str) and looks_like_hub_id(data):
+        try:
+            return load_benchmark(data, *args, text_form=text_form, labels=data.partition("@")[0])
+        except EvaluationError:  # not unsealed (or not reachable): sealed it stays
+            pass
+    pinned = (pins or {}).get(bench.provenance.get("sealed", {}).get("repo"))
+    if bench.unlabelled and pinned is not None:
+        return load_benchmark(data, *args, text_form=text_form, labels=pinned)
+    return bench
+
+
+def sealed_scores(judged) -> dict:
+    """Per subset and overall: every ranked metric at every K and the query count, as a result's blocks hold them."""
+    from lookbench.metric.fine_recall.judging import DEFAULT_K
+    from lookbench.settings import METRICS
+
+    def block(flat):
+        return {**{m: {f"@{k}": flat[f"{m}@{k}"] for k in DEFAULT_K} for m in METRICS.values()},
+                "num_queries": int(flat["num_queries"])}
+
+    return {**{name: block(j.scores) for name, j in judged.subsets.items()}, "overall": block(judged.overall)}
+
+
+def is_sealed(result: dict) -> bool:
+    """A result made on a sealed release (the data's own provenance says so): it claims no score."""
+    dataset = result.get("provenance", {}).get("dataset") if isinstance(result.get("provenance"), dict) else None
+    return isinstance(dataset, dict) and isinstance(dataset.get("sealed"), dict)
+
+
+def verify_submission(path, data=None, allowed=None, labels=None) -> Verification:
+    """Re-judge the submission at ``path`` (a submission folder, a folder holding one, or a stored result with
+    rankings) on ``data`` (default: the data the result names; ``allowed`` limits which, see ``named_data``).
+    ``labels``: a sealed release's labels (``engine.data.with_labels``); without them a sealed release is not scored
+    here (``SEALED``). Bad input is a ``ValueError`` naming the file relative to the submission."""
     folder, name = locate(path)
     files = submission_files(folder, name)
     hashes = {}
@@ -222,7 +279,7 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
         result = parse_json(raw)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
-    provenance, blocks, settings = _parts(result, name)
+    provenance, blocks, settings = result_parts(result, name)
     saved, rankings, kmax = provenance.get("saved_predictions"), {}, _deepest_k(blocks)
     for subset in blocks:  # every file is read and checked before any data is loaded
         relative = f"{predictions_folder(Path(name)).name}/{subset}.parquet"
@@ -230,20 +287,22 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
             raise ValueError(f"{name} has no saved ranking of {subset} ({relative}); a result is verified from its "
                              "rankings")
         content = _read(folder, relative, name, hashes)
-        rows = min(MAX_RANKING_ROWS, _claimed_queries(blocks[subset]) * kmax)
-        rankings[subset] = (relative, parse_ranking(content, relative, max_rows=rows))
+        rankings[subset] = (relative, parse_ranking(content, relative, max_rows=ranking_rows(blocks, subset)))
         del content
     for relative in files:  # the rest of the submission (its card): hashed, never parsed
         if relative not in hashes:
             _read(folder, relative, name, hashes)
     key = _key(hashes)
     text_form = settings.queries.removeprefix("text-") if settings.queries.startswith("text-") else None
-    bench = load_benchmark(named_data(provenance["dataset"], allowed) if data is None else data,
-                           list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
-                           settings.distractors, text_form=text_form)
+    sealed = is_sealed(result)
+    bench = _benchmark(named_data(provenance["dataset"], allowed) if data is None else data, settings, text_form, labels)
     label, revision = bench.provenance["data"], bench.provenance["revision"]
     verdict = Verification(False, [], result=str(folder / name), data=f"{label} (revision {revision})", key=key,
-                           claims=result)
+                           claims=result, sealed=sealed or bench.unlabelled)
+    if bench.unlabelled:  # placed as it would be, so submit can check the data; scored by the leaderboard
+        verdict.reasons.append(SEALED)
+        verdict.placement = _placement(bench, settings, [])
+        return verdict
     verdict.reasons += _data_differences(provenance, bench.provenance, text_form)
     if verdict.reasons:
         return verdict
@@ -271,9 +330,10 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
     # A result written before attribute errors were kept claims none: its scores are verified, its attribute
     # errors neither checked nor shown (the verdict says so). One that claims them has every one checked.
     claimed_attributes = any(isinstance(b, dict) and "attribute_errors" in b for b in [*blocks.values(), result.get("overall")])
-    outcomes = [reason for subset, j in judged.subsets.items()
-                for reason in _outcome_differences(subset, blocks[subset].get("per_query"),
-                                                   _kept(j.outcomes.to_json(), blocks[subset], claimed_attributes))]
+    outcomes = [] if sealed else [  # a sealed run keeps no outcome: they come from the labels
+        reason for subset, j in judged.subsets.items()
+        for reason in _outcome_differences(subset, blocks[subset].get("per_query"),
+                                           _kept(j.outcomes.to_json(), blocks[subset], claimed_attributes))]
     if claimed_attributes:
         outcomes += [reason for name, block in [*blocks.items(), ("overall", result.get("overall"))]
                      for reason in attribute_differences(block.get("attribute_errors") if isinstance(block, dict) else block,
@@ -287,7 +347,12 @@ def verify_submission(path, data=None, allowed=None) -> Verification:
                                "every claimed score)")
     verdict.verified = not verdict.reasons
     if verdict.verified:
-        verdict.placement = _placement(bench, settings, _claimed_ks(verdict.scores))
+        from lookbench.metric.fine_recall.judging import DEFAULT_K
+
+        verdict.placement = _placement(bench, settings, list(DEFAULT_K) if sealed else _claimed_ks(verdict.scores))
+        verdict.scored = sealed_scores(judged) if sealed else None
+        if sealed:  # which labels scored it: the board re-checks what it scored while sealed once they are public
+            verdict.placement["labels"] = UNSEALED if bench.provenance["sealed"]["labels"]["public"] else "withheld"
     return verdict
 
 
@@ -332,7 +397,7 @@ def _placement(bench, settings: Settings, ks: list[int]) -> dict:
             "synthetic": "synthetic" in sources or any(r.startswith("mini-") for r in data["releases"])}
 
 
-def _parts(result, name: str) -> tuple[dict, dict, Settings]:
+def result_parts(result, name: str) -> tuple[dict, dict, Settings]:
     """The provenance, the subsets' blocks and the settings of a result, or a ValueError saying what is malformed."""
     from lookbench.schema import TEST_SUBSETS
     from lookbench.settings import MODES, TEXT_FORMS
@@ -547,10 +612,12 @@ def render(verdict: Verification, fmt: str = "table") -> str:
 
     if fmt == "json":
         return json.dumps({"verified": verdict.verified, "attributes_checked": verdict.attributes_checked,
-                           "result": verdict.result, "data": verdict.data,
-                           "reasons": verdict.reasons, "scores": [
+                           "result": verdict.result, "data": verdict.data, "sealed": verdict.sealed,
+                           "scored": verdict.scored, "reasons": verdict.reasons, "scores": [
                                {"name": n, "claimed": plain(c), "recomputed": r, "agrees": _agrees(c, r)}
                                for n, c, r in verdict.scores]}, indent=2)
+    if verdict.sealed and not verdict.scores:
+        return "\n".join(terminal.paragraph(f"{verdict.result}: {SEALED}"))
     title = f"{verdict.result}: rankings re-judged against {verdict.data}"
     if verdict.scores:
         lines = terminal.table(
@@ -561,11 +628,17 @@ def render(verdict: Verification, fmt: str = "table") -> str:
         lines = terminal.paragraph(title)
     lines += [line for reason in verdict.reasons for line in terminal.paragraph(f"- {reason}", indent="  ")]
     differing = sum(not _agrees(c, r) for _, c, r in verdict.scores)
-    if verdict.verified:
+    if verdict.verified and verdict.scored is not None:
+        overall = verdict.scored["overall"]
+        last = (f"scored: the rankings of a sealed release, judged against its labels: overall Fine Recall@1 "
+                f"{overall['fine_recall']['@1']:.2f}, Coarse Recall@1 {overall['coarse_recall']['@1']:.2f}, nDCG@5 "
+                f"{overall['ndcg']['@5']:.2f} ({overall['num_queries']} queries)")
+    elif verdict.verified:
         last = (f"verified: all {len(verdict.scores)} claimed scores agree with the rankings re-judged against the data "
                 f"(within {TOLERANCE:g})")
         if not verdict.attributes_checked:
-            last += "; attribute errors: none claimed (a result written before they were kept), none checked"
+            lines += terminal.paragraph("attribute errors: none claimed (a result written before they were kept), "
+                                        "none checked")
     elif verdict.scores:
         other = len(verdict.reasons) - differing
         last = (f"not verified: {differing} of {len(verdict.scores)} claimed scores differ from what the rankings give"

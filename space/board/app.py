@@ -20,14 +20,15 @@ from pathlib import Path
 
 import gradio as gr
 
-from lookbench.leaderboard.load import NOT_CHECKED, PENDING, VERIFIED, Verdict, load_store
+from lookbench.leaderboard.load import FAILED, NOT_CHECKED, PENDING, REPRODUCED, SCORED_SEALED, TRUSTED, VERIFIED, Verdict, load_store
 from lookbench.leaderboard.ranking import Leaderboard, leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE, markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_entry, registered
-from lookbench.space.board.judging import Judge, allowed_data
+from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins
 from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch
+from lookbench.submissions.verify import UNSEALED, is_sealed
 
 CONCURRENCY = 2
 OVERALL = "overall"
@@ -41,12 +42,12 @@ log = logging.getLogger("lookbench.space.board")
 INTRO = """# LookBench leaderboard
 The published LookBench leaderboard beside the community's submissions. A submission is a result **with its
 rankings** (`lookbench submit`, a pull request on the results repo); this Space re-judges every ranked item against the
-data's own ground truth and recomputes every score it claims (`lookbench verify`). **verified: yes** means the claimed
-scores follow from the submitted rankings on that data; it does not show that a model produced those rankings.
-**pending**: not judged yet (submissions are judged in the background, one at a time); **not checked: over budget**:
-judging took more time or memory than the Space allows; **not checked: unknown data**: the result names data other
-than this benchmark's own, which the Space does not load. Rows that are not verified are never ranked among verified
-ones."""
+data's own ground truth and recomputes every score it claims (`lookbench verify`), and reads the reproduction records
+of the results repo (`lookbench reproduce-submission`), recomputing their agreement from both rankings. The
+**verified** column says how far each row can be trusted, strongest first (the legend under the table):
+**reproduced**, **scored (sealed)**, **consistent** — the claimed scores follow from the submitted rankings, which does
+not show that a model produced them —, **pending**, **not checked**, **no: <reason>**. Rows below consistent are never
+ranked among the rows above."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Submission:
     model: str
     verdict: Verdict
     facts: Facts = field(default_factory=Facts)
+    trust: str = ""  # what the row's verified column shows: the verdict's text, or reproduced over a consistent one
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,24 @@ class Loaded:
     ranked: dict = field(default_factory=dict)  # controls -> Leaderboard, filled as renders ask (Board.board)
 
 
+def scored_while_sealed(verdict: Verdict) -> bool:
+    """A verdict scored against the withheld labels, not yet re-checked against the labels published at unsealing."""
+    return verdict.text == SCORED_SEALED and (verdict.placement or {}).get("labels") != UNSEALED
+
+
+def recheck(earlier: Verdict, now: Verdict) -> Verdict:
+    """``earlier`` (scored while sealed) against ``now``: once the release is unsealed, the scores it published must
+    be those the public labels give; a difference is the row's verdict, never hidden. Still sealed, or not judged
+    now: ``earlier`` stands."""
+    if now.text != SCORED_SEALED or (now.placement or {}).get("labels") != UNSEALED:
+        return earlier
+    if now.scores == earlier.scores:
+        return now
+    then, later = (v.scores["overall"]["fine_recall"]["@1"] for v in (earlier, now))
+    return Verdict(f"{FAILED}scored (sealed) overall fine_recall@1 {then:.6f} while sealed; its unsealed labels give "
+                   f"{later:.6f}", earlier.key)
+
+
 class Board:
     """The Space over one results repo; its handlers are plain methods (the tests call them too). ``judge``
     (``(folder, key) -> Verdict``, default ``Judge`` with the environment's budgets and the card's data) runs in one
@@ -91,12 +111,16 @@ class Board:
                  verdicts: Verdicts | None = None, judge=None, allowed=None):
         self.repo_id, self.folder, self.reference = repo_id, folder, reference
         self.verdicts = verdicts if verdicts is not None else Verdicts()
-        self.judge = judge or Judge.from_environment(allowed_data(CARD) if allowed is None else allowed)
+        allowed = allowed_data(CARD) if allowed is None else allowed
+        self.judge = judge or Judge.from_environment(allowed)
+        # Sealed submissions are scored only with a token to read the pinned labels; without one they stay pending.
+        self.sealed_unreadable = bool(labels_pins(allowed)) and not can_read_labels()
         self.state = State(Copy(None, "the results repo", "not read yet"))
         self._refreshing, self._loading, self._lock = threading.Lock(), threading.Lock(), threading.Lock()
         self._changes = 0  # verdicts that arrived: a new one re-reads the copy at the next request
         self._transient: dict[str, Verdict] = {}  # this refresh's verdicts that are not kept (tried again next time)
         self._queued: set[str] = set()  # keys waiting for the judge or being judged
+        self._rechecked: set[str] = set()  # scored (sealed) verdicts judged again since this start
         self._queue: queue.Queue = queue.Queue()
         self._worker: threading.Thread | None = None
         self._loaded = Loaded((-1, -1))
@@ -167,21 +191,32 @@ class Board:
         with self._lock:
             known = self.verdicts.get(key) or self._transient.get(key)
             if known is not None:
+                if scored_while_sealed(known) and key not in self._rechecked:  # judged again once per start: unsealed since?
+                    self._rechecked.add(key)
+                    self._enqueue(folder, key)
                 return known
-            if key not in self._queued:
-                self._queued.add(key)
-                self._queue.put((folder, key))
-                if self._worker is None:
-                    self._worker = threading.Thread(target=self._judging, name="board-judge", daemon=True)
-                    self._worker.start()
+            if self.sealed_unreadable and is_sealed(self._snapshots.get(folder, (None, {}))[1]):
+                return Verdict(PENDING, key)  # never queued: no token to read its labels (the status line says so)
+            self._enqueue(folder, key)
         return Verdict(PENDING, key)
+
+    def _enqueue(self, folder: Path, key: str) -> None:
+        """Queue a submission for the judge (once), starting the worker; the caller holds the lock."""
+        if key not in self._queued:
+            self._queued.add(key)
+            self._queue.put((folder, key))
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._judging, name="board-judge", daemon=True)
+                self._worker.start()
 
     def _judging(self) -> None:
         """The one worker: judge each queued submission, keep its verdict, and let the next request read it."""
         while True:
             folder, key = self._queue.get()
             try:
-                verdict = self.verdicts.get(key) or self.judge(folder, key)
+                earlier = self.verdicts.get(key)
+                verdict = (recheck(earlier, self.judge(folder, key)) if earlier is not None and scored_while_sealed(earlier)
+                           else earlier or self.judge(folder, key))
                 if verdict.key != key:
                     verdict = Verdict(f"{NOT_CHECKED}: its files changed while it was judged", key)
             except Exception as err:  # a failure of the board itself: said on the row, tried again next refresh
@@ -229,7 +264,7 @@ class Board:
         entries, skipped = load_store(root, verify, self._snapshots)
         by_folder = {Path(e.origin).parent: e for e in entries}
         submissions = tuple(Submission(folder.relative_to(state.copy.folder).as_posix(), by_folder[folder].model,
-                                       verdict, of_entry(by_folder[folder]))
+                                       verdict, of_entry(by_folder[folder]), by_folder[folder].verified)
                             for folder, verdict in sorted(seen.items()) if folder in by_folder)
         facts = {}
         for s in submissions:
@@ -241,23 +276,27 @@ class Board:
         state, loaded = self.state, self.loaded()
         if state.copy.folder is None:
             return f"⚠️ {markdown_safe(state.copy.problem)}: showing the published rows only."
-        counts = {status: 0 for status in (VERIFIED, "no", NOT_CHECKED, PENDING)}
+        counts = {status: 0 for status in (REPRODUCED, SCORED_SEALED, VERIFIED, "no", NOT_CHECKED, PENDING)}
         for s in loaded.submissions:
-            counts[s.verdict.status] += 1
+            counts[s.trust if s.trust in TRUSTED else s.verdict.status] += 1
         told = [f"{n} {status}" for status, n in counts.items() if n and status != PENDING]
         if counts[PENDING]:
             told.append(f"{counts[PENDING]} pending (judged in the background, one at a time; Refresh shows the verdicts)")
+        unreadable = (" No read token (HF_TOKEN, a Space secret) for the sealed labels: sealed submissions stay pending."
+                      if self.sealed_unreadable else "")
         return (f"Results from {markdown_safe(state.copy.source)}: {len(loaded.submissions)} submission(s)"
-                + (f" — verified: {', '.join(told)}." if told else "."))
+                + (f" — verified: {', '.join(told)}." if told else ".") + unreadable)
 
     def facts(self, model: str) -> Facts | None:
         """A row's facts: a submission's (by its row label), else the registry's (a published or registered model)."""
         found = self.loaded().facts.get(model)
         return found if found is not None else registered(model)
 
-    def board(self, metric, k, subset, by_release=False, open_weights=False, size=ANY_SIZE, trained_before=""):
-        """The ranked sections, filtered; a bad metric, K, subset, size or date is a ``ValueError`` with the message.
-        Ranked once per set of controls and load (``Loaded.ranked``); the result is shared: callers do not change it."""
+    def board(self, metric, k, subset, by_release=False, open_weights=False, size=ANY_SIZE, trained_before="",
+              trusted=False):
+        """The ranked sections, filtered (``trusted``: only rows reproduced or scored sealed); a bad metric, K, subset,
+        size or date is a ``ValueError`` with the message. Ranked once per set of controls and load
+        (``Loaded.ranked``); the result is shared: callers do not change it."""
         from lookbench.filtering import to_utc
 
         if size not in SIZES:
@@ -271,15 +310,17 @@ class Board:
             to_utc(trained_before)
         subset = None if subset in (None, OVERALL) else subset
         loaded, ranking = self.loaded(), (metric, int(k), subset, bool(by_release))
-        controls = (*ranking, bool(open_weights), size, trained_before)
+        controls = (*ranking, bool(open_weights), size, trained_before, bool(trusted))
         cache = loaded.ranked
         if controls not in cache:
             if ranking not in cache:
                 cache[ranking] = leaderboard(reference=self.reference, metric=metric, k=int(k), subset=subset,
                                              by_release=bool(by_release), loaded=(list(loaded.entries), loaded.skipped))
-            full = cache[ranking]
-            sections = [replace(s, rows=[r for r in s.rows if keeps(self.facts(r["model"]), bool(open_weights), size,
-                                                                    trained_before)]) for s in full.sections]
+            full = cache[ranking].trusted() if trusted else cache[ranking]
+            # A row scored while sealed is clean whatever its training cutoff: no one outside could see the labels.
+            sections = [replace(s, rows=[r for r in s.rows if keeps(
+                self.facts(r["model"]), bool(open_weights), size,
+                None if r["verified"] == SCORED_SEALED else trained_before)]) for s in full.sections]
             if len(cache) >= MAX_RANKED:
                 cache.clear()
             cache[controls] = Leaderboard(sections, full.skipped, full.metric, full.k)
@@ -287,21 +328,22 @@ class Board:
 
     def submissions(self) -> list[list[str]]:
         """Every submission of the copy with its verdict (the Submissions table)."""
-        return [[s.model, s.folder, s.verdict.text] for s in self.loaded().submissions]
+        return [[s.model, s.folder, s.trust or s.verdict.text] for s in self.loaded().submissions]
 
     def api_board(self, metric: str = "fine", k: int = 1, subset: str = OVERALL, by_release: bool = False,
-                  open_weights: bool = False, size: str = ANY_SIZE, trained_before: str = "") -> dict:
+                  open_weights: bool = False, size: str = ANY_SIZE, trained_before: str = "",
+                  trusted: bool = False) -> dict:
         """The board as data (``/leaderboard``): the sections, their rows, the skipped files and every submission's
         verdict; a bad control is ``{"error": message}``."""
         try:
-            ranked = self.board(metric, k, subset, by_release, open_weights, size, trained_before)
+            ranked = self.board(metric, k, subset, by_release, open_weights, size, trained_before, trusted)
         except ValueError as err:
             return {"error": str(err)}
         return {"status": self.status(),
                 "sections": [{"title": s.title, "source": s.source, "columns": s.columns, "rows": s.rows}
                              for s in ranked.sections],
                 "skipped": ranked.skipped,
-                "submissions": [{"folder": s.folder, "model": s.model, "verified": s.verdict.text}
+                "submissions": [{"folder": s.folder, "model": s.model, "verified": s.trust or s.verdict.text}
                                 for s in self.loaded().submissions]}
 
     def blocks(self) -> gr.Blocks:
@@ -320,9 +362,10 @@ class Board:
                 size = gr.Dropdown(list(SIZES), value=ANY_SIZE, label="Size (parameters)", elem_id="size")
                 trained_before = gr.Textbox(label="Declared training cutoff on or before", placeholder="e.g. 2024-06-01",
                                             elem_id="trained-before")
+                trusted = gr.Checkbox(False, label="Reproduced or scored sealed only", elem_id="trusted")
             generation = gr.State(0)  # moved on by each refresh, so the tables are drawn again
 
-            @gr.render(inputs=[metric, k, subset, by_release, open_weights, size, trained_before, generation])
+            @gr.render(inputs=[metric, k, subset, by_release, open_weights, size, trained_before, trusted, generation])
             def _board(*controls):
                 try:
                     ranked = self.board(*controls[:-1])

@@ -1,7 +1,8 @@
 """Each submission judged in a child process of its own, with a wall-time and a memory budget (docs/architecture.md
 §5): a submission is data from anyone, and judging one must never stop, hang or exhaust the board that serves the
 others. The data the board may load is its card's ``lookbench_data`` list (``allowed_data``) and the embedded
-LookBench-Mini; anything else is "not checked: unknown data" and is never fetched.
+LookBench-Mini; anything else is "not checked: unknown data" and is never fetched. The same list pins each sealed
+release's private labels repo at a revision (``labels_pins``), read with the Space's token to score sealed submissions.
 """
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lookbench.leaderboard.load import NOT_CHECKED, Verdict
+from lookbench.settings import BOARD_DATA_KEY
 
 TIME_VARIABLE = "LOOKBENCH_BOARD_TIME_BUDGET"  # seconds of wall time per submission (default 600)
 MEMORY_VARIABLE = "LOOKBENCH_BOARD_MEMORY_BUDGET"  # GB of address space per submission (default 3)
 DEFAULT_TIME_S, DEFAULT_MEMORY_GB = 600.0, 3.0
-CARD_KEY = "lookbench_data"  # the Space card's list of Hub dataset ids the board may load
+CARD_KEY = BOARD_DATA_KEY  # the Space card's list of Hub dataset ids the board may load
 # The not-checked reasons that are kept for their key: the same files would meet them again.
 OVER_BUDGET = f"{NOT_CHECKED}: over budget"
 UNKNOWN_DATA = f"{NOT_CHECKED}: unknown data"
@@ -42,6 +44,19 @@ def allowed_data(card: Path) -> frozenset[str]:
         log.warning("cannot read %s from %s (%s); judging the embedded LookBench-Mini only", CARD_KEY, card, err)
         return frozenset()
     return frozenset(d for d in listed or () if isinstance(d, str))
+
+
+def labels_pins(allowed) -> dict[str, str]:
+    """The sealed releases' labels repos the allow-list pins, ``owner/lookbench-labels@<revision>`` (a data entry is
+    ``owner/name``, without a revision): labels repo -> that entry, read with the Space's token."""
+    return {entry.partition("@")[0]: entry for entry in allowed if "@" in entry}
+
+
+def can_read_labels() -> bool:
+    """Whether huggingface_hub holds a token (``HF_TOKEN``, a Space secret) to read the private labels repos with."""
+    from huggingface_hub import get_token
+
+    return get_token() is not None
 
 
 def _budget(variable: str, default: float) -> float:
@@ -127,7 +142,8 @@ def child(argv: list[str]) -> None:
     try:
         from lookbench.leaderboard.load import judge_submission
 
-        verdict = judge_submission(Path(folder), allowed=set(json.loads(allowed)))
+        listed = set(json.loads(allowed))
+        verdict = judge_submission(Path(folder), allowed=listed, labels=labels_pins(listed))
     except MemoryError:
         verdict = Verdict(OVER_BUDGET)
     except Exception as err:  # a failure inside a library: the parent keeps it as ENDED, the log says what

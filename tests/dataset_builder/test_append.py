@@ -186,9 +186,13 @@ def test_append_needs_a_built_folder_and_no_build_flags(tmp_path, capsys):
     assert not (tmp_path / "nothing").exists()
     assert append(raw, tmp_path / "nothing", "--input", str(raw)) == 2
     assert capsys.readouterr().err.strip() == "lookbench build: error: --append RAW is the raw release to add; it takes no --input"
-    with pytest.raises(SystemExit):
-        cli.main(["build", "--append", str(raw), "--source", "raw", "--out", str(tmp_path / "o")])
-    assert "not allowed with argument" in capsys.readouterr().err
+    assert cli.main(["build", "--append", str(raw), "--source", "raw", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip() == "lookbench build: error: --append RAW is the raw release to add; it takes no --source"
+    assert cli.main(["build", "--source", "mini", "--append", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip() == ("lookbench build: error: --append alone appends the raw release --input: "
+                                               "give --source raw --input RAW --append")
+    assert cli.main(["build", "--out", str(tmp_path / "o")]) == 2
+    assert "give --source (a new build) or --append RAW" in capsys.readouterr().err
 
 
 def releases_in(out: Path) -> set[str]:

@@ -13,6 +13,7 @@ import lookbench
 from lookbench import cli
 from lookbench.dataset_builder import SourceError, ValidationError, build_release
 from lookbench.dataset_builder.sources import parse_attributes
+from lookbench.dataset_builder.taxonomy import Taxonomy
 from tests.helpers.raw_release import write_upstream
 
 OFFLINE = {k: os.environ[k] for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_HOME")}
@@ -110,7 +111,7 @@ def _break_release(root: Path) -> list[str]:
     query[0]["image"] = "images/truncated.png"
     del query[1]["category"]
     query[2]["timestamp"] = "2999-01-01T00:00:00Z"
-    query[3]["attributes"] = {"colour": "red", "sleeve": "sideways"}
+    query[3]["attributes"] = {"colour": query[3]["main_attribute"], "sleeve": "sideways"}
     query.append(dict(query[4]))  # row 6: exact duplicate of row 4
     _rewrite(flat / "query.jsonl", query)
     with (flat / "gallery.jsonl").open("a") as f:
@@ -135,7 +136,8 @@ def _break_release(root: Path) -> list[str]:
 @pytest.fixture
 def taxonomy(tmp_path):
     path = tmp_path / "taxonomy.json"
-    path.write_text(json.dumps({"tops": {"colour": ["red", "blue", "green", "black"], "sleeve": ["short", "long"]}}))
+    Taxonomy.of("test", "1", {"tops": {"colour": ["red", "blue", "green", "black"], "sleeve": ["short", "long"]}},
+                "colour").write(path)
     return path
 
 
@@ -168,7 +170,7 @@ def test_category_outside_taxonomy(release, tmp_path, taxonomy):
     rows = _rows(path)
     rows[2]["category"] = "Spacesuits"
     _rewrite(path, rows)
-    with pytest.raises(ValidationError, match=r"noise/gallery.jsonl line 3 \(item_id='noise2'\): category 'Spacesuits' is not in the taxonomy"):
+    with pytest.raises(ValidationError, match=r"noise/gallery.jsonl line 3 \(item_id='noise2'\): category 'Spacesuits' is not in the taxonomy test 1"):
         build_release("raw", tmp_path / "out", input_path=release, release="v20251201", taxonomy=taxonomy, subsets=["noise"])
 
 

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from lookbench.dataset_builder import mini
+from lookbench.dataset_builder.taxonomy import load as load_taxonomy
 from lookbench.schema import NOISE, SUBSETS, TEST_SUBSETS
 
 SCALE = 0.25
@@ -61,7 +62,8 @@ def test_taxonomy_is_rich_and_written_as_json(tmp_path):
                  for combo in itertools.product(*[[(n, v) for v in values] for n, values in attrs.items()])}
         assert sides == {True, False}, category
     path = mini.write_taxonomy(tmp_path / "sub" / "taxonomy.json")
-    assert json.loads(path.read_text()) == mini.TAXONOMY
+    assert load_taxonomy(path) == mini.MINI_TAXONOMY and load_taxonomy(path).values() == mini.TAXONOMY
+    assert {c.main_attribute for c in mini.MINI_TAXONOMY.categories.values()} == {mini.MAIN_ATTRIBUTE}
 
 
 def test_every_attribute_value_is_visible_in_the_pixels():

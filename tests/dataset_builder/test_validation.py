@@ -79,8 +79,8 @@ def test_empty_split_and_all_invalid_split_are_clear_lookbench_errors(release, t
 
 @pytest.mark.parametrize("text, expected", [
     ('{"tops": {"colour": ["red",]}}', r"not valid JSON \(Expecting value at line 1 column \d+\)"),
-    ('["tops"]', r"expected an object category -> \{attribute: \[allowed values, ...\]\}, got a JSON list"),
-    ('{"tops": {"colour": "red"}}', r"'tops' -> 'colour' must be a list of strings, got 'red'"),
+    ('["tops"]', r"expected an object \{\"taxonomy_format\": 1, .*got a JSON list"),
+    ('{"tops": {"colour": ["red"]}}', r"taxonomy_format is none, this version reads 1"),
 ])
 def test_malformed_taxonomy_names_the_file_and_the_problem(release, tmp_path, capsys, text, expected):
     taxonomy = tmp_path / "taxonomy.json"

@@ -68,17 +68,19 @@ def test_a_reused_result_keeps_its_rankings_and_asking_for_them_recomputes(grade
         pq.read_table(predictions_folder(plain.stored) / "AIGen-Studio.parquet"))  # --output gets them too
 
 
-def test_explain_shows_what_each_result_lacks_or_has_differently(saved, capsys):
+def test_explain_shows_what_each_result_lacks_or_has_differently(saved, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # one line per row here; tests/test_widths.py checks the narrow terminal
     # Query 1 of RealStudioFlat (product 0): its near-duplicate with another colour attribute ranks first, a noise
     # image of another category second, the true match third.
     assert main(["explain", str(saved.stored), "--subset", "real_studio_flat", "--query", "1", "--top", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "RealStudioFlat query 1 of 6 (item p0), strict mode: first fine hit at rank 3, first coarse hit at rank 1"
     assert out[1].endswith("category top, main attribute red; attributes: colour=red, sleeve=long")
-    assert out[3].split()[2:5] == ["no", "yes", "dup0"] and out[3].endswith("colour green (query red)")
-    assert out[4].split()[2:5] == ["no", "no", "n-far16"] and out[4].endswith("category dress (query top)")
-    assert out[5].split()[2:5] == ["yes", "yes", "p0"] and out[5].endswith("all query attributes match")
-    assert len(out) == 3 + 3
+    assert out[2].split()[:3] == ["rank", "score", "fine"] and set(out[3]) == {"─"}  # the header and its rule
+    assert out[4].split()[2:5] == ["no", "yes", "dup0"] and out[4].endswith("colour green (query red)")
+    assert out[5].split()[2:5] == ["no", "no", "n-far16"] and out[5].endswith("category dress (query top)")
+    assert out[6].split()[2:5] == ["yes", "yes", "p0"] and out[6].endswith("all query attributes match")
+    assert len(out) == 4 + 3
 
     assert main(["explain", str(saved.stored), "--subset", "RealStudioFlat", "--query", "0"]) == 2
     assert "has queries 1..6; there is no query 0" in capsys.readouterr().err
@@ -87,12 +89,16 @@ def test_explain_shows_what_each_result_lacks_or_has_differently(saved, capsys):
 
 
 def test_differences_compare_as_the_metric_does():
-    from lookbench.commands.explain import differences
+    from lookbench.report.records import chips
+
+    def differences(query_attributes, item_attributes):
+        return [c.text for c in chips({"category": "-", "attributes": query_attributes},
+                                      {"category": "-", "attributes": item_attributes}, "strict", True)]
 
     query = [{"name": "Colour", "value": "Red"}, {"name": "sleeve", "value": "long"}, {"name": "fit", "value": "slim"}]
     item = [{"name": "colour", "value": " red"}, {"name": "fit", "value": "loose"}, {"name": "neck", "value": "v"}]
-    assert differences(query, item) == "lacks sleeve; fit loose (query slim)"  # case and spacing ignored, extras too
-    assert differences(query, query) == "all query attributes match"
+    assert differences(query, item) == ["lacks sleeve", "fit loose (query slim)"]  # case and spacing ignored, extras too
+    assert differences(query, query) == []
 
 
 def test_rankings_of_an_earlier_run_never_stand_beside_a_newer_result(graded, tmp_path):

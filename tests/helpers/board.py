@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.helpers.browser import chromium_page
+
 REVISION = "5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f"
 # The rows' labels: the verified one's is the Hub id it names at its revision's first 12 digits; a row that is not
 # verified is labelled by its submission folder (these are the start of it), never by the model it claims.
@@ -70,26 +71,16 @@ def judged(board, timeout_s: float = 900) -> str:
 def browser_reads_the_board(url: str, out: Path) -> dict[str, str]:
     """Open the board in headless chromium, wait for the three submissions' rows, and return each row's text (by
     label: the row holding it); a screenshot of the page goes to ``out/board.png``."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(str(out / "profile"), executable_path=str(CHROMIUM), args=args,
-                                                       headless=True, viewport={"width": 1600, "height": 1800})
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(120_000)
-            expect.set_options(timeout=120_000)  # the board's first drawing ranks every section: slow on a busy machine
-            page.goto(url)
-            rows = {}
-            for label in (HONEST, EDITED_SCORE, EDITED_RANKING):
-                row = page.locator(".board-table [role=row]", has_text=label).first
-                expect(row).to_be_visible()
-                rows[label] = " ".join(row.inner_text().split())
-            expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()  # the published rows beside them
-            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
-            page.screenshot(path=str(out / "board.png"), full_page=True)
-        finally:
-            browser.close()
+    with chromium_page(str(out / "profile"), 1600, 1800) as page:
+        page.goto(url)
+        rows = {}
+        for label in (HONEST, EDITED_SCORE, EDITED_RANKING):
+            row = page.locator(".board-table [role=row]", has_text=label).first
+            expect(row).to_be_visible()
+            rows[label] = " ".join(row.inner_text().split())
+        expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()  # the published rows beside them
+        expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+        page.screenshot(path=str(out / "board.png"), full_page=True)
     return rows

@@ -2,7 +2,9 @@
 downloads of ``served`` files (the tree at a revision, HEAD and GET of ``resolve``): it records each
 request (method, path, repo ids, uploaded paths, whether a token came) and answers "regular" upload mode, so no LFS
 or xet transfer is attempted. `refuse` makes every request answer that HTTP status; `on_preupload`, if set, is called with
-"type/owner/name" at each preupload request (after a client has listed its files, before its commit)."""
+"type/owner/name" at each preupload request (after a client has listed its files, before its commit). It keeps what each
+commit sent (``contents``) and which repos were created private; GET ``/api/<type>s/<owner>/<name>/revision/<rev>``
+(``HfApi.repo_info``, the first request of a download; the revision optional) answers a private repo's 401 without a token, as the Hub does."""
 from __future__ import annotations
 
 import base64
@@ -25,6 +27,8 @@ class FakeHub:
         self.branches: list[str] = []
         self.tags: dict[str, dict] = {}  # "type/owner/name@tag" -> {"revision": ..., "message": ...}; a second one is 409
         self.validated: list[str] = []  # repo types whose README YAML was checked
+        self.private: set[str] = set()  # "type/owner/name" of the repos created private
+        self.contents: dict[str, dict[str, bytes]] = {}  # "type/owner/name" -> path -> bytes, as the last commit left them
         self.on_preupload = None
         self.served: dict[str, dict] = {}  # "type/owner/name" -> {"revision": sha, "files": {path: bytes}}: downloads
         hub = self
@@ -43,6 +47,8 @@ class FakeHub:
                     hub.created.append(payload)
                     kind = payload.get("type") or "model"
                     repo_id = f"{payload['organization']}/{payload['name']}"
+                    if payload.get("visibility") == "private":
+                        hub.private.add(f"{kind}/{repo_id}")
                     return self._json(200, {"url": f"{hub.url}/{kind}s/{repo_id}", "name": repo_id})
                 if self.path == "/api/validate-yaml":  # the Hub checks a README's YAML header before a commit
                     payload = json.loads(body)
@@ -68,7 +74,10 @@ class FakeHub:
                         "sha256": {f["path"]: hashlib.sha256(base64.b64decode(f["content"])).hexdigest() for f in files},
                         "summary": next(line["value"]["summary"] for line in lines if line["key"] == "header"),
                     }
-                    oid = f"abc123{len(hub.commit_log):034d}"  # one oid per commit, as a tag must name one
+                    hub.contents.setdefault(f"{m[1]}/{m[2]}", {}).update(
+                        {f["path"]: base64.b64decode(f["content"]) for f in files})
+                    # one oid per commit (as a tag must name one), from its content: two fakes never give one oid to two
+                    oid = "abc123" + hashlib.sha1(body + str(len(hub.commit_log)).encode()).hexdigest()[:34]
                     hub.commit_log.append({"repo": f"{m[1]}/{m[2]}", "oid": oid, **hub.commits[f"{m[1]}/{m[2]}"]})
                     return self._json(200, {"commitUrl": f"{hub.url}/{m[1]}s/{m[2]}/commit/{oid}", "commitOid": oid})
                 if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/tag/(.+)", self.path):
@@ -85,6 +94,13 @@ class FakeHub:
 
             def do_GET(self):
                 hub.requests.append({"method": "GET", "path": self.path, "authorization": self.headers.get("Authorization")})
+                m = re.fullmatch(r"/api/(\w+)s/([^/?]+/[^/?]+)(?:/revision/[^?]+)?(?:\?.*)?", self.path)
+                if m and not hub.refuse and f"{m[1]}/{m[2]}" in hub.contents:
+                    if f"{m[1]}/{m[2]}" in hub.private and not self.headers.get("Authorization"):
+                        return self._json(401, {"error": "Invalid username or password."})
+                    oid = next(c["oid"] for c in reversed(hub.commit_log) if c["repo"] == f"{m[1]}/{m[2]}")
+                    return self._json(200, {"id": m[2], "sha": oid, "private": f"{m[1]}/{m[2]}" in hub.private,
+                                            "siblings": [{"rfilename": p} for p in sorted(hub.contents[f"{m[1]}/{m[2]}"])]})
                 if not hub.refuse and (m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/tree/([^/?]+)(?:\?.*)?", self.path)):
                     held = hub.served.get(f"{m[1]}/{m[2]}")
                     if held is None or m[3] not in ("main", held["revision"]):

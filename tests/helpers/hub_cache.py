@@ -264,3 +264,37 @@ def cache_family(cache: Path, name: str, work: Path) -> str:
     commit = meta.hub_revision or TEST_HEAD
     put_snapshot(cache, meta.hub_id, commit, FAMILIES[name](work / name))
     return commit
+
+
+def tiny_vlm(out: Path) -> Path:
+    """A tiny random LLaVA (CLIP vision tower + Llama text model) saved with its processor, as an image-text-to-text
+    repo on the Hub is: character tokenizer with an ``<image>`` token, a chat template, a CLIP image processor. Its
+    answers are random text: what `lookbench annotate --proposer vlm:…` must count as invalid."""
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+    from transformers import (CLIPImageProcessorPil, CLIPVisionConfig, LlamaConfig, LlavaConfig,
+                              LlavaForConditionalGeneration, LlavaProcessor, PreTrainedTokenizerFast)
+
+    vocab = {"[PAD]": 0, "[UNK]": 1, "<s>": 2, "</s>": 3, "<image>": 4,
+             **{c: i + 5 for i, c in enumerate(TOKENIZER_CHARS + ':{}"[]_ |')}}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex("<image>|."), behavior="isolated")
+    tokenizer.decoder = decoders.Fuse()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="[PAD]", unk_token="[UNK]", bos_token="<s>",
+                                   eos_token="</s>", extra_special_tokens={"image_token": "<image>"})
+    template = ("{% for m in messages %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<image>{% else %}"
+                "{{ c['text'] }}{% endif %}{% endfor %}{% endfor %}{% if add_generation_prompt %}:{% endif %}")
+    processor = LlavaProcessor(image_processor=CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}),
+                               tokenizer=fast, patch_size=16, vision_feature_select_strategy="default",
+                               chat_template=template, num_additional_image_tokens=1)
+    torch.manual_seed(0)
+    config = LlavaConfig(
+        vision_config=CLIPVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                       image_size=32, patch_size=16),
+        text_config=LlamaConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                num_key_value_heads=2, vocab_size=len(vocab), max_position_embeddings=4096, pad_token_id=0,
+                                bos_token_id=2, eos_token_id=3),
+        image_token_index=4, vision_feature_select_strategy="default", vision_feature_layer=-1)
+    _save(LlavaForConditionalGeneration(config), out)
+    processor.save_pretrained(out)
+    return out

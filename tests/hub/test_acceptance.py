@@ -322,13 +322,13 @@ def test_6_the_leaderboard_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
     log = space.log_path.read_text()
     assert board["status"].startswith("Results from the dataset repo lookbench/results: 3 submission(s)"), board["status"]
     verified = {s["model"]: s["verified"] for s in board["submissions"]}
-    assert verified[HONEST] == "yes", log[-3000:]
+    assert verified[HONEST] == "consistent", log[-3000:]
     by_folder = {"/".join(s["folder"].split("/")[1:3]): s["verified"] for s in board["submissions"]}  # by folder
     assert by_folder["someone/edited-score"].startswith("no: overall fine_recall@1 claimed ")
     assert by_folder["someone/edited-ranking"].startswith("no: RealStudioFlat fine_recall@1 claimed ")
     ranked = [s for s in board["sections"] if any(r["model"] == HONEST for r in s["rows"])][0]
-    assert ranked["rows"][0]["rank"] == 1 and ranked["rows"][0]["verified"] == "yes" and ranked["rows"][0]["ci95"]
+    assert ranked["rows"][0]["rank"] == 1 and ranked["rows"][0]["verified"] == "consistent" and ranked["rows"][0]["ci95"]
     assert board["sections"][0]["rows"][0]["model"] == "GR-Pro"  # the published table beside them
     # a real browser sees the verified row ranked, and the tampered ones not verified
-    assert rows[HONEST].startswith(f"1 {HONEST} yes 1 ")
+    assert rows[HONEST].startswith(f"1 {HONEST} consistent 1 ")
     assert all(rows[label].startswith(label) and " no: " in rows[label] for label in (EDITED_SCORE, EDITED_RANKING))

@@ -11,6 +11,12 @@ from lookbench.leaderboard.load import load_reference
 from tests.helpers.leaderboard import FOUR, result, run_cli
 
 
+
+@pytest.fixture(autouse=True)
+def _one_line_each(monkeypatch):
+    """A skipped file's line whole, as these tests parse it (tests/test_widths.py checks the narrow terminal)."""
+    monkeypatch.setenv("COLUMNS", "1000")
+
 def test_published_overall_figures_are_recomputed_from_the_subsets():
     entries, source = load_reference("release_v2601")
     assert len(entries) == 16 and "benchmark.json" in source
@@ -129,7 +135,7 @@ def test_a_submission_is_re_scored_from_its_rankings_and_the_rest_say_what_was_c
     entries, skipped = load_store(submissions)
     assert skipped == []
     assert {e.model: e.verified for e in entries} == {
-        "someone/raw-pixels@aaaaaaaaaaaa": "yes",
+        "someone/raw-pixels@aaaaaaaaaaaa": "consistent",
         # the result itself, rankings beside it but no submission: only its outcomes are checked
         "raw-pixels": "not checked",
         # a ranking's top two swapped: the JSON agrees with itself, the rankings do not give it

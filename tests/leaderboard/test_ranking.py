@@ -155,7 +155,7 @@ def with_releases(res: dict, per_release: dict) -> dict:
     return res
 
 
-def test_by_release_shows_each_models_score_per_release_beside_its_cutoff(tmp_path, capsys):
+def test_by_release_shows_each_models_score_per_release_beside_its_cutoff(tmp_path, capsys, monkeypatch):
     from lookbench.cli import main
 
     store = tmp_path / "results"
@@ -180,6 +180,7 @@ def test_by_release_shows_each_models_score_per_release_beside_its_cutoff(tmp_pa
     assert {r["model"]: r["v20260301"] for r in one.rows} == {"model-a": 20.0, "model-b": None}
     assert "v20251201" not in leaderboard(results=store, reference="none").sections[0].columns  # only when asked
 
+    monkeypatch.setenv("COLUMNS", "300")  # every column; tests/test_widths.py checks the narrow terminal
     assert main(["leaderboard", "--results", str(store), "--reference", "none", "--by-release", "--plot",
                  str(tmp_path / "releases.png")]) == 0
     out = capsys.readouterr().out
@@ -231,12 +232,13 @@ def test_unverified_rows_are_never_ranked_above_verified_ones(submissions):
     result that was not checked in a block of its own below it, ranked among its kind; the three that failed a check
     last, unranked, with the scores they claim and no interval or rank group."""
     board = leaderboard(results=submissions, reference="none")
-    verified, unchecked, failed = board.sections
+    other_mode, verified, unchecked, failed = board.sections  # the stored run was judged in both modes
+    assert " leaderboard mode" in other_mode.title and [r["model"] for r in other_mode.rows] == ["raw-pixels"]
     label = verified.title
     assert unchecked.title == f"{label} — not checked (ranked among themselves, below the verified and published rows)"
     assert failed.title == f"{label} — not verified (a check failed: unranked)"
     assert [(r["rank"], r["model"], r["group"], r["verified"]) for r in verified.rows] == [
-        (1, "someone/raw-pixels@aaaaaaaaaaaa", 1, "yes")]
+        (1, "someone/raw-pixels@aaaaaaaaaaaa", 1, "consistent")]
     assert [(r["rank"], r["model"], r["group"], r["verified"]) for r in unchecked.rows] == [
         (1, "raw-pixels", 1, "not checked")]
     assert [(r["rank"], r["model"], r["group"], r["RealStudioFlat"], r["ci95"]) for r in failed.rows] == [

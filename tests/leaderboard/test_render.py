@@ -87,7 +87,7 @@ def test_leaderboard_into_a_closed_pipe_ends_quietly(tmp_path):
     assert proc.stdout.startswith("### LookBench") and proc.stderr == ""
 
 
-VERIFIED = {"someone/raw-pixels@aaaaaaaaaaaa": "yes", "raw-pixels": "not checked",
+VERIFIED = {"someone/raw-pixels@aaaaaaaaaaaa": "consistent", "raw-pixels": "not checked",
             "edited/raw-pixels@aaaaaaaaaaaa": "no: RealStudioFlat fine_recall@1 claimed 99.000000, recomputed 100.000000"}
 
 

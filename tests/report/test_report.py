@@ -4,7 +4,6 @@ results; image and text queries; OUT checked before any work."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -15,8 +14,8 @@ from lookbench.cli import main
 from lookbench.report import html, records
 from lookbench.results.store import predictions_folder
 from tests.helpers.engine_data import ShadeReader, graded_release, write_folder
+from tests.helpers.browser import chromium_page, needs_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
@@ -89,40 +88,30 @@ def test_explain_without_a_query_shows_the_attribute_error_block(saved, capsys):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
-                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+@needs_chromium
 def test_the_report_opens_from_disk_in_chromium_and_shows_the_query_and_its_results(saved, graded, tmp_path, capsys):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     out = tmp_path / "report.html"
     assert main(["explain", str(saved), "--report", str(out), "--top", "4", "--data", str(graded)]) == 0
     assert f"report: {out} (" in capsys.readouterr().out
     report = records.worst_queries(saved, top=4)
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
-                                                       args=args, headless=True, viewport={"width": 1400, "height": 1500},
-                                                       offline=True)  # opens from disk: nothing fetched
-        try:
-            page = browser.new_page()
-            page.goto(out.as_uri())
-            expect(page.locator("h1")).to_contain_text("raw-pixels")
-            queries = page.locator(".query")
-            expect(queries).to_have_count(len(report.queries))
-            first = queries.first
-            expect(first.locator(".q b")).to_have_text(f"{report.queries[0].subset} query {report.queries[0].number}")
-            loaded = "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)"
-            assert first.locator(".q img").evaluate_all(loaded) == [True]  # the query's own image, inline
-            cards = first.locator(".results .card")
-            expect(cards).to_have_count(len(report.queries[0].results))
-            assert all(cards.locator("img").evaluate_all(loaded))
-            assert cards.evaluate_all("cs => cs.map(c => c.title)") == [r.mark for r in report.queries[0].results]
-            assert page.locator("img[alt='attribute error chart']").evaluate_all(loaded) == [True]
-            subset = report.queries[-1].subset
-            page.select_option("#subset", subset)
-            expect(page.locator("#shown")).to_have_text(str(sum(w.subset == subset for w in report.queries)))
-            expect(page.locator(f".query[data-subset='{subset}']").first).to_be_visible()
-            page.screenshot(path=str(tmp_path / "report.png"))
-        finally:
-            browser.close()
+    with chromium_page(str(tmp_path / "profile"), 1400, 1500, offline=True) as page:  # opens from disk: nothing fetched
+        page.goto(out.as_uri())
+        expect(page.locator("h1")).to_contain_text("raw-pixels")
+        queries = page.locator(".query")
+        expect(queries).to_have_count(len(report.queries))
+        first = queries.first
+        expect(first.locator(".q b")).to_have_text(f"{report.queries[0].subset} query {report.queries[0].number}")
+        loaded = "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)"
+        assert first.locator(".q img").evaluate_all(loaded) == [True]  # the query's own image, inline
+        cards = first.locator(".results .card")
+        expect(cards).to_have_count(len(report.queries[0].results))
+        assert all(cards.locator("img").evaluate_all(loaded))
+        assert cards.evaluate_all("cs => cs.map(c => c.title)") == [r.mark for r in report.queries[0].results]
+        assert page.locator("img[alt='attribute error chart']").evaluate_all(loaded) == [True]
+        subset = report.queries[-1].subset
+        page.select_option("#subset", subset)
+        expect(page.locator("#shown")).to_have_text(str(sum(w.subset == subset for w in report.queries)))
+        expect(page.locator(f".query[data-subset='{subset}']").first).to_be_visible()
+        page.screenshot(path=str(tmp_path / "report.png"))

@@ -192,11 +192,15 @@ def test_the_table_block_fits_its_width_and_says_when_a_result_has_none():
         lines = attribute_lines(errors, width)
         assert max(map(len, lines)) <= width
         head = next(i for i, line in enumerate(lines) if line.startswith("attribute ") and line.endswith(" queries"))
-        assert [line.split()[0] for line in lines[head + 1:]] == ["colour", "sleeve"]
+        assert set(lines[head + 1]) == {"─"}  # the header's rule, then one row per attribute
+        assert [line.split()[0] for line in lines[head + 2:head + 4]] == ["colour", "sleeve"]
         rate, (lo, hi) = errors["overall"]["colour"]["rate"], errors["overall"]["colour"]["ci95"]
-        assert lines[head + 1].split()[1:4] == [f"{rate:.1f}", f"[{lo:.1f},", f"{hi:.1f}]"]
-        assert lines[head + 1].split()[-1] == str(errors["overall"]["colour"]["n"])
-    assert "RealStreetLook" in attribute_lines(errors, 120)[-3]  # the subsets' columns when the width holds them
+        assert lines[head + 2].split()[1:4] == [f"{rate:.1f}", f"[{lo:.1f},", f"{hi:.1f}]"]
+        assert lines[head + 2].split()[-1] == str(errors["overall"]["colour"]["n"])
+    wide = attribute_lines(errors, 120)
+    header = next(line for line in wide if line.startswith("attribute "))
+    assert "RealStreetLook" in header and "most confused" in header  # the subsets' columns when the width holds them
+    assert "RealStreetLook" not in next(line for line in attribute_lines(errors, 50) if line.startswith("attribute "))
     older = attribute_lines({"RealStudioFlat": None, "overall": None}, 80)
     assert "not in this result (written before they were kept" in " ".join(older)
 

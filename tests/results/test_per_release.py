@@ -71,14 +71,15 @@ def test_per_release_scores_recombine_to_the_subset_scores_and_count_the_data(tw
 
     table = result.table(width=200)
     block = table.split("Per release")[1].splitlines()
-    assert [line.split()[0] for line in block[2:4]] == releases and block[1].split()[:2] == ["release", "Fine@1"]
+    assert [line.split()[0] for line in block[3:5]] == releases and block[1].split()[:2] == ["release", "Fine@1"]
+    assert set(block[2]) == {"─"}  # the header's rule
     assert "after the model's declared training cutoff" not in table  # the encoder declares none
     dated = MeanColour()
     dated.training_cutoff = "2025-12-31"
     marked = lookbench.evaluate(dated, data=two_releases, quiet=True, use_cache=False).table(width=200)
     block = marked.split("Per release")[1].splitlines()
-    assert block[2].split()[:1] == ["v20251201"] and block[2].split()[1] != "*" and block[3].split()[:2] == ["v20260301", "*"]
-    assert block[4] == "* a release after the model's declared training cutoff (2025-12-31)"
+    assert block[3].split()[:1] == ["v20251201"] and block[3].split()[1] != "*" and block[4].split()[:2] == ["v20260301", "*"]
+    assert "* a release after the model's declared training cutoff (2025-12-31)" in block[5:7]  # a footnote
     assert "Per release" not in later.table(width=200)  # one release: no block
     stored = json.loads(result.stored.read_text())
     assert stored["RealStudioFlat"]["per_release"]["v20260301"]["num_queries"] == 6

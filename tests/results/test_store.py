@@ -66,7 +66,8 @@ def test_layout_and_an_identical_evaluation_is_not_recomputed(data, tmp_path):
          "strict-RealStudioFlat.json"])
 
 
-def test_the_cli_saves_reuses_and_overwrites(data, tmp_path, capsys, own_results_store):
+def test_the_cli_saves_reuses_and_overwrites(data, tmp_path, capsys, own_results_store, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # store paths on one line; tests/test_widths.py checks the narrow terminal
     args = ["evaluate", "--data", str(data), "--model", "raw-pixels", "--quiet", "--no-cache"]
     assert main(args) == 0
     out = capsys.readouterr().out

@@ -1,6 +1,7 @@
 """The Gradio Space: assets with a manifest (checked, rebuilt when stale or damaged), two galleries (the synthetic
 Mini and real photos), queries marked by the metric, the API through gradio_client, bad input, and a real browser
 (Debian's chromium driven by Playwright)."""
+import contextlib
 import io
 import json
 import os
@@ -19,12 +20,12 @@ from lookbench.metric.fine_recall.bootstrap import score_retrieval
 from lookbench.space.app import REFUSED
 
 from tests.helpers.photos import small_photos
+from tests.helpers.browser import chromium_page, needs_chromium
 
 TILE = re.compile(r"<figure class='tile' data-mark='(?P<mark>\w+)' style='--mark:(?P<colour>#\w+)'><img src='data:image/webp;"
                   r"base64,(?P<image>[^']+)' alt='[^']*'><span class='head'><span>#(?P<rank>\d+) · (?P<label>[^<]+)</span>"
                   r"<span>(?P<score>-?\d\.\d{3})</span></span><span class='what'>(?P<what>[^<]*)</span>"
                   r"(?:<span class=chips>(?P<chips>.*?)</span>)?</figure>")
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="session")
@@ -57,16 +58,20 @@ def space_app(space_assets, photo_assets):
     return SpaceApp([space_assets, photo_assets])
 
 
-@pytest.fixture(scope="session")
-def served(space_app):
-    """The app on a free loopback port, in this process, closed at the end (its example cache: in the assets)."""
+def _serving(app):
+    """``app`` on a free loopback port, in this process, closed at the end (its example cache: in the assets)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    demo = space_app.blocks()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **space_app.launch_options)
+    demo = app.blocks()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options)
     yield f"http://127.0.0.1:{port}/"
     demo.close()
+
+
+@pytest.fixture(scope="session")
+def served(space_app):
+    yield from _serving(space_app)
 
 
 @pytest.fixture(scope="session")
@@ -934,109 +939,99 @@ def _inside(page, selector: str) -> dict:
     return box
 
 
+@contextlib.contextmanager
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
-                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+@needs_chromium
 def test_browser_query_beside_its_marked_results_words_phone_and_leaderboard(served, space_app, tmp_path):
     """A visitor's path through the page in Debian's chromium (issue 47): at 1280x800 a random query's image (at
     least 200 px) and its first result tile both in view without scrolling; tiles bordered in their mark's colour
     (the legend's), with chips; two models side by side; the words box naming the words it ignored; stale state
     cleared; at 390x844 the panels stacked with the table's mark column in view; the leaderboard's rows whole."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     out = tmp_path
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
     border = "els => els.map(e => [e.dataset.mark, getComputedStyle(e).borderTopColor])"
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(str(tmp_path / "profile"), executable_path=str(CHROMIUM),
-                                                       args=args, headless=True, viewport={"width": 1280, "height": 800})
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(120_000)
-            expect.set_options(timeout=120_000)
-            page.goto(served)
-            expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench-Mini (synthetic)")
-            expect(page.locator("#intro a[href='https://arxiv.org/abs/2601.14706']")).to_have_count(1)
-            expect(page.locator("#column-b")).to_be_hidden()  # no results yet: no empty second panel
-            page.locator("#random").click()
-            tiles_a, tiles_b = page.locator("#results-a .tile"), page.locator("#results-b .tile")
-            expect(tiles_a).to_have_count(10)
-            expect(tiles_b).to_have_count(10)
-            expect(page.locator("#status")).to_contain_text(re.compile(r"\S+/\d+: top 10 of LookBench-Mini"))
-            query = page.locator("#query-image img").first
-            expect(query).to_be_visible()
-            box = _inside(page, "#query-image img")
-            assert min(box["width"], box["height"]) >= 200, box
-            first = _inside(page, "#results-a .tile")
-            assert first["x"] > box["x"] + box["width"]  # beside the query, not below it
-            b = page.locator("#results-b .tile").first.bounding_box()
-            assert abs(b["y"] - first["y"]) < 5 and b["x"] > first["x"] + first["width"]  # two models side by side
-            expect(page.locator("#results-a h3")).to_contain_text(re.compile(r"^gr-lite-mini — fine hit@10 [✓✗] · "
-                                                                             r"coarse hit@10 [✓✗] · nDCG@10 \d"))
-            expect(page.locator("#results-b h3")).to_contain_text(re.compile(r"^efficientnet-lite0 — fine hit@10"))
-            legend = dict(page.locator("#legend .legend span").evaluate_all(
-                "els => els.map(e => [e.textContent.split(':')[0], getComputedStyle(e).getPropertyValue('--mark').trim()])"))
-            marks = tiles_a.evaluate_all(border) + tiles_b.evaluate_all(border)
-            rgb = {m: tuple(int(legend[m][i:i + 2], 16) for i in (1, 3, 5)) for m in ("fine", "coarse", "miss")}
-            for mark, colour in marks:
-                assert mark in rgb and colour == f"rgb({', '.join(map(str, rgb[mark]))})", (mark, colour)
-            assert len({c for _, c in marks}) == len({m for m, _ in marks})  # one colour per mark
-            chips = page.locator("#results-a .tile:not([data-mark=fine]) .chip, #results-b .tile:not([data-mark=fine]) .chip")
-            assert chips.count() >= sum(m != "fine" for m, _ in marks) > 0  # every result short of fine says why
-            assert page.locator(".tile[data-mark=fine] .chip").count() == 0
-            shot = out / "mini.png"
-            page.screenshot(path=str(shot))  # the viewport a visitor sees: query and results together
-            # A benchmark query, then the other gallery: the query, its image and its results are cleared
-            page.locator("#query-id textarea").fill("RealStreetLook/1")
-            page.locator("#search").click()
-            expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 10 of LookBench-Mini (synthetic)")
-            page.get_by_role("radio", name="LookBench Fashion-MNIST").click()
-            expect(page.locator("#status")).to_contain_text("Gallery LookBench Fashion-MNIST: pick a benchmark query")
-            expect(tiles_a).to_have_count(0)
-            expect(page.locator("#query-id textarea")).to_have_value("")
-            expect(page.locator("#gallery-info")).to_contain_text("licence mit")
-            page.locator("#random").click()
-            expect(page.locator("#status")).to_contain_text(re.compile(r"RealStudioFlat/\d+: top 10 of LookBench Fashion-MNIST"))
-            expect(tiles_b).to_have_count(10)
-            _inside(page, "#query-image img")
-            _inside(page, "#results-a .tile")
-            photos = out / "photos.png"
-            page.screenshot(path=str(photos))
-            # A phone: the panels stacked, the table's mark column in view
-            page.set_viewport_size({"width": 390, "height": 844})
-            page.locator("#details-a table").scroll_into_view_if_needed()
-            header = page.locator("#details-a th", has_text="mark").first
-            mark = header.bounding_box()
-            assert mark["x"] >= 0 and mark["x"] + mark["width"] <= 390, mark
-            a, b = (page.locator(f"#results-{c} .tile").first.bounding_box() for c in "ab")
-            assert b["y"] > a["y"] + a["height"]  # stacked
-            page.set_viewport_size({"width": 1280, "height": 800})
-            page.get_by_role("tab", name="Leaderboard").click()
-            expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
-            table = page.locator(".board-table").first
-            expect(table.locator("tbody tr")).to_have_count(len(space_app.board("fine", 1, "overall").sections[0].rows))
-            assert page.locator(".board-wrap").first.evaluate("e => e.scrollHeight <= e.clientHeight + 1")  # no inner scroll
-            numbers = table.locator("td.num").all_inner_texts()
-            assert numbers and all(re.fullmatch(r"\d+(\.\d\d)?", n) for n in numbers), numbers
-            expect(page.get_by_text("Error", exact=True)).to_have_count(0)
-            page.screenshot(path=str(out / "space-leaderboard.png"), full_page=True)
-            page.get_by_role("tab", name="Search").click()
-            # Words: the ones it does not know are named; all-unknown words are that message, not results
-            page.locator("#words textarea").fill("a black leather handbag")
-            page.locator("#search-words").click()
-            expect(page.locator("#words-note")).to_contain_text("ignored (not in its vocabulary): leather, handbag")
-            expect(page.locator("#status")).to_contain_text("the words “a black leather handbag”: top 10 of LookBench Fashion-MNIST")
-            expect(page.locator("#query-image img")).to_have_count(0)  # the earlier query's image is not these results'
-            expect(page.locator("#column-b")).to_be_hidden()  # one model reads words: no empty second panel
-            expect(tiles_a).to_have_count(10)
-            page.locator("#words textarea").fill("leather handbag")
-            page.locator("#search-words").click()
-            expect(page.locator("#status")).to_contain_text("No word of “leather handbag” is one the text tower knows")
-            expect(tiles_a).to_have_count(0)
-        finally:
-            browser.close()
+    with chromium_page(tmp_path / "profile", 1280, 800) as page:
+        page.goto(served)
+        expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench-Mini (synthetic)")
+        expect(page.locator("#intro a[href='https://arxiv.org/abs/2601.14706']")).to_have_count(1)
+        expect(page.locator("#column-b")).to_be_hidden()  # no results yet: no empty second panel
+        page.locator("#random").click()
+        tiles_a, tiles_b = page.locator("#results-a .tile"), page.locator("#results-b .tile")
+        expect(tiles_a).to_have_count(10)
+        expect(tiles_b).to_have_count(10)
+        expect(page.locator("#status")).to_contain_text(re.compile(r"\S+/\d+: top 10 of LookBench-Mini"))
+        query = page.locator("#query-image img").first
+        expect(query).to_be_visible()
+        box = _inside(page, "#query-image img")
+        assert min(box["width"], box["height"]) >= 200, box
+        first = _inside(page, "#results-a .tile")
+        assert first["x"] > box["x"] + box["width"]  # beside the query, not below it
+        b = page.locator("#results-b .tile").first.bounding_box()
+        assert abs(b["y"] - first["y"]) < 5 and b["x"] > first["x"] + first["width"]  # two models side by side
+        expect(page.locator("#results-a h3")).to_contain_text(re.compile(r"^gr-lite-mini — fine hit@10 [✓✗] · "
+                                                                         r"coarse hit@10 [✓✗] · nDCG@10 \d"))
+        expect(page.locator("#results-b h3")).to_contain_text(re.compile(r"^efficientnet-lite0 — fine hit@10"))
+        legend = dict(page.locator("#legend .legend span").evaluate_all(
+            "els => els.map(e => [e.textContent.split(':')[0], getComputedStyle(e).getPropertyValue('--mark').trim()])"))
+        marks = tiles_a.evaluate_all(border) + tiles_b.evaluate_all(border)
+        rgb = {m: tuple(int(legend[m][i:i + 2], 16) for i in (1, 3, 5)) for m in ("fine", "coarse", "miss")}
+        for mark, colour in marks:
+            assert mark in rgb and colour == f"rgb({', '.join(map(str, rgb[mark]))})", (mark, colour)
+        assert len({c for _, c in marks}) == len({m for m, _ in marks})  # one colour per mark
+        chips = page.locator("#results-a .tile:not([data-mark=fine]) .chip, #results-b .tile:not([data-mark=fine]) .chip")
+        assert chips.count() >= sum(m != "fine" for m, _ in marks) > 0  # every result short of fine says why
+        assert page.locator(".tile[data-mark=fine] .chip").count() == 0
+        shot = out / "mini.png"
+        page.screenshot(path=str(shot))  # the viewport a visitor sees: query and results together
+        # A benchmark query, then the other gallery: the query, its image and its results are cleared
+        page.locator("#query-id textarea").fill("RealStreetLook/1")
+        page.locator("#search").click()
+        expect(page.locator("#status")).to_contain_text("RealStreetLook/1: top 10 of LookBench-Mini (synthetic)")
+        page.get_by_role("radio", name="LookBench Fashion-MNIST").click()
+        expect(page.locator("#status")).to_contain_text("Gallery LookBench Fashion-MNIST: pick a benchmark query")
+        expect(tiles_a).to_have_count(0)
+        expect(page.locator("#query-id textarea")).to_have_value("")
+        expect(page.locator("#gallery-info")).to_contain_text("licence mit")
+        page.locator("#random").click()
+        expect(page.locator("#status")).to_contain_text(re.compile(r"RealStudioFlat/\d+: top 10 of LookBench Fashion-MNIST"))
+        expect(tiles_b).to_have_count(10)
+        _inside(page, "#query-image img")
+        _inside(page, "#results-a .tile")
+        photos = out / "photos.png"
+        page.screenshot(path=str(photos))
+        # A phone: the panels stacked, the table's mark column in view
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.locator("#details-a table").scroll_into_view_if_needed()
+        header = page.locator("#details-a th", has_text="mark").first
+        mark = header.bounding_box()
+        assert mark["x"] >= 0 and mark["x"] + mark["width"] <= 390, mark
+        a, b = (page.locator(f"#results-{c} .tile").first.bounding_box() for c in "ab")
+        assert b["y"] > a["y"] + a["height"]  # stacked
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.get_by_role("tab", name="Leaderboard").click()
+        expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()
+        table = page.locator(".board-table").first
+        expect(table.locator("tbody tr")).to_have_count(len(space_app.board("fine", 1, "overall").sections[0].rows))
+        assert page.locator(".board-wrap").first.evaluate("e => e.scrollHeight <= e.clientHeight + 1")  # no inner scroll
+        numbers = table.locator("td.num").all_inner_texts()
+        assert numbers and all(re.fullmatch(r"\d+(\.\d\d)?", n) for n in numbers), numbers
+        expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+        page.screenshot(path=str(out / "space-leaderboard.png"), full_page=True)
+        page.get_by_role("tab", name="Search").click()
+        # Words: the ones it does not know are named; all-unknown words are that message, not results
+        page.locator("#words textarea").fill("a black leather handbag")
+        page.locator("#search-words").click()
+        expect(page.locator("#words-note")).to_contain_text("ignored (not in its vocabulary): leather, handbag")
+        expect(page.locator("#status")).to_contain_text("the words “a black leather handbag”: top 10 of LookBench Fashion-MNIST")
+        expect(page.locator("#query-image img")).to_have_count(0)  # the earlier query's image is not these results'
+        expect(page.locator("#column-b")).to_be_hidden()  # one model reads words: no empty second panel
+        expect(tiles_a).to_have_count(10)
+        page.locator("#words textarea").fill("leather handbag")
+        page.locator("#search-words").click()
+        expect(page.locator("#status")).to_contain_text("No word of “leather handbag” is one the text tower knows")
+        expect(tiles_a).to_have_count(0)
     _stack([shot, photos], out / "space-search.png")
     for name in ("space-search.png", "space-leaderboard.png"):
         _not_blank(out / name)
@@ -1082,3 +1077,202 @@ def test_api_a_huge_bad_input_is_echoed_shortened_and_logged_as_one_line(client,
     assert all(len(r.getMessage()) < 400 for r in lines)
     assert "Traceback" not in capfd.readouterr().err
     assert _search(client, query_id="RealStudioFlat/1")[0].startswith("RealStudioFlat/1: top 6")
+
+
+# -- Your results (issue 47 item 3) ----------------------------------------------------------------------------------
+
+ROW = re.compile(r"<div class='query' data-subset='(?P<subset>[^']*)' data-category='(?P<category>[^']*)' "
+                 r"data-attributes='(?P<attributes>[^']*)'>.*?<b>(?P<title>[^<]*)</b>")
+CARD = re.compile(r"<div class='card (?P<mark>fine|coarse|miss)' title='(?P=mark)'><img alt='' src='data:image/jpeg;base64,")
+
+
+@pytest.fixture(scope="session")
+def stored(tmp_path_factory):
+    """A results folder as `lookbench demo --results` takes it: `evaluate --save-predictions --output` of raw-pixels
+    on the embedded Mini, the same without saved rankings, and that result submitted (`lookbench submit --dry-run`)."""
+    import lookbench
+    from lookbench.submissions.submit import prepare, write
+
+    root = tmp_path_factory.mktemp("your-results")
+    for name, save in (("saved", True), ("plain", False)):
+        lookbench.evaluate("raw-pixels", output_dir=root / "runs" / name, save_predictions=save, quiet=True,
+                           use_cache=False, results_dir=None)
+    folder = write(prepare(root / "runs" / "saved", model_id=f"someone/raw-pixels@{'5' * 40}", allow_synthetic=True),
+                   root / "repo")
+    return {"root": root / "runs", "submission": folder, "repo": root / "repo"}
+
+
+@pytest.fixture(scope="session")
+def yours_app(space_app, space_assets, stored):
+    from lookbench.space.app import SpaceApp
+
+    encoders = {**space_app.encoders, **{"gr-lite-mini-text": r for r in space_app.readers.values()}}
+    return SpaceApp([space_assets], results=stored["root"], encoders=encoders)
+
+
+@pytest.fixture(scope="session")
+def yours_served(yours_app):
+    yield from _serving(yours_app)
+
+
+def _rows(html: str) -> list[dict]:
+    """Each row of the tab's HTML: its data attributes, title and the marks of its cards, in order."""
+    parts = html.split("<div class='query' ")[1:]
+    rows = []
+    for part in parts:
+        found = ROW.match("<div class='query' " + part)
+        assert found, part[:300]
+        rows.append({**found.groupdict(), "attributes": json.loads(found["attributes"].replace("&quot;", '"')),
+                     "marks": [m["mark"] for m in CARD.finditer(part)]})
+    return rows
+
+
+def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filters(yours_app, stored):
+    from lookbench.report import records
+    from lookbench.space.yours import SHOWN
+
+    assert yours_app.yours.choices == ["saved/results.json", "saved/results-leaderboard.json"]  # plain/: no rankings
+    report = records.worst_queries(stored["root"] / "saved", top=10, limit=100)
+    line, figure, html, *filters = yours_app.yours.answer("saved/results.json")
+    assert line.startswith("**raw-pixels on LookBench-Mini (synthetic), strict mode** (saved/results.json): "
+                           f"{report.evaluated} queries evaluated")
+    assert figure is not None and [t.get_text() for t in figure.axes[0].get_yticklabels()] == \
+        sorted(report.attribute_errors["overall"], key=lambda a: report.attribute_errors["overall"][a]["rate"])
+    rows = _rows(html)
+    assert len(rows) == min(SHOWN, len(report.queries)) > 0
+    for row, w in zip(rows, report.queries):  # the report's records, in its order, each card its mark
+        assert row["title"] == f"{w.subset} query {w.number}"
+        assert row["marks"] == [r.mark for r in w.results] and "fine" not in row["marks"][:1]
+    assert html.count("class='chip ") == sum(len(r.chips) for w in report.queries[:SHOWN] for r in w.results) > 0
+    subsets = filters[0]["choices"]
+    assert [c[0] if isinstance(c, tuple) else c for c in subsets][0] == "all"
+    subset = report.queries[-1].subset
+    _, narrowed, html, *_ = yours_app.yours.answer("saved/results.json", subset)
+    kept = [w for w in report.queries if w.subset == subset]
+    assert [r["title"] for r in _rows(html)] == [f"{w.subset} query {w.number}" for w in kept[:SHOWN]]
+    assert narrowed.axes[0].get_title().endswith(subset)  # the chart of that subset's attribute errors
+    chosen = next(w for w in report.queries if w.attribute_names())
+    attribute, category = chosen.attribute_names()[0], chosen.category
+    _, _, html, *_ = yours_app.yours.answer("saved/results.json", "all", category, attribute)
+    rows = _rows(html)
+    assert rows and all(r["category"] == category and attribute in r["attributes"] for r in rows)
+    assert len(rows) == min(SHOWN, sum(w.category == category and attribute in w.attribute_names() for w in report.queries))
+
+
+def test_a_submission_folder_opens_with_the_same_reader(stored):
+    from lookbench.report import records
+    from lookbench.space.yours import YourResults
+
+    yours = YourResults(stored["repo"])
+    (choice,) = yours.choices
+    assert (stored["repo"] / choice).parent == stored["submission"]
+    _, _, html, *_ = yours.browse(choice)
+    original = records.worst_queries(stored["root"] / "saved")
+    assert [r["title"] for r in _rows(html)][:5] == [f"{w.subset} query {w.number}" for w in original.queries[:5]]
+
+
+def test_a_walk_cut_short_says_so(stored, tmp_path, monkeypatch):
+    from lookbench.space import yours
+
+    for name in ("a", "b"):
+        shutil.copytree(stored["root"] / "saved", tmp_path / name)
+    monkeypatch.setattr(yours, "MAX_FOLDERS", 2)  # the given folder and a/: b/ is not reached
+    cut = yours.YourResults(tmp_path)
+    assert cut.cut and cut.choices == ["a/results.json", "a/results-leaderboard.json"]
+    assert cut.browse("a/results.json")[0].endswith("Only the results in the first 2 folders under the given one are offered.")
+    monkeypatch.setattr(yours, "MAX_FOLDERS", 3)
+    whole = yours.YourResults(tmp_path)
+    assert not whole.cut and len(whole.choices) == 4
+
+
+def test_your_results_bad_choices_and_results_without_rankings_are_one_line(yours_app, stored, tmp_path):
+    from lookbench.space.yours import YourResults
+
+    def line(app, *args):
+        answer = app.yours.answer(*args)
+        assert answer[1] is None and answer[2] == "" and "\n" not in answer[0]
+        return answer[0]
+
+    assert line(yours_app, "../../etc/passwd").startswith("⚠️ Unknown result '../../etc/passwd'; choose one of ")
+    assert "Unknown subset 'Nowhere' in this result" in line(yours_app, "saved/results.json", "Nowhere")
+    plain = YourResults(stored["root"] / "plain" / "results.json")  # a result JSON given: offered, then refused
+    assert plain.choices == ["results.json"]
+    with pytest.raises(ValueError, match="has no saved rankings for .*evaluate again with --save-predictions"):
+        plain.browse("results.json")
+    assert "No result with saved rankings in" in YourResults(tmp_path / "missing").empty
+    # A result whose JSON lies outside the folder given (a link) is never read
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(stored["root"] / "saved", outside)
+    (tmp_path / "given").mkdir()
+    (tmp_path / "given" / "linked.json").symlink_to(outside / "results.json")
+    (tmp_path / "given" / "linked.predictions").mkdir()
+    linked = YourResults(tmp_path / "given")
+    assert linked.choices == ["linked.json"]
+    with pytest.raises(ValueError, match="lies outside the given/ folder"):
+        linked.browse("linked.json")
+    with pytest.raises(ValueError, match=r"^No stored result given: start with `lookbench demo --results PATH`"):
+        YourResults(None).browse(None)  # the Hub Space, started without a results folder
+
+
+def test_api_your_results_through_gradio_client(yours_served, stored):
+    from gradio_client import Client
+
+    from lookbench.report import records
+
+    client = Client(yours_served, verbose=False)
+    report = records.worst_queries(stored["root"] / "saved")
+    subset = report.queries[0].subset
+    line, chart, html, *filters = client.predict("saved/results.json", subset, "all", "all", api_name="/your_results")
+    assert f"({'saved/results.json'}): {report.evaluated} queries evaluated" in line and chart is not None
+    assert {r["subset"] for r in _rows(html)} == {subset}
+    line, chart, html, *_ = client.predict("saved/nowhere.json", "all", "all", "all", api_name="/your_results")
+    assert line.startswith("⚠️ Unknown result 'saved/nowhere.json'") and html == "" and chart is None
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@needs_chromium
+def test_browser_your_results_opens_a_stored_result_and_a_filter_narrows_it(yours_served, stored, tmp_path):
+    """`lookbench demo --results` in Debian's chromium: "Your results" shows the stored result's attribute error chart
+    and its worst queries, each card bordered in its mark's colour (the Search tab's) with chips saying why it is not
+    fine; the subset filter narrows the rows to that subset's."""
+    from playwright.sync_api import expect
+
+    from lookbench.report import records
+    from lookbench.space.views import MARKS
+    from lookbench.space.yours import SHOWN
+
+    report = records.worst_queries(stored["root"] / "saved")
+    rgb = {m: f"rgb({', '.join(str(int(MARKS[m][1][i:i + 2], 16)) for i in (1, 3, 5))})" for m in ("fine", "coarse", "miss")}
+    with chromium_page(tmp_path / "profile", 1280, 800) as page:
+        page.goto(yours_served)
+        page.get_by_role("tab", name="Your results").click()
+        expect(page.locator("#your-note")).to_contain_text(
+            f"raw-pixels on LookBench-Mini (synthetic), strict mode (saved/results.json): {report.evaluated} queries")
+        rows = page.locator("#your-queries .query")
+        expect(rows).to_have_count(min(SHOWN, len(report.queries)))
+        expect(page.locator("#your-chart img, #your-chart svg").first).to_be_visible()  # the attribute error chart
+        first = report.queries[0]
+        expect(rows.first.locator(".q b")).to_have_text(f"{first.subset} query {first.number}")
+        cards = rows.first.locator(".results .card")
+        marks = cards.evaluate_all("cs => cs.map(c => [c.title, getComputedStyle(c.querySelector('img')).borderTopColor])")
+        assert [m for m, _ in marks] == [r.mark for r in first.results]
+        assert all(colour == rgb[mark] for mark, colour in marks), marks
+        loaded = "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)"
+        assert all(rows.first.locator("img").evaluate_all(loaded))
+        assert rows.first.locator(".card:not(.fine) .chip").count() >= sum(r.mark != "fine" for r in first.results) > 0
+        page.screenshot(path=str(tmp_path / "space-your-results.png"))
+        subset = report.queries[-1].subset
+        page.locator("#your-subset input").click()
+        page.get_by_role("option", name=subset, exact=True).click()
+        kept = [w for w in report.queries if w.subset == subset]
+        assert len(kept) < len(report.queries)
+        expect(page.locator("#your-note")).to_contain_text(f"{len(kept)} kept by the filters")
+        expect(rows.first.locator(".q b")).to_have_text(f"{kept[0].subset} query {kept[0].number}")
+        expect(rows).to_have_count(min(SHOWN, len(kept)))
+        assert set(rows.evaluate_all("qs => qs.map(q => q.dataset.subset)")) == {subset}
+        expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+    _not_blank(tmp_path / "space-your-results.png")
+    if os.environ.get("LOOKBENCH_SCREENSHOTS"):  # how the docs' screenshots are refreshed
+        Image.open(tmp_path / "space-your-results.png").convert("RGB").quantize(128).save(
+            Path(os.environ["LOOKBENCH_SCREENSHOTS"]) / "space-your-results.png", optimize=True)

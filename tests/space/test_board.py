@@ -21,7 +21,8 @@ from lookbench.space.board.app import Board, serve
 from lookbench.space.board.facts import ANY_SIZE
 from lookbench.space.board.judging import Judge, allowed_data
 from lookbench.space.board.repo import Verdicts, fetch, submission_folders
-from tests.helpers.board import (CHROMIUM, EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board, honest_result,
+from tests.helpers.browser import needs_chromium
+from tests.helpers.board import (EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board, honest_result,
                                  judged, results_repo)
 
 MINI = "LookBench-Mini (synthetic)"
@@ -76,7 +77,7 @@ def test_the_verified_submission_is_ranked_and_the_tampered_ones_are_listed_apar
     honest = _rows(answer, ranked)
     assert list(honest) == [HONEST]
     row = honest[HONEST]
-    assert row["verified"] == "yes" and row["rank"] == 1 and row["group"] == 1
+    assert row["verified"] == "consistent" and row["rank"] == 1 and row["group"] == 1
     lo, hi = row["ci95"]
     assert lo < row["overall fine R@1"] < hi
     tampered = _rows(answer, apart)
@@ -84,8 +85,8 @@ def test_the_verified_submission_is_ranked_and_the_tampered_ones_are_listed_apar
     assert score["verified"].startswith("no: overall fine_recall@1 claimed ")
     assert ranking["verified"].startswith("no: RealStudioFlat fine_recall@1 claimed ")
     assert all(r["rank"] is None and r["ci95"] is None for r in tampered.values())
-    assert sorted(s["verified"] for s in answer["submissions"]) == sorted(["yes", score["verified"], ranking["verified"]])
-    assert board.status() == f"Results from the folder {board.state.copy.folder}: 3 submission(s) — verified: 1 yes, 2 no."
+    assert sorted(s["verified"] for s in answer["submissions"]) == sorted(["consistent", score["verified"], ranking["verified"]])
+    assert board.status() == f"Results from the folder {board.state.copy.folder}: 3 submission(s) — verified: 1 consistent, 2 no."
     # nothing a visitor reads names the server's folders: reasons name files relative to the submission
     shown = json.dumps({k: answer[k] for k in ("sections", "skipped", "submissions")})
     assert str(board.state.copy.folder) not in shown and "/tmp" not in shown
@@ -157,7 +158,7 @@ def test_a_result_replaced_after_a_refresh_never_shows_its_new_number_as_yes(boa
     for shown in (first, restart):  # a refresh, a restart
         shown.refresh()
         answer = shown.api_board("fine", 1, "overall")
-        yes = [r for s in answer["sections"] for r in s["rows"] if r["verified"] == "yes"]
+        yes = [r for s in answer["sections"] for r in s["rows"] if r["verified"] == "consistent"]
         assert all(r["overall fine R@1"] != claimed for r in yes) and HONEST not in [r["model"] for r in yes]
     assert "1 pending" in answer["status"] and len(waiting.calls) == 1
     assert json.loads(verdicts.read_text())  # the honest bytes' verdict stays until a refresh no longer sees them
@@ -187,7 +188,7 @@ def test_verdicts_are_bounded_and_a_damaged_entry_is_dropped_alone(board, repo, 
     assert Verdicts(verdicts).known.keys() == kept.keys()  # after a restart, every one is still there
     damaged = dict(kept)
     first = next(iter(damaged))
-    damaged[first] = {"text": "yes", "key": first}  # "yes" without the placement verify recomputed
+    damaged[first] = {"text": "consistent", "key": first}  # "consistent" without the placement verify recomputed
     verdicts.write_text(json.dumps(damaged))
     assert Verdicts(verdicts).known.keys() == kept.keys() - {first}
 
@@ -368,16 +369,15 @@ def test_the_served_board_answers_through_gradio_client(served, board):
     assert {s["model"]: s["verified"] for s in answer["submissions"]} == {
         s[0]: s[2] for s in board.submissions()}
     status, *_ = client.predict(0, api_name="/refresh")
-    assert status.endswith("verified: 1 yes, 2 no.")
+    assert status.endswith("verified: 1 consistent, 2 no.")
 
 
 @pytest.mark.slow
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists() and os.environ.get("CI") != "true",  # in CI (.ci/run installs it) it must run
-                    reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
+@needs_chromium
 def test_a_browser_sees_the_verified_row_and_the_tampered_ones_not(served, tmp_path):
     rows = browser_reads_the_board(served, tmp_path)
-    assert rows[HONEST].startswith(f"1 {HONEST} yes 1 ")  # rank, model, verified, group
+    assert rows[HONEST].startswith(f"1 {HONEST} consistent 1 ")  # rank, model, verified, group
     assert rows[EDITED_SCORE].startswith(EDITED_SCORE) and " no: overall fine_recall@1 claimed " in rows[EDITED_SCORE]
     assert rows[EDITED_RANKING].startswith(EDITED_RANKING)  # unranked, labelled by its folder
     assert " no: RealStudioFlat fine_recall@1 claimed " in rows[EDITED_RANKING]

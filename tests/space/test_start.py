@@ -174,7 +174,7 @@ def _prepare(assets: Path, fake, tmp_path, pinned: str) -> subprocess.CompletedP
     """``lookbench demo --prepare`` with a Hub that answers (the loopback fake) and an empty Hub cache."""
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
     env.update(HF_ENDPOINT=fake.url, HF_HUB_CACHE=str(tmp_path / "hub"), LOOKBENCH_DEMO_SPACE=f"lookbench/demo@{pinned}",
-               HF_HUB_DISABLE_XET="1")
+               HF_HUB_DISABLE_XET="1", COLUMNS="1000")  # each message on one line (terminal.say wraps at the width)
     return subprocess.run([sys.executable, "-m", "lookbench", "demo", "--prepare", "--assets", str(assets)],
                           capture_output=True, text=True, timeout=900, env=env)
 

@@ -252,7 +252,7 @@ def test_a_stored_verdict_is_at_most_4_kb(copy):
     verdict = Verdict("no: " + "x" * 100_000, "k" * 64)
     assert len(json.dumps(verdict.to_json())) <= MAX_VERDICT_BYTES
     assert Verdict.from_json(verdict.to_json()).text.endswith("…")
-    big = Verdict("yes", "k" * 64, {"data": "d" * 10_000})
+    big = Verdict("consistent", "k" * 64, {"data": "d" * 10_000})
     assert Verdict.from_json(big.to_json()).status == "not checked"
 
 

@@ -1,0 +1,54 @@
+"""The items of an annotated raw release a review shows, each keyed ``<Config>/<split>/<item_id>``."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lookbench.schema import SUBSETS
+
+from lookbench.dataset_builder.sources import RawSource
+
+
+@dataclass(frozen=True)
+class Item:
+    """One row of the raw release to review; ``key`` (``<Config>/<split>/<item_id>``) names it in every decision."""
+
+    key: str
+    config: str
+    split: str
+    file: str  # the JSONL file, relative to the release
+    line: int
+    record: dict = field(compare=False, repr=False)
+
+    @property
+    def proposals(self) -> dict:
+        return self.record.get("proposals") or {}
+
+    @property
+    def folder(self) -> str:
+        return self.file.rsplit("/", 1)[0]
+
+
+def read_items(raw: Path) -> tuple[list[Item], list[str]]:
+    """Every row of the raw release that can be reviewed, in release order, and why each other row cannot (a row that
+    is not a JSON object, has no string ``item_id``, or repeats a key), one line each naming file and line."""
+    source = RawSource(raw)
+    items, problems, seen = [], [], {}
+    for config in source.folders:
+        if config not in SUBSETS:
+            continue
+        for split in SUBSETS[config].splits:
+            where = source.location(config, split)
+            for line, record in source.lines(config, split):
+                item_id = record.get("item_id") if isinstance(record, dict) else None
+                if not isinstance(record, dict):
+                    problems.append(f"{where} line {line}: {record}")
+                elif not isinstance(item_id, str) or not item_id:
+                    problems.append(f"{where} line {line}: no item_id to key its review by")
+                elif (key := f"{config}/{split}/{item_id}") in seen:
+                    problems.append(f"{where} line {line}: item_id {item_id!r} repeats line {seen[key]}; a review "
+                                    "names an item by its subset, split and item_id")
+                else:
+                    seen[key] = line
+                    items.append(Item(key, config, split, where, line, record))
+    return items, problems

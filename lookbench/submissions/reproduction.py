@@ -1,0 +1,407 @@
+"""``lookbench reproduce-submission``: a submission's model re-run at its pinned commit on the same data with the
+engine, and its rankings compared with the submitted ones (docs/submitting.md, "reproduced").
+
+The comparison is one function (``compare``) that both the command and the leaderboard call: per-query top-1
+agreement and top-10 overlap from the two ranking files as ``lookbench.submissions.ranking`` parses them, and every
+claimed score against the re-run's 95 % interval, drawn again (``lookbench.results.stats``) from the re-run's
+per-query outcomes once they give the re-run's own scores (``outcomes.check_result``). A reproduction record lives in
+the results repo under ``reproductions/``, mirroring the submission's folder::
+
+    reproductions/<owner>/<name>/<commit>/<data>/<settings>/<device>-<precision>/
+        reproduction.json                   device, precision, library versions, the submission's key, the figures
+        README.md                           the same in words (the pull request's description)
+        rerun/results.json                  the re-run, as ``evaluate --output`` writes it
+        rerun/results.predictions/<subset>.parquet
+
+``rerun/`` is laid out as a submission, so ``lookbench verify <record>/rerun`` re-judges the re-run from its rankings.
+The leaderboard never takes the record's typed figures: it recomputes them from both rankings for the submission's
+current key.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from lookbench.files import contained_file, read_regular
+from lookbench.results.store import MAX_RESULT_BYTES, parse_json, predictions_folder
+from lookbench.submissions.ranking import MAX_RANKING_BYTES, Ranking, parse_ranking, shorten
+from lookbench.submissions.verify import RESULT_NAME, ranking_rows, read_submission, result_parts
+
+ROOT = "reproductions"  # the results repo's folder of reproduction records
+RECORD = "reproduction.json"
+RERUN = "rerun"  # the re-run's result and rankings, a submission-shaped folder inside the record
+RECORD_FORMAT = 1
+TOP1 = 98.0  # percent of queries whose first item must agree (devices and precisions move a few near-ties)
+OVERLAP_K = 10
+TOLERANCE = 1e-6  # percent points around an interval's ends
+MAX_RECORD_BYTES = 1024 * 1024
+MAX_REASONS = 12
+MAX_RECORD_FILES = 16  # a record, its README, the re-run and its rankings
+MAX_CHECKED = 10_000  # records judged and kept by the board (one per submission a copy can hold)
+LIBRARIES = ("lookbench", "torch", "transformers", "datasets", "faiss-cpu", "numpy", "huggingface_hub")
+_RANKINGS = predictions_folder(Path(RESULT_NAME)).name  # "results.predictions"
+
+
+@dataclass
+class Reproduction:
+    """The comparison of a submission with a re-run: ``agreement`` per subset and ``overall`` (queries, top-1 agreement
+    and top-10 overlap in percent), ``claims`` (name, claimed, lo, hi, inside) and the ``reasons`` against;
+    ``reproduced`` only when none stands."""
+
+    agreement: dict = field(default_factory=dict)
+    claims: list = field(default_factory=list)
+    reasons: list = field(default_factory=list)
+
+    @property
+    def reproduced(self) -> bool:
+        return not self.reasons
+
+    def figures(self) -> str:
+        """The agreement in one line: what every verdict names."""
+        total = self.agreement.get("overall")
+        if not total:
+            return "no agreement measured"
+        outside = sum(not c["inside"] for c in self.claims)
+        return (f"top-1 agreement {total['top1']:.2f}% of {total['queries']} queries (needs {TOP1:g}%), top-{OVERLAP_K} "
+                f"overlap {total['top10']:.2f}%, {len(self.claims) - outside} of {len(self.claims)} claimed scores inside "
+                "the re-run's 95% interval")
+
+    def to_json(self) -> dict:
+        return {"reproduced": self.reproduced, "agreement": self.agreement, "claims": self.claims,
+                "reasons": self.reasons[:MAX_REASONS]}
+
+
+def _tops(ranking: Ranking, queries: int, k: int) -> np.ndarray:
+    """queries x k gallery rows (-1 where a query ranks fewer), by the 1-based query and rank the file gives; rows
+    outside 1..queries or 1..k are not read."""
+    out = np.full((queries, k), -1, dtype=np.int64)
+    keep = (ranking.query >= 1) & (ranking.query <= queries) & (ranking.rank >= 1) & (ranking.rank <= k)
+    out[ranking.query[keep] - 1, ranking.rank[keep] - 1] = ranking.gallery_index[keep]
+    return out
+
+
+def agreement(submitted: Ranking, rerun: Ranking, queries: int) -> dict:
+    """Per-query agreement of two rankings of the same ``queries``: the share whose first item is the same gallery row
+    (top-1) and the mean share of the submitted top-10 the re-run also ranks in its top-10, in percent."""
+    a, b = _tops(submitted, queries, OVERLAP_K), _tops(rerun, queries, OVERLAP_K)
+    top1 = (a[:, 0] >= 0) & (a[:, 0] == b[:, 0])
+    listed = a >= 0
+    shared = ((a[:, :, None] == b[:, None, :]) & listed[:, :, None]).any(axis=2)
+    overlap = shared.sum(axis=1) / np.maximum(listed.sum(axis=1), 1)
+    return {"queries": queries, "top1_agreeing": int(top1.sum()), "top1": 100.0 * top1.mean() if queries else 0.0,
+            "top10": 100.0 * overlap.mean() if queries else 0.0}
+
+
+def _queries(result: dict, subset: str) -> int:
+    count = result.get(subset, {}).get("num_queries") if isinstance(result.get(subset), dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
+def compare(claims: dict, submitted: dict[str, Ranking], rerun_result: dict, rerun: dict[str, Ranking]) -> Reproduction:
+    """The one comparison of a submission (its result ``claims`` and rankings) with a re-run (its result and
+    rankings): the re-run's intervals are drawn again from its outcomes, which must give its own scores."""
+    from lookbench.results.outcomes import check_result
+    from lookbench.results.stats import intervals
+
+    out = Reproduction()
+    if sorted(submitted) != sorted(rerun):
+        out.reasons.append(f"the re-run ranks {', '.join(sorted(rerun)) or 'no subset'}; the submission "
+                           f"{', '.join(sorted(submitted))}")
+        return out
+    counts = {}
+    for subset in sorted(submitted):
+        n = _queries(claims, subset)
+        if n != _queries(rerun_result, subset):
+            out.reasons.append(f"{subset}: the re-run has {_queries(rerun_result, subset)} queries, the submission {n}")
+            return out
+        counts[subset] = agreement(submitted[subset], rerun[subset], n)
+    total = sum(c["queries"] for c in counts.values())
+    agreeing = sum(c["top1_agreeing"] for c in counts.values())
+    out.agreement = {**counts, "overall": {
+        "queries": total, "top1_agreeing": agreeing, "top1": 100.0 * agreeing / total if total else 0.0,
+        "top10": sum(c["top10"] * c["queries"] for c in counts.values()) / total if total else 0.0}}
+    try:
+        bounds = intervals(check_result(rerun_result, "the re-run"))
+    except ValueError as err:
+        out.reasons.append(shorten(str(err), 300).strip("'\""))
+        return out
+    for block, drawn in bounds.items():
+        given = claims.get(block) if isinstance(claims.get(block), dict) else {}
+        for name, (lo, hi) in sorted(drawn.items()):
+            metric, _, at = name.partition("@")
+            value = given.get(metric, {}).get(f"@{at}") if isinstance(given.get(metric), dict) else None
+            if value is None:
+                continue
+            number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            inside = number and lo - TOLERANCE <= value <= hi + TOLERANCE
+            out.claims.append({"name": f"{block} {name}", "claimed": value if number else None, "lo": round(lo, 4),
+                               "hi": round(hi, 4), "inside": bool(inside)})
+    overall = out.agreement["overall"]
+    if overall["top1"] < TOP1:
+        out.reasons.append(f"top-1 agreement {overall['top1']:.2f}% ({overall['top1_agreeing']} of {overall['queries']} "
+                           f"queries) is below {TOP1:g}%")
+    for claim in (c for c in out.claims if not c["inside"]):
+        out.reasons.append(f"{claim['name']} claimed {claim['claimed']}, outside the re-run's 95% interval "
+                           f"[{claim['lo']}, {claim['hi']}]")
+    if not out.claims:
+        out.reasons.append("no claimed score has a re-run interval to be compared with")
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the submission's side
+
+@dataclass
+class Submitted:
+    """A submission as hashed: its ``key`` (verify's), its result, its rankings parsed, its provenance."""
+
+    folder: Path
+    key: str
+    result: dict
+    rankings: dict
+
+
+def read(path) -> Submitted:
+    """The submission at ``path`` (what ``verify`` takes), every file read once and hashed into verify's key, the
+    result and rankings parsed from those same bytes."""
+    from lookbench.submissions.verify import locate
+
+    folder, name = locate(path)
+    key, raw, files = read_submission(folder, name, keep=lambda r: r.startswith(f"{_RANKINGS}/"))
+    try:
+        result = parse_json(raw)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+    _, blocks, _ = result_parts(result, name)
+    rankings = {}
+    for subset in blocks:
+        relative = f"{_RANKINGS}/{subset}.parquet"
+        if relative not in files:
+            raise ValueError(f"{name} has no saved ranking of {subset} ({relative})")
+        rankings[subset] = parse_ranking(files[relative], relative, max_rows=ranking_rows(blocks, subset))
+    return Submitted(folder, key, result, rankings)
+
+
+def pinned_model(provenance: dict) -> tuple[str, str, str]:
+    """(what to load, Hub id, commit): the submission's model at its pinned commit — the registered name when the
+    registry pins that very repo and commit (its preprocessing is the harness's), else ``owner/name@commit``."""
+    from lookbench.encoders.registry import REGISTRY
+    from lookbench.paths import check_commit, check_hub_id
+    from lookbench.submissions.submit import hub_model
+
+    submitted = provenance.get("submission")
+    if isinstance(submitted, dict):
+        what = "provenance.submission"
+        hub_id = check_hub_id(submitted.get("model"), what)
+        commit = check_commit(hub_id, submitted.get("revision"), what)
+    else:
+        hub_id, commit = hub_model(provenance.get("model"), None)
+    name = (provenance.get("model") or {}).get("name")
+    meta = REGISTRY.get(name) if isinstance(name, str) else None
+    if meta is not None and meta.hub_id == hub_id and meta.hub_revision == commit:
+        return name, hub_id, commit
+    return f"{hub_id}@{commit}", hub_id, commit
+
+
+def versions() -> dict:
+    """The installed versions of the libraries a re-run's numbers depend on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def rerun(submission: Submitted, work: Path, device: str | None = None, precision: str | None = None,
+          trust_remote_code: bool = False, quiet: bool = True):
+    """The engine's evaluation of the submission's model at its commit with the submission's own settings, written
+    into ``work`` (``results.json`` + rankings); returns (result dict, what was loaded)."""
+    from lookbench.engine import evaluate
+    from lookbench.errors import EvaluationError
+    from lookbench.results.store import Settings
+    from lookbench.submissions.verify import named_data
+
+    provenance = submission.result["provenance"]
+    settings = Settings.of(provenance)
+    model, hub_id, commit = pinned_model(provenance)
+    text = settings.queries.startswith("text-")
+    result = evaluate(model, data=named_data(provenance["dataset"]),
+                      subsets=list(settings.subsets) if settings.chosen_subsets else None, cutoff=settings.cutoff,
+                      distractors=settings.distractors, mode=settings.mode, precision=precision or settings.precision,
+                      device=device, index=settings.index, output_dir=work, save_predictions=True, quiet=quiet,
+                      use_cache=False,  # a re-run runs the model: no embedding another run left here is read
+                      trust_remote_code=trust_remote_code, queries="text" if text else "image",
+                      **({"text_form": settings.queries.removeprefix("text-")} if text else {}))
+    loaded = result.provenance["model"].get("revision")
+    if loaded != commit:
+        raise EvaluationError(f"the re-run loaded {hub_id} at {shorten(loaded, 60)}, not the pinned commit {commit}")
+    return json.loads((work / RESULT_NAME).read_text()), model
+
+
+def rankings_of(folder: Path, result: dict, where: str) -> dict[str, Ranking]:
+    """A result's saved rankings beside its ``results.json`` in ``folder``, parsed as verify parses a submission's."""
+    _, blocks, _ = result_parts(result, where)
+    out = {}
+    for subset in blocks:
+        relative = f"{_RANKINGS}/{subset}.parquet"
+        content = read_regular(contained_file(folder, relative), MAX_RANKING_BYTES, f"{where}/{relative}")
+        out[subset] = parse_ranking(content, f"{where}/{relative}", max_rows=ranking_rows(blocks, subset))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the record
+
+def record_folder(submission: Submitted, device: str, precision: str) -> str:
+    """The record's folder in the results repo: the submission's own folder under ``reproductions/``, then
+    ``<device>-<precision>``."""
+    from lookbench.paths import printable_name
+    from lookbench.submissions.submit import folder_of
+
+    provenance = submission.result["provenance"]
+    _, hub_id, commit = pinned_model(provenance)
+    run = printable_name(re.sub(r"[^A-Za-z0-9._-]+", "-", f"{device}-{precision}").strip("-"), "the device")
+    return f"{folder_of(provenance, hub_id, commit, str(submission.folder), root=ROOT)}/{run}"
+
+
+def record(submission: Submitted, rerun_result: dict, loaded: str, found: Reproduction) -> dict:
+    """The reproduction record: what ran where, the submission it is bound to (its key), and the figures."""
+    provenance = rerun_result["provenance"]
+    _, hub_id, commit = pinned_model(submission.result["provenance"])
+    return {"record_format": RECORD_FORMAT, "submission_key": submission.key,
+            "model": {"id": hub_id, "commit": commit, "loaded_as": loaded,
+                      "weights_sha256": provenance["model"].get("weights_sha256")},
+            "device": provenance.get("device"), "precision": provenance.get("precision"), "versions": versions(),
+            "data": {f: provenance["dataset"].get(f) for f in ("name", "key", "revision", "commit")},
+            "ran_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), **found.to_json()}
+
+
+def files_of(folder: str, made: dict, work: Path) -> dict[str, bytes]:
+    """The record's files at their paths in the results repo: the record, its README and the re-run."""
+    files = {f"{folder}/{RECORD}": json.dumps(made, indent=2).encode(), f"{folder}/README.md": readme(made).encode()}
+    for path in sorted(p for p in work.rglob("*") if p.is_file()):
+        relative = path.relative_to(work).as_posix()
+        if relative == RESULT_NAME or relative.startswith(f"{_RANKINGS}/"):
+            files[f"{folder}/{RERUN}/{relative}"] = path.read_bytes()
+    return files
+
+
+def readme(made: dict) -> str:
+    model, overall = made["model"], made["agreement"].get("overall") or {}
+    verdict = "reproduced" if made["reproduced"] else "not reproduced"
+    lines = [f"# LookBench reproduction: {model['id']} at {model['commit']}", "",
+             f"**{verdict}** on {made['device']} ({made['precision']}): top-1 agreement "
+             f"{overall.get('top1', 0):.2f}% of {overall.get('queries', 0)} queries, top-{OVERLAP_K} overlap "
+             f"{overall.get('top10', 0):.2f}%; {sum(c['inside'] for c in made['claims'])} of {len(made['claims'])} "
+             "claimed scores inside the re-run's 95% interval.", "",
+             f"Bound to the submission whose files hash to `{made['submission_key']}` (`lookbench verify`'s key).",
+             f"Libraries: {', '.join(f'{k} {v}' for k, v in made['versions'].items() if v)}.", ""]
+    lines += [f"- {reason}" for reason in made["reasons"]]
+    return "\n".join(lines) + "\n"
+
+
+def render(found: Reproduction, made: dict) -> str:
+    """The comparison as the command prints it: per subset the agreement, every claim outside its interval, then the
+    verdict naming the figures."""
+    model = made["model"]
+    lines = [f"{model['id']} at {model['commit']} re-run as {model['loaded_as']} on {made['device']} ({made['precision']})",
+             f"{'subset':<18} {'queries':>8} {'top-1 agree':>12} {'top-10 overlap':>15}"]
+    lines += [f"{name:<18} {a['queries']:>8} {a['top1']:>11.2f}% {a['top10']:>14.2f}%" for name, a in found.agreement.items()]
+    lines += [f"- {reason}" for reason in found.reasons[:MAX_REASONS]]
+    if len(found.reasons) > MAX_REASONS:
+        lines.append(f"- and {len(found.reasons) - MAX_REASONS} more")
+    lines.append(("reproduced: " if found.reproduced else "not reproduced: ") + found.figures())
+    return "\n".join(lines)
+
+
+def as_submission(files: dict[str, bytes], folder: str, made: dict):
+    """The record as ``lookbench.submissions.submit`` sends one: a pull request adding its files."""
+    from lookbench.submissions.submit import MARK, Submission
+
+    digest = hashlib.sha256()
+    for name, content in sorted(files.items()):
+        digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
+    sid = digest.hexdigest()
+    verdict = "reproduced" if made["reproduced"] else "not reproduced"
+    title = (f"reproduction of {made['model']['id']}@{made['model']['commit'][:12]} on {made['device']} "
+             f"{made['precision']}: {verdict} [{MARK} {sid[:16]}]")
+    return Submission(folder, files, sid, title)
+
+
+# ------------------------------------------------------------------------------------------ the board's side
+
+def check_record(record: Path, submission: Submitted) -> Reproduction | None:
+    """A record folder judged again for ``submission`` as it is now: ``None`` when the record is not bound to the
+    submission's current key (or cannot be read), else the comparison recomputed from both rankings — the record's
+    typed figures are never read."""
+    try:
+        made = parse_json(read_regular(contained_file(record, RECORD), MAX_RECORD_BYTES, RECORD))
+        if not isinstance(made, dict) or made.get("submission_key") != submission.key:
+            return None
+        rerun = f"{RERUN}/{RESULT_NAME}"
+        rerun_result = parse_json(read_regular(contained_file(record, rerun), MAX_RESULT_BYTES, rerun))
+        rerun_rankings = rankings_of(record / RERUN, rerun_result, RERUN)
+    except ValueError:
+        return None
+    return compare(submission.result, submission.rankings, rerun_result, rerun_rankings)
+
+
+def records_of(root: Path, relative: str) -> list[Path]:
+    """The record folders of the submission at ``relative`` (``submissions/…``) in the results repo ``root``; links
+    are not followed."""
+    parts = Path(relative).parts
+    base = Path(root, ROOT, *(parts[1:] if parts[:1] == ("submissions",) else parts))
+    if not base.is_dir() or not base.resolve().is_relative_to(Path(root).resolve()):
+        return []
+    return sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink() and (p / RECORD).is_file())
+
+
+def _digest(record: Path) -> str | None:
+    """The sha256 of a record's files (names and bytes, each read within its limit), or ``None`` if one cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        files = sorted(p for p in record.rglob("*") if p.is_file() and not p.is_symlink())
+        for path in files[:MAX_RECORD_FILES]:
+            limit = MAX_RANKING_BYTES if path.suffix == ".parquet" else MAX_RESULT_BYTES
+            relative = path.relative_to(record).as_posix()
+            digest.update(f"{relative}\0{hashlib.sha256(read_regular(path, limit, relative)).hexdigest()}\n".encode())
+    except (OSError, ValueError):
+        return None
+    return digest.hexdigest()
+
+
+_CHECKED: dict = {}  # (submission key, record digest) -> reproduced: the board asks again at every new verdict
+
+
+def reproduced(root: Path, folder: Path, key: str) -> bool:
+    """Whether a record under ``root``/reproductions/ agrees with the submission in ``folder`` (inside ``root``) whose
+    files hash to ``key``: bound to that key, and agreeing when recomputed from both rankings (``compare``)."""
+    records = records_of(root, folder.relative_to(root).as_posix())
+    digests = [(record, _digest(record)) for record in records]
+    submission = None
+    for record, digest in digests:
+        if digest is None:
+            continue
+        if (key, digest) not in _CHECKED:
+            try:
+                submission = submission or read(folder)
+            except (OSError, ValueError):
+                return False
+            if submission.key != key:  # its files changed since the row was read: that row is not shown reproduced
+                return False
+            found = check_record(record, submission)
+            if len(_CHECKED) >= MAX_CHECKED:
+                _CHECKED.clear()
+            _CHECKED[(key, digest)] = found is not None and found.reproduced
+        if _CHECKED[(key, digest)]:
+            return True
+    return False

@@ -1,0 +1,1 @@
+"""The review app (``lookbench review``): people accept or correct the proposals of an annotated raw release."""

@@ -1,0 +1,194 @@
+"""The "Your results" tab: a stored result with saved rankings (``lookbench evaluate --save-predictions``, a
+submission folder) browsed in the page — its attribute error chart and its worst queries with their marked top
+results, filtered by subset, category and attribute.
+
+The records are ``lookbench explain --report``'s (``lookbench.report.records.worst_queries``), each row drawn by the
+report's ``query_row``; only the results found under the folder the demo was given are offered, each read through
+the project's containment readers, so a visitor's choice never names a file of its own.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from lookbench.errors import shown
+from lookbench.leaderboard.render import markdown_safe
+from lookbench.report.records import Report
+
+ALL = "all"  # a filter that keeps every query
+TOP = 10  # results per query, as ``lookbench explain --report`` shows them
+WORST = 100  # the worst queries read, as its --worst; the filters choose among them
+SHOWN = 30  # the rows drawn at once (each row inlines its thumbnails)
+MAX_FOLDERS = 10_000  # folders walked below the given one
+log = logging.getLogger("lookbench.space")
+
+
+@dataclass
+class Opened:
+    """A result as the tab shows it: its records, and its thumbnails (``{}`` with ``images`` saying why not)."""
+
+    report: Report
+    thumbnails: dict
+    images: str = ""
+
+
+def offered(given) -> tuple[Path | None, list[str], bool]:
+    """The folder the tab reads inside, the results under it with saved rankings (paths relative to it), and whether
+    the walk stopped at ``MAX_FOLDERS`` before the end:
+    ``given`` a result JSON (itself), or a folder — an ``evaluate --output`` folder, a submission, a results store or
+    a folder of submissions — walked without following links to folders; a folder's ``results.json`` first."""
+    from lookbench.results.store import predictions_folder
+    from lookbench.submissions.verify import RESULT_NAME
+
+    if given is None:
+        return None, [], False
+    given = Path(given)
+    if given.is_file():
+        return given.parent, [given.name], False
+    if not given.is_dir():
+        return None, [], False
+    found = []
+    for visited, (top, folders, names) in enumerate(os.walk(given)):
+        if visited >= MAX_FOLDERS:
+            return given, found, True
+        folders[:] = sorted(f for f in folders if not f.endswith(".predictions"))
+        found += [str((Path(top) / n).relative_to(given)) for n in sorted(names, key=lambda n: (n != RESULT_NAME, n))
+                  if n.endswith(".json") and predictions_folder(Path(top) / n).is_dir()]
+    return given, found, False
+
+
+class YourResults:
+    """The stored results under one folder, each opened once (records and thumbnails kept while its JSON is the
+    same file) and browsed by ``browse``."""
+
+    def __init__(self, given):
+        self.given = given
+        self.root, self.choices, self.cut = offered(given)
+        self._opened: dict[tuple, Opened] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def empty(self) -> str:
+        """What the tab says when it has nothing to offer."""
+        start = "start with `lookbench demo --results PATH` (a result JSON or folder written with --save-predictions)"
+        if self.given is None:
+            return f"No stored result given: {start}"
+        return f"No result with saved rankings in {shown(str(self.given))}: {start}"
+
+    def browse(self, choice, subset=ALL, category=ALL, attribute=ALL):
+        """The tab's answer: its line, the attribute error chart (of the subset chosen, else overall; ``None``: not
+        in the result), the worst queries kept by the filters as HTML, and each filter's values."""
+        from lookbench.engine.results import attribute_figure
+        from lookbench.space.views import worst_html
+
+        opened = self.open(choice)
+        report = opened.report
+        kept = filtered(report, subset, category, attribute)
+        errors = report.attribute_errors.get("overall" if subset == ALL else subset)
+        figure = attribute_figure(errors, "Attribute error rate@1, " + ("all subsets" if subset == ALL else subset)
+                                  ) if errors else None  # the result's name is the line above it
+        line = (f"**{markdown_safe(report.title)}** ({markdown_safe(choice)}): {report.evaluated} queries evaluated; "
+                + ", ".join(f"{label} {value}" for label, value in report.headline[:-1])
+                + f". The {len(report.queries)} worst (fine misses, by how far the first fine hit is): "
+                + f"**{len(kept)}** kept by the filters" + (f", the first {SHOWN} shown" if len(kept) > SHOWN else "")
+                + f"; top {TOP} results each.")
+        if not errors:
+            line += (" No attribute errors in this result (written before they were kept)." if errors is None else
+                     " No query with attributes has a top-1 item of its category.")
+        if opened.images:
+            line += f" {markdown_safe(opened.images)}"
+        if self.cut:
+            line += f" Only the results in the first {MAX_FOLDERS:,} folders under the given one are offered."
+        return line, figure, worst_html(kept[:SHOWN], opened.thumbnails), filters(report)
+
+    def open(self, choice) -> Opened:
+        """The result ``choice`` (one of ``choices``), or a ``ValueError`` with the one line the tab shows."""
+        from lookbench.files import contained_file
+        from lookbench.report import records
+        from lookbench.results.store import predictions_folder
+
+        if choice not in self.choices:
+            raise ValueError(f"Unknown result {shown(choice)}; choose one of {', '.join(self.choices)}" if self.choices
+                             else self.empty)
+        path = contained_file(self.root, choice)
+        rankings = predictions_folder(path)
+        for name in sorted(os.listdir(rankings)) if rankings.is_dir() else ():  # every ranking inside the folder
+            contained_file(self.root, str((rankings / name).relative_to(self.root.resolve())))
+        stat = path.stat()
+        key = (choice, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            if key not in self._opened:
+                report = records.worst_queries(path, TOP, WORST)
+                try:
+                    opened = Opened(report, records.thumbnails(report))
+                except Exception as err:  # the records stand without their pictures; the tab says why
+                    log.warning("thumbnails of %s: %s", choice, " ".join(str(err).split())[:300])
+                    opened = Opened(report, {}, f"Images not shown: {' '.join(str(err).split())[:200]}")
+                self._opened = {k: v for k, v in self._opened.items() if k[0] != choice} | {key: opened}
+            return self._opened[key]
+
+    def answer(self, choice, subset=ALL, category=ALL, attribute=ALL):
+        """The tab's outputs: its line, the attribute error chart, the worst queries kept by the filters (HTML) and
+        the three filters (their values); anything wrong with the choice or the stored result is the line alone."""
+        import gradio as gr
+
+        try:
+            line, figure, rows, values = self.browse(choice, subset, category, attribute)
+        except ValueError as err:  # a bad choice, a result without saved rankings, a damaged file: one line
+            message = " ".join(str(err).split())
+            log.warning("refused: %s", message)  # bad input is expected: no traceback
+            return (f"⚠️ {markdown_safe(message)}", None, "", *(gr.update(choices=[ALL], value=ALL) for _ in range(3)))
+        except Exception as err:  # never a traceback in front of the user; the app keeps serving
+            log.exception("opening %s failed", choice)
+            return (f"⚠️ {markdown_safe(f'{choice} cannot be opened: {type(err).__name__}: {err}'[:400])}", None, "",
+                    *(gr.update(choices=[ALL], value=ALL) for _ in range(3)))
+        chosen = {"subset": subset, "category": category, "attribute": attribute}
+        return (line, figure, rows, *(gr.update(choices=[ALL, *values[name]], value=chosen[name])
+                                      for name in ("subset", "category", "attribute")))
+
+    def tab(self, tab) -> None:
+        """The tab's components and events, inside ``tab`` (a ``gr.Tab`` of any Blocks: the demo's, or a board's
+        over its submissions). Its API: ``/your_results`` (result, subset, category, attribute)."""
+        import gradio as gr
+
+        gr.Markdown("A stored result with saved rankings (`lookbench evaluate --save-predictions`, given as "
+                    "`lookbench demo --results PATH`): its attribute errors and its worst queries, as "
+                    "`lookbench explain --report` shows them.")
+        with gr.Row():
+            stored = gr.Dropdown(self.choices, value=next(iter(self.choices), None), label="Stored result",
+                                 elem_id="your-result", scale=2)
+            filters = [gr.Dropdown([ALL], value=ALL, label=name.title(), elem_id=f"your-{name}")
+                       for name in ("subset", "category", "attribute")]
+        note = gr.Markdown("" if self.choices else f"⚠️ {markdown_safe(self.empty)}", elem_id="your-note")
+        with gr.Row(equal_height=False):  # the chart beside the worst queries, stacked on a phone
+            with gr.Column(scale=2, min_width=320):
+                chart = gr.Plot(label="Attribute error rate@1", elem_id="your-chart")
+            with gr.Column(scale=3, min_width=340):
+                rows = gr.HTML(elem_id="your-queries")
+        browse = dict(fn=self.answer, outputs=[note, chart, rows, *filters], preprocess=False)
+        # Another result (or the tab opened): every filter back to all; a filter: the result filtered.
+        for event in (stored.input, tab.select):
+            event(**browse, inputs=stored, api_name=False)
+        for name, control in zip(("your_results", False, False), filters):
+            control.input(**browse, inputs=[stored, *filters], api_name=name)
+
+
+def filtered(report: Report, subset=ALL, category=ALL, attribute=ALL) -> list:
+    """The worst queries kept by the filters (``ALL``: any); a value the report does not have is a ``ValueError``."""
+    options = filters(report)
+    for name, value in (("subset", subset), ("category", category), ("attribute", attribute)):
+        if value not in (ALL, *options[name]):
+            raise ValueError(f"Unknown {name} {shown(value)} in this result; choose one of "
+                             f"{', '.join([ALL, *options[name]])}")
+    return [w for w in report.queries if subset in (ALL, w.subset) and category in (ALL, w.category)
+            and (attribute == ALL or attribute in w.attribute_names())]
+
+
+def filters(report: Report) -> dict[str, list[str]]:
+    """Each filter's values: those of the worst queries shown (as the report's filters offer them)."""
+    return {"subset": list(dict.fromkeys(w.subset for w in report.queries)),
+            "category": sorted({w.category for w in report.queries}),
+            "attribute": sorted({a for w in report.queries for a in w.attribute_names()})}
