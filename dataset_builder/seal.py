@@ -29,7 +29,7 @@ from lookbench.schema import SUBSETS, release_date
 
 from lookbench.dataset_builder.append import BuiltFolder
 from lookbench.dataset_builder.export import is_report, staging_folder, write_card
-from lookbench.dataset_builder.sources import SourceError
+from lookbench.dataset_builder.sources import SourceError, read_contained
 from lookbench.dataset_builder.text_queries import TEXT_CONFIG
 
 SEALED_KEY = "lookbench_sealed"  # public card: {releases, until, labels (the labels repo)}
@@ -68,8 +68,16 @@ def check_until(until: str | None) -> str | None:
 
 
 def card_yaml(folder: Path) -> dict:
-    card = Path(folder) / "README.md"
-    return DatasetCard.load(card).data.to_dict() if card.is_file() else {}
+    """The YAML of the folder's card; read only as a regular file inside the folder (a link out is refused, never
+    followed), like every file the builder reads."""
+    folder = Path(folder)
+    card = folder / "README.md"
+    if not card.exists() and not card.is_symlink():
+        return {}
+    # A Hub cache snapshot's files are links into its repo's blobs/: contained in the repo's cache folder.
+    base, relative = ((folder.parent.parent, f"snapshots/{folder.name}/README.md") if folder.parent.name == "snapshots"
+                      else (folder, "README.md"))
+    return DatasetCard(read_contained(base, relative).decode("utf-8")).data.to_dict()
 
 
 def sealed_state(folder: Path) -> Sealed | None:

@@ -14,6 +14,9 @@ OFFLINE_ENV = {
     "HF_HOME": str(Path(__file__).resolve().parent.parent / ".hf_home" / "tests"),
 }
 os.environ.update(OFFLINE_ENV)
+# Output read whole: a test that checks what a command says is not a test of wrapping. tests/test_widths.py and the
+# captures set the narrow widths (80, 100, a pipe's default) explicitly.
+os.environ["COLUMNS"] = "400"
 
 
 import datasets  # noqa: E402  (after the environment above is set)

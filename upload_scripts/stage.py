@@ -462,7 +462,10 @@ def _labels_source(source: Path, labels) -> Path | None:
     from lookbench.dataset_builder.seal import LABELS_KEY, card_yaml, sealed_state
     from lookbench.files import folder_revision
 
-    sealed = sealed_state(source)
+    try:
+        sealed = sealed_state(source)
+    except ValueError as err:  # a card that is no regular file inside --data is never read
+        raise ValueError(f"{err}; nothing was staged") from None
     if sealed is None:
         if labels is not None:
             raise ValueError(f"--labels {labels}: --data {source} is not sealed, its labels are in it")

@@ -55,7 +55,9 @@ def run(args) -> int:
     if args.format == "markdown" and board.sections:  # a file's text: Markdown wraps it
         print("\n" + GROUPS_NOTE + "\n\n" + VERIFIED_NOTE)
     elif args.format == "table" and board.sections:
-        print("\n" + "\n".join([*terminal.paragraph(GROUPS_NOTE), "", *terminal.paragraph(VERIFIED_NOTE)]))
+        notes = [*terminal.paragraph(GROUPS_NOTE), ""]
+        notes += [line for given in VERIFIED_NOTE.split("\n") for line in terminal.paragraph(given, indent="  ")]
+        print("\n" + "\n".join(notes))
     if plot:
         print(f"plot: {board.plot(plot)}", file=sys.stderr)
     return 0

@@ -93,7 +93,7 @@ def test_the_output_refuses_to_build_until_reviewed(shop_crawl, tmp_path, capsys
     crawl, taxonomy = shop_crawl
     assert annotate(crawl, taxonomy, "metadata", tmp_path / "raw") == 0
     assert cli.main(["build", "--source", "raw", "--input", str(tmp_path / "raw"), "--out", str(tmp_path / "built"), "--quiet"]) == 2
-    assert "missing required field(s): category, main_attribute" in capsys.readouterr().err
+    assert "not reviewed (no reviewer has labelled it; lookbench review)" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")

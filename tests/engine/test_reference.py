@@ -51,7 +51,9 @@ def test_engine_matches_brute_force_on_a_non_saturated_release(graded, tmp_path,
         expected, rankings = brute_force(release, subset, mode)
         got = dict(result.subsets[subset])
         assert got.pop("per_category") == expected.pop("per_category")
-        assert {k: v for k, v in got.items() if k not in ("self_matches_removed", "gallery_size")} == pytest.approx(expected)
+        # attribute_errors: not a metric score; tests/results/test_attributes.py holds it against a brute-force count
+        kept = {k: v for k, v in got.items() if k not in ("self_matches_removed", "gallery_size", "attribute_errors")}
+        assert kept == pytest.approx(expected)
         assert 0 < got["fine_recall@1"] < got["coarse_recall@1"] <= 100 and got["fine_recall@1"] < got["fine_recall@20"]
         size = len(release[subset]["gallery"])
         first_five = np.array([r[:5] for r in rankings])

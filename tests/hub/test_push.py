@@ -129,7 +129,7 @@ def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachab
         assert proc.returncode == 0, proc.stderr[-3000:]
     dataset = next(r for r in staged.repos if r.repo_type == "dataset")
     assert dataset.releases == ("v20251201", "v20260301") and dataset.release_tag == "v20260301"
-    assert f"releases v20251201, v20260301 (data revision {dataset.data_revision}); tag v20260301 on the upload commit" in plan.stdout
+    assert f"releases v20251201, v20260301 (data revision {dataset.data_revision}); tag v20260301 on the upload commit" in " ".join(plan.stdout.split())  # wrapped to the width
     uploads = [c for c in fake.commit_log if c["repo"] == "dataset/lookbench/lookbench"]
     assert len(uploads) == 3
     assert uploads[0]["summary"].startswith("Upload lookbench/lookbench: releases v20251201, data revision local-")
@@ -172,7 +172,7 @@ def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path, photos):
         proc = run_cli("push", "--hub", str(tmp_path / "hub"), "--revision", "v20251201", endpoint=fake.url, token=TOKEN,
                        cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "the branch v20251201 carries the release name (no tag)" in proc.stdout
+    assert "the branch v20251201 carries the release name (no tag)" in " ".join(proc.stdout.split())
     assert fake.tags == {} and "dataset/lookbench/lookbench@v20251201" in fake.branches
 
 

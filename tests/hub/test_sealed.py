@@ -161,6 +161,13 @@ def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verifie
     public_files = [p for p in (mirror / "lookbench").rglob("*") if p.is_file() and "lookbench-labels" not in p.parts
                     and p.relative_to(mirror / "lookbench").parts[0] not in ("acme",)]
     public_files += [p for p in out.rglob("*") if p.is_file()] + [p for p in submission.rglob("*") if p.is_file()]
+    # The taxonomy is the answer space, not an answer: every allowed value of every category, tied to no row (it is
+    # what a proposer or a submitter's model must choose among). It names no item, so it can pair no row with a label.
+    taxonomy = mirror / "lookbench" / "taxonomy.json"
+    items = {row["item_id"] for shard in (mirror / "lookbench").glob("*/*.parquet")
+             for row in pq.read_table(shard, columns=["item_id"]).to_pylist()}
+    assert taxonomy.is_file() and not any(item in taxonomy.read_text() for item in items)
+    public_files.remove(taxonomy)
     assert any(p.suffix == ".parquet" for p in public_files) and any(p.name == "README.md" for p in public_files)
     history = card_yaml(data)["lookbench_history"]
     vocabulary = {w for step in history for text in [step["command"], step["source"], *step["releases"]]
