@@ -62,7 +62,12 @@ def offered(given) -> tuple[Path | None, list[str], bool]:
 
 class YourResults:
     """The stored results under one folder, each opened once (records and thumbnails kept while its JSON is the
-    same file) and browsed by ``browse``."""
+    same file) and browsed by ``browse``. A subclass offers other results (``listing``) read another way (``stamp``,
+    ``read``): the leaderboard's verified submissions (``lookbench.space.board.browse``)."""
+
+    INTRO = ("A stored result with saved rankings (`lookbench evaluate --save-predictions`, given as "
+             "`lookbench demo --results PATH`): its attribute errors and its worst queries, as "
+             "`lookbench explain --report` shows them.")
 
     def __init__(self, given):
         self.given = given
@@ -77,6 +82,42 @@ class YourResults:
         if self.given is None:
             return f"No stored result given: {start}"
         return f"No result with saved rankings in {shown(str(self.given))}: {start}"
+
+    def listing(self) -> list:
+        """The results offered now: each a value, or a (label, value) pair."""
+        return self.choices
+
+    def values(self) -> list[str]:
+        return [c[1] if isinstance(c, tuple) else c for c in self.listing()]
+
+    def stamp(self, choice) -> tuple:
+        """What the opened result is kept by: its JSON's file (every file read inside the given folder)."""
+        from lookbench.files import contained_file
+        from lookbench.results.store import predictions_folder
+
+        path = contained_file(self.root, choice)
+        rankings = predictions_folder(path)
+        for name in sorted(os.listdir(rankings)) if rankings.is_dir() else ():  # every ranking inside the folder
+            contained_file(self.root, str((rankings / name).relative_to(self.root.resolve())))
+        stat = path.stat()
+        return choice, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+    def read(self, choice) -> Opened:
+        """The report of ``choice`` and its thumbnails (a result's own files: the user's run)."""
+        from lookbench.files import contained_file
+        from lookbench.report import records
+
+        report = records.worst_queries(contained_file(self.root, choice), TOP, WORST)
+        return Opened(report, *self._thumbnails(choice, lambda: records.thumbnails(report)))
+
+    @staticmethod
+    def _thumbnails(choice, make) -> tuple[dict, str]:
+        """``make()``'s thumbnails; failing, none and the line saying why (the records stand without their pictures)."""
+        try:
+            return make(), ""
+        except Exception as err:
+            log.warning("thumbnails of %s: %s", choice, " ".join(str(err).split())[:300])
+            return {}, f"Images not shown: {' '.join(str(err).split())[:200]}"
 
     def browse(self, choice, subset=ALL, category=ALL, attribute=ALL):
         """The tab's answer: its line, the attribute error chart (of the subset chosen, else overall; ``None``: not
@@ -105,28 +146,15 @@ class YourResults:
         return line, figure, worst_html(kept[:SHOWN], opened.thumbnails), filters(report)
 
     def open(self, choice) -> Opened:
-        """The result ``choice`` (one of ``choices``), or a ``ValueError`` with the one line the tab shows."""
-        from lookbench.files import contained_file
-        from lookbench.report import records
-        from lookbench.results.store import predictions_folder
-
-        if choice not in self.choices:
-            raise ValueError(f"Unknown result {shown(choice)}; choose one of {', '.join(self.choices)}" if self.choices
+        """The result ``choice`` (one of those offered now), or a ``ValueError`` with the one line the tab shows."""
+        values = self.values()
+        if choice not in values:
+            raise ValueError(f"Unknown result {shown(choice)}; choose one of {', '.join(values)}" if values
                              else self.empty)
-        path = contained_file(self.root, choice)
-        rankings = predictions_folder(path)
-        for name in sorted(os.listdir(rankings)) if rankings.is_dir() else ():  # every ranking inside the folder
-            contained_file(self.root, str((rankings / name).relative_to(self.root.resolve())))
-        stat = path.stat()
-        key = (choice, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        key = self.stamp(choice)
         with self._lock:
             if key not in self._opened:
-                report = records.worst_queries(path, TOP, WORST)
-                try:
-                    opened = Opened(report, records.thumbnails(report))
-                except Exception as err:  # the records stand without their pictures; the tab says why
-                    log.warning("thumbnails of %s: %s", choice, " ".join(str(err).split())[:300])
-                    opened = Opened(report, {}, f"Images not shown: {' '.join(str(err).split())[:200]}")
+                opened = self.read(choice)
                 self._opened = {k: v for k, v in self._opened.items() if k[0] != choice} | {key: opened}
             return self._opened[key]
 
@@ -149,29 +177,37 @@ class YourResults:
         return (line, figure, rows, *(gr.update(choices=[ALL, *values[name]], value=chosen[name])
                                       for name in ("subset", "category", "attribute")))
 
+    def offer(self, current=None):
+        """The results offered now as the dropdown's update (a board's change as it judges): ``current`` kept while
+        it is still offered, else the first."""
+        import gradio as gr
+
+        values = self.values()
+        return gr.update(choices=self.listing(), value=current if current in values else next(iter(values), None))
+
     def tab(self, tab) -> None:
         """The tab's components and events, inside ``tab`` (a ``gr.Tab`` of any Blocks: the demo's, or a board's
         over its submissions). Its API: ``/your_results`` (result, subset, category, attribute)."""
         import gradio as gr
 
-        gr.Markdown("A stored result with saved rankings (`lookbench evaluate --save-predictions`, given as "
-                    "`lookbench demo --results PATH`): its attribute errors and its worst queries, as "
-                    "`lookbench explain --report` shows them.")
+        gr.Markdown(self.INTRO)
+        listing = self.listing()
         with gr.Row():
-            stored = gr.Dropdown(self.choices, value=next(iter(self.choices), None), label="Stored result",
+            stored = gr.Dropdown(listing, value=next(iter(self.values()), None), label="Stored result",
                                  elem_id="your-result", scale=2)
             filters = [gr.Dropdown([ALL], value=ALL, label=name.title(), elem_id=f"your-{name}")
                        for name in ("subset", "category", "attribute")]
-        note = gr.Markdown("" if self.choices else f"⚠️ {markdown_safe(self.empty)}", elem_id="your-note")
+        note = gr.Markdown("" if listing else f"⚠️ {markdown_safe(self.empty)}", elem_id="your-note")
         with gr.Row(equal_height=False):  # the chart beside the worst queries, stacked on a phone
             with gr.Column(scale=2, min_width=320):
                 chart = gr.Plot(label="Attribute error rate@1", elem_id="your-chart")
             with gr.Column(scale=3, min_width=340):
                 rows = gr.HTML(elem_id="your-queries")
         browse = dict(fn=self.answer, outputs=[note, chart, rows, *filters], preprocess=False)
-        # Another result (or the tab opened): every filter back to all; a filter: the result filtered.
-        for event in (stored.input, tab.select):
-            event(**browse, inputs=stored, api_name=False)
+        # Another result: every filter back to all; the tab opened: the results offered now, the chosen one browsed;
+        # a filter: the result filtered.
+        stored.input(**browse, inputs=stored, api_name=False)
+        tab.select(self.offer, stored, stored, api_name=False).then(**browse, inputs=stored, api_name=False)
         for name, control in zip(("your_results", False, False), filters):
             control.input(**browse, inputs=[stored, *filters], api_name=name)
 

@@ -139,7 +139,7 @@ def query_row(w: WorstQuery, images: dict | None = None) -> str:
     for r in w.results:
         chips = "".join(f"<span class='chip {c.kind}'>{escape(c.text)}</span> " for c in r.chips)
         cards.append(f"<div class='card {r.mark}' title='{r.mark}'>{_image(image_key(w.subset, 'gallery', r.gallery_index), images)}"
-                     f"<div>#{r.rank} {escape(r.item_id)} ({r.score:.3f})</div><div>{escape(r.category)}</div>"
+                     f"<div>#{r.rank} {escape(r.item_id)}{'' if r.score is None else f' ({r.score:.3f})'}</div><div>{escape(r.category)}</div>"
                      f"<div>{chips or ('fine hit' if r.mark == 'fine' else '')}</div></div>")
     return (f"<div class='query' data-subset='{escape(w.subset, quote=True)}' data-category='{escape(w.category, quote=True)}' "
             f"data-attributes='{escape(json.dumps(w.attribute_names()), quote=True)}'>{head}"

@@ -12,6 +12,8 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from lookbench.metric.fine_recall.records import attribute_differences
 
 THUMBNAIL = 96  # pixels, the longer side: a Mini report of 100 queries x 10 results stays a few MB
@@ -35,7 +37,7 @@ class Shown:
     rank: int
     gallery_index: int
     item_id: str
-    score: float
+    score: float | None  # None: not shown (a stranger's claim no one checked)
     category: str
     mark: str
     chips: list[Chip]
@@ -109,8 +111,7 @@ def worst_queries(result, top: int = 10, limit: int = 100) -> Report:
     from lookbench.results.outcomes import check_result
     from lookbench.results.store import predictions_folder
 
-    if top < 1 or limit < 1:
-        raise ValueError(f"--top and the number of queries must be at least 1, got {top} and {limit}")
+    _check_depths(top, limit)
     data = read_result(result)
     path = Path(data["_path"])
     check_result(data, str(path))  # a report shows only what the result's own outcomes give
@@ -120,39 +121,116 @@ def worst_queries(result, top: int = 10, limit: int = 100) -> Report:
     if not subsets or any(s not in saved for s in subsets):
         raise ValueError(f"{path} has no saved rankings for {', '.join(s for s in subsets if s not in saved) or 'its subsets'}; "
                          "evaluate again with --save-predictions")
-    mode, queries, evaluated = provenance["mode"], [], 0
-    for subset in subsets:
-        table = read(predictions_folder(path) / f"{subset}.parquet").sort_by([("query", "ascending"), ("rank", "ascending")])
-        by_query: dict[int, list[dict]] = {}
-        for row in table.to_pylist():
-            by_query.setdefault(row["query"], []).append(row)
-        evaluated += len(by_query)
-        for number, rows in by_query.items():
-            fine, coarse = _first(rows, "fine_hit"), _first(rows, "coarse_hit")
-            if fine == 1:
-                continue
-            q = rows[0]
-            query = {"category": q["query_category"], "main_attribute": q["query_main_attribute"],
-                     "attributes": q["query_attributes"]}
-            shown = [Shown(r["rank"], r["gallery_index"], str(r["item_id"]), float(r["score"]), r["category"],
-                           "fine" if r["fine_hit"] else "coarse" if r["coarse_hit"] else "miss",
-                           [] if r["fine_hit"] else chips(query, r, mode, r["coarse_hit"])) for r in rows[:top]]
-            queries.append(WorstQuery(subset, number, str(q["query_item_id"]), q.get("query_text"), q["query_category"],
-                                      [(a["name"], a["value"]) for a in q["query_attributes"] or []], fine, coarse,
-                                      len(rows), shown))
-    far = float("inf")
-    queries.sort(key=lambda w: (-(w.first_fine or far), -(w.first_coarse or far)))  # stable: subset, query order
+
+    def ranked():
+        for subset in subsets:
+            table = read(predictions_folder(path) / f"{subset}.parquet").sort_by([("query", "ascending"), ("rank", "ascending")])
+            by_query: dict[int, list[dict]] = {}
+            for row in table.to_pylist():
+                by_query.setdefault(row["query"], []).append(row)
+            for number, rows in by_query.items():
+                yield subset, number, rows[0], rows, _first(rows, "fine_hit"), _first(rows, "coarse_hit"), len(rows)
+
     overall = data["overall"]
-    headline = [(label, _score(overall, metric, at)) for label, metric, at in
-                (("Fine@1", "fine_recall", "@1"), ("Coarse@1", "coarse_recall", "@1"), ("nDCG@5", "ndcg", "@5"))]
-    headline.append(("queries", str(overall.get("num_queries", evaluated))))
+    headline = [(label, _score(overall, metric, at)) for label, metric, at in HEADLINE]
     errors = {name: block.get("attribute_errors") for name, block in data.items()
               if name in (*subsets, "overall") and isinstance(block, dict)}
+    report = _report(path, provenance, provenance["mode"], ranked(), top, limit, headline, errors)
+    report.headline.append(("queries", str(overall.get("num_queries", report.evaluated))))
+    return report
+
+
+def judged_queries(verification, top: int = 10, limit: int = 100) -> Report:
+    """``worst_queries`` of a verified submission (``lookbench.submissions.verify``) as the judge saw it: which gallery
+    row each rank holds is the submission's, every annotation, mark and headline score is the judge's on the data it
+    judged (``Verification.judged``), none read from the files. The similarity scores are not shown: no one checked
+    them (the page says so)."""
+    judged = verification.judged
+    if judged is None:
+        raise ValueError(f"{verification.result} was not verified from its rankings on labelled data; only a verified "
+                         "submission is shown")
+    _check_depths(top, limit)
+    bench, judgement = judged.bench, judged.judgement
+
+    def ranked():
+        noise = bench.noise
+        order = verification.claims["provenance"]["subsets"]  # as the result lists them (a tie keeps that order)
+        for subset, matrix in sorted(judged.rankings.items(), key=lambda item: order.index(item[0])):
+            queries, gallery = bench.subsets[subset]["query"], bench.subsets[subset]["gallery"]
+            columns = ["item_id", *_ANNOTATION, *(["query_text"] if "query_text" in queries.column_names else [])]
+            records = queries.select_columns(columns).to_list()
+            fine, coarse = judgement.subsets[subset].fine, judgement.subsets[subset].coarse
+            shown = matrix[:, :top]
+            wanted = sorted({int(i) for i in shown[shown >= 0]})
+            items = dict(zip(wanted, _gallery_rows(gallery, noise, wanted)))
+            for q, record in enumerate(records):
+                depth = int((matrix[q] >= 0).sum())
+                head = {"query": q + 1, "query_item_id": record["item_id"], "query_text": record.get("query_text"),
+                        **{f"query_{name}": record[name] for name in _ANNOTATION}}
+                rows = [{**head, "rank": r + 1, "gallery_index": int(i), "score": None, **items[int(i)],
+                         "fine_hit": bool(fine[q, r]), "coarse_hit": bool(coarse[q, r])}
+                        for r, i in enumerate(shown[q]) if i >= 0]
+                yield subset, q + 1, head, rows, _first_flag(fine[q, :depth]), _first_flag(coarse[q, :depth]), depth
+
+    overall = judgement.overall
+    headline = [(label, f"{overall[metric + at]:.1f}" if metric + at in overall else "-") for label, metric, at in HEADLINE]
+    errors = {name: j.scores.get("attribute_errors") for name, j in judgement.subsets.items()}
+    errors["overall"] = overall.get("attribute_errors")
+    report = _report(Path(verification.result), verification.claims["provenance"], judged.mode, ranked(), top, limit,
+                     headline, errors)
+    report.headline.append(("queries", str(report.evaluated)))
+    return report
+
+
+HEADLINE = (("Fine@1", "fine_recall", "@1"), ("Coarse@1", "coarse_recall", "@1"), ("nDCG@5", "ndcg", "@5"))
+_ANNOTATION = ("category", "main_attribute", "attributes")
+
+
+def _check_depths(top: int, limit: int) -> None:
+    if top < 1 or limit < 1:
+        raise ValueError(f"--top and the number of queries must be at least 1, got {top} and {limit}")
+
+
+def _first_flag(flags) -> int | None:
+    hit = np.flatnonzero(flags)
+    return int(hit[0]) + 1 if hit.size else None
+
+
+def _gallery_rows(gallery, noise, indexes: list[int]) -> list[dict]:
+    """The ``item_id`` and annotation of each gallery row (``indexes`` sorted; past the subset gallery: the noise's)."""
+    columns = ["item_id", *_ANNOTATION]
+    size = len(gallery)
+    own = [i for i in indexes if i < size]
+    rows = gallery.select(own).select_columns(columns).to_list() if own else []
+    if len(own) < len(indexes):
+        rows += noise.select([i - size for i in indexes[len(own):]]).select_columns(columns).to_list()
+    return rows
+
+
+def _report(path: Path, provenance: dict, mode: str, ranked, top: int, limit: int, headline: list,
+            errors: dict) -> Report:
+    """The report of ``ranked``: per query its subset, number, record (``query_*`` fields), rows by rank (at least
+    the top ``top``), first fine and coarse hit and depth; the fine misses, worst first."""
+    queries, evaluated = [], 0
+    for subset, number, q, rows, fine, coarse, depth in ranked:
+        evaluated += 1
+        if fine == 1:
+            continue
+        query = {"category": q["query_category"], "main_attribute": q["query_main_attribute"],
+                 "attributes": q["query_attributes"]}
+        shown = [Shown(r["rank"], r["gallery_index"], str(r["item_id"]), None if r["score"] is None else float(r["score"]),
+                       r["category"], "fine" if r["fine_hit"] else "coarse" if r["coarse_hit"] else "miss",
+                       [] if r["fine_hit"] else chips(query, r, mode, r["coarse_hit"])) for r in rows[:top]]
+        queries.append(WorstQuery(subset, number, str(q["query_item_id"]), q.get("query_text"), q["query_category"],
+                                  [(a["name"], a["value"]) for a in q["query_attributes"] or []], fine, coarse,
+                                  depth, shown))
+    far = float("inf")
+    queries.sort(key=lambda w: (-(w.first_fine or far), -(w.first_coarse or far)))  # stable: subset, query order
     model = (provenance.get("model") or {}).get("name", "?")
     kind = provenance.get("queries", "image")
     title = (f"{model} on {(provenance.get('dataset') or {}).get('name') or 'LookBench'}, {mode} mode"
              + ("" if kind == "image" else f", {kind} queries"))
-    return Report(path, title, mode, headline, errors, queries[:limit], evaluated, provenance)
+    return Report(path, title, mode, list(headline), errors, queries[:limit], evaluated, provenance)
 
 
 def _score(block: dict, metric: str, at: str) -> str:
@@ -163,20 +241,22 @@ def _score(block: dict, metric: str, at: str) -> str:
     return f"{value:.1f}" + (f" [{lo:.1f}, {hi:.1f}]" if lo is not None else "")
 
 
-def thumbnails(report: Report, data=None, size: int = THUMBNAIL) -> dict[str, str]:
+def thumbnails(report: Report, data=None, size: int = THUMBNAIL, bench=None) -> dict[str, str]:
     """``{key: data URI}`` of every image the report shows, JPEG thumbnails read from the data the result names
-    (``data``: another copy of it, as ``--data`` takes it); keys as ``image_key`` gives them."""
+    (``data``: another copy of it, as ``--data`` takes it; ``bench``: that data already loaded, as it was judged);
+    keys as ``image_key`` gives them."""
     from datasets import Image
 
     from lookbench.engine.data import load_benchmark
     from lookbench.results.store import Settings
     from lookbench.submissions.verify import named_data
 
-    settings = Settings.of(report.provenance)
-    text_form = settings.queries.removeprefix("text-") if settings.queries.startswith("text-") else None
-    bench = load_benchmark(named_data(report.provenance["dataset"]) if data is None else data,
-                           list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
-                           settings.distractors, text_form=text_form)
+    if bench is None:
+        settings = Settings.of(report.provenance)
+        text_form = settings.queries.removeprefix("text-") if settings.queries.startswith("text-") else None
+        bench = load_benchmark(named_data(report.provenance["dataset"]) if data is None else data,
+                               list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
+                               settings.distractors, text_form=text_form)
     out = {}
     for subset in {w.subset for w in report.queries}:
         splits = bench.subsets[subset]

@@ -85,6 +85,19 @@ class Verification:
     attributes_checked: bool = False  # did the result claim attribute errors (each then checked)?
     sealed: bool = False  # a sealed release's rankings: scored only where its labels are (``scored``)
     scored: dict | None = None  # a sealed submission's scores, as the leaderboard ranks them (``sealed_scores``)
+    judged: "Judged | None" = field(default=None, repr=False, compare=False)  # verified and not sealed: what was judged
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a verified submission was judged as, kept so what is shown of it (the leaderboard's "Your results") is the
+    judge's, never the file's: the data, each subset's ranking (queries x depth gallery rows, -1 pads) and the
+    judgement."""
+
+    bench: object
+    rankings: dict
+    judgement: object
+    mode: str
 
 
 def _walk(path: Path):
@@ -351,6 +364,7 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
 
         verdict.placement = _placement(bench, settings, list(DEFAULT_K) if sealed else _claimed_ks(verdict.scores))
         verdict.scored = sealed_scores(judged) if sealed else None
+        verdict.judged = None if sealed else Judged(bench, matrices, judged, settings.mode)
         if sealed:  # which labels scored it: the board re-checks what it scored while sealed once they are public
             verdict.placement["labels"] = UNSEALED if bench.provenance["sealed"]["labels"]["public"] else "withheld"
     return verdict

@@ -28,6 +28,7 @@ from lookbench.settings import DEFAULT_REFERENCE, METRICS
 from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_entry, registered
 from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins
 from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch
+from lookbench.space.views import CSS
 from lookbench.submissions.verify import UNSEALED, is_sealed
 
 CONCURRENCY = 2
@@ -111,7 +112,7 @@ class Board:
                  verdicts: Verdicts | None = None, judge=None, allowed=None):
         self.repo_id, self.folder, self.reference = repo_id, folder, reference
         self.verdicts = verdicts if verdicts is not None else Verdicts()
-        allowed = allowed_data(CARD) if allowed is None else allowed
+        self.allowed = allowed = allowed_data(CARD) if allowed is None else allowed
         self.judge = judge or Judge.from_environment(allowed)
         # Sealed submissions are scored only with a token to read the pinned labels; without one they stay pending.
         self.sealed_unreadable = bool(labels_pins(allowed)) and not can_read_labels()
@@ -347,55 +348,65 @@ class Board:
                                 for s in self.loaded().submissions]}
 
     def blocks(self) -> gr.Blocks:
+        from lookbench.space.board.browse import SubmittedResults
+
         with gr.Blocks(title="LookBench leaderboard") as demo:
             gr.Markdown(INTRO)
-            with gr.Row():
-                status = gr.Markdown(self.status, elem_id="status")  # a callable: read at each page load
-                refresh = gr.Button("Refresh", scale=0, elem_id="refresh")
-            with gr.Row():
-                metric = gr.Radio(list(METRICS), value="fine", label="Metric")
-                k = gr.Dropdown(list(KS), value=1, label="K")
-                subset = gr.Dropdown([OVERALL, *TEST_SUBSETS], value=OVERALL, label="Subset", elem_id="subset")
-                by_release = gr.Checkbox(False, label="Per release (the score on each release's queries)")
-            with gr.Row():
-                open_weights = gr.Checkbox(False, label="Open weights only", elem_id="open-weights")
-                size = gr.Dropdown(list(SIZES), value=ANY_SIZE, label="Size (parameters)", elem_id="size")
-                trained_before = gr.Textbox(label="Declared training cutoff on or before", placeholder="e.g. 2024-06-01",
-                                            elem_id="trained-before")
-                trusted = gr.Checkbox(False, label="Reproduced or scored sealed only", elem_id="trusted")
-            generation = gr.State(0)  # moved on by each refresh, so the tables are drawn again
-
-            @gr.render(inputs=[metric, k, subset, by_release, open_weights, size, trained_before, trusted, generation])
-            def _board(*controls):
-                try:
-                    ranked = self.board(*controls[:-1])
-                except ValueError as err:
-                    gr.Markdown(f"⚠️ {markdown_safe(err)}")
-                    return
-                for section in ranked.sections:
-                    gr.Markdown(f"### {markdown_safe(section.title)}")
-                    if section.rows:
-                        gr.Dataframe(_frame(section), interactive=False, elem_classes=["board-table"])
-                    else:
-                        gr.Markdown("No row of this table passes the filters.")
-                    gr.Markdown(f"Source: {markdown_safe(section.source)}")
-                gr.Markdown(f"{GROUPS_NOTE}\n\n{VERIFIED_NOTE}\n\n{FILTERS_NOTE}")
-                for line in ranked.skipped:
-                    gr.Markdown(f"Skipped: {markdown_safe(line)}")
-                if ranked.sections:
-                    gr.Plot(ranked.figure(), label="The ranked score with its 95% interval")
-
-            with gr.Accordion("Submissions and their verification", open=True):
-                table = gr.Dataframe(self.submissions, headers=["model", "submission", "verified"], interactive=False,
-                                     elem_id="submissions")
-
-            def _refresh(count):
-                return self.refresh_from_page(), count + 1, self.submissions()
-
-            refresh.click(_refresh, generation, [status, generation, table], api_name="refresh")
+            with gr.Tab("Leaderboard"):
+                self._board_tab()
+            with gr.Tab("Your results") as tab:
+                SubmittedResults(self).tab(tab)
             gr.api(self.api_board, api_name="leaderboard")
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
         return demo
+
+    def _board_tab(self) -> None:
+        """The ranked tables with their controls, the plot and the submissions' verdicts."""
+        with gr.Row():
+            status = gr.Markdown(self.status, elem_id="status")  # a callable: read at each page load
+            refresh = gr.Button("Refresh", scale=0, elem_id="refresh")
+        with gr.Row():
+            metric = gr.Radio(list(METRICS), value="fine", label="Metric")
+            k = gr.Dropdown(list(KS), value=1, label="K")
+            subset = gr.Dropdown([OVERALL, *TEST_SUBSETS], value=OVERALL, label="Subset", elem_id="subset")
+            by_release = gr.Checkbox(False, label="Per release (the score on each release's queries)")
+        with gr.Row():
+            open_weights = gr.Checkbox(False, label="Open weights only", elem_id="open-weights")
+            size = gr.Dropdown(list(SIZES), value=ANY_SIZE, label="Size (parameters)", elem_id="size")
+            trained_before = gr.Textbox(label="Declared training cutoff on or before", placeholder="e.g. 2024-06-01",
+                                        elem_id="trained-before")
+            trusted = gr.Checkbox(False, label="Reproduced or scored sealed only", elem_id="trusted")
+        generation = gr.State(0)  # moved on by each refresh, so the tables are drawn again
+
+        @gr.render(inputs=[metric, k, subset, by_release, open_weights, size, trained_before, trusted, generation])
+        def _board(*controls):
+            try:
+                ranked = self.board(*controls[:-1])
+            except ValueError as err:
+                gr.Markdown(f"⚠️ {markdown_safe(err)}")
+                return
+            for section in ranked.sections:
+                gr.Markdown(f"### {markdown_safe(section.title)}")
+                if section.rows:
+                    gr.Dataframe(_frame(section), interactive=False, elem_classes=["board-table"])
+                else:
+                    gr.Markdown("No row of this table passes the filters.")
+                gr.Markdown(f"Source: {markdown_safe(section.source)}")
+            gr.Markdown(f"{GROUPS_NOTE}\n\n{VERIFIED_NOTE}\n\n{FILTERS_NOTE}")
+            for line in ranked.skipped:
+                gr.Markdown(f"Skipped: {markdown_safe(line)}")
+            if ranked.sections:
+                gr.Plot(ranked.figure(), label="The ranked score with its 95% interval")
+
+        with gr.Accordion("Submissions and their verification", open=True):
+            table = gr.Dataframe(self.submissions, headers=["model", "submission", "verified"], interactive=False,
+                                 elem_id="submissions")
+
+        def _refresh(count):
+            return self.refresh_from_page(), count + 1, self.submissions()
+
+        refresh.click(_refresh, generation, [status, generation, table], api_name="refresh")
+
 
 def _frame(section):
     """The section's DataFrame with the verified column beside the model, where a reader looks first."""
@@ -412,7 +423,7 @@ def serve(host=None, port=None, repo_id=None, folder=None, board: Board | None =
     board.warm_views = True
     block = not launch_kwargs.pop("prevent_thread_lock", False)
     demo = board.blocks()
-    demo.launch(server_name=host, server_port=port, show_error=True, prevent_thread_lock=True, **launch_kwargs)
+    demo.launch(server_name=host, server_port=port, show_error=True, prevent_thread_lock=True, css=CSS, **launch_kwargs)
     log.info(board.refresh())
     if block:
         demo.block_thread()

@@ -21,6 +21,7 @@ from lookbench.space.app import REFUSED
 
 from tests.helpers.photos import small_photos
 from tests.helpers.browser import chromium_page, needs_chromium
+from tests.helpers.report_rows import query_rows
 
 TILE = re.compile(r"<figure class='tile' data-mark='(?P<mark>\w+)' style='--mark:(?P<colour>#\w+)'><img src='data:image/webp;"
                   r"base64,(?P<image>[^']+)' alt='[^']*'><span class='head'><span>#(?P<rank>\d+) · (?P<label>[^<]+)</span>"
@@ -1081,11 +1082,6 @@ def test_api_a_huge_bad_input_is_echoed_shortened_and_logged_as_one_line(client,
 
 # -- Your results (issue 47 item 3) ----------------------------------------------------------------------------------
 
-ROW = re.compile(r"<div class='query' data-subset='(?P<subset>[^']*)' data-category='(?P<category>[^']*)' "
-                 r"data-attributes='(?P<attributes>[^']*)'>.*?<b>(?P<title>[^<]*)</b>")
-CARD = re.compile(r"<div class='card (?P<mark>fine|coarse|miss)' title='(?P=mark)'><img alt='' src='data:image/jpeg;base64,")
-
-
 @pytest.fixture(scope="session")
 def stored(tmp_path_factory):
     """A results folder as `lookbench demo --results` takes it: `evaluate --save-predictions --output` of raw-pixels
@@ -1115,18 +1111,6 @@ def yours_served(yours_app):
     yield from _serving(yours_app)
 
 
-def _rows(html: str) -> list[dict]:
-    """Each row of the tab's HTML: its data attributes, title and the marks of its cards, in order."""
-    parts = html.split("<div class='query' ")[1:]
-    rows = []
-    for part in parts:
-        found = ROW.match("<div class='query' " + part)
-        assert found, part[:300]
-        rows.append({**found.groupdict(), "attributes": json.loads(found["attributes"].replace("&quot;", '"')),
-                     "marks": [m["mark"] for m in CARD.finditer(part)]})
-    return rows
-
-
 def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filters(yours_app, stored):
     from lookbench.report import records
     from lookbench.space.yours import SHOWN
@@ -1138,7 +1122,7 @@ def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filter
                            f"{report.evaluated} queries evaluated")
     assert figure is not None and [t.get_text() for t in figure.axes[0].get_yticklabels()] == \
         sorted(report.attribute_errors["overall"], key=lambda a: report.attribute_errors["overall"][a]["rate"])
-    rows = _rows(html)
+    rows = query_rows(html)
     assert len(rows) == min(SHOWN, len(report.queries)) > 0
     for row, w in zip(rows, report.queries):  # the report's records, in its order, each card its mark
         assert row["title"] == f"{w.subset} query {w.number}"
@@ -1149,12 +1133,12 @@ def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filter
     subset = report.queries[-1].subset
     _, narrowed, html, *_ = yours_app.yours.answer("saved/results.json", subset)
     kept = [w for w in report.queries if w.subset == subset]
-    assert [r["title"] for r in _rows(html)] == [f"{w.subset} query {w.number}" for w in kept[:SHOWN]]
+    assert [r["title"] for r in query_rows(html)] == [f"{w.subset} query {w.number}" for w in kept[:SHOWN]]
     assert narrowed.axes[0].get_title().endswith(subset)  # the chart of that subset's attribute errors
     chosen = next(w for w in report.queries if w.attribute_names())
     attribute, category = chosen.attribute_names()[0], chosen.category
     _, _, html, *_ = yours_app.yours.answer("saved/results.json", "all", category, attribute)
-    rows = _rows(html)
+    rows = query_rows(html)
     assert rows and all(r["category"] == category and attribute in r["attributes"] for r in rows)
     assert len(rows) == min(SHOWN, sum(w.category == category and attribute in w.attribute_names() for w in report.queries))
 
@@ -1168,7 +1152,7 @@ def test_a_submission_folder_opens_with_the_same_reader(stored):
     assert (stored["repo"] / choice).parent == stored["submission"]
     _, _, html, *_ = yours.browse(choice)
     original = records.worst_queries(stored["root"] / "saved")
-    assert [r["title"] for r in _rows(html)][:5] == [f"{w.subset} query {w.number}" for w in original.queries[:5]]
+    assert [r["title"] for r in query_rows(html)][:5] == [f"{w.subset} query {w.number}" for w in original.queries[:5]]
 
 
 def test_a_walk_cut_short_says_so(stored, tmp_path, monkeypatch):
@@ -1224,7 +1208,7 @@ def test_api_your_results_through_gradio_client(yours_served, stored):
     subset = report.queries[0].subset
     line, chart, html, *filters = client.predict("saved/results.json", subset, "all", "all", api_name="/your_results")
     assert f"({'saved/results.json'}): {report.evaluated} queries evaluated" in line and chart is not None
-    assert {r["subset"] for r in _rows(html)} == {subset}
+    assert {r["subset"] for r in query_rows(html)} == {subset}
     line, chart, html, *_ = client.predict("saved/nowhere.json", "all", "all", "all", api_name="/your_results")
     assert line.startswith("⚠️ Unknown result 'saved/nowhere.json'") and html == "" and chart is None
 
