@@ -23,6 +23,7 @@ TOP = 10  # results per query, as ``lookbench explain --report`` shows them
 WORST = 100  # the worst queries read, as its --worst; the filters choose among them
 SHOWN = 30  # the rows drawn at once (each row inlines its thumbnails)
 MAX_FOLDERS = 10_000  # folders walked below the given one
+MAX_OPENED = 16  # results kept opened (records and thumbnails, a few MB each); past it the first opened is dropped
 log = logging.getLogger("lookbench.space")
 
 
@@ -153,10 +154,13 @@ class YourResults:
                              else self.empty)
         key = self.stamp(choice)
         with self._lock:
-            if key not in self._opened:
-                opened = self.read(choice)
-                self._opened = {k: v for k, v in self._opened.items() if k[0] != choice} | {key: opened}
-            return self._opened[key]
+            opened = self._opened.get(key)
+        if opened is None:  # read outside the lock: one slow result never holds up another's page
+            opened = self.read(choice)
+            with self._lock:
+                kept = {k: v for k, v in self._opened.items() if k[0] != choice}
+                self._opened = dict(list(kept.items())[-(MAX_OPENED - 1):]) | {key: opened}
+        return opened
 
     def answer(self, choice, subset=ALL, category=ALL, attribute=ALL):
         """The tab's outputs: its line, the attribute error chart, the worst queries kept by the filters (HTML) and

@@ -1167,6 +1167,10 @@ def test_a_walk_cut_short_says_so(stored, tmp_path, monkeypatch):
     monkeypatch.setattr(yours, "MAX_FOLDERS", 3)
     whole = yours.YourResults(tmp_path)
     assert not whole.cut and len(whole.choices) == 4
+    monkeypatch.setattr(yours, "MAX_OPENED", 2)  # what stays opened is bounded: the first opened goes first
+    for choice in whole.choices[:3]:
+        whole.browse(choice)
+    assert [key[0] for key in whole._opened] == whole.choices[1:3]
 
 
 def test_your_results_bad_choices_and_results_without_rankings_are_one_line(yours_app, stored, tmp_path):
