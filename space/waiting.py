@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 PROGRESS = "/lookbench-progress"  # the waiting room's JSON; the app answers it 404, which makes the page reload
 PORTS = 100  # as gradio: without a port, GRADIO_SERVER_PORT or 7860, else the next free of a hundred
 POLL_MS = 1000
+IDLE_S = 10.0  # seconds a visitor's connection may stay silent before it is closed: idle ones never pile up threads
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>LookBench</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
@@ -47,6 +48,8 @@ class WaitingRoom:
         room = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = IDLE_S
+
             def do_GET(self):  # noqa: N802 (http.server's name)
                 if self.path.split("?")[0] == PROGRESS:
                     body, kind = json.dumps({"note": room.note()}).encode(), "application/json"

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -52,6 +53,21 @@ def test_the_waiting_room_answers_every_page_with_the_stage_and_its_count():
         room.close()
     with pytest.raises(urllib.error.URLError):  # the port is free for the app
         urllib.request.urlopen(url + PROGRESS, timeout=10)
+
+
+def test_a_silent_connection_is_closed_and_never_holds_the_page_up(monkeypatch):
+    from lookbench.space import waiting
+
+    monkeypatch.setattr(waiting, "IDLE_S", 0.5)
+    room = WaitingRoom("127.0.0.1", _free_port())
+    try:
+        with socket.create_connection(("127.0.0.1", room.port), timeout=30) as silent:
+            assert _get(f"http://127.0.0.1:{room.port}/")[0] == 200  # answered beside it
+            started = time.monotonic()
+            assert silent.recv(1) == b""  # closed by the room, not by this test's 30 s
+            assert time.monotonic() - started < 20
+    finally:
+        room.close()
 
 
 def test_a_port_in_use_is_one_line_naming_it_and_without_a_port_the_next_free_one_is_taken(monkeypatch):
