@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import io
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +78,18 @@ class Report:
     evaluated: int
     provenance: dict = field(repr=False, default_factory=dict)
 
+    def to_json(self) -> dict:
+        """The report as JSON (how a child process that made it under budgets hands it back)."""
+        return {**asdict(self), "path": str(self.path)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Report":
+        queries = [WorstQuery(**{**q, "attributes": [tuple(a) for a in q["attributes"]],
+                                 "results": [Shown(**{**r, "chips": [Chip(**c) for c in r["chips"]]}) for r in q["results"]]})
+                   for q in data["queries"]]
+        return cls(**{**data, "path": Path(data["path"]), "headline": [tuple(h) for h in data["headline"]],
+                      "queries": queries})
+
 
 def chips(query: dict, item: dict, mode: str, coarse: bool) -> list[Chip]:
     """Why ``item`` (a saved row's annotation) is not a fine hit for ``query``: another category, another main
@@ -140,11 +152,12 @@ def worst_queries(result, top: int = 10, limit: int = 100) -> Report:
     return report
 
 
-def judged_queries(verification, top: int = 10, limit: int = 100) -> Report:
+def judged_queries(verification, top: int = 10, limit: int = 100, label: str | None = None) -> Report:
     """``worst_queries`` of a verified submission (``lookbench.submissions.verify``) as the judge saw it: which gallery
     row each rank holds is the submission's, every annotation, mark and headline score is the judge's on the data it
     judged (``Verification.judged``), none read from the files. The similarity scores are not shown: no one checked
-    them (the page says so)."""
+    them (the page says so). ``label``: the name the model is shown under (the board's row label; default the
+    result's own)."""
     judged = verification.judged
     if judged is None:
         raise ValueError(f"{verification.result} was not verified from its rankings on labelled data; only a verified "
@@ -177,7 +190,7 @@ def judged_queries(verification, top: int = 10, limit: int = 100) -> Report:
     errors = {name: j.scores.get("attribute_errors") for name, j in judgement.subsets.items()}
     errors["overall"] = overall.get("attribute_errors")
     report = _report(Path(verification.result), verification.claims["provenance"], judged.mode, ranked(), top, limit,
-                     headline, errors)
+                     headline, errors, label)
     report.headline.append(("queries", str(report.evaluated)))
     return report
 
@@ -208,7 +221,7 @@ def _gallery_rows(gallery, noise, indexes: list[int]) -> list[dict]:
 
 
 def _report(path: Path, provenance: dict, mode: str, ranked, top: int, limit: int, headline: list,
-            errors: dict) -> Report:
+            errors: dict, label: str | None = None) -> Report:
     """The report of ``ranked``: per query its subset, number, record (``query_*`` fields), rows by rank (at least
     the top ``top``), first fine and coarse hit and depth; the fine misses, worst first."""
     queries, evaluated = [], 0
@@ -226,7 +239,7 @@ def _report(path: Path, provenance: dict, mode: str, ranked, top: int, limit: in
                                   depth, shown))
     far = float("inf")
     queries.sort(key=lambda w: (-(w.first_fine or far), -(w.first_coarse or far)))  # stable: subset, query order
-    model = (provenance.get("model") or {}).get("name", "?")
+    model = label or (provenance.get("model") or {}).get("name", "?")
     kind = provenance.get("queries", "image")
     title = (f"{model} on {(provenance.get('dataset') or {}).get('name') or 'LookBench'}, {mode} mode"
              + ("" if kind == "image" else f", {kind} queries"))

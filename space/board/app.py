@@ -12,6 +12,7 @@ Runs as ``python app.py`` in the staged Space, which carries the ``lookbench`` p
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 import time
@@ -61,6 +62,18 @@ class Submission:
     verdict: Verdict
     facts: Facts = field(default_factory=Facts)
     trust: str = ""  # what the row's verified column shows: the verdict's text, or reproduced over a consistent one
+
+    @property
+    def shown(self) -> str:
+        """What the row's verified column shows: its trust, which may be lower than the judge's verdict (a row whose
+        folder names another model than its result is "no", however consistent its scores)."""
+        return self.trust or self.verdict.text
+
+    @property
+    def status(self) -> str:
+        """The row's standing as the status line counts it: reproduced, scored (sealed), consistent, no, pending or
+        not checked."""
+        return self.shown if self.shown in TRUSTED else Verdict(self.shown).status
 
 
 @dataclass(frozen=True)
@@ -279,7 +292,7 @@ class Board:
             return f"⚠️ {markdown_safe(state.copy.problem)}: showing the published rows only."
         counts = {status: 0 for status in (REPRODUCED, SCORED_SEALED, VERIFIED, "no", NOT_CHECKED, PENDING)}
         for s in loaded.submissions:
-            counts[s.trust if s.trust in TRUSTED else s.verdict.status] += 1
+            counts[s.status] += 1
         told = [f"{n} {status}" for status, n in counts.items() if n and status != PENDING]
         if counts[PENDING]:
             told.append(f"{counts[PENDING]} pending (judged in the background, one at a time; Refresh shows the verdicts)")
@@ -300,12 +313,14 @@ class Board:
         (``Loaded.ranked``); the result is shared: callers do not change it."""
         from lookbench.filtering import to_utc
 
-        if size not in SIZES:
+        if not isinstance(size, str) or size not in SIZES:
             raise ValueError(f"size must be one of {', '.join(SIZES)}, got {str(size)[:40]!r}")
-        if not isinstance(k, (int, float)) or isinstance(k, bool) or int(k) != k:
+        if not isinstance(k, (int, float)) or isinstance(k, bool) or not math.isfinite(k) or int(k) != k:
             raise ValueError(f"K must be a whole number, got {str(k)[:40]!r}")
         if not isinstance(metric, str) or not isinstance(subset, (str, type(None))):
             raise ValueError("metric and subset must be names")
+        if not isinstance(trained_before, (str, type(None))):
+            raise ValueError(f"the training cutoff must be a date such as 2024-06-01, got {str(trained_before)[:40]!r}")
         trained_before = (trained_before or "").strip() or None
         if trained_before:
             to_utc(trained_before)
@@ -329,7 +344,7 @@ class Board:
 
     def submissions(self) -> list[list[str]]:
         """Every submission of the copy with its verdict (the Submissions table)."""
-        return [[s.model, s.folder, s.trust or s.verdict.text] for s in self.loaded().submissions]
+        return [[s.model, s.folder, s.shown] for s in self.loaded().submissions]
 
     def api_board(self, metric: str = "fine", k: int = 1, subset: str = OVERALL, by_release: bool = False,
                   open_weights: bool = False, size: str = ANY_SIZE, trained_before: str = "",
@@ -344,7 +359,7 @@ class Board:
                 "sections": [{"title": s.title, "source": s.source, "columns": s.columns, "rows": s.rows}
                              for s in ranked.sections],
                 "skipped": ranked.skipped,
-                "submissions": [{"folder": s.folder, "model": s.model, "verified": s.trust or s.verdict.text}
+                "submissions": [{"folder": s.folder, "model": s.model, "verified": s.shown}
                                 for s in self.loaded().submissions]}
 
     def blocks(self) -> gr.Blocks:

@@ -28,8 +28,8 @@ OVER_BUDGET = f"{NOT_CHECKED}: over budget"
 UNKNOWN_DATA = f"{NOT_CHECKED}: unknown data"
 ENDED = f"{NOT_CHECKED}: its check ended without a verdict"
 _LOG_TAIL = 4096  # bytes of the child's output read back for the log
-_CHILD = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-          "from lookbench.space.board.judging import child; child(sys.argv[2:])")
+_CHILD = ("import importlib, json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+          "module, _, name = sys.argv[2].partition(':'); getattr(importlib.import_module(module), name)(sys.argv[3:])")
 log = logging.getLogger("lookbench.space.board")
 
 
@@ -89,34 +89,46 @@ class Judge:
     def __call__(self, folder, key: str) -> Verdict:
         """The verdict for ``key``: the child's, or over budget, or ENDED when the child gave none."""
         with tempfile.TemporaryDirectory(prefix="lookbench-judge-") as tmp:
-            out, output = Path(tmp) / "verdict.json", Path(tmp) / "output.log"
-            command = [sys.executable, "-c", _CHILD, json.dumps(sys.path), str(folder),
-                       json.dumps(sorted(self.allowed)), str(self.memory_bytes), str(out)]
-            with open(output, "wb") as sink:
-                child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
-                                         start_new_session=True)  # its own group: a timeout ends all it started
-                try:
-                    child.wait(timeout=self.time_s)
-                except subprocess.TimeoutExpired:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    child.wait()
-                    return Verdict(f"{OVER_BUDGET} (time: more than {self.time_s:g} s)", key)
-            tail = _tail(output)
+            out = Path(tmp) / "verdict.json"
+            status, tail = self.run(f"{__name__}:child", [str(folder), json.dumps(sorted(self.allowed)),
+                                                          str(self.memory_bytes), str(out)], Path(tmp))
+            if status is None:
+                return Verdict(self.over_time(), key)
             try:
                 verdict = Verdict.from_json(json.loads(out.read_text()))
             except (OSError, ValueError):
-                log.warning("judging %s ended with %s and no verdict: %s", folder, child.returncode, tail[-500:])
+                log.warning("judging %s ended with %s and no verdict: %s", folder, status, tail[-500:])
                 if _out_of_memory(tail):
-                    return Verdict(self._over_memory(), key)
-                return Verdict(f"{ENDED} (exit status {child.returncode})", key)
+                    return Verdict(self.over_memory(), key)
+                return Verdict(f"{ENDED} (exit status {status})", key)
         if verdict.text.startswith(OVER_BUDGET):  # the child's own MemoryError
-            return Verdict(self._over_memory(), key)
+            return Verdict(self.over_memory(), key)
         if verdict.text.startswith(ENDED):
             log.warning("judging %s failed: %s", folder, tail[-500:])
             return Verdict(verdict.text, key)
         return verdict
 
-    def _over_memory(self) -> str:
+    def run(self, entry: str, args: list[str], tmp: Path) -> tuple[int | None, str]:
+        """``entry`` (``module:function``, called with ``args``; it sets the memory limit itself) in a child process
+        of its own session, killed with all it started past ``time_s``: its exit status (``None``: killed) and the
+        tail of its output."""
+        output = tmp / "output.log"
+        command = [sys.executable, "-c", _CHILD, json.dumps(sys.path), entry, *args]
+        with open(output, "wb") as sink:
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
+                                     start_new_session=True)  # its own group: a timeout ends all it started
+            try:
+                child.wait(timeout=self.time_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+                return None, _tail(output)
+        return child.returncode, _tail(output)
+
+    def over_time(self) -> str:
+        return f"{OVER_BUDGET} (time: more than {self.time_s:g} s)"
+
+    def over_memory(self) -> str:
         return f"{OVER_BUDGET} (memory: more than {self.memory_bytes / 2**20:.0f} MB)"
 
 
@@ -132,13 +144,18 @@ def _out_of_memory(text: str) -> bool:
                                    "failed to map segment"))
 
 
+def limit_memory(memory) -> None:
+    """A child's first step: its address space capped at ``memory`` bytes."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
+
+
 def child(argv: list[str]) -> None:
     """The child's work: the memory limit first, then ``judge_submission``, its verdict written to the last
     argument as JSON (every failure becomes a verdict: the parent reads nothing else)."""
-    import resource
-
     folder, allowed, memory, out = argv
-    resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
+    limit_memory(memory)
     try:
         from lookbench.leaderboard.load import judge_submission
 

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from lookbench.leaderboard.load import MAX_VERDICT_BYTES, Verdict
+from lookbench.leaderboard.render import markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.space.board import app as board_app
 from lookbench.space.board import repo as board_repo
@@ -302,6 +303,9 @@ def test_filters_hide_rows_and_keep_the_full_tables_ranks(board):
     (("fine", 3, "overall"), "no result has fine at K=3; the Ks present are 1, 5, 10, 20"),
     (("recall", 1, "overall"), "metric must be one of fine, coarse, ndcg"),
     (("fine", 1, "Street"), "Unknown LookBench subset 'Street'. Did you mean 'RealStreetLook', 'AIGen-StreetLook'?"),
+    (("fine", float("inf"), "overall"), "K must be a whole number, got 'inf'"),
+    (("fine", 1, "overall", False, False, ["x"]), "size must be one of any size, ≤ 100M"),
+    (("fine", 1, "overall", False, False, ANY_SIZE, 5), "the training cutoff must be a date such as 2024-06-01, got '5'"),
 ])
 def test_bad_controls_are_messages(board, controls, message):
     assert message in board.api_board(*controls)["error"]
@@ -461,7 +465,8 @@ def test_your_results_offer_the_consistent_submission_and_show_the_judges_record
     assert yours.listing() == [(f"{HONEST} — consistent ({folder})", folder)]  # the two tampered rows: not offered
     saved = records.worst_queries(honest)  # the honest run's own saved records: what the engine flagged
     line, figure, html, *_ = yours.answer(folder)
-    assert line.startswith(f"**{saved.title}** ({folder}): {saved.evaluated} queries evaluated; "
+    title = markdown_safe(f"{HONEST} on {saved.title.partition(' on ')[2]}")  # the row's name, not the file's claim
+    assert line.startswith(f"**{title}** ({markdown_safe(folder)}): {saved.evaluated} queries evaluated; "
                            f"Fine@1 {saved.headline[0][1].split()[0]}, Coarse@1 {saved.headline[1][1].split()[0]}, ")
     assert figure is not None
     rows = query_rows(html)
@@ -479,7 +484,9 @@ def test_your_results_offer_the_consistent_submission_and_show_the_judges_record
 def test_a_submissions_written_marks_and_annotations_are_never_shown_nor_files_changed_since_its_verdict(board, tmp_path):
     """Verify judges the ranking, not the flags and annotations written beside it: a submission claiming every row a
     fine hit of a category "forged" is consistent, and its page shows the judge's marks and categories, the honest
-    ones. Its files changed after the verdict (before a refresh), it is not opened."""
+    ones. The same files in another submitter's folder (its result names gr-lite-mini's) are consistent to the judge
+    but "no" as a row: counted so, and not offered. Its files changed after the verdict (before a refresh), a
+    submission is not opened."""
     from lookbench.space.board.browse import SubmittedResults
 
     copy = tmp_path / "repo"
@@ -488,10 +495,15 @@ def test_a_submissions_written_marks_and_annotations_are_never_shown_nor_files_c
         if folder != _honest(copy):
             shutil.rmtree(folder)
     _forge_annotations(_honest(copy))
+    placed = _honest(copy).relative_to(copy / "submissions" / "lookbench" / "gr-lite-mini")  # <commit>/<data>/<settings>
+    shutil.copytree(_honest(copy), copy / "submissions" / "someone" / "impostor" / placed)
     forged = Board(folder=copy, verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=ALLOWED)
     forged.refresh()
-    assert judged(forged).endswith("verified: 1 consistent.")
+    assert judged(forged).endswith("verified: 1 consistent, 1 no.")
+    (row,) = [s for s in forged.loaded().submissions if s.folder.startswith("submissions/someone/impostor/")]
+    assert row.verdict.text == "consistent" and row.shown.startswith("no: provenance.submission names lookbench/gr-lite-mini@")
     folder = _honest(copy).relative_to(copy).as_posix()
+    assert SubmittedResults(forged).values() == [folder]
     _, _, html, *_ = SubmittedResults(forged).answer(folder)
     honest = _honest(board.state.copy.folder).relative_to(board.state.copy.folder).as_posix()
     _, _, truth, *_ = SubmittedResults(board).answer(honest)
