@@ -120,7 +120,7 @@ class SpaceApp:
     """The Blocks app over one or more galleries (``SpaceAssets``, or their folders); its handlers are plain
     methods (tests call them too). The first gallery is the default."""
 
-    def __init__(self, galleries, results=None, models=DEFAULT_MODELS, encoders=None):
+    def __init__(self, galleries, results=None, models=DEFAULT_MODELS, encoders=None, data=None):
         from lookbench.encoders.registry import load_encoder
 
         loaded = [g if isinstance(g, SpaceAssets) else SpaceAssets.load(g) for g in galleries]
@@ -140,7 +140,7 @@ class SpaceApp:
             self.add(assets)
         self.default = next(iter(self.galleries))
         self.results = results
-        self.yours = YourResults(results)
+        self.yours = YourResults(results, data)
         self.preparing = None  # a gallery being prepared in the background: its name, stage bar, or error
 
     def _load_encoders(self, names) -> None:
@@ -625,7 +625,7 @@ def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir
         served, _ = open_galleries(specs, first, bars=room.bars if room is not None else stage_bar, encoders=encoders)
         if room is not None:
             room.says("Loading the app")
-        app = SpaceApp(served, results=results, models=models, encoders=encoders)
+        app = SpaceApp(served, results=results, models=models, encoders=encoders, data=data)
     finally:
         if room is not None:
             room.close()

@@ -70,9 +70,11 @@ class YourResults:
              "`lookbench demo --results PATH`): its attribute errors and its worst queries, as "
              "`lookbench explain --report` shows them.")
 
-    def __init__(self, given):
+    def __init__(self, given, data=None):
         self.given = given
         self.root, self.choices, self.cut = offered(given)
+        # The local data a result's images may be read from: inside the folder given, or the demo's own --data.
+        self.data_folders = [Path(f).resolve() for f in (self.root, data) if f is not None and Path(f).is_dir()]
         self._opened: dict[tuple, Opened] = {}
         self._lock = threading.Lock()
 
@@ -109,7 +111,18 @@ class YourResults:
         from lookbench.report import records
 
         report = records.worst_queries(contained_file(self.root, choice), TOP, WORST)
-        return Opened(report, *self._thumbnails(choice, lambda: records.thumbnails(report)))
+        return Opened(report, *self._thumbnails(choice, lambda: records.thumbnails(report, self._data(report))))
+
+    def _data(self, report):
+        """The data whose images the result shows, as ``records.thumbnails`` takes it: the embedded Mini, a Hub
+        dataset at its commit, or a local folder only inside the folders the demo was given (a result names any path)."""
+        from lookbench.submissions.verify import named_data
+
+        data = named_data(report.provenance.get("dataset") or {})
+        if isinstance(data, str) and Path(data).is_dir() and not any(
+                Path(data).resolve().is_relative_to(folder) for folder in self.data_folders):
+            raise ValueError(f"its data {shown(data)} lies outside the folders given to the demo (--results, --data)")
+        return data
 
     @staticmethod
     def _thumbnails(choice, make) -> tuple[dict, str]:

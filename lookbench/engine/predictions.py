@@ -79,15 +79,24 @@ def _columns():
             "attributes": listed, "fine_hit": flag, "coarse_hit": flag}
 
 
-def read(path: Path):
+def read(path: Path, max_rows: int | None = None, max_bytes: int | None = None):
     """A saved ranking as a pyarrow Table, checked column by column; anything else is a one-line ``ValueError``
-    naming the file and the column (never the table's contents)."""
+    naming the file and the column (never the table's contents). ``max_rows`` / ``max_bytes``: a file whose footer
+    declares more rows, or more bytes once decoded, is refused before any page is read (a file from elsewhere)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from lookbench.files import regular_file
 
     try:
+        if max_rows is not None or max_bytes is not None:
+            with pq.ParquetFile(regular_file(path)) as file:
+                meta = file.metadata
+                decoded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            if max_rows is not None and meta.num_rows > max_rows:
+                raise ValueError(f"{path} holds {meta.num_rows:,} rows; its result's queries and K allow at most {max_rows:,}")
+            if max_bytes is not None and decoded > max_bytes:
+                raise ValueError(f"{path} decodes to {decoded:,} bytes, more than {max_bytes:,}")
         table = pq.read_table(regular_file(path), use_threads=False)  # a small file; no reader threads at exit
     except (OSError, pa.ArrowException) as err:
         first = (str(err).splitlines() or [type(err).__name__])[0][:200]

@@ -122,6 +122,9 @@ def worst_queries(result, top: int = 10, limit: int = 100) -> Report:
     from lookbench.results.comparison import read_result
     from lookbench.results.outcomes import check_result
     from lookbench.results.store import predictions_folder
+    from lookbench.schema import SUBSETS
+    from lookbench.submissions.ranking import MAX_RANKING_BYTES
+    from lookbench.submissions.verify import ranking_rows
 
     _check_depths(top, limit)
     data = read_result(result)
@@ -129,14 +132,20 @@ def worst_queries(result, top: int = 10, limit: int = 100) -> Report:
     check_result(data, str(path))  # a report shows only what the result's own outcomes give
     provenance = data["provenance"]
     saved = provenance.get("saved_predictions") or []
-    subsets = [s for s in provenance.get("subsets") or [] if s in data]
+    named = provenance.get("subsets") or []
+    unknown = [s for s in named if s not in SUBSETS] if isinstance(named, list) else [named]
+    if unknown:  # a subset's name is part of a file's path: only the schema's are read
+        raise ValueError(f"{path}: provenance.subsets names {str(unknown[0])[:60]!r}, not a LookBench subset")
+    subsets = [s for s in named if s in data]
+    blocks = {s: data[s] for s in subsets}
     if not subsets or any(s not in saved for s in subsets):
         raise ValueError(f"{path} has no saved rankings for {', '.join(s for s in subsets if s not in saved) or 'its subsets'}; "
                          "evaluate again with --save-predictions")
 
     def ranked():
         for subset in subsets:
-            table = read(predictions_folder(path) / f"{subset}.parquet").sort_by([("query", "ascending"), ("rank", "ascending")])
+            table = read(predictions_folder(path) / f"{subset}.parquet", ranking_rows(blocks, subset), MAX_RANKING_BYTES
+                         ).sort_by([("query", "ascending"), ("rank", "ascending")])
             by_query: dict[int, list[dict]] = {}
             for row in table.to_pylist():
                 by_query.setdefault(row["query"], []).append(row)

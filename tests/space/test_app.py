@@ -1202,6 +1202,34 @@ def test_your_results_bad_choices_and_results_without_rankings_are_one_line(your
         YourResults(None).browse(None)  # the Hub Space, started without a results folder
 
 
+def test_a_result_never_makes_the_tab_read_outside_the_folders_given(stored, tmp_path):
+    """A result names its data and its subsets: a local data folder elsewhere is not read (the records shown, the
+    images not, the line says why), and a subset name that is no LookBench subset (a path) is refused in one line."""
+    from lookbench.report import records
+    from lookbench.space.yours import SHOWN, YourResults
+
+    given = tmp_path / "given"
+    shutil.copytree(stored["root"] / "saved", given / "run")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = json.loads((given / "run" / "results.json").read_text())
+    result["provenance"]["dataset"]["data"] = str(elsewhere)
+    (given / "run" / "results.json").write_text(json.dumps(result))
+    line, _, html, *_ = YourResults(given).answer("run/results.json")
+    assert f"Images not shown: its data '{elsewhere}' lies outside the folders given to the demo (--results, --data)" \
+        in line.replace("\\", "")  # as markdown_safe escapes it
+    assert html.count("<div class='query' ") == min(SHOWN, len(records.worst_queries(given / "run").queries)) > 0
+    assert "data:image" not in html and "image unreadable" in html  # the records stand; no image was read
+    subset = result["provenance"]["subsets"][0]
+    moved = "../../outside/" + subset
+    result["provenance"]["subsets"][0] = moved
+    result["provenance"]["saved_predictions"] = [moved if s == subset else s for s in result["provenance"]["saved_predictions"]]
+    result[moved] = result.pop(subset)
+    (given / "run" / "results.json").write_text(json.dumps(result))
+    line = YourResults(given).answer("run/results.json")[0]
+    assert line.startswith("⚠️ ") and "provenance.subsets names '../../outside/" in line and "not a LookBench subset" in line
+
+
 def test_api_your_results_through_gradio_client(yours_served, stored):
     from gradio_client import Client
 
