@@ -25,6 +25,7 @@ from lookbench.dataset_builder.review.items import Item
 from lookbench.dataset_builder.review.store import LABEL, SKIP, UNDO, DecisionStore, ReviewError, check_reviewer, current
 from lookbench.dataset_builder.sources import read_contained
 from lookbench.dataset_builder.taxonomy import Taxonomy
+from lookbench.leaderboard.render import markdown_safe
 
 KEYS = """
 () => {
@@ -118,13 +119,15 @@ class Review:
     def decide(self, reviewer: str, key: str, category: str, values: list) -> None:
         """Write the reviewer's label of ``key``: the category and every attribute of it, each a value or "not
         applicable" (never the main attribute); refused in one line naming what is missing or not allowed."""
-        if category not in self.taxonomy.categories:
-            raise ReviewError(f"choose a category (got {category!r})")
+        if not isinstance(category, str) or category not in self.taxonomy.categories:
+            raise ReviewError(f"choose a category (got {str(category)[:60]!r})")
         entry = self.taxonomy.categories[category]
         attributes = dict(zip(entry.attributes, values))
         for name, value in attributes.items():
             if value is None or value == "":
                 raise ReviewError(f"{name}: choose a value or {self.taxonomy.not_applicable!r}")
+            if not isinstance(value, str):
+                raise ReviewError(f"{name}: {str(value)[:60]!r} is not a value")
             if not self.taxonomy.allows(category, name, value):
                 raise ReviewError(f"{name}: {value!r} is not a value of {category!r} in {self.taxonomy.label}")
         if attributes[entry.main_attribute] == self.taxonomy.not_applicable:
@@ -163,7 +166,8 @@ def build_app(review: Review, reviewer: str | None = None):
         if item is None:
             return [gr.update(visible=False)] + [gr.update(visible=False)] * review.slots
         proposals = item.proposals
-        names = list(review.taxonomy.categories[category].attributes) if category in review.taxonomy.categories else []
+        category = category if isinstance(category, str) and category in review.taxonomy.categories else None
+        names = list(review.taxonomy.categories[category].attributes) if category is not None else []
         out = [gr.update(choices=list(review.taxonomy.categories), value=category, visible=True,
                          label=f"category — {_confidence(proposals.get('category'))}")]
         for slot in range(review.slots):
@@ -188,13 +192,15 @@ def build_app(review: Review, reviewer: str | None = None):
                       "page (press Start again later). Thank you!")
         else:
             record = item.record
-            words = " · ".join(str(record[k]) for k in ("title", "description", "shop_category") if record.get(k))
+            # A crawl's words are anyone's: escaped, never a link, an image or markup on the reviewer's page.
+            words = " · ".join(markdown_safe(record[k]) for k in ("title", "description", "shop_category") if record.get(k))
             proposer = record.get("proposer") or {}
-            header = (f"### {item.key}\n`{item.file}` line {item.line} · proposer `{proposer.get('name')}` "
-                      f"({proposer.get('revision')})" + (f"\n\n{words}" if words else "") + dispute(item.key, name))
+            header = (f"### {markdown_safe(item.key)}\n{markdown_safe(item.file)} line {item.line} · proposer "
+                      f"{markdown_safe(proposer.get('name'))} ({markdown_safe(proposer.get('revision'))})"
+                      + (f"\n\n{words}" if words else "") + dispute(item.key, name))
         image, street = review.pictures(item) if item is not None else (None, None)
         if item is not None and image is None:
-            header += f"\n\n**image unreadable**: {item.record.get('image')!r}"  # still decidable: skip it
+            header += f"\n\n**image unreadable**: {markdown_safe(repr(item.record.get('image')))}"  # still decidable: skip it
         category, values = prefill(review, item, name) if item is not None else (None, {})
         return [state, header, progress(name), gr.update(value=image, visible=item is not None),
                 gr.update(value=street, visible=street is not None), *fields(item, category, values), message]

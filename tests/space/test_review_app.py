@@ -182,3 +182,28 @@ def test_keyboard_in_a_browser_accepts_skips_and_undoes(tmp_path, serve):
         street = [i.key for i in open_review(raw)[0].items if i.record.get("raw_image")]
         photo = expect(page.locator("#review-street img"))
         photo.to_be_visible() if second in street else photo.to_be_hidden()  # a street look's photo, only there
+
+
+def test_a_crawls_words_are_text_on_the_page_and_a_malformed_choice_is_one_line(tmp_path, serve):
+    """A shop title is anyone's: a Markdown link or image in it reaches the reviewer's page escaped, never live; a
+    category or value that is not text (the API takes any JSON) is refused in one line."""
+    from gradio_client.exceptions import AppError
+
+    raw = tmp_path / "raw"
+    truth = write_annotated(raw, n=2)
+    hostile = "[Accept — required](https://evil.example) ![](https://evil.example/p.png) <b>bold</b>"
+    for path in raw.glob("*/*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        path.write_text("".join(json.dumps({**r, "title": hostile}) + "\n" for r in lines), encoding="utf-8")
+    served = serve(raw, "--reviewer", "dana", "--overlap", "1", "--shared", "0")
+    client = served.client()
+    view = client.predict("dana", api_name="/begin")
+    header = view[0]
+    assert "\\[Accept — required\\](https://evil.example) !\\[\\](https://evil.example/p.png) \\<b\\>bold\\</b\\>" in header
+    key = shown_key(view)
+    for slot in (0, 1):
+        malformed = answer(truth[key])
+        malformed[slot] = ["x"]
+        with pytest.raises(AppError, match="choose a category|is not a value"):
+            client.predict(*malformed, api_name="/accept")
+    assert shown_key(client.predict("dana", api_name="/begin")) == key  # nothing was decided
