@@ -10,13 +10,15 @@ from __future__ import annotations
 import html
 import json
 import os
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PROGRESS = "/lookbench-progress"  # the waiting room's JSON; the app answers it 404, which makes the page reload
 PORTS = 100  # as gradio: without a port, GRADIO_SERVER_PORT or 7860, else the next free of a hundred
 POLL_MS = 1000
-IDLE_S = 10.0  # seconds a visitor's connection may stay silent before it is closed: idle ones never pile up threads
+IDLE_S = 10.0  # seconds a visitor's connection may last: slow or idle ones never pile up threads
+CONNECTIONS = 32  # visitors served at once
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>LookBench</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
@@ -37,6 +39,32 @@ setTimeout(poll, {poll});
 """
 
 
+class _Server(ThreadingHTTPServer):
+    """At most ``CONNECTIONS`` visitors served at once; a connection past them is closed at once."""
+
+    daemon_threads = True
+
+    def __init__(self, *args):
+        self.slots = threading.BoundedSemaphore(CONNECTIONS)
+        super().__init__(*args)
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
 class WaitingRoom:
     """A loopback (or ``host``) HTTP server on the app's future port that answers every page with the progress of
     the start; ``bars`` makes the stage bars it reports (``lookbench.progress.stage_bar``'s signature)."""
@@ -49,6 +77,23 @@ class WaitingRoom:
 
         class Handler(BaseHTTPRequestHandler):
             timeout = IDLE_S
+
+            def setup(self):
+                super().setup()
+                # One request per connection (HTTP/1.0), whole within IDLE_S: a byte now and then keeps no thread.
+                self.deadline = threading.Timer(IDLE_S, self._cut)
+                self.deadline.daemon = True
+                self.deadline.start()
+
+            def _cut(self):
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+            def finish(self):
+                self.deadline.cancel()
+                super().finish()
 
             def do_GET(self):  # noqa: N802 (http.server's name)
                 if self.path.split("?")[0] == PROGRESS:
@@ -73,14 +118,13 @@ class WaitingRoom:
         tried = [first] if port else range(first, first + PORTS)
         for candidate in tried:
             try:
-                self.server = ThreadingHTTPServer((self.host, candidate), Handler)
+                self.server = _Server((self.host, candidate), Handler)
                 break
             except OSError as err:
                 reason = err
         else:
             raise OSError(f"cannot listen on {self.host} port {tried[0]}" + (f"–{tried[-1]}" if len(tried) > 1 else "")
                           + f": {reason.strerror or reason}")
-        self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, name="waiting room", daemon=True).start()
 

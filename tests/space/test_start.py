@@ -55,17 +55,35 @@ def test_the_waiting_room_answers_every_page_with_the_stage_and_its_count():
         urllib.request.urlopen(url + PROGRESS, timeout=10)
 
 
-def test_a_silent_connection_is_closed_and_never_holds_the_page_up(monkeypatch):
+def test_slow_or_silent_connections_are_closed_and_never_pile_up(monkeypatch):
+    """Each connection lasts at most IDLE_S, however it trickles bytes, and at most CONNECTIONS are served at once (one
+    past them is closed at once); then the page answers again."""
     from lookbench.space import waiting
 
-    monkeypatch.setattr(waiting, "IDLE_S", 0.5)
+    monkeypatch.setattr(waiting, "IDLE_S", 3.0)
+    monkeypatch.setattr(waiting, "CONNECTIONS", 2)
     room = WaitingRoom("127.0.0.1", _free_port())
     try:
-        with socket.create_connection(("127.0.0.1", room.port), timeout=30) as silent:
-            assert _get(f"http://127.0.0.1:{room.port}/")[0] == 200  # answered beside it
-            started = time.monotonic()
-            assert silent.recv(1) == b""  # closed by the room, not by this test's 30 s
-            assert time.monotonic() - started < 20
+        address = ("127.0.0.1", room.port)
+        silent, trickling = (socket.create_connection(address, timeout=30) for _ in range(2))
+        started = time.monotonic()
+        with silent, trickling:
+            time.sleep(0.3)  # both taken by the room's threads
+            with socket.create_connection(address, timeout=30) as third:
+                assert third.recv(1) == b""  # past the cap: closed at once, while the two are still open
+            silent.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                silent.recv(1)
+            silent.setblocking(True)
+            for _ in range(100):  # a byte every 0.1 s: each read within the socket timeout, the request never whole
+                try:
+                    trickling.sendall(b"G")
+                except OSError:
+                    break
+                time.sleep(0.1)
+            assert silent.recv(1) == b"" and trickling.recv(1) == b""
+            assert time.monotonic() - started < 9  # closed by the room's deadline, not by this test's 30 s
+        assert _get(f"http://127.0.0.1:{room.port}/")[0] == 200
     finally:
         room.close()
 
