@@ -169,10 +169,14 @@ class YourResults:
         with self._lock:
             opened = self._opened.get(key)
         if opened is None:  # read outside the lock: one slow result never holds up another's page
-            opened = self.read(choice)
-            with self._lock:
-                kept = {k: v for k, v in self._opened.items() if k[0] != choice}
-                self._opened = dict(list(kept.items())[-(MAX_OPENED - 1):]) | {key: opened}
+            opened = self.keep(key, self.read(choice))
+        return opened
+
+    def keep(self, key: tuple, opened: Opened) -> Opened:
+        """``opened`` kept under ``key`` (its choice's older ones dropped, at most ``MAX_OPENED`` in all)."""
+        with self._lock:
+            kept = {k: v for k, v in self._opened.items() if k[0] != key[0]}
+            self._opened = dict(list(kept.items())[-(MAX_OPENED - 1):]) | {key: opened}
         return opened
 
     def answer(self, choice, subset=ALL, category=ALL, attribute=ALL):

@@ -35,10 +35,13 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     from lookbench.report.records import chips
     from lookbench.schema import resolve_subset
     from lookbench.results.store import predictions_folder, read_json
+    from lookbench.submissions.ranking import MAX_RANKING_BYTES
+    from lookbench.submissions.verify import ranking_rows
 
     result = result_file(result)
     try:
-        provenance = read_json(result)["provenance"]
+        data = read_json(result)
+        provenance = data["provenance"]
         mode, saved = provenance["mode"], provenance.get("saved_predictions") or ()
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{result} is not a LookBench result JSON ({type(err).__name__}: {err})") from None
@@ -49,7 +52,10 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
                          "evaluate again with --save-predictions")
     if top < 1:
         raise ValueError(f"--top must be at least 1, got {top}")
-    table = read(path)
+    blocks = {name: block for name, block in data.items() if name != "provenance" and isinstance(block, dict)}
+    if subset not in blocks:
+        raise ValueError(f"{result} has no scores of {subset} beside its saved ranking")
+    table = read(path, ranking_rows(blocks, subset), MAX_RANKING_BYTES)  # bounded as the report's reader is
     count = pc.max(table["query"]).as_py() or 0
     if not 1 <= query <= count:
         raise ValueError(f"{subset} of {result} has queries 1..{count}; there is no query {query}")
@@ -79,15 +85,14 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
 
 def attributes(result: Path, width: int | None = None) -> str:
     """A result's headline and its attribute error block (the evaluate table's)."""
-    import shutil
-
+    from lookbench import terminal
     from lookbench.engine.results import attribute_lines
     from lookbench.results.comparison import read_result
     from lookbench.results.outcomes import check_result
 
     data = read_result(result)
     check_result(data, data["_path"])
-    width = width or shutil.get_terminal_size((100, 24)).columns
+    width = width or terminal.width()
     p = data["provenance"]
     blocks = {name: block.get("attribute_errors") for name, block in data.items()
               if name not in ("provenance", "_path") and isinstance(block, dict)}

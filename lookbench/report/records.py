@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lookbench import terminal
 from lookbench.metric.fine_recall.records import attribute_differences
 
 THUMBNAIL = 96  # pixels, the longer side: a Mini report of 100 queries x 10 results stays a few MB
@@ -233,34 +234,33 @@ def _report(path: Path, provenance: dict, mode: str, ranked, top: int, limit: in
             errors: dict, label: str | None = None) -> Report:
     """The report of ``ranked``: per query its subset, number, record (``query_*`` fields), rows by rank (at least
     the top ``top``), first fine and coarse hit and depth; the fine misses, worst first."""
-    queries, evaluated = [], 0
+    missed, evaluated = [], 0
     for subset, number, q, rows, fine, coarse, depth in ranked:
         evaluated += 1
-        if fine == 1:
-            continue
+        if fine != 1:
+            missed.append((subset, number, q, rows[:top], fine, coarse, depth))
+    far = float("inf")
+    missed.sort(key=lambda m: (-(m[4] or far), -(m[5] or far)))  # stable: subset, query order
+    queries = []
+    for subset, number, q, rows, fine, coarse, depth in missed[:limit]:  # chips for the kept queries only
         query = {"category": q["query_category"], "main_attribute": q["query_main_attribute"],
                  "attributes": q["query_attributes"]}
         shown = [Shown(r["rank"], r["gallery_index"], str(r["item_id"]), None if r["score"] is None else float(r["score"]),
                        r["category"], "fine" if r["fine_hit"] else "coarse" if r["coarse_hit"] else "miss",
-                       [] if r["fine_hit"] else chips(query, r, mode, r["coarse_hit"])) for r in rows[:top]]
+                       [] if r["fine_hit"] else chips(query, r, mode, r["coarse_hit"])) for r in rows]
         queries.append(WorstQuery(subset, number, str(q["query_item_id"]), q.get("query_text"), q["query_category"],
                                   [(a["name"], a["value"]) for a in q["query_attributes"] or []], fine, coarse,
                                   depth, shown))
-    far = float("inf")
-    queries.sort(key=lambda w: (-(w.first_fine or far), -(w.first_coarse or far)))  # stable: subset, query order
     model = label or (provenance.get("model") or {}).get("name", "?")
     kind = provenance.get("queries", "image")
     title = (f"{model} on {(provenance.get('dataset') or {}).get('name') or 'LookBench'}, {mode} mode"
              + ("" if kind == "image" else f", {kind} queries"))
-    return Report(path, title, mode, list(headline), errors, queries[:limit], evaluated, provenance)
+    return Report(path, title, mode, list(headline), errors, queries, evaluated, provenance)
 
 
 def _score(block: dict, metric: str, at: str) -> str:
-    value = (block.get(metric) or {}).get(at)
-    if value is None:
-        return "-"
     lo, hi = ((block.get("ci95") or {}).get(metric) or {}).get(at) or (None, None)
-    return f"{value:.1f}" + (f" [{lo:.1f}, {hi:.1f}]" if lo is not None else "")
+    return terminal.score((block.get(metric) or {}).get(at), None if lo is None else (lo, hi))
 
 
 def thumbnails(report: Report, data=None, size: int = THUMBNAIL, bench=None) -> dict[str, str]:

@@ -6,8 +6,8 @@ until it is unsealed) and bound to the folder that names them. One is opened by 
 under the judge's budgets (``judging.Judge.run``), so no visitor can make the board's own process load data or hold
 memory: its files must be those the verdict was for (the same key), and the records are the judge's on the data it
 judged (``lookbench.report.records.judged_queries``): marks, annotations and headline scores recomputed, never read
-from the submission; its similarity scores are not shown, as no one checked them. One is made at a time; each is kept
-while its key is (``YourResults.MAX_OPENED`` of them).
+from the submission; its similarity scores are not shown, as no one checked them. Each is made once per key (a
+second request for it waits for the first; others go on) and kept while its key is (``yours.MAX_OPENED`` of them).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from lookbench.errors import shown
 from lookbench.files import read_regular
 from lookbench.leaderboard.load import REPRODUCED, VERIFIED
-from lookbench.space.board.judging import Judge, limit_memory
+from lookbench.space.board.judging import Judge, limit_memory, out_of_memory
 from lookbench.space.yours import TOP, WORST, Opened, YourResults
 
 BROWSABLE = (REPRODUCED, VERIFIED)  # the rows whose records may be shown: re-judged on public labels
@@ -40,7 +40,7 @@ class SubmittedResults(YourResults):
         super().__init__(None)
         self.board = board
         self.judge = judge or Judge.from_environment(board.allowed)
-        self._making = threading.Lock()  # one submission opened at a time, each once
+        self._making: dict[tuple, threading.Lock] = {}  # per (submission, key): each made once, others meanwhile
 
     @property
     def empty(self) -> str:
@@ -59,17 +59,20 @@ class SubmittedResults(YourResults):
 
     def read(self, choice) -> Opened:
         submission, folder = self._offered()[choice], self.board.state.copy.folder
-        with self._making:
+        key = (choice, submission.verdict.key)
+        with self._lock:
+            making = self._making.setdefault(key, threading.Lock())
+        with making:  # a second request for the same submission waits for the first's records
             with self._lock:
-                made = self._opened.get((choice, submission.verdict.key))
-            if made is not None:  # made while this request waited for the one before
+                made = self._opened.get(key)
+            if made is not None:
                 return made
             answer = self._made(folder / choice, submission.verdict.key, submission.model)
-        if "error" in answer:
-            raise ValueError(f"{shown(choice)}: {answer['error']}")
-        from lookbench.report.records import Report
+            if "error" in answer:
+                raise ValueError(f"{shown(choice)}: {answer['error']}")
+            from lookbench.report.records import Report
 
-        return Opened(Report.from_json(answer["report"]), answer["thumbnails"], answer["images"])
+            return self.keep(key, Opened(Report.from_json(answer["report"]), answer["thumbnails"], answer["images"]))
 
     def _made(self, folder: Path, key: str, label: str) -> dict:
         """``records_child``'s answer for the submission in ``folder`` (shown as ``label``, its row's name, never the
@@ -84,7 +87,7 @@ class SubmittedResults(YourResults):
                 answer = json.loads(read_regular(out, MAX_RECORDS_BYTES))
                 return {"error": self.judge.over_memory()} if answer.get("over") == "memory" else answer
             except (OSError, ValueError):
-                return {"error": self.judge.over_memory() if "MemoryError" in tail else
+                return {"error": self.judge.over_memory() if out_of_memory(tail) else
                         f"its records could not be made (exit status {status})"}
 
 

@@ -98,7 +98,7 @@ class Judge:
                 verdict = Verdict.from_json(json.loads(out.read_text()))
             except (OSError, ValueError):
                 log.warning("judging %s ended with %s and no verdict: %s", folder, status, tail[-500:])
-                if _out_of_memory(tail):
+                if out_of_memory(tail):
                     return Verdict(self.over_memory(), key)
                 return Verdict(f"{ENDED} (exit status {status})", key)
         if verdict.text.startswith(OVER_BUDGET):  # the child's own MemoryError
@@ -138,7 +138,7 @@ def _tail(path: Path) -> str:
         return file.read().decode("utf-8", "replace")
 
 
-def _out_of_memory(text: str) -> bool:
+def out_of_memory(text: str) -> bool:
     text = text.lower()
     return any(s in text for s in ("memoryerror", "cannot allocate memory", "bad_alloc", "out of memory",
                                    "failed to map segment"))
@@ -164,6 +164,6 @@ def child(argv: list[str]) -> None:
     except MemoryError:
         verdict = Verdict(OVER_BUDGET)
     except Exception as err:  # a failure inside a library: the parent keeps it as ENDED, the log says what
-        verdict = Verdict(OVER_BUDGET if _out_of_memory(f"{type(err).__name__} {err}") else f"{ENDED} ({type(err).__name__})")
+        verdict = Verdict(OVER_BUDGET if out_of_memory(f"{type(err).__name__} {err}") else f"{ENDED} ({type(err).__name__})")
         print(f"judging failed: {type(err).__name__}: {err}", file=sys.stderr)
     Path(out).write_text(json.dumps(verdict.to_json()))
