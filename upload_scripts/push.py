@@ -54,6 +54,8 @@ def _upload(api, hub: Path, staging: Staging, repo: StagedRepo, private: bool, r
 
     private = private or repo.private
     api.create_repo(repo.repo_id, repo_type=repo.repo_type, space_sdk=repo.space_sdk, private=private, exist_ok=True)
+    if private:  # a repo that was there before keeps its visibility on create: made private before anything is sent
+        api.update_repo_settings(repo.repo_id, repo_type=repo.repo_type, private=True)
     if revision:
         api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)
     folder = hub / repo.folder

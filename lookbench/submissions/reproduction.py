@@ -366,11 +366,14 @@ def records_of(root: Path, relative: str) -> list[Path]:
 
 
 def _digest(record: Path) -> str | None:
-    """The sha256 of a record's files (names and bytes, each read within its limit), or ``None`` if one cannot be read."""
+    """The sha256 of every file of a record (names and bytes, each read within its limit), or ``None`` if one cannot
+    be read or there are more than ``MAX_RECORD_FILES``: a check is never kept for bytes that were not hashed."""
     digest = hashlib.sha256()
     try:
         files = sorted(p for p in record.rglob("*") if p.is_file() and not p.is_symlink())
-        for path in files[:MAX_RECORD_FILES]:
+        if len(files) > MAX_RECORD_FILES:
+            return None
+        for path in files:
             limit = MAX_RANKING_BYTES if path.suffix == ".parquet" else MAX_RESULT_BYTES
             relative = path.relative_to(record).as_posix()
             digest.update(f"{relative}\0{hashlib.sha256(read_regular(path, limit, relative)).hexdigest()}\n".encode())

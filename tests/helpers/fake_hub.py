@@ -3,7 +3,9 @@ downloads of ``served`` files (the tree at a revision, HEAD and GET of ``resolve
 request (method, path, repo ids, uploaded paths, whether a token came) and answers "regular" upload mode, so no LFS
 or xet transfer is attempted. `refuse` makes every request answer that HTTP status; `on_preupload`, if set, is called with
 "type/owner/name" at each preupload request (after a client has listed its files, before its commit). It keeps what each
-commit sent (``contents``) and which repos were created private; GET ``/api/<type>s/<owner>/<name>/revision/<rev>``
+commit sent (``contents``) and which repos are private: a repo that exists (``existing``: created, or there before, its
+visibility as the Hub keeps it) answers a second create 409 and keeps its visibility, as the Hub does; PUT
+``/api/<type>s/<owner>/<name>/settings`` changes it (``HfApi.update_repo_settings``). GET ``/api/<type>s/<owner>/<name>/revision/<rev>``
 (``HfApi.repo_info``, the first request of a download; the revision optional) answers a private repo's 401 without a token, as the Hub does."""
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ class FakeHub:
         self.branches: list[str] = []
         self.tags: dict[str, dict] = {}  # "type/owner/name@tag" -> {"revision": ..., "message": ...}; a second one is 409
         self.validated: list[str] = []  # repo types whose README YAML was checked
-        self.private: set[str] = set()  # "type/owner/name" of the repos created private
+        self.private: set[str] = set()  # "type/owner/name" of the private repos
+        self.existing: set[str] = set()  # "type/owner/name" of the repos that exist (a test may add one made before)
         self.contents: dict[str, dict[str, bytes]] = {}  # "type/owner/name" -> path -> bytes, as the last commit left them
         self.on_preupload = None
         self.served: dict[str, dict] = {}  # "type/owner/name" -> {"revision": sha, "files": {path: bytes}}: downloads
@@ -47,6 +50,9 @@ class FakeHub:
                     hub.created.append(payload)
                     kind = payload.get("type") or "model"
                     repo_id = f"{payload['organization']}/{payload['name']}"
+                    if f"{kind}/{repo_id}" in hub.existing:  # its visibility stays what it was
+                        return self._json(409, {"error": "You already created this repo", "url": f"{hub.url}/{kind}s/{repo_id}"})
+                    hub.existing.add(f"{kind}/{repo_id}")
                     if payload.get("visibility") == "private":
                         hub.private.add(f"{kind}/{repo_id}")
                     return self._json(200, {"url": f"{hub.url}/{kind}s/{repo_id}", "name": repo_id})
@@ -91,6 +97,19 @@ class FakeHub:
                     hub.branches.append(f"{m[1]}/{m[2]}@{m[3]}")
                     return self._json(200, {})
                 return self._json(404, {"error": f"the fake hub does not serve POST {self.path}"})
+
+            def do_PUT(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                hub.requests.append({"method": "PUT", "path": self.path, "authorization": self.headers.get("Authorization")})
+                m = re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/settings", self.path)
+                if hub.refuse or not m or f"{m[1]}/{m[2]}" not in hub.existing:
+                    return self._json(hub.refuse or 404, {"error": "refused by the fake hub"})
+                visibility = json.loads(body).get("visibility")
+                if visibility == "private":
+                    hub.private.add(f"{m[1]}/{m[2]}")
+                elif visibility == "public":
+                    hub.private.discard(f"{m[1]}/{m[2]}")
+                return self._json(200, {})
 
             def do_GET(self):
                 hub.requests.append({"method": "GET", "path": self.path, "authorization": self.headers.get("Authorization")})

@@ -47,6 +47,21 @@ def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token
     assert "lookbench/demo (space): abc123" in proc.stdout
 
 
+def test_a_private_push_makes_a_repo_that_was_public_private_before_it_sends_a_file(hub, tmp_path):
+    """create_repo keeps an existing repo's visibility (the Hub answers 409): a sealed release's labels pushed into a
+    public repo of that name would be public. Each repo pushed private is set private before its commit."""
+    with FakeHub() as fake:
+        fake.existing = {f"{kind}/{repo}" for repo, kind in REPOS.items()}  # every repo there before, public
+        proc = run_cli("push", "--hub", str(hub), "--private", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert fake.private == {f"{kind}/{repo}" for repo, kind in REPOS.items()}
+    order = [(r["method"], r["path"]) for r in fake.requests]
+    for repo, kind in REPOS.items():
+        made_private = order.index(("PUT", f"/api/{kind}s/{repo}/settings"))
+        assert made_private < next(i for i, (method, path) in enumerate(order)
+                                   if method == "POST" and path.startswith(f"/api/{kind}s/{repo}/commit/"))
+
+
 def test_push_to_a_revision_creates_the_branch_first(hub, tmp_path):
     with FakeHub() as fake:
         proc = run_cli("push", "--hub", str(hub), "--revision", "v2", endpoint=fake.url, token=TOKEN, cwd=tmp_path)

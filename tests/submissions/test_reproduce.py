@@ -135,6 +135,19 @@ def test_the_board_recomputes_a_record_and_never_takes_its_typed_figures(repo, t
     assert _trust(root) == {"facebook/dinov2-large": "consistent", ORACLE_MODEL: "consistent"}
 
 
+def test_a_record_of_more_files_than_are_hashed_never_counts(repo, tmp_path):
+    """A check is kept by the digest of every file of its record: a record padded past MAX_RECORD_FILES (names that
+    sort before its own files) has bytes no digest would cover, so it is not read at all."""
+    from lookbench.submissions.reproduction import MAX_RECORD_FILES
+
+    root = tmp_path / "repo"
+    shutil.copytree(repo[0], root)
+    assert _trust(root)["facebook/dinov2-large"] == "reproduced"
+    for i in range(MAX_RECORD_FILES):
+        (_record(root, "facebook") / f"a{i:02d}").write_text("padding")
+    assert _trust(root)["facebook/dinov2-large"] == "consistent"
+
+
 def test_edited_rankings_are_not_reproduced_naming_the_figures(hub, repo, tmp_path):
     """The honest submission with every query's first two items swapped in one subset (its claims left as they were):
     the board says no, and the re-run refuses it naming the agreement."""
