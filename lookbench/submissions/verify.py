@@ -317,6 +317,8 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
         verdict.placement = _placement(bench, settings, [])
         return verdict
     verdict.reasons += _data_differences(provenance, bench.provenance, text_form)
+    if sealed and not isinstance(bench.provenance.get("sealed"), dict):
+        verdict.reasons.append(f"provenance.dataset says {label} is sealed; the data it names is not")
     if verdict.reasons:
         return verdict
     if set(blocks) != set(bench.subsets) or sorted(provenance["subsets"]) != sorted(bench.subsets):

@@ -125,6 +125,13 @@ def _other_revision(folder):
     (folder / "results.json").write_text(json.dumps(data))
 
 
+def _claims_sealed(folder):
+    """The result says its data is a sealed release; the data it names is public."""
+    data = json.loads((folder / "results.json").read_text())
+    data["provenance"]["dataset"]["sealed"] = {}
+    (folder / "results.json").write_text(json.dumps(data))
+
+
 @pytest.mark.parametrize("tamper, reasons", [
     (_edit_score, ["overall fine_recall@1 claimed "]),
     (_swap_top1, ["RealStudioFlat fine_recall@1 claimed ", "RealStudioFlat per_query.first_fine_rank: query "]),
@@ -135,8 +142,9 @@ def _other_revision(folder):
                      "gallery nor the noise gallery"]),
     (_renamed_item, []),
     (_other_revision, ["provenance.dataset.revision is 'local-0123456789abcdef'; the data judged gives 'local-"]),
+    (_claims_sealed, ["provenance.dataset says LookBench-Mini (embedded) is sealed; the data it names is not"]),
 ], ids=["score-edited", "top1-swapped", "dropped-query", "duplicated-query", "foreign-item", "renamed-item",
-        "other-revision"])
+        "other-revision", "claims-sealed"])
 def test_a_tampered_submission_is_not_verified_naming_why(copy, tamper, reasons):
     expected = reasons + (tamper(copy) or [])
     verification = verify_submission(copy)
