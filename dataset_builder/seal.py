@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from lookbench.files import folder_lock, folder_revision, replace_folder
+from lookbench.files import contained_file, folder_lock, folder_revision, replace_folder
 from lookbench.schema import SUBSETS, release_date
 
 from lookbench.dataset_builder.append import BuiltFolder
@@ -67,6 +67,15 @@ def check_until(until: str | None) -> str | None:
         raise SourceError(f"--until {str(until)[:40]!r} is not a date (YYYY-MM-DD)") from None
 
 
+def _within(folder: Path, relative: str) -> tuple[Path, str]:
+    """Where a file of ``folder`` must lie, as (base, path relative to it): inside the folder, or for a Hub cache
+    snapshot (its files are links into its repo's blobs/) inside the repo's cache folder."""
+    folder = Path(folder)
+    if folder.parent.name == "snapshots":
+        return folder.parent.parent, f"snapshots/{folder.name}/{relative}"
+    return folder, relative
+
+
 def card_yaml(folder: Path) -> dict:
     """The YAML of the folder's card; read only as a regular file inside the folder (a link out is refused, never
     followed), like every file the builder reads."""
@@ -74,10 +83,21 @@ def card_yaml(folder: Path) -> dict:
     card = folder / "README.md"
     if not card.exists() and not card.is_symlink():
         return {}
-    # A Hub cache snapshot's files are links into its repo's blobs/: contained in the repo's cache folder.
-    base, relative = ((folder.parent.parent, f"snapshots/{folder.name}/README.md") if folder.parent.name == "snapshots"
-                      else (folder, "README.md"))
-    return DatasetCard(read_contained(base, relative).decode("utf-8")).data.to_dict()
+    return DatasetCard(read_contained(*_within(folder, "README.md")).decode("utf-8")).data.to_dict()
+
+
+def _files(folder: Path, paths) -> list[Path]:
+    """``paths`` (files of ``folder``), each a regular file inside it: a link out is refused naming it, so sealing,
+    joining or unsealing never turns a file from elsewhere into one of the folders it writes."""
+    folder = Path(folder)
+    for path in paths:
+        if path.is_dir():  # walked, not read (a link to a folder is not walked)
+            continue
+        try:
+            contained_file(*_within(folder, path.relative_to(folder).as_posix()))
+        except ValueError as err:
+            raise SourceError(f"{folder}: {err}") from None
+    return list(paths)
 
 
 def sealed_state(folder: Path) -> Sealed | None:
@@ -96,7 +116,7 @@ def sealed_state(folder: Path) -> Sealed | None:
 
 def _shards(folder: Path) -> list[Path]:
     """Every shard of the record configs, in the order datasets reads them (per config and split, sorted by name)."""
-    return sorted(p for p in folder.glob("*/*.parquet") if p.parent.name in SUBSETS)
+    return _files(folder, sorted(p for p in folder.glob("*/*.parquet") if p.parent.name in SUBSETS))
 
 
 def _split(shard: Path) -> str:
@@ -205,7 +225,7 @@ def seal_into(source: Path, public: Path, labels: Path, releases, until: str | N
         tables.setdefault((shard.parent.name, _split(shard)), []).append(label_rows(table, starts[shard], mask))
         target.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(_withheld(table, mask), target)
-    for path in sorted(source.rglob("*")):  # the rest: the text config and the reports carry labels
+    for path in _files(source, sorted(source.rglob("*"))):  # the rest: the text config and the reports carry labels
         relative = path.relative_to(source)
         if path.is_dir() or relative.parts[0] in SUBSETS or relative.as_posix() == "README.md":
             continue
@@ -306,7 +326,7 @@ class Labels:
         if filled != expected:
             raise SourceError(f"the labels {self.source} hold {expected} rows, the public part {public} {filled} sealed "
                               "rows: they do not belong together")
-        for path in sorted(public.rglob("*")):
+        for path in _files(public, sorted(public.rglob("*"))):
             relative = path.relative_to(public)
             if not path.is_dir() and relative.parts[0] not in SUBSETS:
                 _link(path, out / relative)
@@ -326,7 +346,7 @@ def unseal(folder, labels) -> Sealed:
         with staging_folder(folder, "unsealing") as staging:
             target = staging / folder.name
             found.join_into(folder, target, sealed)
-            for path in sorted(labels.rglob("*")):
+            for path in _files(labels, sorted(labels.rglob("*"))):
                 relative = path.relative_to(labels)
                 if not path.is_dir() and (relative.parts[0] == TEXT_CONFIG or is_report(relative.name)):
                     _link(path, target / relative)

@@ -72,3 +72,20 @@ def test_labels_are_read_alike_from_a_labels_folder_and_from_an_unsealed_release
     assert withheld.tables == public.tables and not withheld.public and public.public
     with pytest.raises(SourceError, match="holds no labels"):
         Labels.read(folder, state.releases)
+
+
+@pytest.mark.parametrize("planted", ["RealStreetLook/gallery-00000-of-00001.parquet", "validation_report.json"])
+def test_a_link_out_of_the_folder_is_refused_never_sealed_into_a_regular_file(built, tmp_path, planted):
+    """A shard or a report that links out of the built folder is refused naming it, before anything is written: seal
+    would otherwise read it and hard-link (or copy) the outside file into the public or labels folder as a file."""
+    folder = _copy(built, tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copyfile(folder / planted if (folder / planted).exists() else built / "README.md", outside / "secret")
+    (folder / planted).unlink(missing_ok=True)
+    (folder / planted).symlink_to(outside / "secret")
+    before = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+    with pytest.raises(SourceError, match=f"{planted.split('/')[-1]} lies outside the data/ folder"):
+        seal(folder, ["mini-v20251201"])
+    assert sealed_state(folder) is None and sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == before
+    assert not (tmp_path / "data-labels").exists()
