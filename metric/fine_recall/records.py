@@ -262,3 +262,26 @@ def attribute_differences(reference, item):
             differs.append((name, value, sorted(values.values())))
     return {"lacks": lacks, "differs": differs}
 
+def fine_miss_reasons(reference, item, mode):
+    """Why an item is not a fine hit for a query in `mode`, as scoring judges it; `[]` exactly when it is one.
+
+    A list of reasons: `("category", query_category, item_category)` alone when the categories differ; else in
+    leaderboard mode `("main", query_main, item_main)` unless the main attributes match (`same_main`: an empty one
+    never does), then, in either mode, `attribute_differences` as `("lacks", name, value)` and `("differs", name,
+    query_value, item_values)` (in leaderboard mode only beside a main-attribute miss: they do not decide it).
+    """
+    check_mode(mode)
+    query_category, query_main, _, _ = _fields(reference, 0, "reference")
+    item_category, item_main, _, _ = _fields(item, 0, "item")
+    vocabulary = Vocabulary()
+    categories = vocabulary.ids(_factorize([query_category, item_category]))
+    if categories[0] != categories[1]:
+        return [("category", query_category, item_category)]
+    reasons = []
+    if mode == "leaderboard":
+        mains = vocabulary.ids(_factorize([query_main, item_main]))
+        if same_main(mains[0], mains[1]):
+            return []
+        reasons.append(("main", query_main, item_main))
+    gaps = attribute_differences(reference, item)
+    return reasons + [("lacks", *gap) for gap in gaps["lacks"]] + [("differs", *gap) for gap in gaps["differs"]]
