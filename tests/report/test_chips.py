@@ -1,6 +1,6 @@
 """The report's "why not fine" chips (issue 52 item 3) are the metric's `fine_miss_reasons`: they name the main
-attribute when an empty one kept a leaderboard-mode pair from a fine hit, and a pair has no chip exactly when the
-metric scores it a fine hit, in both modes."""
+attribute when an empty one kept a leaderboard-mode pair from a fine hit, and a pair has no reason and no chip
+exactly when the metric scores it a fine hit, in both modes."""
 from __future__ import annotations
 
 import pytest
@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lookbench.metric.fine_recall.judging import score_queries
+from lookbench.metric.fine_recall.records import fine_miss_reasons
 from lookbench.report.records import Chip, chips
 
 
@@ -30,7 +31,7 @@ def test_an_empty_main_attribute_is_named_as_the_leaderboard_miss_it_is(query_ma
     assert judged(query, item, "strict") == (True, True) and chips(query, item, "strict", True) == []
 
 
-text = st.sampled_from(["red", "Red ", "blue", "", " "])
+text = st.sampled_from(["red", "Red ", " red", "blue", "", "  "])
 record = st.fixed_dictionaries({
     "category": st.sampled_from(["top", "Top ", "dress"]),
     "main_attribute": st.one_of(st.none(), text),
@@ -42,7 +43,8 @@ record = st.fixed_dictionaries({
 @settings(max_examples=300, deadline=None)
 @given(record, record, st.sampled_from(["strict", "leaderboard"]))
 def test_a_pair_has_no_chip_exactly_when_the_metric_scores_it_fine(query, item, mode):
+    """Case, spacing and empty main attributes as scoring treats them: the reasons never disagree with the score."""
     fine, coarse = judged(query, item, mode)
-    shown = chips(query, item, mode, coarse)
-    assert (shown == []) == fine
-    assert any(c.kind == "category" for c in shown) == (not coarse)
+    reasons, shown = fine_miss_reasons(query, item, mode), chips(query, item, mode, coarse)
+    assert (reasons == []) == (shown == []) == fine
+    assert ([kind for kind, *_ in reasons] == ["category"]) == any(c.kind == "category" for c in shown) == (not coarse)
