@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lookbench.metric.fine_recall.judging import MODES
+from lookbench.metric.fine_recall.records import MODES
 
 INDEXES = ("flat", "hnsw")  # exact faiss knn (IndexFlatIP for the Space) or IndexHNSWFlat (approximate), both cosine
 PRECISIONS = ("fp32", "bf16")

@@ -66,10 +66,10 @@ assert type(model).__module__ == "lookbench.models.gr_lite.modeling_gr_lite", ty
 
 
 def test_cli_choices_are_the_declared_ones():
-    from lookbench.metric.fine_recall import bootstrap, fine_recall, judging
+    from lookbench.metric.fine_recall import bootstrap, fine_recall, records
     from lookbench.settings import MODES
 
-    assert MODES is judging.MODES and fine_recall.score_retrieval is bootstrap.score_retrieval  # one implementation
+    assert MODES is records.MODES and fine_recall.score_retrieval is bootstrap.score_retrieval  # one implementation
 
 
 def test_the_metric_core_serves_the_cli_and_leaderboard_without_datasets_or_evaluate():

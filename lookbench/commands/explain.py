@@ -72,10 +72,12 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
             *([f"text query: {q['query_text']}"] if q.get("query_text") else [])]
     query = {"category": q["query_category"], "main_attribute": q["query_main_attribute"],
              "attributes": q["query_attributes"]}
+    # A fine hit has no reason to show, but in leaderboard mode it may still lack attributes: its attributes are
+    # compared as strict mode compares them.
     cells = [[str(r["rank"]), f"{r['score']:.3f}", "yes" if r["fine_hit"] else "no", "yes" if r["coarse_hit"] else "no",
               str(r["item_id"]), r["category"],
-              "; ".join(c.text for c in chips(query, r, mode, r["coarse_hit"])) or "all query attributes match"]
-             for r in rows[:top]]
+              "; ".join(c.text for c in chips(query, r, "strict" if r["fine_hit"] else mode, r["coarse_hit"]))
+              or "all query attributes match"] for r in rows[:top]]
     lines = [line for i, text in enumerate(head) for line in terminal.paragraph(("  " if i else "") + text, indent="    ")]
     lines += terminal.table(["rank", "score", *(terminal.Column(c, "left") for c in
                                                 ("fine", "coarse", "item_id", "category", "what differs"))],

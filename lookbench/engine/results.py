@@ -263,7 +263,7 @@ class EvaluationResult:
         """Write results.json (and the saved rankings), ``results-<mode>.json`` for each other mode of the run, and
         the two PNG plots; returns their paths. Another mode's file an earlier run left there is removed, so the
         folder never pairs this run with another's."""
-        from lookbench.metric.fine_recall.judging import MODES
+        from lookbench.metric.fine_recall.records import MODES
         from lookbench.results import store
 
         out = Path(output_dir)

@@ -12,7 +12,7 @@ import numpy as np
 
 from lookbench.metric.fine_recall.judging import DEFAULT_K
 from lookbench.metric.fine_recall.records import GalleryColumns
-from lookbench.results.judge import SubsetJudgement, gallery_columns, judge_subset, query_columns
+from lookbench.results.judge import SubsetJudgement, gallery_columns, judge_modes, query_columns
 from lookbench.results.outcomes import Outcomes
 from lookbench.engine.encode import Embeddings
 from lookbench.errors import EvaluationError
@@ -135,7 +135,7 @@ def score_subsets(matrix: np.ndarray, tasks: dict, noise: Split | None = None, *
         if judge:
             with timings.stage("score"):
                 columns = gallery_columns(task.gallery.annotations, noise_columns if name in noise_hits else None)
-                judged = {mode: judge_subset(ranking.ids, task.queries.annotations, columns, mode) for mode in modes}
+                judged = judge_modes(ranking.ids, task.queries.annotations, columns, modes)
         out[name] = SubsetScore(judged, ranking.self_matches_removed, ranking.ids, all_rows)
         if progress is not None:
             progress.update(1)

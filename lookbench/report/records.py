@@ -1,6 +1,6 @@
 """The worst queries of a stored result with saved rankings, as plain records: each query, its top results with
-their fine / coarse / miss mark and the attributes each lacks or differs in (the metric's ``attribute_differences``;
-the marks are the judge's flags saved beside the result).
+their fine / coarse / miss mark and why each is not a fine hit (the metric's ``fine_miss_reasons``; the marks are
+the judge's flags saved beside the result).
 
 Fine misses come first, ordered by how far the first fine hit is (none in the saved ranking first), then by the
 first coarse hit. Thumbnails are read from the data the result names, at the settings it was judged with.
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from lookbench import terminal
-from lookbench.metric.fine_recall.records import attribute_differences
+from lookbench.metric.fine_recall.records import fine_miss_reasons
 
 THUMBNAIL = 96  # pixels, the longer side: a Mini report of 100 queries x 10 results stays a few MB
 
@@ -93,23 +93,23 @@ class Report:
 
 
 def chips(query: dict, item: dict, mode: str, coarse: bool) -> list[Chip]:
-    """Why ``item`` (a saved row's annotation) is not a fine hit for ``query``: another category, another main
-    attribute (leaderboard mode), the query's attributes it lacks or has otherwise (case- and space-insensitive)."""
-    if not coarse:
-        return [Chip("category", None, f"category {item['category']} (query {query['category']})")]
-    out = []
-    if mode == "leaderboard" and _key(item.get("main_attribute")) != _key(query.get("main_attribute")):
-        out.append(Chip("main", None, f"main attribute {item.get('main_attribute') or 'none'} "
-                                      f"(query {query.get('main_attribute') or 'none'})"))
-    gaps = attribute_differences({"category": "-", "attributes": query["attributes"] or []},
-                                 {"category": "-", "attributes": item["attributes"] or []})
-    out += [Chip("lacks", name, f"lacks {name}") for name, _ in gaps["lacks"]]
-    out += [Chip("differs", name, f"{name} {'/'.join(values)} (query {value})") for name, value, values in gaps["differs"]]
-    return out
+    """Why ``item`` (a saved row's annotation) is not a fine hit for ``query``: the metric's ``fine_miss_reasons``,
+    as chips (``[]`` exactly when it is one). ``coarse`` is the judge's flag saved with the row: another category
+    is all there is to say."""
+    reasons = fine_miss_reasons(query, item, mode) if coarse else [("category", query["category"], item["category"])]
+    return [_chip(reason) for reason in reasons]
 
 
-def _key(text) -> str:
-    return " ".join((text or "").split()).casefold()
+def _chip(reason: tuple) -> Chip:
+    match reason:
+        case ("category", query, item):
+            return Chip("category", None, f"category {item} (query {query})")
+        case ("main", query, item):
+            return Chip("main", None, f"main attribute {item or 'none'} (query {query or 'none'})")
+        case ("lacks", name, _):
+            return Chip("lacks", name, f"lacks {name}")
+    _, name, value, values = reason  # "differs"
+    return Chip("differs", name, f"{name} {'/'.join(values)} (query {value})")
 
 
 def _first(rows: list[dict], flag: str) -> int | None:

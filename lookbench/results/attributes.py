@@ -15,21 +15,16 @@ from collections import Counter
 import numpy as np
 
 from lookbench.metric.fine_recall import bootstrap
-from lookbench.metric.fine_recall.records import GalleryColumns, project_records
+from lookbench.metric.fine_recall.records import GalleryColumns, normalise, project_records
 
 CONFUSIONS = 10  # the most frequent confusions kept per attribute (ties: by query value, then top-1 value)
-
-
-def _key(text: str) -> str:
-    """The metric's comparison key of a name or value (records._normalise)."""
-    return " ".join(text.split()).casefold()
 
 
 def _values(pairs) -> dict[str, list[str]]:
     """``{name: sorted distinct values}`` of (name, value) pairs, in normal form."""
     out: dict[str, set] = {}
     for name, value in pairs:
-        out.setdefault(_key(name), set()).add(_key(value))
+        out.setdefault(normalise(name), set()).add(normalise(value))
     return {name: sorted(values) for name, values in out.items()}
 
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lookbench.metric.fine_recall.judging import DEFAULT_K, combine_subsets, score_queries, summarise
-from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns
+from lookbench.metric.fine_recall.judging import (DEFAULT_K, combine_subsets, score_core, score_mode, score_queries,
+                                                  summarise)
+from lookbench.metric.fine_recall.records import RECORD_FIELDS, GalleryColumns, check_mode
 from lookbench.results.attributes import attribute_errors, marks
 from lookbench.results.outcomes import Outcomes
 from lookbench.results.per_release import per_release
@@ -46,12 +47,27 @@ class SubsetJudgement:
 
 
 def judge_subset(ranking: np.ndarray, queries, gallery: GalleryColumns, mode: str, k=DEFAULT_K) -> SubsetJudgement:
-    """Judge one subset: ``ranking`` (queries x depth gallery rows, -1 pads) of the query records ``queries``
-    (a Dataset of ``query_columns``) in ``gallery``."""
-    per_query = score_queries(ranking, queries, gallery, k=list(k), mode=mode)
-    at_1 = marks(np.asarray(ranking), per_query["coarse"], queries, GalleryColumns(gallery))
-    return SubsetJudgement({**summarise(per_query), "attribute_errors": attribute_errors(at_1)},
-                           Outcomes.of(per_query, queries, at_1), per_query["fine"], per_query["coarse"], len(gallery))
+    """Judge one subset in one mode (``judge_modes`` with that mode alone)."""
+    return judge_modes(ranking, queries, gallery, (mode,), k)[mode]
+
+
+def judge_modes(ranking: np.ndarray, queries, gallery: GalleryColumns, modes,
+                k=DEFAULT_K) -> dict[str, SubsetJudgement]:
+    """Judge one subset in each of ``modes`` (in their order): ``ranking`` (queries x depth gallery rows, -1 pads) of
+    the query records ``queries`` (a Dataset of ``query_columns``) in ``gallery``. Only the fine hits and AP depend
+    on the mode, so the rest (coarse hits, overlaps, nDCG, the top-1 marks and attribute errors) is worked out once."""
+    for mode in modes:
+        check_mode(mode)
+    core = score_core(ranking, queries, gallery, k=list(k))
+    at_1 = marks(np.asarray(ranking), core.coarse, queries, GalleryColumns(gallery))
+    errors = attribute_errors(at_1)
+    out = {}
+    for mode in modes:
+        per_query = score_mode(core, mode)
+        out[mode] = SubsetJudgement({**summarise(per_query), "attribute_errors": errors},
+                                    Outcomes.of(per_query, queries, at_1), per_query["fine"], per_query["coarse"],
+                                    len(gallery))
+    return out
 
 
 @dataclass

@@ -5,6 +5,7 @@ through it, so there is one implementation of the scoring. Like its siblings it 
 leaderboard and the CLI use it without importing datasets or evaluate.
 """
 
+from dataclasses import dataclass
 from itertools import islice
 
 import numpy as np
@@ -12,10 +13,11 @@ import numpy as np
 from .records import GalleryColumns
 from .records import Vocabulary
 from .records import as_rows
+from .records import check_mode
 from .records import columns_of_records
 from .records import encode
+from .records import same_main
 
-MODES = ("strict", "leaderboard")
 DEFAULT_K = (1, 5, 10, 20)
 # At most this many cut-offs in one call: each K is a column of every per-query array (documented in README.md).
 MAX_CUTOFFS = 256
@@ -205,27 +207,43 @@ def _first_hit(hits):
 
 
 def _same_pair_counts(query, items):
-    """For each query, the gallery items with its category and its (non-empty) main attribute."""
+    """For each query, the gallery items with its category and its main attribute (leaderboard mode's matches)."""
     width = max(int(items["main_attribute"].max(initial=0)), int(query["main_attribute"].max(initial=0))) + 1
     g_keys, counts = np.unique(items["category"] * width + items["main_attribute"], return_counts=True)
     q_keys = query["category"] * width + query["main_attribute"]
     at = np.searchsorted(g_keys, q_keys).clip(max=max(g_keys.size - 1, 0))
-    found = (g_keys[at] == q_keys) & (query["main_attribute"] != 0)
+    # g_keys[at] % width is the found key's main attribute: the query's own where the keys are equal
+    found = (g_keys[at] == q_keys) & same_main(query["main_attribute"], g_keys[at] % width)
     return np.where(found, counts[at], 0)
 
 
-def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
-    """Per-query outcomes, the building block of `score_retrieval` (which averages them); a demo shows them per result.
+@dataclass(frozen=True, eq=False)
+class Core:
+    """What `score_queries` computes whatever the mode: the cut-offs `k`, the `coarse` hits and `first_coarse`,
+    `ndcg`, `category` and `outfit_id` (as `score_queries` returns them), and what a mode's fine hits are judged
+    from: each rank's attribute `overlap`, each query's `complete` (strict) matches, the encoded `query` and
+    `items` and the `safe` ranking (-1 pads as row 0). `score_mode` adds one mode's outcomes."""
 
-    Arguments are those of `score_retrieval`. Returns a dict: `k` (the sorted cut-offs), `fine` and `coarse`
-    (boolean queries x ranks: is the item at that rank a fine / coarse hit), `first_fine` and `first_coarse` (the
-    0-based rank of each query's first fine / coarse hit, infinity for none), `ndcg` and `ap` (queries x len(k):
-    each query's nDCG@K and AP@K as fractions), `relevant` (each query's number of fine matches in the whole
-    gallery, the AP normalisation), `category` (each query's normalised category) and `outfit_id`.
-    """
-    ks = _check_k(k)
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    k: list
+    coarse: np.ndarray
+    first_coarse: np.ndarray
+    ndcg: np.ndarray
+    category: list
+    outfit_id: list
+    overlap: np.ndarray
+    complete: np.ndarray
+    query: dict
+    items: dict
+    safe: np.ndarray
+
+
+def score_core(predictions, references, gallery, k=DEFAULT_K):
+    """The mode-free part of `score_queries` (same inputs and checks, no mode): scoring several modes of one
+    ranking shares it, since only the fine hits and AP depend on the mode."""
+    return _core(predictions, references, gallery, _check_k(k))
+
+
+def _core(predictions, references, gallery, ks):
     if gallery is None:
         raise ValueError("gallery is required: the annotation record of every gallery row")
     q_columns = columns_of_records(as_rows(references, "references"), "references")
@@ -257,13 +275,6 @@ def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
     overlap, ideal, complete = _overlaps(query, items, ranking, max_k)
     sizes = query["num_attributes"][:, None]
     relevance = np.where(sizes > 0, overlap / np.maximum(sizes, 1), 1.0) * coarse
-    if mode == "strict":
-        fine = coarse & (overlap == sizes)
-        relevant = complete
-    else:
-        q_main = query["main_attribute"][:, None]
-        fine = coarse & (items["main_attribute"][safe] == q_main) & (q_main != 0)
-        relevant = _same_pair_counts(query, items)
     discount = 1.0 / np.log2(np.arange(2, max(length, max_k) + 2))
     dcg = np.cumsum(relevance * discount[:length], axis=1)
     idcg = np.cumsum(ideal * discount[:max_k], axis=1)
@@ -272,24 +283,55 @@ def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
         best = idcg[:, value - 1]
         # Clip float rounding: DCG sums the same relevances as the ideal, in a worse order.
         ndcg[:, j] = np.where(best > 0, np.minimum(dcg[:, min(value, length) - 1] / np.where(best > 0, best, 1), 1.0), 0.0)
+    return Core(ks, coarse, _first_hit(coarse), ndcg, [vocabulary.texts[c] for c in query["category"]],
+                q_columns["outfit_id"], overlap, complete, query, items, safe)
+
+
+def score_mode(core, mode):
+    """`score_queries`' outcomes in `mode` from the mode-free `core` (`score_core`'s): the fine hits, the fine
+    matches in the whole gallery (`relevant`) and AP."""
+    check_mode(mode)
+    query = core.query
+    if mode == "strict":
+        fine = core.coarse & (core.overlap == query["num_attributes"][:, None])
+        relevant = core.complete
+    else:
+        fine = core.coarse & same_main(query["main_attribute"][:, None], core.items["main_attribute"][core.safe])
+        relevant = _same_pair_counts(query, core.items)
     # AP@K (trec_eval's map_cut): the precision at each fine hit within the top K, summed and divided by the
     # number of fine matches in the whole gallery (a query with none scores 0).
+    length = fine.shape[1]
     hits = np.cumsum(fine, axis=1)
     precision_sum = np.cumsum(np.where(fine, hits / np.arange(1, length + 1), 0.0), axis=1)
-    ap = np.stack([precision_sum[:, min(value, length) - 1] for value in ks], axis=1)
+    ap = np.stack([precision_sum[:, min(value, length) - 1] for value in core.k], axis=1)
     ap = np.where(relevant[:, None] > 0, np.minimum(ap / np.maximum(relevant, 1)[:, None], 1.0), 0.0)
     return {
-        "k": ks,
+        "k": core.k,
         "fine": fine,
-        "coarse": coarse,
+        "coarse": core.coarse,
         "first_fine": _first_hit(fine),
-        "first_coarse": _first_hit(coarse),
-        "ndcg": ndcg,
+        "first_coarse": core.first_coarse,
+        "ndcg": core.ndcg,
         "ap": ap,
         "relevant": relevant,
-        "category": [vocabulary.texts[c] for c in query["category"]],
-        "outfit_id": q_columns["outfit_id"],
+        "category": core.category,
+        "outfit_id": core.outfit_id,
     }
+
+
+def score_queries(predictions, references, gallery, k=DEFAULT_K, mode="strict"):
+    """Per-query outcomes, the building block of `score_retrieval` (which averages them); a demo shows them per result.
+
+    Arguments are those of `score_retrieval`. Returns a dict: `k` (the sorted cut-offs), `fine` and `coarse`
+    (boolean queries x ranks: is the item at that rank a fine / coarse hit), `first_fine` and `first_coarse` (the
+    0-based rank of each query's first fine / coarse hit, infinity for none), `ndcg` and `ap` (queries x len(k):
+    each query's nDCG@K and AP@K as fractions), `relevant` (each query's number of fine matches in the whole
+    gallery, the AP normalisation), `category` (each query's normalised category) and `outfit_id`.
+    `score_core` + `score_mode`.
+    """
+    ks = _check_k(k)
+    check_mode(mode)
+    return score_mode(_core(predictions, references, gallery, ks), mode)
 
 
 def query_scores(per_query):

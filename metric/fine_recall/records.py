@@ -11,11 +11,28 @@ import numpy as np
 
 # Fields of an annotation record that scoring reads; everything else (image, item_id, ...) is dropped.
 RECORD_FIELDS = ("category", "main_attribute", "attributes", "outfit_id")
+# How a query and an item are compared: every query attribute carried (strict), or the same main attribute.
+MODES = ("strict", "leaderboard")
 
 
-def _normalise(text):
+# The vocabulary id of an empty or missing text: never a category, and a main attribute that matches nothing.
+EMPTY = 0
+
+
+def normalise(text):
     """Case- and whitespace-insensitive comparison key; a missing value becomes the empty key."""
     return " ".join(text.split()).casefold() if text is not None else ""
+
+
+def check_mode(mode):
+    """An unknown mode is refused before any work."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+
+
+def same_main(query_main, item_main):
+    """Leaderboard mode's main-attribute rule on vocabulary ids (arrays or single ids): the same id, never EMPTY."""
+    return (query_main == item_main) & (query_main != EMPTY)
 
 
 def _fields(record, index, what):
@@ -96,14 +113,14 @@ class Vocabulary:
     """Dense ids of normalised strings, shared by queries and gallery so that ids compare across both."""
 
     def __init__(self):
-        self.texts = [""]  # id 0: empty or missing, never a category and never a matching main attribute
-        self._ids = {"": 0}
+        self.texts = [""]  # id EMPTY
+        self._ids = {"": EMPTY}
 
     def ids(self, factorized):
         codes, uniques = factorized
         lookup = np.empty(len(uniques), dtype=np.int64)
         for j, text in enumerate(uniques):
-            key = _normalise(text)
+            key = normalise(text)
             if key not in self._ids:
                 self._ids[key] = len(self.texts)
                 self.texts.append(key)
@@ -235,12 +252,36 @@ def attribute_differences(reference, item):
     _, _, item_pairs, _ = _fields(item, 0, "item")
     have = {}
     for name, value in item_pairs:
-        have.setdefault(_normalise(name), {})[_normalise(value)] = value
+        have.setdefault(normalise(name), {})[normalise(value)] = value
     lacks, differs = [], []
     for name, value in query_pairs:
-        values = have.get(_normalise(name))
+        values = have.get(normalise(name))
         if values is None:
             lacks.append((name, value))
-        elif _normalise(value) not in values:
+        elif normalise(value) not in values:
             differs.append((name, value, sorted(values.values())))
     return {"lacks": lacks, "differs": differs}
+
+def fine_miss_reasons(reference, item, mode):
+    """Why an item is not a fine hit for a query in `mode`, as scoring judges it; `[]` exactly when it is one.
+
+    A list of reasons: `("category", query_category, item_category)` alone when the categories differ; else in
+    leaderboard mode `("main", query_main, item_main)` unless the main attributes match (`same_main`: an empty one
+    never does), then, in either mode, `attribute_differences` as `("lacks", name, value)` and `("differs", name,
+    query_value, item_values)` (in leaderboard mode only beside a main-attribute miss: they do not decide it).
+    """
+    check_mode(mode)
+    query_category, query_main, _, _ = _fields(reference, 0, "reference")
+    item_category, item_main, _, _ = _fields(item, 0, "item")
+    vocabulary = Vocabulary()
+    categories = vocabulary.ids(_factorize([query_category, item_category]))
+    if categories[0] != categories[1]:
+        return [("category", query_category, item_category)]
+    reasons = []
+    if mode == "leaderboard":
+        mains = vocabulary.ids(_factorize([query_main, item_main]))
+        if same_main(mains[0], mains[1]):
+            return []
+        reasons.append(("main", query_main, item_main))
+    gaps = attribute_differences(reference, item)
+    return reasons + [("lacks", *gap) for gap in gaps["lacks"]] + [("differs", *gap) for gap in gaps["differs"]]

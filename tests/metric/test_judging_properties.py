@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import lookbench.metric.fine_recall.judging as judging
 from lookbench.metric.fine_recall.bootstrap import score_retrieval
+from lookbench.metric.fine_recall.records import fine_miss_reasons
 
 KS = [1, 5, 10, 20]
 CATEGORIES = ["top", "dress", "bag", "shoe", "coat"]
@@ -233,3 +234,35 @@ def test_properties(problem, mode, random):
         lo, hi = results["ci95"][key]
         if method == "Wilson (effective n)":
             assert 0.0 <= lo <= results[key] + 1e-9 and results[key] - 1e-9 <= hi <= 100.0 and hi - lo > 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems())
+def test_the_mode_free_core_and_each_mode_are_score_queries(problem):
+    """Issue 52 item 3: `score_mode(score_core(...), mode)` is `score_queries(..., mode)`, array for array, and one
+    core serves both modes."""
+    gallery, queries, predictions = problem
+    core = judging.score_core(predictions, queries, gallery, k=[1, 2, 5])
+    for mode in ("strict", "leaderboard"):
+        shared, alone = judging.score_mode(core, mode), judging.score_queries(predictions, queries, gallery, [1, 2, 5], mode)
+        assert list(shared) == list(alone)
+        for key, value in alone.items():
+            assert np.array_equal(shared[key], value) and np.asarray(shared[key]).dtype == np.asarray(value).dtype, key
+
+
+def test_an_unknown_mode_is_refused_by_each_step():
+    core = judging.score_core([[0]], [{"category": "top"}], [{"category": "top"}], k=[1])
+    with pytest.raises(ValueError, match="^unknown mode 'fine'; expected one of"):
+        judging.score_mode(core, "fine")
+    with pytest.raises(ValueError, match="^unknown mode 'fine'; expected one of"):
+        fine_miss_reasons({"category": "top"}, {"category": "top"}, "fine")
+
+
+@pytest.mark.parametrize("query_main, item_main", [("", ""), (None, "red"), ("  ", " "), ("red", ""), ("red", "blue")])
+def test_an_empty_or_other_main_attribute_is_a_leaderboard_reason(query_main, item_main):
+    query = {"category": "top", "main_attribute": query_main, "attributes": [{"name": "colour", "value": "red"}]}
+    item = dict(query, category="Top ", main_attribute=item_main)
+    assert fine_miss_reasons(query, item, "leaderboard") == [("main", query_main or "", item_main)]
+    assert fine_miss_reasons(query, item, "strict") == []
+    assert fine_miss_reasons(query, dict(item, main_attribute=" RED"), "leaderboard") == (
+        [] if (query_main or "").strip() == "red" else [("main", query_main or "", " RED")])

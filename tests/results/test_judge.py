@@ -3,15 +3,18 @@ saved ranking file are the same outcomes and scores."""
 from __future__ import annotations
 
 import io
+from collections import Counter
 
 import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lookbench.metric.fine_recall.records import GalleryColumns
+from lookbench.results import judge
 from lookbench.results.judge import combine, gallery_columns, judge_subset, query_columns
 from lookbench.submissions.ranking import parse_ranking
 from lookbench.submissions.verify import _matrix
@@ -66,3 +69,34 @@ def test_the_engine_and_verify_judge_every_random_ranking_alike(seed, queries, g
     assert verified.scores == engine.scores
     a, b = combine({"RealStudioFlat": engine}), combine({"RealStudioFlat": verified})
     assert a.overall == b.overall and a.per_release == b.per_release
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), queries=st.integers(1, 12), gallery=st.integers(1, 30), depth=st.integers(1, 20))
+def test_judging_both_modes_at_once_is_judging_each_alone(seed, queries, gallery, depth):
+    """Issue 52 item 3: one core (coarse hits, overlaps, nDCG, marks, attribute errors) per subset, the same
+    judgements as one full judge per mode."""
+    rng = np.random.default_rng(seed)
+    q, g = _records(rng, queries, "q"), _records(rng, gallery, "g")
+    depth = min(depth, gallery)
+    ranking = np.stack([rng.permutation(gallery)[:depth] for _ in range(queries)])
+    for i, cut in enumerate(rng.integers(1, depth + 1, size=queries)):
+        ranking[i, cut:] = -1  # some queries ranked shallower
+    queries_ = q.select_columns(query_columns(q))
+    columns = gallery_columns(g)
+    alone = {mode: judge_subset(ranking, queries_, columns, mode) for mode in ("strict", "leaderboard")}
+
+    calls = Counter()
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("score_core", "marks", "attribute_errors"):
+            original = getattr(judge, name)
+            patch.setattr(judge, name, lambda *a, _f=original, _n=name, **kw: calls.update([_n]) or _f(*a, **kw))
+        together = judge.judge_modes(ranking, queries_, columns, ("leaderboard", "strict"))
+        with pytest.raises(ValueError, match="^unknown mode 'fine'"):  # refused before any work
+            judge.judge_modes(ranking, queries_, columns, ("strict", "fine"))
+    assert list(together) == ["leaderboard", "strict"] and calls == {"score_core": 1, "marks": 1, "attribute_errors": 1}
+    for mode, one in alone.items():
+        both = together[mode]
+        assert both.outcomes.to_json() == one.outcomes.to_json() and both.scores == one.scores
+        assert np.array_equal(both.fine, one.fine) and np.array_equal(both.coarse, one.coarse)
+        assert both.gallery_size == one.gallery_size == gallery
