@@ -18,7 +18,7 @@ from pathlib import Path
 from lookbench.leaderboard.render import terminal_safe
 from lookbench.metric.fine_recall.judging import combine_subsets
 from lookbench.results.trust import (CONSISTENT, FAILED, NOT_CHECKED, PLACED, PUBLISHED, REPRODUCED, SCORED_SEALED,
-                                     status)
+                                     verdict_status)
 from lookbench.schema import RELEASE_PATTERN
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
@@ -41,8 +41,8 @@ class Verdict:
 
     @property
     def status(self) -> str:
-        """Its text as one word (``trust.status``)."""
-        return status(self.text)
+        """Its text as one word (``trust.verdict_status``)."""
+        return verdict_status(self.text)
 
     def to_json(self) -> dict:
         """At most ``MAX_VERDICT_BYTES`` as JSON: the text cut, a placement that would not fit dropped (and the

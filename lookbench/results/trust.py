@@ -77,7 +77,7 @@ def level(text: str) -> Level:
     return _BY_NAME.get(text, _NOT_CHECKED_LEVEL)
 
 
-def status(text: str) -> str:
+def verdict_status(text: str) -> str:
     """A judge's verdict ``text`` as one word: consistent, scored (sealed), no, pending or not checked — a level no
     judge gives (reproduced, published) is not checked."""
     found = level(text)
