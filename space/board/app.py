@@ -52,6 +52,8 @@ of the results repo (`lookbench reproduce-submission`), recomputing their agreem
 {", ".join(f"**{markdown_safe(level.name)}**" for level in LADDER)}.
 **{CONSISTENT}**: the claimed scores follow from the submitted rankings, which does not show that a model produced them.
 Rows below {CONSISTENT} are never ranked among the rows above."""
+# The legend under the tables: VERIFIED_NOTE as Markdown shows it (a failed check's "<reason>" is no HTML tag).
+LEGEND = "\n".join(markdown_safe(line) for line in VERIFIED_NOTE.split("\n"))
 # The status line's counts, in its order: pending last, with how it is judged.
 COUNTED = (REPRODUCED, SCORED_SEALED, CONSISTENT, NO, NOT_CHECKED, PENDING)
 
@@ -412,7 +414,7 @@ class Board:
                 else:
                     gr.Markdown("No row of this table passes the filters.")
                 gr.Markdown(f"Source: {markdown_safe(section.source)}")
-            gr.Markdown(f"{GROUPS_NOTE}\n\n{VERIFIED_NOTE}\n\n{FILTERS_NOTE}")
+            gr.Markdown(f"{GROUPS_NOTE}\n\n{LEGEND}\n\n{FILTERS_NOTE}")
             for line in ranked.skipped:
                 gr.Markdown(f"Skipped: {markdown_safe(line)}")
             if ranked.sections:
