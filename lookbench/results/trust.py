@@ -57,16 +57,17 @@ LADDER = (
 # The paper's figures: ranked with the verified rows, though nothing of them was checked (no rankings were published).
 FIGURES = Level(PUBLISHED, "the paper's figures as published, not checked", standing=0, verdict=False)
 LEVELS = (*LADDER, FIGURES)
-_FAILED_LEVEL, _NOT_CHECKED_LEVEL = LADDER[-1], LADDER[-2]
-_BY_NAME = {level.name: level for level in LEVELS}
+_BY_NAME = {lv.name: lv for lv in LEVELS}
+_FAILED_LEVEL = next(lv for lv in LADDER if lv.name.startswith(FAILED))
+_NOT_CHECKED_LEVEL = _BY_NAME[NOT_CHECKED]
 
-TRUSTED = tuple(level.name for level in LEVELS if level.trusted)
-PLACED = tuple(level.name for level in LEVELS if level.places)
+TRUSTED = tuple(lv.name for lv in LEVELS if lv.trusted)
+PLACED = tuple(lv.name for lv in LEVELS if lv.places)
 # The blocks of a comparable group, by standing: the title each adds after the group's label when an earlier block
 # precedes it (the last, unranked, always says what it is).
 BLOCKS = ("", f" — {NOT_CHECKED} (ranked among themselves, below the verified and published rows)",
           " — not verified (a check failed: unranked)")
-VERIFIED_NOTE = "verified, strongest first:\n" + "\n".join(f"- {level.name}: {level.meaning}" for level in LEVELS)
+VERIFIED_NOTE = "verified, strongest first:\n" + "\n".join(f"- {lv.name}: {lv.meaning}" for lv in LEVELS)
 
 
 def level(text: str) -> Level:
