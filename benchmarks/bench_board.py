@@ -53,6 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     from lookbench.leaderboard import ranking
     from lookbench.leaderboard.load import Verdict, judge_submission
+    from lookbench.results.trust import CONSISTENT, NOT_CHECKED
     from lookbench.space.board.app import Board
     from lookbench.space.board.repo import Verdicts
     from lookbench.submissions.verify import snapshot
@@ -65,8 +66,8 @@ def main() -> None:
         placement = judge_submission(honest.parent).placement  # every copy placed (and ranked) as the honest one
         for path in sorted((root / "submissions").rglob("results.json")):
             key = snapshot(path.parent)[0]
-            verdicts.known[key] = Verdict("consistent", key, placement)
-        board = Board(folder=root, verdicts=verdicts, judge=lambda folder, key: Verdict("not checked: not judged here", key))
+            verdicts.known[key] = Verdict(CONSISTENT, key, placement)
+        board = Board(folder=root, verdicts=verdicts, judge=lambda folder, key: Verdict(f"{NOT_CHECKED}: not judged here", key))
         board.warm_views = True  # as serve() sets it
         refresh = timed(board.refresh)[0]
         warm = timed(lambda: board.warmed(3600))[0]  # the background thread's ranking of the other views

@@ -40,8 +40,9 @@ def run(args) -> int:
     from lookbench import paths, terminal
     from lookbench.leaderboard.figures import plot_path
     from lookbench.leaderboard.ranking import leaderboard
-    from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE
+    from lookbench.leaderboard.render import GROUPS_NOTE
     from lookbench.progress import quiet_libraries
+    from lookbench.results.trust import VERIFIED_NOTE
 
     plot = plot_path(args.plot) if args.plot else None  # a refusal before the store is read
     with quiet_libraries():  # re-scoring a submission loads its data: datasets' bars are not this command's output

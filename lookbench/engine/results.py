@@ -12,6 +12,7 @@ import numpy as np
 from lookbench import terminal
 from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes
+from lookbench.results.trust import SCORED_SEALED
 
 # The table's columns, most wanted first: when the terminal is too narrow they are left out from the end (Fine@1
 # and the query count stay); every score and interval is in results.json.
@@ -389,7 +390,7 @@ class SealedRun:
             "no ranking was saved: evaluate again with --save-predictions"
         lines += terminal.paragraph(f"{saved}; to have them scored, send them to the leaderboard: lookbench submit "
                                     f"{self.stored or '<results.json>'} (it scores them against the withheld labels and "
-                                    "shows the row as scored (sealed)).", width)
+                                    f"shows the row as {SCORED_SEALED}).", width)
         return "\n".join(lines)
 
     def save(self, output_dir) -> dict[str, Path]:

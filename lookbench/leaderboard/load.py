@@ -2,8 +2,9 @@
 results a store or a folder of submissions holds, each with the group it was measured on and what was verified.
 
 Results files come from outside: every value the table shows is type-checked, and one unreadable file is skipped
-with its reason, never a stop. A readable result whose scores fail a check is kept, marked ``no: <reason>``, so the
-table can show it apart from the verified rows instead of hiding it.
+with its reason, never a stop. A readable result whose scores fail a check is kept, marked failed (``trust.FAILED``
+and the reason), so the table can show it apart from the verified rows instead of hiding it. What each mark proves:
+``lookbench.results.trust``.
 """
 from __future__ import annotations
 
@@ -16,24 +17,13 @@ from pathlib import Path
 
 from lookbench.leaderboard.render import terminal_safe
 from lookbench.metric.fine_recall.judging import combine_subsets
+from lookbench.results.trust import (CONSISTENT, FAILED, NOT_CHECKED, PLACED, PUBLISHED, REPRODUCED, SCORED_SEALED,
+                                     verdict_status)
 from lookbench.schema import RELEASE_PATTERN
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
 # Names of the published benchmark.json for the metrics of ``METRICS``.
 _PUBLISHED_METRICS = {"Fine Recall": "fine_recall", "Coarse Recall": "coarse_recall", "nDCG": "ndcg"}
-# What an entry's ``verified`` says, strongest first (docs/submitting.md, "What each trust level proves"): its model
-# was re-run at the pinned commit and the rankings agree (a record bound to the submission's key, recomputed from
-# both rankings: ``lookbench.submissions.reproduction``); scored by the leaderboard while the release's labels were
-# held back (a sealed release's rankings: its scores are the verdict's own, the submission claims none); re-judged
-# from its rankings, every claimed score agreed and every field that places it was recomputed from the data (the
-# numbers follow from the rankings — arithmetic, not a model); a submission not judged yet; a stored result that was
-# not re-judged (its per-query outcomes, where kept, give its scores); the paper's figures, taken as published. A
-# failed check is "no: <reason>" (``FAILED`` + the reason).
-VERIFIED, NOT_CHECKED, PENDING, PUBLISHED, FAILED = "consistent", "not checked", "pending", "published", "no: "
-SCORED_SEALED = "scored (sealed)"
-REPRODUCED = "reproduced"
-PLACED = (VERIFIED, SCORED_SEALED)  # the verdicts that place a row (by their placement)
-TRUSTED = (REPRODUCED, SCORED_SEALED)  # what the trusted-only filter keeps: more than arithmetic on public labels
 MAX_VERDICT_BYTES = 4096  # a stored verdict, whatever the submission held
 _REASON_CHARS = 300  # of a verdict's text
 
@@ -51,9 +41,8 @@ class Verdict:
 
     @property
     def status(self) -> str:
-        """consistent, scored (sealed), no, pending or not checked."""
-        return (self.text if self.text in PLACED else "no" if self.text.startswith(FAILED)
-                else PENDING if self.text == PENDING else NOT_CHECKED)
+        """Its text as one word (``trust.verdict_status``)."""
+        return verdict_status(self.text)
 
     def to_json(self) -> dict:
         """At most ``MAX_VERDICT_BYTES`` as JSON: the text cut, a placement that would not fit dropped (and the
@@ -113,7 +102,7 @@ class Entry:
     subsets: dict
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
-    verified: str = NOT_CHECKED  # REPRODUCED, SCORED_SEALED, VERIFIED, PENDING, NOT_CHECKED, PUBLISHED or FAILED + …
+    verified: str = NOT_CHECKED  # a level's name (``lookbench.results.trust``), FAILED or NOT_CHECKED + …
 
     def queries(self, names) -> int:
         """The number of queries behind its scores on the subsets ``names``."""
@@ -273,7 +262,7 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     A folder holding ``results.json`` whose provenance names a submitted model is a submission: exactly one result,
     judged by ``verify`` (``(folder, key) -> Verdict``; default ``judge_submission``) for the bytes its key names, and
     placed by the verdict's placement. Any other JSON inside or above a submission is never a row. Other results (a
-    store's) are checked against their own per-query outcomes and never say "consistent". A consistent submission
+    store's) are checked against their own per-query outcomes and never say ``CONSISTENT``. A consistent submission
     with a reproduction record bound to its key that agrees, recomputed from both rankings, is ``REPRODUCED``
     (``reproduction.reproduced``; records live in ``reproductions/`` beside ``submissions/``, never rows). Each file is
     read as
@@ -329,7 +318,7 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                 if unbound and judged.status in PLACED:
                     judged = Verdict(FAILED + unbound, key)
                 scored = {**raw, **judged.scores} if judged.scores else raw  # a sealed row's scores: the board's own
-                trust = (REPRODUCED if judged.text == VERIFIED and path.parent.is_relative_to(repo)
+                trust = (REPRODUCED if judged.text == CONSISTENT and path.parent.is_relative_to(repo)
                          and reproduced(repo, path.parent, key) else judged.text)
                 entry = (entry_from_result(scored, str(path), trust, judged.placement)
                          if judged.status in PLACED else _unplaced(raw, path, root, judged.text))
@@ -402,7 +391,7 @@ SEALED_HERE = "a sealed release, and its labels are not readable here (no pinned
 
 
 def judge_submission(folder: Path, allowed=None, labels=None) -> Verdict:
-    """``verify_submission``'s verdict on the submission in ``folder``: VERIFIED with its placement, or FAILED with the
+    """``verify_submission``'s verdict on the submission in ``folder``: CONSISTENT (or SCORED_SEALED) with its placement, or FAILED with the
     first reason (and how many more), or with the one line it gives for files it cannot read; data that cannot be
     loaded here, or that ``allowed`` (Hub dataset ids) keeps out, is NOT_CHECKED with the reason. Every text is cut to
     a few hundred characters and names files relative to the submission."""
@@ -426,7 +415,7 @@ def judge_submission(folder: Path, allowed=None, labels=None) -> Verdict:
     if verification.verified and verification.scored is not None:
         return Verdict(SCORED_SEALED, verification.key, verification.placement, verification.scored)
     if verification.verified:
-        return Verdict(VERIFIED, verification.key, verification.placement)
+        return Verdict(CONSISTENT, verification.key, verification.placement)
     if verification.sealed and verification.reasons == [SEALED]:
         return Verdict(f"{NOT_CHECKED}: {SEALED_HERE}", verification.key)
     more = len(verification.reasons) - 1

@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lookbench.leaderboard import figures
-from lookbench.leaderboard.load import FAILED, PLACED, PUBLISHED, TRUSTED, Entry, Group, load_reference, load_store
+from lookbench.leaderboard.load import Entry, Group, load_reference, load_store
 from lookbench.leaderboard.render import CUTOFF_COLUMN, Section, render_sections
+from lookbench.results.trust import BLOCKS, PUBLISHED, TRUSTED, level
 from lookbench.schema import TEST_SUBSETS, resolve_subset
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
@@ -37,7 +38,7 @@ class Leaderboard:
         return render_sections(self.sections, self.skipped, fmt)
 
     def trusted(self) -> "Leaderboard":
-        """Only the rows reproduced or scored sealed (``load.TRUSTED``), ranks and groups those of the full table;
+        """Only the trusted rows (``trust.TRUSTED``: reproduced or scored sealed), ranks and groups those of the full table;
         sections left empty are dropped."""
         sections = [replace(s, rows=[r for r in s.rows if r["verified"] in TRUSTED]) for s in self.sections]
         return Leaderboard([s for s in sections if s.rows], self.skipped, self.metric, self.k)
@@ -174,24 +175,10 @@ def _beside_published(rows: list[dict]) -> list[dict]:
     return out
 
 
-# The blocks of a comparable group, by standing (``standing``): the title each adds after the group's label when an
-# earlier block precedes it (the last, unranked, always says what it is).
-BLOCKS = ("", " — not checked (ranked among themselves, below the verified and published rows)",
-          " — not verified (a check failed: unranked)")
-
-
-def standing(entry: Entry) -> int:
-    """0: reproduced, scored sealed, consistent or published; 1: not checked; 2: a check failed. Rows are ranked only
-    within their standing, so an unverified row is never ranked above a verified one."""
-    if entry.verified in (*TRUSTED, *PLACED, PUBLISHED):
-        return 0
-    return 2 if entry.verified.startswith(FAILED) else 1
-
-
 def placed(entry: Entry, published_here: set) -> int:
-    """The block of ``entry``: its ``standing``, except a local run of a model whose published row is in the group
-    (and that failed no check), which stands unranked beside that row (``_beside_published``)."""
-    rank = standing(entry)
+    """The block of ``entry`` (``trust.BLOCKS``): its level's standing, except a local run of a model whose published
+    row is in the group (and that failed no check), which stands unranked beside that row (``_beside_published``)."""
+    rank = level(entry.verified).standing
     return 0 if rank == 1 and entry.extra.get("published_name") in published_here else rank
 
 
@@ -269,10 +256,10 @@ class _Table:
 def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric: str = "fine", k: int = 1,
                 subset: str | None = None, by_release: bool = False, verify=None, loaded=None) -> Leaderboard:
     """Ranked tables of the published leaderboard and of a results store (or a folder of submissions), one per
-    comparable group and standing (``standing``); ``by_release`` adds each model's declared training cutoff and its
-    score on every release's queries (the gallery whole); ``verify``: how a submission is re-scored (``load_store``).
-    ``loaded``: ``load_store``'s (entries, skipped), read once and ranked many times (the board), instead of
-    ``results``."""
+    comparable group and standing (``trust.Level.standing``); ``by_release`` adds each model's declared training
+    cutoff and its score on every release's queries (the gallery whole); ``verify``: how a submission is re-scored
+    (``load_store``). ``loaded``: ``load_store``'s (entries, skipped), read once and ranked many times (the board),
+    instead of ``results``."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:

@@ -21,25 +21,6 @@ GROUPS_NOTE = ("ci95: the 95% interval of the ranked score, from the stored per-
                "published row's is a Wilson interval from its score and query count, approximate. group: rows share a rank group when "
                "the data cannot separate them from the group's best row (paired test p >= 0.05 where both have "
                "per-query outcomes, else overlapping intervals).")
-# The verified column's values, strongest first, one line each (the board's legend, the leaderboard's footer and
-# docs/submitting.md say the same).
-TRUST_LINES = (
-    ("reproduced", "the model at its pinned commit was re-run on the same data and its rankings agree (top-1 agreement "
-                   ">= 98%, every claimed score inside the re-run's 95% interval), recomputed from both rankings for "
-                   "this submission's exact files; it does not show who ran the re-run"),
-    ("scored (sealed)", "the leaderboard scored the rankings while the release's labels were held back: no one outside "
-                        "could fit them; it needs no training cutoff to be clean"),
-    ("consistent", "the claimed scores follow from the submitted rankings on the data's public labels (lookbench "
-                   "verify): arithmetic, not a model; rankings made from the labels themselves are consistent too"),
-    ("pending", "a submission not judged yet"),
-    ("not checked", "not re-scored from rankings (a stored result; a submission over the board's time or memory "
-                    "budget, or naming data other than the benchmark's own): ranked only among the not-checked rows "
-                    "of its group, below the rows above"),
-    ("no: <reason>", "a check failed (its outcomes or rankings do not give the scores it claims, or it cannot be read "
-                     "or scored): listed apart, unranked, with the score it claims and no interval"),
-    ("published", "the paper's figures as published, not checked"),
-)
-VERIFIED_NOTE = "verified, strongest first:\n" + "\n".join(f"- {value}: {meaning}" for value, meaning in TRUST_LINES)
 CUTOFF_COLUMN = "training cutoff"  # the model's declared training cutoff, shown beside its scores per release
 
 

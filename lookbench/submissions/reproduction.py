@@ -1,5 +1,5 @@
 """``lookbench reproduce-submission``: a submission's model re-run at its pinned commit on the same data with the
-engine, and its rankings compared with the submitted ones (docs/submitting.md, "reproduced").
+engine, and its rankings compared with the submitted ones (docs/submitting.md: what ``trust.REPRODUCED`` proves).
 
 The comparison is one function (``compare``) that both the command and the leaderboard call: per-query top-1
 agreement and top-10 overlap from the two ranking files as ``lookbench.submissions.ranking`` parses them, and every
@@ -31,6 +31,7 @@ import numpy as np
 
 from lookbench.files import contained_file, read_regular
 from lookbench.results.store import MAX_RESULT_BYTES, parse_json, predictions_folder
+from lookbench.results.trust import REPRODUCED
 from lookbench.submissions.ranking import MAX_RANKING_BYTES, Ranking, parse_ranking, shorten
 from lookbench.submissions.verify import RESULT_NAME, ranking_rows, read_submission, result_parts
 
@@ -295,9 +296,14 @@ def files_of(folder: str, made: dict, work: Path) -> dict[str, bytes]:
     return files
 
 
+def said(reproduced: bool) -> str:
+    """A reproduction's verdict in words: the trust level it earns a submission, or not."""
+    return REPRODUCED if reproduced else f"not {REPRODUCED}"
+
+
 def readme(made: dict) -> str:
     model, overall = made["model"], made["agreement"].get("overall") or {}
-    verdict = "reproduced" if made["reproduced"] else "not reproduced"
+    verdict = said(made["reproduced"])
     lines = [f"# LookBench reproduction: {model['id']} at {model['commit']}", "",
              f"**{verdict}** on {made['device']} ({made['precision']}): top-1 agreement "
              f"{overall.get('top1', 0):.2f}% of {overall.get('queries', 0)} queries, top-{OVERLAP_K} overlap "
@@ -319,7 +325,7 @@ def render(found: Reproduction, made: dict) -> str:
     lines += [f"- {reason}" for reason in found.reasons[:MAX_REASONS]]
     if len(found.reasons) > MAX_REASONS:
         lines.append(f"- and {len(found.reasons) - MAX_REASONS} more")
-    lines.append(("reproduced: " if found.reproduced else "not reproduced: ") + found.figures())
+    lines.append(f"{said(found.reproduced)}: {found.figures()}")
     return "\n".join(lines)
 
 
@@ -331,7 +337,7 @@ def as_submission(files: dict[str, bytes], folder: str, made: dict):
     for name, content in sorted(files.items()):
         digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
     sid = digest.hexdigest()
-    verdict = "reproduced" if made["reproduced"] else "not reproduced"
+    verdict = said(made["reproduced"])
     title = (f"reproduction of {made['model']['id']}@{made['model']['commit'][:12]} on {made['device']} "
              f"{made['precision']}: {verdict} [{MARK} {sid[:16]}]")
     return Submission(folder, files, sid, title)

@@ -4,7 +4,7 @@ docs/architecture.md §5. It serves at once; at start and on **Refresh** it copi
 (``lookbench/results``, a Hub dataset of pull-requested submissions: ``lookbench submit``), and judges each submission
 it has no verdict for in the background, one at a time, each in a child process with a time and a memory budget
 (``lookbench.space.board.judging``; verdicts kept by the key of the files: ``lookbench.space.board.repo``); until then
-its row is "pending". Everything is ranked with ``lookbench.leaderboard`` — ci95, rank groups, per subset and per
+its row is pending. Everything is ranked with ``lookbench.leaderboard`` — ci95, rank groups, per subset and per
 release, the plot — with filters on open weights, size and declared training cutoff (``lookbench.space.board.facts``).
 Runs as ``python app.py`` in the staged Space, which carries the ``lookbench`` package it imports, and as
 ``python -m lookbench.space.board.app``.
@@ -21,9 +21,11 @@ from pathlib import Path
 
 import gradio as gr
 
-from lookbench.leaderboard.load import FAILED, NOT_CHECKED, PENDING, REPRODUCED, SCORED_SEALED, TRUSTED, VERIFIED, Verdict, load_store
+from lookbench.leaderboard.load import Verdict, load_store
 from lookbench.leaderboard.ranking import Leaderboard, leaderboard
-from lookbench.leaderboard.render import GROUPS_NOTE, VERIFIED_NOTE, markdown_safe
+from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
+from lookbench.results.trust import (CONSISTENT, FAILED, LADDER, NO, NOT_CHECKED, PENDING, REPRODUCED, SCORED_SEALED,
+                                     TRUSTED, VERIFIED_NOTE, verdict_status)
 from lookbench.schema import TEST_SUBSETS
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_entry, registered
@@ -41,15 +43,19 @@ REFRESH_EVERY = 30.0  # seconds between two refreshes a visitor or an API call c
 LOAD_WAIT = 5.0  # seconds a request waits for a load in progress before it reads the previous one
 log = logging.getLogger("lookbench.space.board")
 
-INTRO = """# LookBench leaderboard
+INTRO = f"""# LookBench leaderboard
 The published LookBench leaderboard beside the community's submissions. A submission is a result **with its
 rankings** (`lookbench submit`, a pull request on the results repo); this Space re-judges every ranked item against the
 data's own ground truth and recomputes every score it claims (`lookbench verify`), and reads the reproduction records
 of the results repo (`lookbench reproduce-submission`), recomputing their agreement from both rankings. The
 **verified** column says how far each row can be trusted, strongest first (the legend under the table):
-**reproduced**, **scored (sealed)**, **consistent** — the claimed scores follow from the submitted rankings, which does
-not show that a model produced them —, **pending**, **not checked**, **no: <reason>**. Rows below consistent are never
-ranked among the rows above."""
+{", ".join(f"**{markdown_safe(level.name)}**" for level in LADDER)}.
+**{CONSISTENT}**: the claimed scores follow from the submitted rankings, which does not show that a model produced them.
+Rows below {CONSISTENT} are never ranked among the rows above."""
+# The legend under the tables: VERIFIED_NOTE as Markdown shows it (a failed check's "<reason>" is no HTML tag).
+LEGEND = "\n".join(markdown_safe(line) for line in VERIFIED_NOTE.split("\n"))
+# The status line's counts, in its order: pending last, with how it is judged.
+COUNTED = (REPRODUCED, SCORED_SEALED, CONSISTENT, NO, NOT_CHECKED, PENDING)
 
 
 @dataclass(frozen=True)
@@ -61,19 +67,19 @@ class Submission:
     model: str
     verdict: Verdict
     facts: Facts = field(default_factory=Facts)
-    trust: str = ""  # what the row's verified column shows: the verdict's text, or reproduced over a consistent one
+    trust: str = ""  # what the row's verified column shows: the verdict's text, or REPRODUCED over a consistent one
 
     @property
     def shown(self) -> str:
         """What the row's verified column shows: its trust, which may be lower than the judge's verdict (a row whose
-        folder names another model than its result is "no", however consistent its scores)."""
+        folder names another model than its result fails, however consistent its scores)."""
         return self.trust or self.verdict.text
 
     @property
     def status(self) -> str:
-        """The row's standing as the status line counts it: reproduced, scored (sealed), consistent, no, pending or
-        not checked."""
-        return self.shown if self.shown in TRUSTED else Verdict(self.shown).status
+        """The row's trust as the status line counts it (one of ``COUNTED``): a trusted level, else the verdict's
+        word (``trust.verdict_status``)."""
+        return self.shown if self.shown in TRUSTED else verdict_status(self.shown)
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,7 @@ def recheck(earlier: Verdict, now: Verdict) -> Verdict:
     if now.scores == earlier.scores:
         return now
     then, later = (v.scores["overall"]["fine_recall"]["@1"] for v in (earlier, now))
-    return Verdict(f"{FAILED}scored (sealed) overall fine_recall@1 {then:.6f} while sealed; its unsealed labels give "
+    return Verdict(f"{FAILED}{SCORED_SEALED} overall fine_recall@1 {then:.6f} while sealed; its unsealed labels give "
                    f"{later:.6f}", earlier.key)
 
 
@@ -134,7 +140,7 @@ class Board:
         self._changes = 0  # verdicts that arrived: a new one re-reads the copy at the next request
         self._transient: dict[str, Verdict] = {}  # this refresh's verdicts that are not kept (tried again next time)
         self._queued: set[str] = set()  # keys waiting for the judge or being judged
-        self._rechecked: set[str] = set()  # scored (sealed) verdicts judged again since this start
+        self._rechecked: set[str] = set()  # SCORED_SEALED verdicts judged again since this start
         self._queue: queue.Queue = queue.Queue()
         self._worker: threading.Thread | None = None
         self._loaded = Loaded((-1, -1))
@@ -290,14 +296,15 @@ class Board:
         state, loaded = self.state, self.loaded()
         if state.copy.folder is None:
             return f"⚠️ {markdown_safe(state.copy.problem)}: showing the published rows only."
-        counts = {status: 0 for status in (REPRODUCED, SCORED_SEALED, VERIFIED, "no", NOT_CHECKED, PENDING)}
+        counts = {word: 0 for word in COUNTED}
         for s in loaded.submissions:
             counts[s.status] += 1
-        told = [f"{n} {status}" for status, n in counts.items() if n and status != PENDING]
+        told = [f"{n} {word}" for word, n in counts.items() if n and word != PENDING]
         if counts[PENDING]:
-            told.append(f"{counts[PENDING]} pending (judged in the background, one at a time; Refresh shows the verdicts)")
-        unreadable = (" No read token (HF_TOKEN, a Space secret) for the sealed labels: sealed submissions stay pending."
-                      if self.sealed_unreadable else "")
+            told.append(f"{counts[PENDING]} {PENDING} (judged in the background, one at a time; Refresh shows the "
+                        "verdicts)")
+        unreadable = (" No read token (HF_TOKEN, a Space secret) for the sealed labels: sealed submissions stay "
+                      f"{PENDING}." if self.sealed_unreadable else "")
         return (f"Results from {markdown_safe(state.copy.source)}: {len(loaded.submissions)} submission(s)"
                 + (f" — verified: {', '.join(told)}." if told else ".") + unreadable)
 
@@ -407,7 +414,7 @@ class Board:
                 else:
                     gr.Markdown("No row of this table passes the filters.")
                 gr.Markdown(f"Source: {markdown_safe(section.source)}")
-            gr.Markdown(f"{GROUPS_NOTE}\n\n{VERIFIED_NOTE}\n\n{FILTERS_NOTE}")
+            gr.Markdown(f"{GROUPS_NOTE}\n\n{LEGEND}\n\n{FILTERS_NOTE}")
             for line in ranked.skipped:
                 gr.Markdown(f"Skipped: {markdown_safe(line)}")
             if ranked.sections:

@@ -1,8 +1,9 @@
 """The board's "Your results" tab: a submission verified from its rankings, browsed as the demo browses a stored run
-(its attribute errors, its worst queries with their marked top results), with nothing shown that was not checked.
+(its attribute errors, its worst queries with their marked top results), with nothing shown that the judge did not
+recompute.
 
-Only rows shown **consistent** (or reproduced) are offered: re-judged on public labels (a sealed release's stay closed
-until it is unsealed) and bound to the folder that names them. One is opened by verifying it again in a child process
+Only rows shown ``BROWSABLE`` (consistent, or reproduced) are offered: re-judged on public labels (a sealed
+release's stay closed until it is unsealed) and bound to the folder that names them. One is opened by verifying it again in a child process
 under the judge's budgets (``judging.Judge.run``), so no visitor can make the board's own process load data or hold
 memory: its files must be those the verdict was for (the same key), and the records are the judge's on the data it
 judged (``lookbench.report.records.judged_queries``): marks, annotations and headline scores recomputed, never read
@@ -19,11 +20,11 @@ from pathlib import Path
 
 from lookbench.errors import shown
 from lookbench.files import read_regular
-from lookbench.leaderboard.load import REPRODUCED, VERIFIED
+from lookbench.results.trust import CONSISTENT, REPRODUCED
 from lookbench.space.board.judging import Judge, limit_memory, out_of_memory
 from lookbench.space.yours import TOP, WORST, Opened, YourResults
 
-BROWSABLE = (REPRODUCED, VERIFIED)  # the rows whose records may be shown: re-judged on public labels
+BROWSABLE = (REPRODUCED, CONSISTENT)  # the rows whose records may be shown: re-judged on public labels
 MAX_RECORDS_BYTES = 64 << 20  # a child's answer: the records of WORST queries and their thumbnails (a few MB)
 
 
@@ -31,7 +32,7 @@ class SubmittedResults(YourResults):
     """"Your results" over ``board``'s copy of the results repo (``lookbench.space.board.app.Board``), each opened
     by ``judge`` (default: the environment's budgets on the board's data)."""
 
-    INTRO = ("A submission of this board whose claimed scores follow from its rankings (verified **consistent** or "
+    INTRO = (f"A submission of this board whose claimed scores follow from its rankings (verified **{CONSISTENT}** or "
              "better), re-judged here on the data it names: its attribute errors and its worst queries, as "
              "`lookbench explain --report` shows a run. Marks, annotations and scores are the judge's; the "
              "submitted similarity scores are not shown (no one checks them). Sealed releases open once unsealed.")
@@ -45,7 +46,7 @@ class SubmittedResults(YourResults):
     @property
     def empty(self) -> str:
         return ("No submission verified from its rankings yet: one opens here once the board has judged it "
-                "consistent (Refresh on the Leaderboard tab shows the verdicts).")
+                f"{CONSISTENT} (Refresh on the Leaderboard tab shows the verdicts).")
 
     def _offered(self) -> dict:
         """The submissions offered now, by folder (relative to the copy)."""

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lookbench.results.trust import SCORED_SEALED
+
 ANY_SIZE = "any size"
 SIZES = {ANY_SIZE: None, "≤ 100M": 100_000_000, "≤ 500M": 500_000_000, "≤ 1B": 1_000_000_000, "≤ 10B": 10_000_000_000}
 FILTERS_NOTE = ("Filters hide rows; rank and group stay those of the full table. A model whose openness, size or training "
                 "cutoff is not declared (by the model registry or the submission) is hidden by a filter that asks for it, "
-                "except that a row scored (sealed) passes the training-cutoff filter: it was scored before its labels "
+                f"except that a row {SCORED_SEALED} passes the training-cutoff filter: it was scored before its labels "
                 "were public, so it is clean whatever the model saw.")
 
 

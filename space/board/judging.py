@@ -1,7 +1,7 @@
 """Each submission judged in a child process of its own, with a wall-time and a memory budget (docs/architecture.md
 §5): a submission is data from anyone, and judging one must never stop, hang or exhaust the board that serves the
 others. The data the board may load is its card's ``lookbench_data`` list (``allowed_data``) and the embedded
-LookBench-Mini; anything else is "not checked: unknown data" and is never fetched. The same list pins each sealed
+LookBench-Mini; anything else is ``UNKNOWN_DATA`` and is never fetched. The same list pins each sealed
 release's private labels repo at a revision (``labels_pins``), read with the Space's token to score sealed submissions.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lookbench.leaderboard.load import NOT_CHECKED, Verdict
+from lookbench.leaderboard.load import Verdict
+from lookbench.results.trust import NOT_CHECKED
 from lookbench.settings import BOARD_DATA_KEY
 
 TIME_VARIABLE = "LOOKBENCH_BOARD_TIME_BUDGET"  # seconds of wall time per submission (default 600)

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.files import read_regular, replacing
-from lookbench.leaderboard.load import MAX_VERDICT_BYTES, NOT_CHECKED, Verdict
+from lookbench.leaderboard.load import MAX_VERDICT_BYTES, Verdict
 from lookbench.paths import board_dir, transport_errors
+from lookbench.results.trust import NOT_CHECKED
 from lookbench.space.board.judging import ENDED, OVER_BUDGET, UNKNOWN_DATA
 from lookbench.submissions import DEFAULT_REPO
 

@@ -14,7 +14,7 @@ import pytest
 
 from lookbench.cli import main
 from lookbench.dataset_builder.seal import LABEL_FIELDS, SEALED_KEY, card_yaml
-from lookbench.leaderboard.load import SCORED_SEALED
+from lookbench.results.trust import SCORED_SEALED
 from lookbench.upload_scripts.stage import stage
 from tests.helpers.board import judged
 from tests.helpers.fake_hub import FakeHub

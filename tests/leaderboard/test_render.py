@@ -98,7 +98,7 @@ def test_every_format_carries_the_verified_column_and_the_blocks(submissions, ca
     import csv
     import io
 
-    from lookbench.leaderboard.render import VERIFIED_NOTE
+    from lookbench.results.trust import VERIFIED_NOTE
 
     monkeypatch.setenv("COLUMNS", "400")  # every column shown, each row one line (narrow: tests/test_widths.py)
     code, out, err = run_cli(capsys, "--results", str(submissions), "--reference", "none", "--format", fmt)
