@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lookbench.errors import EvaluationError
 from lookbench.files import replacing
-from lookbench.engine.results import EvaluationResult
+from lookbench.results.result import EvaluationResult
 from lookbench.mteb.tasks import LANGUAGES, SPLIT, TEXT_LANGUAGES, task_name
 
 COUNTS = ("num_queries", "num_outfits", "gallery_size", "self_matches_removed")
