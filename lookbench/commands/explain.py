@@ -41,7 +41,7 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     try:
         data = read_json(result)
         provenance = Provenance(data["provenance"])
-        mode, saved = provenance.raw["mode"], provenance.saved()
+        mode, saved = provenance.need("mode"), provenance.saved()
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{result} is not a LookBench result JSON ({type(err).__name__}: {err})") from None
     subset = resolve_subset(subset)

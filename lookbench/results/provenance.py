@@ -38,6 +38,10 @@ class _Part:
         self.described = isinstance(raw, dict)
         self.raw = raw if self.described else {}
 
+    def need(self, key: str):
+        """The value at ``key``, which every result of the current format records: a ``KeyError`` when it is absent."""
+        return self.raw[key]
+
     def text(self, key: str, what: str, optional: bool = False):
         """The string at ``key``, or a ValueError naming ``what`` (``None`` allowed when ``optional``)."""
         return _text(self.raw.get(key), what, optional)
@@ -73,10 +77,10 @@ class SubmittedModel(_Part):
     model, revision = _Key("model"), _Key("revision")
 
 
-class Provenance:
+class Provenance(_Part):
     """A result's provenance, typed: ``raw`` is the mapping itself, read and never rewritten. Its parts (``dataset``,
-    ``model``, ``submission``, ``settings``) and fields read the keys the engine writes; ``settings`` and ``identity``
-    raise ``KeyError`` on a key a result of the current format promises and lacks."""
+    ``model``, ``submission``, ``settings``) and fields read the keys the engine writes; ``settings``, ``identity``
+    and ``need`` raise ``KeyError`` on a key a result of the current format promises and lacks."""
 
     mode, queries, cutoff, distractors = _Key("mode"), _Key("queries", DEFAULT_QUERIES), _Key("cutoff"), _Key("distractors")
     subsets, chosen_subsets, index, precision = _Key("subsets"), _Key("chosen_subsets"), _Key("index"), _Key("precision")
@@ -85,7 +89,7 @@ class Provenance:
     saved_predictions, text_queries, result_format = _Key("saved_predictions"), _Key("text_queries"), _Key("result_format")
 
     def __init__(self, raw: dict):
-        self.raw = raw
+        super().__init__(raw)
         self.dataset, self.model = Data(raw.get("dataset")), Model(raw.get("model"))
         submitted = SubmittedModel(raw.get("submission"))
         self.submission = submitted if submitted.described else None

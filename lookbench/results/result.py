@@ -75,7 +75,7 @@ class EvaluationResult:
     modes: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
-        self.modes = self.modes or {self.provenance.get("mode"): self}
+        self.modes = self.modes or {self.meta.mode: self}
 
     @property
     def meta(self) -> Provenance:
