@@ -23,7 +23,6 @@ from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_PREC
                                 INDEXES, PRECISIONS, Modes, QueryKind)
 from lookbench.results.judge import combine
 from lookbench.results.folder import ResultFolder
-from lookbench.results.provenance import Provenance
 from lookbench.results.result import EvaluationResult, SealedRun
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.engine.data import Benchmark, DataSource, load_benchmark, resolve_data
@@ -273,7 +272,7 @@ def _stored(planned: dict, need_predictions) -> dict | None:
         stored = None if plan.stored is None else store.find_identical(plan.stored, plan.identity,
                                                                       need_predictions=need_predictions)
         try:  # the stored rankings are read and checked: a damaged one is never reused, nor copied to --output
-            saved = None if stored is None else ResultFolder.of(plan.stored).saved_rankings(Provenance(stored["provenance"]))
+            saved = None if stored is None else ResultFolder.of(plan.stored).saved_rankings(stored)
         except ValueError as err:
             plan.notes.append(f"the stored {m} result's saved rankings cannot be used ({err}): evaluated again")
             stored = None

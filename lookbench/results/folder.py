@@ -235,14 +235,14 @@ class ResultFolder:
             parsed = read(data, shown(relative), rows, saved=True) if saved else parse_ranking(data, shown(relative), rows)
             yield subset, relative, data, parsed
 
-    def saved_rankings(self, provenance: Provenance) -> dict:
-        """Every saved ranking the result lists (subset -> ``datasets.Dataset``), each read and checked; a
+    def saved_rankings(self, result: dict) -> dict:
+        """Every saved ranking the stored ``result`` lists (subset -> ``datasets.Dataset``), each read and checked; a
         ``ValueError`` naming the file when one is missing or damaged, so it is never reused."""
         import datasets
 
         from lookbench.schema import SUBSETS
 
-        listed = provenance.saved()
+        listed = Provenance.of(result).saved()
         if not isinstance(listed, list) or not all(isinstance(name, str) and name in SUBSETS for name in listed):
             raise ValueError(f"{self.path}: saved_predictions {str(listed)[:100]} is not a list of subsets")
         return {subset: datasets.Dataset(table) for subset, _, _, table in
