@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.errors import EvaluationError, shorten
-from lookbench.results.store import Identity, Settings
+from lookbench.results.store import Settings
 from lookbench.settings import DEFAULT_QUERIES, EMBEDDED_MINI, MODES, TEXT_FORMS
 
 UNSEALED = "unsealed"  # a sealed-era submission scored with the labels its release published since (its placement's labels)
@@ -51,7 +51,7 @@ class Data(_Part):
     """``provenance.dataset``: the data the result was measured on, as ``engine.data`` recorded it."""
 
     name, data, key, revision, commit = _Key("name"), _Key("data"), _Key("key"), _Key("revision"), _Key("commit")
-    releases, sealed, text_queries = _Key("releases"), _Key("sealed"), _Key("text_queries")
+    releases, sealed = _Key("releases"), _Key("sealed")
 
     @property
     def title(self) -> str:
@@ -79,19 +79,19 @@ class SubmittedModel(_Part):
 
 class Provenance(_Part):
     """A result's provenance, typed: ``raw`` is the mapping itself, read and never rewritten. Its parts (``dataset``,
-    ``model``, ``submission``, ``settings``) and fields read the keys the engine writes; ``settings``, ``identity``
-    and ``need`` raise ``KeyError`` on a key a result of the current format promises and lacks."""
+    ``model``, ``submission``, ``settings``) and fields read the keys the engine writes; ``settings`` and ``need``
+    raise ``KeyError`` on a key a result of the current format promises and lacks."""
 
     mode, queries, cutoff, distractors = _Key("mode"), _Key("queries", DEFAULT_QUERIES), _Key("cutoff"), _Key("distractors")
     subsets, chosen_subsets, index, precision = _Key("subsets"), _Key("chosen_subsets"), _Key("index"), _Key("precision")
     search, device, counts, intervals = _Key("search"), _Key("device"), _Key("counts"), _Key("intervals")
     wall_time_s, evaluated_at, version = _Key("wall_time_s"), _Key("evaluated_at"), _Key("lookbench_version")
-    saved_predictions, text_queries, result_format = _Key("saved_predictions"), _Key("text_queries"), _Key("result_format")
+    saved_predictions, text_queries = _Key("saved_predictions"), _Key("text_queries")
 
     def __init__(self, raw: dict):
         super().__init__(raw)
-        self.dataset, self.model = Data(raw.get("dataset")), Model(raw.get("model"))
-        submitted = SubmittedModel(raw.get("submission"))
+        self.dataset, self.model = Data(self.raw.get("dataset")), Model(self.raw.get("model"))
+        submitted = SubmittedModel(self.raw.get("submission"))
         self.submission = submitted if submitted.described else None
 
     @classmethod
@@ -107,11 +107,6 @@ class Provenance(_Part):
         return Settings.of(self.raw)
 
     @property
-    def identity(self) -> Identity:
-        """What decides the scores (``store.Identity.of``)."""
-        return Identity.of(self.raw)
-
-    @property
     def is_submission(self) -> bool:
         """Whether it names a submitted model at all (``lookbench submit`` adds ``submission``)."""
         return "submission" in self.raw
@@ -119,7 +114,13 @@ class Provenance(_Part):
     @property
     def text_form(self) -> str | None:
         """The form of a text query's words (``None``: the queries are images)."""
-        return self.queries.removeprefix("text-") if self.queries.startswith("text-") else None
+        queries = self.queries
+        return queries.removeprefix("text-") if isinstance(queries, str) and queries.startswith("text-") else None
+
+    def submitted_as(self, model: str, revision: str) -> dict:
+        """The provenance mapping as ``lookbench submit`` sends it: this one, its ``submission`` naming the Hub repo
+        and commit the model is published at."""
+        return {**self.raw, "submission": {"model": model, "revision": revision}}
 
     def saved(self) -> list:
         """The subsets whose rankings lie beside the JSON (as it says; ``[]`` for none)."""

@@ -74,7 +74,7 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     model, revision = hub_model(provenance.model, model_id)
     folder = folder_of(provenance, model, revision, str(path))
     data_name = printable_name(str(provenance.dataset.name), f"{path}: the data's name", limit=200)
-    submitted = {**data, "provenance": {**provenance.raw, "submission": {"model": model, "revision": revision}}}
+    submitted = {**data, "provenance": provenance.submitted_as(model, revision)}
     files = {f"{folder}/{RESULT_NAME}": json.dumps(submitted, indent=2).encode()}
     files.update({f"{folder}/{relative}": content for relative, content in rankings.items()})
     placement = _verified(files, folder)
