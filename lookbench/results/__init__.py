@@ -1,2 +1,3 @@
-"""What a run leaves behind and how results are read: the store, per-query outcomes, intervals and paired tests,
+"""The home of a stored result: its type and typed provenance (``result``, ``provenance``), its folder on disk and
+its rankings (``folder``, ``rankings``), the store, the one judge, per-query outcomes, intervals and paired tests,
 per-release scores and ``lookbench compare``. Below the engine, which writes into it. docs/architecture.md §2."""
