@@ -56,7 +56,7 @@ def main() -> None:
     from lookbench.results.trust import CONSISTENT, NOT_CHECKED
     from lookbench.space.board.app import Board
     from lookbench.space.board.repo import Verdicts
-    from lookbench.submissions.verify import snapshot
+    from lookbench.results.folder import snapshot
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"

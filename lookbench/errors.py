@@ -17,6 +17,11 @@ def shown(value, limit: int = SHOWN) -> str:
     return clip(repr(value if isinstance(value, str) else str(value)), limit)
 
 
+def shorten(value, limit: int = SHOWN) -> str:
+    """``repr(value)`` cut to ``limit`` characters: ids and reasons from outside never flood a message."""
+    return clip(repr(value), limit)
+
+
 def clip(text, limit: int = SHOWN) -> str:
     """``str(text)`` cut to ``limit`` characters, an ellipsis last."""
     text = str(text)

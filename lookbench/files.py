@@ -116,8 +116,7 @@ def hash_files(paths: list[Path]) -> str:
         memo = json.loads(memo_path.read_text())
     except (OSError, ValueError):
         memo = {}
-    digest = hashlib.sha256()
-    changed = False
+    hashes, changed = [], False
     for path in sorted(paths):
         stat = path.stat()
         key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
@@ -128,12 +127,19 @@ def hash_files(paths: list[Path]) -> str:
                     h.update(block)
             memo[key] = h.hexdigest()
             changed = True
-        digest.update(path.name.encode() + b"\0" + memo[key].encode())
+        hashes.append((path.name, memo[key]))
     if changed:
         memo_path.parent.mkdir(parents=True, exist_ok=True)
         with replacing(memo_path) as tmp:
             tmp.write_text(json.dumps(memo))
-    return digest.hexdigest()
+    return digest(hashes, end="")
+
+
+def digest(hashes, salt: str = "", end: str = "\n") -> str:
+    """The one digest of a set of files: sha256 over ``salt`` and a ``name\\0sha256<end>`` line per (name, sha256) of
+    ``hashes``, in the order given (callers sort). A submission's key, a pull request's id and a record's digest end
+    each line with a newline; ``hash_files`` (weights, a dataset folder) does not, and keeps its values."""
+    return hashlib.sha256((salt + "".join(f"{name}\0{sha}{end}" for name, sha in hashes)).encode()).hexdigest()
 
 
 def folder_revision(folder: Path) -> str:

@@ -9,7 +9,6 @@ the project's containment readers, so a visitor's choice never names a file of i
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +16,12 @@ from pathlib import Path
 from lookbench.errors import shown
 from lookbench.leaderboard.render import markdown_safe
 from lookbench.report.records import Report
+from lookbench.results.folder import MAX_FOLDERS, ResultFolder
 
 ALL = "all"  # a filter that keeps every query
 TOP = 10  # results per query, as ``lookbench explain --report`` shows them
 WORST = 100  # the worst queries read, as its --worst; the filters choose among them
 SHOWN = 30  # the rows drawn at once (each row inlines its thumbnails)
-MAX_FOLDERS = 10_000  # folders walked below the given one
 MAX_OPENED = 16  # results kept opened (records and thumbnails, a few MB each); past it the first opened is dropped
 log = logging.getLogger("lookbench.space")
 
@@ -40,9 +39,8 @@ def offered(given) -> tuple[Path | None, list[str], bool]:
     """The folder the tab reads inside, the results under it with saved rankings (paths relative to it), and whether
     the walk stopped at ``MAX_FOLDERS`` before the end:
     ``given`` a result JSON (itself), or a folder — an ``evaluate --output`` folder, a submission, a results store or
-    a folder of submissions — walked without following links to folders; a folder's ``results.json`` first."""
-    from lookbench.results.store import predictions_folder
-    from lookbench.submissions.verify import RESULT_NAME
+    a folder of submissions — walked without following links to folders (``results_below``)."""
+    from lookbench.results.folder import results_below
 
     if given is None:
         return None, [], False
@@ -51,14 +49,7 @@ def offered(given) -> tuple[Path | None, list[str], bool]:
         return given.parent, [given.name], False
     if not given.is_dir():
         return None, [], False
-    found = []
-    for visited, (top, folders, names) in enumerate(os.walk(given)):
-        if visited >= MAX_FOLDERS:
-            return given, found, True
-        folders[:] = sorted(f for f in folders if not f.endswith(".predictions"))
-        found += [str((Path(top) / n).relative_to(given)) for n in sorted(names, key=lambda n: (n != RESULT_NAME, n))
-                  if n.endswith(".json") and predictions_folder(Path(top) / n).is_dir()]
-    return given, found, False
+    return given, *results_below(given, MAX_FOLDERS)
 
 
 class YourResults:
@@ -96,12 +87,11 @@ class YourResults:
     def stamp(self, choice) -> tuple:
         """What the opened result is kept by: its JSON's file (every file read inside the given folder)."""
         from lookbench.files import contained_file
-        from lookbench.results.store import predictions_folder
 
         path = contained_file(self.root, choice)
-        rankings = predictions_folder(path)
-        for name in sorted(os.listdir(rankings)) if rankings.is_dir() else ():  # every ranking inside the folder
-            contained_file(self.root, str((rankings / name).relative_to(self.root.resolve())))
+        stored = ResultFolder.of(path)
+        for relative in stored.ranking_files():  # every ranking inside the folder
+            contained_file(self.root, str((stored.folder / relative).relative_to(self.root.resolve())))
         stat = path.stat()
         return choice, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
@@ -116,9 +106,9 @@ class YourResults:
     def _data(self, report):
         """The data whose images the result shows, as ``records.thumbnails`` takes it: the embedded Mini, a Hub
         dataset at its commit, or a local folder only inside the folders the demo was given (a result names any path)."""
-        from lookbench.submissions.verify import named_data
+        from lookbench.results.provenance import Provenance, named_data
 
-        data = named_data(report.provenance.get("dataset") or {})
+        data = named_data(Provenance(report.provenance).dataset)
         if isinstance(data, str) and Path(data).is_dir() and not any(
                 Path(data).resolve().is_relative_to(folder) for folder in self.data_folders):
             raise ValueError(f"its data {shown(data)} lies outside the folders given to the demo (--results, --data)")
@@ -136,7 +126,7 @@ class YourResults:
     def browse(self, choice, subset=ALL, category=ALL, attribute=ALL):
         """The tab's answer: its line, the attribute error chart (of the subset chosen, else overall; ``None``: not
         in the result), the worst queries kept by the filters as HTML, and each filter's values."""
-        from lookbench.engine.results import attribute_figure
+        from lookbench.results.plots import attribute_figure
         from lookbench.space.views import worst_html
 
         opened = self.open(choice)

@@ -57,7 +57,7 @@ def run_evaluate(args) -> int:
     """Run the engine; failures reach the user as one line through ``lookbench.cli.main``."""
     from lookbench import paths, terminal
     from lookbench.engine import evaluate
-    from lookbench.engine.results import mode_file
+    from lookbench.results.result import mode_file
     from lookbench.leaderboard.ranking import published_best
 
     if args.results and not args.save:

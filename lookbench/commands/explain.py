@@ -30,23 +30,23 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     import pyarrow.compute as pc
 
     from lookbench import terminal
-    from lookbench.engine.predictions import read
     from lookbench.paths import result_file
     from lookbench.report.records import chips
+    from lookbench.results.folder import ResultFolder
+    from lookbench.results.provenance import Provenance
+    from lookbench.results.store import read_json
     from lookbench.schema import resolve_subset
-    from lookbench.results.store import predictions_folder, read_json
-    from lookbench.submissions.ranking import MAX_RANKING_BYTES
-    from lookbench.submissions.verify import ranking_rows
 
     result = result_file(result)
     try:
         data = read_json(result)
-        provenance = data["provenance"]
-        mode, saved = provenance["mode"], provenance.get("saved_predictions") or ()
-    except (ValueError, KeyError, TypeError) as err:
+        provenance = Provenance(data["provenance"])
+        mode, saved = provenance.need("mode"), provenance.saved()
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{result} is not a LookBench result JSON ({type(err).__name__}: {err})") from None
     subset = resolve_subset(subset)
-    path = predictions_folder(result) / f"{subset}.parquet"
+    stored = ResultFolder.of(result)
+    path = stored.folder / stored.ranking(subset)
     if subset not in saved or not path.is_file():
         raise ValueError(f"{result} has no saved rankings for {subset} ({path} is missing); "
                          "evaluate again with --save-predictions")
@@ -55,7 +55,8 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
     blocks = {name: block for name, block in data.items() if name != "provenance" and isinstance(block, dict)}
     if subset not in blocks:
         raise ValueError(f"{result} has no scores of {subset} beside its saved ranking")
-    table = read(path, ranking_rows(blocks, subset), MAX_RANKING_BYTES)  # bounded as the report's reader is
+    # bounded as the report's reader is
+    ((_, _, _, table),) = stored.rankings([subset], blocks, saved=True, shown=lambda relative: str(stored.folder / relative))
     count = pc.max(table["query"]).as_py() or 0
     if not 1 <= query <= count:
         raise ValueError(f"{subset} of {result} has queries 1..{count}; there is no query {query}")
@@ -88,18 +89,18 @@ def explain(result: Path, subset: str, query: int, top: int = 10) -> str:
 def attributes(result: Path, width: int | None = None) -> str:
     """A result's headline and its attribute error block (the evaluate table's)."""
     from lookbench import terminal
-    from lookbench.engine.results import attribute_lines
+    from lookbench.results.table import attribute_lines
     from lookbench.results.comparison import read_result
     from lookbench.results.outcomes import check_result
+    from lookbench.results.provenance import Provenance
 
     data = read_result(result)
     check_result(data, data["_path"])
     width = width or terminal.width()
-    p = data["provenance"]
+    p = Provenance(data["provenance"])
     blocks = {name: block.get("attribute_errors") for name, block in data.items()
               if name not in ("provenance", "_path") and isinstance(block, dict)}
-    head = (f"{data['_path']}: {(p.get('model') or {}).get('name', '?')} on "
-            f"{(p.get('dataset') or {}).get('name') or 'LookBench'}, {p.get('mode')} mode")
+    head = f"{data['_path']}: {p.model.name or '?'} on {p.dataset.title}, {p.mode} mode"
     return "\n".join([head, *attribute_lines({**{n: b for n, b in blocks.items() if n != "overall"},
                                                 "overall": blocks.get("overall")}, width)[1:]])
 

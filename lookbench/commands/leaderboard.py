@@ -2,7 +2,7 @@
 comparable group, each row saying what was verified.
 
 Imports no torch (docs/architecture.md §5): it reads JSON files and the package's published figures; a submission
-is re-scored from its rankings (``lookbench.submissions.verify``), which reads its Parquet files and the data.
+is re-scored from its rankings (``lookbench verify``'s check), which reads its Parquet files and the data.
 """
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ def run(args) -> int:
 
     from lookbench.commands.submit import checked_repo
     from lookbench.progress import quiet_libraries
+    from lookbench.results.folder import read_submitted
     from lookbench.submissions import reproduction
     from lookbench.submissions.submit import open_pull_request, write
 
@@ -44,7 +45,7 @@ def run(args) -> int:
         terminal.say(submit_job(args.path, args.job, repo, precision=args.precision,
                          trust_remote_code=args.trust_remote_code))
         return 0
-    submission = reproduction.read(args.path)
+    submission = read_submitted(args.path)
     with tempfile.TemporaryDirectory(prefix="lookbench-reproduce-") as tmp:
         with quiet_libraries():
             rerun, loaded = reproduction.rerun(submission, Path(tmp), args.device, args.precision,

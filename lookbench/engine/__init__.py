@@ -22,6 +22,8 @@ from lookbench.filtering import Cutoff
 from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_PRECISION, DEFAULT_QUERIES, DEFAULT_TEXT_FORM,
                                 INDEXES, PRECISIONS, Modes, QueryKind)
 from lookbench.results.judge import combine
+from lookbench.results.folder import ResultFolder
+from lookbench.results.result import EvaluationResult, SealedRun
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.engine.data import Benchmark, DataSource, load_benchmark, resolve_data
 from lookbench.engine.encode import (Embeddings, EncodeStats, check_output, encode_images, encode_texts,
@@ -29,7 +31,6 @@ from lookbench.engine.encode import (Embeddings, EncodeStats, check_output, enco
 from lookbench.engine import predictions
 from lookbench.errors import EvaluationError
 from lookbench.engine.images import BenchmarkImages, Decoded, ImageSource, SubsetImages, decode
-from lookbench.engine.results import EvaluationResult, SealedRun
 from lookbench.engine.runtime import Processes, Schedule, reuse_freed_memory
 from lookbench.engine.scoring import Split, SubsetScore, SubsetTask, score_subsets
 from lookbench.engine.search import Hits, Ranking, merge_noise, remove_self_matches, search, search_depth
@@ -271,7 +272,7 @@ def _stored(planned: dict, need_predictions) -> dict | None:
         stored = None if plan.stored is None else store.find_identical(plan.stored, plan.identity,
                                                                       need_predictions=need_predictions)
         try:  # the stored rankings are read and checked: a damaged one is never reused, nor copied to --output
-            saved = None if stored is None else predictions.read_saved(plan.stored, stored["provenance"])
+            saved = None if stored is None else ResultFolder.of(plan.stored).saved_rankings(stored)
         except ValueError as err:
             plan.notes.append(f"the stored {m} result's saved rankings cannot be used ({err}): evaluated again")
             stored = None

@@ -31,7 +31,7 @@ _REASON_CHARS = 300  # of a verdict's text
 @dataclass(frozen=True)
 class Verdict:
     """One submission's verdict: ``text`` as the verified column shows it, ``key`` the sha256 of the files it was
-    given for (``lookbench.submissions.verify.snapshot``) and, when verified, ``placement``: the fields that place its
+    given for (``lookbench.results.folder.snapshot``) and, when verified, ``placement``: the fields that place its
     row, as verify recomputed them from the data."""
 
     text: str
@@ -165,14 +165,6 @@ def load_reference(name: str = DEFAULT_REFERENCE) -> tuple[list[Entry], str]:
         raw["source"]
 
 
-def _text(value, what: str, optional: bool = False):
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{what} is {type(value).__name__}, not a string")
-    return value
-
-
 def _percent(value, what: str, failed: bool = False) -> float | None:
     """``value`` as a percentage; one that is not is a ValueError, or ``None`` (shown as no score) in a result that
     already ``failed`` a check, whose claim its reason names."""
@@ -213,45 +205,23 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     value the table shows is type-checked, so a tampered file is a ``ValueError`` naming the field — except a claimed
     score of a result ``verified`` already marks failed, which is shown as no score. ``placement`` (a verified
     submission's, as verify recomputed it) places the row instead of what the file says."""
-    if not isinstance(result, dict) or not isinstance(result.get("provenance"), dict):
-        raise ValueError("no provenance mapping")
-    p = result["provenance"]
-    data, model = p.get("dataset"), p.get("model")
-    if not isinstance(data, dict) or not isinstance(model, dict):
-        raise ValueError("provenance.dataset and provenance.model must be mappings")
-    if placement is not None:
-        data, p = placement, {**p, **{f: placement[f] for f in ("mode", "cutoff", "distractors", "queries")}}
-    releases = data.get("releases") or []
-    if not isinstance(releases, list) or not all(isinstance(r, str) for r in releases):
-        raise ValueError("provenance.dataset.releases is not a list of strings")
-    # The engine records the data's name (its card's pretty_name) and key; results without them name their data only.
-    label = f"{_text(data.get('name') or data.get('data'), 'provenance.dataset.name')} {'+'.join(releases) or '(no release)'}"
-    key = data.get("key") or data.get("revision")
-    if key is None:
-        raise ValueError("the result records no data revision, so nothing is comparable with it")
-    key = _text(key, "provenance.dataset.key")
-    if not key.startswith("srpone/look-bench@"):
-        label += f", revision {key[:22]}"
-    if not isinstance(p.get("distractors"), bool):
-        raise ValueError("provenance.distractors is not true or false")
-    group = Group(label, key, _text(p.get("mode"), "provenance.mode"), p["distractors"],
-                  _text(p.get("cutoff"), "provenance.cutoff", optional=True),
-                  _text(p.get("queries", "image"), "provenance.queries"))
+    from lookbench.results.provenance import Provenance
+
+    provenance = Provenance.of(result)
+    measured = provenance.measured(placement)  # every field type-checked there
+    label = f"{measured.data} {'+'.join(measured.releases) or '(no release)'}"
+    if not measured.key.startswith("srpone/look-bench@"):
+        label += f", revision {measured.key[:22]}"
+    group = Group(label, measured.key, measured.mode, measured.distractors, measured.cutoff, measured.queries)
     failed = verified.startswith(FAILED)
     subsets = {s: _checked_subset(s, r, failed) for s, r in result.items()
                if s not in ("overall", "provenance") and isinstance(r, dict)}
-    name = evaluated = _text(model.get("name"), "provenance.model.name")
-    revision = _text(model.get("revision"), "provenance.model.revision", optional=True)
-    submitted = p.get("submission")  # ``lookbench submit``: the Hub repo and commit the model is published at
-    hub_id = None
-    if isinstance(submitted, dict) and isinstance(submitted.get("model"), str):
-        name = hub_id = submitted["model"]
-        revision = _text(submitted.get("revision"), "provenance.submission.revision", optional=True)
-    label_model = terminal_safe(name + (f"@{revision[:12]}" if revision and "@" not in name else ""))[:80]
-    cutoff = _text(model.get("training_cutoff"), "provenance.model.training_cutoff", optional=True)
-    published = _text(model.get("published_name"), "provenance.model.published_name", optional=True)
+    model = provenance.shown_model()
+    label_model = terminal_safe(model.name + (f"@{model.revision[:12]}" if model.revision and "@" not in model.name
+                                              else ""))[:80]
     # What the board's filters read (lookbench.space.board.facts): the model as evaluated, the Hub repo submitted.
-    extra = {"training_cutoff": cutoff, "published_name": published, "evaluated": evaluated, "submitted": hub_id}
+    extra = {"training_cutoff": model.training_cutoff, "published_name": model.published_name,
+             "evaluated": model.evaluated, "submitted": model.hub_id}
     return Entry(label_model, group, subsets, origin, extra, verified)
 
 
@@ -271,9 +241,9 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     kept by a caller between calls, spares reading and hashing a submission again: its rows still show exactly the
     bytes that key names."""
     from lookbench.files import contained_file
+    from lookbench.results.folder import RESULT_NAME, snapshot
+    from lookbench.results.provenance import Provenance, is_sealed
     from lookbench.results.store import parse_json, read_json
-    from lookbench.submissions.verify import RESULT_NAME, is_sealed, snapshot
-
     from lookbench.submissions.reproduction import ROOT as RECORDS, reproduced
     from lookbench.submissions.submit import ROOT as SUBMISSIONS
 
@@ -308,7 +278,7 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
         try:
             if raw is not None:
                 entry_from_result(raw, str(path), FAILED)  # its shape, before a check reads it
-            if raw is None or (path.name == RESULT_NAME and "submission" in raw["provenance"]):
+            if raw is None or (path.name == RESULT_NAME and Provenance.of(raw).is_submission):
                 if path.parent not in snapshots:
                     key, content = snapshot(path.parent)
                     snapshots[path.parent] = key, parse_json(content)  # the bytes the key names, whatever comes later
@@ -341,13 +311,14 @@ def _unbound(raw: dict, folder: Path) -> str | None:
     <commit>/…``, ``lookbench submit``) the Hub id and commit in ``provenance.submission`` must be the folder's, which
     the pull request added, so no row can carry another submitter's model name; ``None`` when they agree or the
     folder is not laid out so."""
+    from lookbench.results.provenance import Provenance
     from lookbench.submissions.submit import ROOT
 
     parts = folder.parts[1:] if folder.parts[:1] == (ROOT,) else folder.parts
-    submitted = raw["provenance"].get("submission")
-    if len(parts) < 5 or not isinstance(submitted, dict):
+    submitted = Provenance.of(raw).submission
+    if len(parts) < 5 or submitted is None:
         return None
-    claimed = f"{submitted.get('model')}@{submitted.get('revision')}"
+    claimed = f"{submitted.model}@{submitted.revision}"
     if claimed != f"{parts[0]}/{parts[1]}@{parts[2]}":
         return (f"provenance.submission names {terminal_safe(claimed)[:80]}; its folder is "
                 f"{terminal_safe('/'.join(parts[:3]))[:80]}")
@@ -396,7 +367,9 @@ def judge_submission(folder: Path, allowed=None, labels=None) -> Verdict:
     loaded here, or that ``allowed`` (Hub dataset ids) keeps out, is NOT_CHECKED with the reason. Every text is cut to
     a few hundred characters and names files relative to the submission."""
     from lookbench.errors import EvaluationError
-    from lookbench.submissions.verify import SEALED, UnknownData, snapshot, verify_submission
+    from lookbench.results.folder import snapshot
+    from lookbench.results.provenance import UnknownData
+    from lookbench.submissions.verify import SEALED, verify_submission
 
     def key_now() -> str:
         try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lookbench.errors import EvaluationError
 from lookbench.files import replacing
-from lookbench.engine.results import EvaluationResult
+from lookbench.results.result import EvaluationResult
 from lookbench.mteb.tasks import LANGUAGES, SPLIT, TEXT_LANGUAGES, task_name
 
 COUNTS = ("num_queries", "num_outfits", "gallery_size", "self_matches_removed")
@@ -47,21 +47,21 @@ def to_task_result(result: dict):
 
     try:
         evaluation = EvaluationResult.from_dict(result)
-        p = evaluation.provenance
-        mode, revision = p["mode"], p["dataset"]["revision"]
+        p = evaluation.meta
+        mode, revision = p.need("mode"), p.dataset.need("revision")
     except (KeyError, TypeError, AttributeError) as err:
         raise EvaluationError(f"not a LookBench result JSON ({type(err).__name__}: {err})") from err
-    if p.get("cutoff"):
+    if p.cutoff:
         raise EvaluationError("mteb's LookBench task scores every query: a result with a cutoff has no mteb counterpart")
-    queries = p.get("queries", "image")  # a text-query result is the text-to-image task's
+    queries = p.queries  # a text-query result is the text-to-image task's
     languages = LANGUAGES if queries == "image" else TEXT_LANGUAGES
     return TaskResult(
         dataset_revision=revision or "unknown",
-        task_name=task_name(mode, revision, p.get("distractors", True), queries),
+        task_name=task_name(mode, revision, True if p.distractors is None else p.distractors, queries),
         mteb_version=mteb.__version__,
         scores={SPLIT: [_scores(name, scores, languages) for name, scores in evaluation.subsets.items()]},
-        evaluation_time=p.get("wall_time_s"),
-        date=dt.datetime.fromisoformat(p["evaluated_at"]) if p.get("evaluated_at") else None,
+        evaluation_time=p.wall_time_s,
+        date=dt.datetime.fromisoformat(p.evaluated_at) if p.evaluated_at else None,
     )
 
 

@@ -88,7 +88,7 @@ def render(report: Report, images: dict[str, str | None]) -> str:
 
 def _chart(errors: dict, title: str) -> str:
     """The evaluate plot's attribute figure (``attribute_figure``) as a PNG data URI."""
-    from lookbench.engine.results import attribute_figure
+    from lookbench.results.plots import attribute_figure
 
     buffer = io.BytesIO()
     attribute_figure(errors, f"{title}: attribute error rate@1").savefig(buffer, format="png", dpi=90)

@@ -16,6 +16,7 @@ import numpy as np
 
 from lookbench import terminal
 from lookbench.metric.fine_recall.records import fine_miss_reasons
+from lookbench.results.provenance import Provenance, named_data
 
 THUMBNAIL = 96  # pixels, the longer side: a Mini report of 100 queries x 10 results stays a few MB
 
@@ -119,21 +120,18 @@ def _first(rows: list[dict], flag: str) -> int | None:
 def worst_queries(result, top: int = 10, limit: int = 100) -> Report:
     """The ``limit`` worst queries of the stored result at ``result`` (a results JSON or an ``--output`` folder)
     with ``top`` results each; a ValueError naming the file when it has no saved rankings or does not check."""
-    from lookbench.engine.predictions import read
     from lookbench.results.comparison import read_result
+    from lookbench.results.folder import ResultFolder
     from lookbench.results.outcomes import check_result
-    from lookbench.results.store import predictions_folder
     from lookbench.schema import SUBSETS
-    from lookbench.submissions.ranking import MAX_RANKING_BYTES
-    from lookbench.submissions.verify import ranking_rows
 
     _check_depths(top, limit)
     data = read_result(result)
     path = Path(data["_path"])
     check_result(data, str(path))  # a report shows only what the result's own outcomes give
-    provenance = data["provenance"]
-    saved = provenance.get("saved_predictions") or []
-    named = provenance.get("subsets") or []
+    provenance = Provenance(data["provenance"])
+    saved = provenance.saved()
+    named = provenance.subsets or []
     unknown = [s for s in named if s not in SUBSETS] if isinstance(named, list) else [named]
     if unknown:  # a subset's name is part of a file's path: only the schema's are read
         raise ValueError(f"{path}: provenance.subsets names {str(unknown[0])[:60]!r}, not a LookBench subset")
@@ -144,9 +142,9 @@ def worst_queries(result, top: int = 10, limit: int = 100) -> Report:
                          "evaluate again with --save-predictions")
 
     def ranked():
-        for subset in subsets:
-            table = read(predictions_folder(path) / f"{subset}.parquet", ranking_rows(blocks, subset), MAX_RANKING_BYTES
-                         ).sort_by([("query", "ascending"), ("rank", "ascending")])
+        for subset, _, _, table in ResultFolder.of(path).rankings(subsets, blocks, saved=True,
+                                                                  shown=lambda relative: str(path.parent / relative)):
+            table = table.sort_by([("query", "ascending"), ("rank", "ascending")])
             by_query: dict[int, list[dict]] = {}
             for row in table.to_pylist():
                 by_query.setdefault(row["query"], []).append(row)
@@ -157,13 +155,13 @@ def worst_queries(result, top: int = 10, limit: int = 100) -> Report:
     headline = [(label, _score(overall, metric, at)) for label, metric, at in HEADLINE]
     errors = {name: block.get("attribute_errors") for name, block in data.items()
               if name in (*subsets, "overall") and isinstance(block, dict)}
-    report = _report(path, provenance, provenance["mode"], ranked(), top, limit, headline, errors)
+    report = _report(path, provenance.raw, provenance.mode, ranked(), top, limit, headline, errors)
     report.headline.append(("queries", str(overall.get("num_queries", report.evaluated))))
     return report
 
 
 def judged_queries(verification, top: int = 10, limit: int = 100, label: str | None = None) -> Report:
-    """``worst_queries`` of a verified submission (``lookbench.submissions.verify``) as the judge saw it: which gallery
+    """``worst_queries`` of a verified submission (``verify``'s ``Verification``) as the judge saw it: which gallery
     row each rank holds is the submission's, every annotation, mark and headline score is the judge's on the data it
     judged (``Verification.judged``), none read from the files. The similarity scores are not shown: no one checked
     them (the page says so). ``label``: the name the model is shown under (the board's row label; default the
@@ -177,7 +175,7 @@ def judged_queries(verification, top: int = 10, limit: int = 100, label: str | N
 
     def ranked():
         noise = bench.noise
-        order = verification.claims["provenance"]["subsets"]  # as the result lists them (a tie keeps that order)
+        order = Provenance(verification.claims["provenance"]).subsets  # as the result lists them (a tie keeps that order)
         for subset, matrix in sorted(judged.rankings.items(), key=lambda item: order.index(item[0])):
             queries, gallery = bench.subsets[subset]["query"], bench.subsets[subset]["gallery"]
             columns = ["item_id", *_ANNOTATION, *(["query_text"] if "query_text" in queries.column_names else [])]
@@ -251,10 +249,10 @@ def _report(path: Path, provenance: dict, mode: str, ranked, top: int, limit: in
         queries.append(WorstQuery(subset, number, str(q["query_item_id"]), q.get("query_text"), q["query_category"],
                                   [(a["name"], a["value"]) for a in q["query_attributes"] or []], fine, coarse,
                                   depth, shown))
-    model = label or (provenance.get("model") or {}).get("name", "?")
-    kind = provenance.get("queries", "image")
-    title = (f"{model} on {(provenance.get('dataset') or {}).get('name') or 'LookBench'}, {mode} mode"
-             + ("" if kind == "image" else f", {kind} queries"))
+    facts = Provenance(provenance)
+    model = label or facts.model.name or "?"
+    kind = facts.queries
+    title = (f"{model} on {facts.dataset.title}, {mode} mode" + ("" if kind == "image" else f", {kind} queries"))
     return Report(path, title, mode, list(headline), errors, queries, evaluated, provenance)
 
 
@@ -270,13 +268,11 @@ def thumbnails(report: Report, data=None, size: int = THUMBNAIL, bench=None) -> 
     from datasets import Image
 
     from lookbench.engine.data import load_benchmark
-    from lookbench.results.store import Settings
-    from lookbench.submissions.verify import named_data
 
     if bench is None:
-        settings = Settings.of(report.provenance)
-        text_form = settings.queries.removeprefix("text-") if settings.queries.startswith("text-") else None
-        bench = load_benchmark(named_data(report.provenance["dataset"]) if data is None else data,
+        provenance = Provenance(report.provenance)
+        settings, text_form = provenance.settings, provenance.text_form
+        bench = load_benchmark(named_data(provenance.dataset) if data is None else data,
                                list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
                                settings.distractors, text_form=text_form)
     out = {}

@@ -17,6 +17,7 @@ from lookbench import terminal
 from lookbench.paths import result_file
 from lookbench.results import stats
 from lookbench.results.outcomes import Outcomes, check_result
+from lookbench.results.provenance import Provenance
 from lookbench.results.store import normalise_cutoff, read_json
 from lookbench.settings import METRICS
 
@@ -39,14 +40,14 @@ def read_result(path) -> dict:
 
 def _check_comparable(a: dict, b: dict, oa: dict, ob: dict) -> None:
     """One line naming what differs, if anything does."""
-    pa, pb = a["provenance"], b["provenance"]
-    da, db = pa.get("dataset") or {}, pb.get("dataset") or {}
-    facts = (("data", da.get("key") or da.get("revision"), db.get("key") or db.get("revision")),
-             ("data revision", da.get("revision"), db.get("revision")),
-             ("queries", pa.get("queries", "image"), pb.get("queries", "image")),
-             ("mode", pa.get("mode"), pb.get("mode")),
-             ("distractors", pa.get("distractors"), pb.get("distractors")),
-             ("cutoff", normalise_cutoff(pa.get("cutoff")), normalise_cutoff(pb.get("cutoff"))),
+    pa, pb = Provenance(a["provenance"]), Provenance(b["provenance"])
+    da, db = pa.dataset, pb.dataset
+    facts = (("data", da.key or da.revision, db.key or db.revision),
+             ("data revision", da.revision, db.revision),
+             ("queries", pa.queries, pb.queries),
+             ("mode", pa.mode, pb.mode),
+             ("distractors", pa.distractors, pb.distractors),
+             ("cutoff", normalise_cutoff(pa.cutoff), normalise_cutoff(pb.cutoff)),
              ("subsets", sorted(oa), sorted(ob)))
     for what, x, y in facts:
         if x != y:
@@ -177,7 +178,5 @@ def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", m
 
 def label(result: dict) -> str:
     """``model, <kind> queries (file)`` of a result, for the table's header."""
-    provenance = result.get("provenance") or {}
-    model = provenance.get("model") or {}
-    kind = provenance.get("queries", "image")
-    return f"{model.get('name', '?')}, {kind} queries ({result.get('_path', '?')})"
+    provenance = Provenance(result.get("provenance") or {})
+    return f"{provenance.model.name or '?'}, {provenance.queries} queries ({result.get('_path', '?')})"

@@ -24,6 +24,7 @@ from lookbench.files import (
     replace_folder,
     replacing,
 )
+from lookbench.results.rankings import predictions_folder
 from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_MODE, DEFAULT_PRECISION, DEFAULT_QUERIES
 
 # A store file is read only when it is a regular file of at most this size, nested at most this deep.
@@ -134,12 +135,6 @@ def result_path(root, *, model: str, revision: str | None, fingerprint: str | No
     return Path(root) / safe_segment(model) / safe_segment(version) / safe_segment(data) / f"{settings.stem()}.json"
 
 
-def predictions_folder(result_json) -> Path:
-    """The saved rankings of a result: ``<stem>.predictions/<subset>.parquet`` beside its JSON."""
-    result_json = Path(result_json)
-    return result_json.with_name(result_json.stem + ".predictions")
-
-
 def find_identical(path: Path, identity: Identity, *, need_predictions=()) -> dict | None:
     """The stored result at ``path`` if it was measured with ``identity`` (and has the requested saved rankings)."""
     if not identity.known or not path.is_file():
@@ -213,8 +208,11 @@ def write_result(path: Path, text: str, write_rankings=None) -> Path:
 
 
 def remove_result(path: Path) -> None:
-    """A result JSON and its saved rankings removed, under the result's lock (a writer of it is waited for)."""
+    """A result JSON and its saved rankings removed, under the result's lock (a writer of it is waited for); nothing
+    is done when neither is there."""
     path = Path(path)
+    if not (path.exists() or predictions_folder(path).exists()):
+        return
     with folder_lock(path, wait=True):
         shutil.rmtree(predictions_folder(path), ignore_errors=True)
         path.unlink(missing_ok=True)

@@ -2,7 +2,7 @@
 engine, and its rankings compared with the submitted ones (docs/submitting.md: what ``trust.REPRODUCED`` proves).
 
 The comparison is one function (``compare``) that both the command and the leaderboard call: per-query top-1
-agreement and top-10 overlap from the two ranking files as ``lookbench.submissions.ranking`` parses them, and every
+agreement and top-10 overlap from the two ranking files as ``lookbench.results.rankings`` parses them, and every
 claimed score against the re-run's 95 % interval, drawn again (``lookbench.results.stats``) from the re-run's
 per-query outcomes once they give the re-run's own scores (``outcomes.check_result``). A reproduction record lives in
 the results repo under ``reproductions/``, mirroring the submission's folder::
@@ -10,8 +10,7 @@ the results repo under ``reproductions/``, mirroring the submission's folder::
     reproductions/<owner>/<name>/<commit>/<data>/<settings>/<device>-<precision>/
         reproduction.json                   device, precision, library versions, the submission's key, the figures
         README.md                           the same in words (the pull request's description)
-        rerun/results.json                  the re-run, as ``evaluate --output`` writes it
-        rerun/results.predictions/<subset>.parquet
+        rerun/results.json                  the re-run, as ``evaluate --output`` writes it, its rankings beside it
 
 ``rerun/`` is laid out as a submission, so ``lookbench verify <record>/rerun`` re-judges the re-run from its rankings.
 The leaderboard never takes the record's typed figures: it recomputes them from both rankings for the submission's
@@ -29,11 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.files import contained_file, read_regular
-from lookbench.results.store import MAX_RESULT_BYTES, parse_json, predictions_folder
+from lookbench.errors import shorten
+from lookbench.files import contained_file, digest, read_regular
+from lookbench.results.folder import RESULT_NAME, ResultFolder, Submitted, files_digest, read_submitted
+from lookbench.results.rankings import MAX_RANKING_BYTES, Ranking
+from lookbench.results.provenance import Provenance, named_data, result_parts
+from lookbench.results.store import MAX_RESULT_BYTES, parse_json
 from lookbench.results.trust import REPRODUCED
-from lookbench.submissions.ranking import MAX_RANKING_BYTES, Ranking, parse_ranking, shorten
-from lookbench.submissions.verify import RESULT_NAME, ranking_rows, read_submission, result_parts
 
 ROOT = "reproductions"  # the results repo's folder of reproduction records
 RECORD = "reproduction.json"
@@ -47,7 +48,6 @@ MAX_REASONS = 12
 MAX_RECORD_FILES = 16  # a record, its README, the re-run and its rankings
 MAX_CHECKED = 10_000  # records judged and kept by the board (one per submission a copy can hold)
 LIBRARIES = ("lookbench", "torch", "transformers", "datasets", "faiss-cpu", "numpy", "huggingface_hub")
-_RANKINGS = predictions_folder(Path(RESULT_NAME)).name  # "results.predictions"
 
 
 @dataclass
@@ -158,52 +158,21 @@ def compare(claims: dict, submitted: dict[str, Ranking], rerun_result: dict, rer
 
 # ------------------------------------------------------------------------------------------ the submission's side
 
-@dataclass
-class Submitted:
-    """A submission as hashed: its ``key`` (verify's), its result, its rankings parsed, its provenance."""
-
-    folder: Path
-    key: str
-    result: dict
-    rankings: dict
-
-
-def read(path) -> Submitted:
-    """The submission at ``path`` (what ``verify`` takes), every file read once and hashed into verify's key, the
-    result and rankings parsed from those same bytes."""
-    from lookbench.submissions.verify import locate
-
-    folder, name = locate(path)
-    key, raw, files = read_submission(folder, name, keep=lambda r: r.startswith(f"{_RANKINGS}/"))
-    try:
-        result = parse_json(raw)
-    except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    _, blocks, _ = result_parts(result, name)
-    rankings = {}
-    for subset in blocks:
-        relative = f"{_RANKINGS}/{subset}.parquet"
-        if relative not in files:
-            raise ValueError(f"{name} has no saved ranking of {subset} ({relative})")
-        rankings[subset] = parse_ranking(files[relative], relative, max_rows=ranking_rows(blocks, subset))
-    return Submitted(folder, key, result, rankings)
-
-
-def pinned_model(provenance: dict) -> tuple[str, str, str]:
+def pinned_model(provenance: Provenance) -> tuple[str, str, str]:
     """(what to load, Hub id, commit): the submission's model at its pinned commit — the registered name when the
     registry pins that very repo and commit (its preprocessing is the harness's), else ``owner/name@commit``."""
     from lookbench.encoders.registry import REGISTRY
     from lookbench.paths import check_commit, check_hub_id
     from lookbench.submissions.submit import hub_model
 
-    submitted = provenance.get("submission")
-    if isinstance(submitted, dict):
+    submitted = provenance.submission
+    if submitted is not None:
         what = "provenance.submission"
-        hub_id = check_hub_id(submitted.get("model"), what)
-        commit = check_commit(hub_id, submitted.get("revision"), what)
+        hub_id = check_hub_id(submitted.model, what)
+        commit = check_commit(hub_id, submitted.revision, what)
     else:
-        hub_id, commit = hub_model(provenance.get("model"), None)
-    name = (provenance.get("model") or {}).get("name")
+        hub_id, commit = hub_model(provenance.model, None)
+    name = provenance.model.name
     meta = REGISTRY.get(name) if isinstance(name, str) else None
     if meta is not None and meta.hub_id == hub_id and meta.hub_revision == commit:
         return name, hub_id, commit
@@ -229,21 +198,19 @@ def rerun(submission: Submitted, work: Path, device: str | None = None, precisio
     into ``work`` (``results.json`` + rankings); returns (result dict, what was loaded)."""
     from lookbench.engine import evaluate
     from lookbench.errors import EvaluationError
-    from lookbench.results.store import Settings
-    from lookbench.submissions.verify import named_data
 
-    provenance = submission.result["provenance"]
-    settings = Settings.of(provenance)
+    provenance = submission.provenance
+    settings = provenance.settings
     model, hub_id, commit = pinned_model(provenance)
     text = settings.queries.startswith("text-")
-    result = evaluate(model, data=named_data(provenance["dataset"]),
+    result = evaluate(model, data=named_data(provenance.dataset),
                       subsets=list(settings.subsets) if settings.chosen_subsets else None, cutoff=settings.cutoff,
                       distractors=settings.distractors, mode=settings.mode, precision=precision or settings.precision,
                       device=device, index=settings.index, output_dir=work, save_predictions=True, quiet=quiet,
                       use_cache=False,  # a re-run runs the model: no embedding another run left here is read
                       trust_remote_code=trust_remote_code, queries="text" if text else "image",
                       **({"text_form": settings.queries.removeprefix("text-")} if text else {}))
-    loaded = result.provenance["model"].get("revision")
+    loaded = result.meta.model.revision
     if loaded != commit:
         raise EvaluationError(f"the re-run loaded {hub_id} at {shorten(loaded, 60)}, not the pinned commit {commit}")
     return json.loads((work / RESULT_NAME).read_text()), model
@@ -252,12 +219,8 @@ def rerun(submission: Submitted, work: Path, device: str | None = None, precisio
 def rankings_of(folder: Path, result: dict, where: str) -> dict[str, Ranking]:
     """A result's saved rankings beside its ``results.json`` in ``folder``, parsed as verify parses a submission's."""
     _, blocks, _ = result_parts(result, where)
-    out = {}
-    for subset in blocks:
-        relative = f"{_RANKINGS}/{subset}.parquet"
-        content = read_regular(contained_file(folder, relative), MAX_RANKING_BYTES, f"{where}/{relative}")
-        out[subset] = parse_ranking(content, f"{where}/{relative}", max_rows=ranking_rows(blocks, subset))
-    return out
+    return {subset: ranking for subset, _, _, ranking in
+            ResultFolder(folder).rankings(blocks, blocks, shown=lambda relative: f"{where}/{relative}")}
 
 
 # ------------------------------------------------------------------------------------------ the record
@@ -268,7 +231,7 @@ def record_folder(submission: Submitted, device: str, precision: str) -> str:
     from lookbench.paths import printable_name
     from lookbench.submissions.submit import folder_of
 
-    provenance = submission.result["provenance"]
+    provenance = submission.provenance
     _, hub_id, commit = pinned_model(provenance)
     run = printable_name(re.sub(r"[^A-Za-z0-9._-]+", "-", f"{device}-{precision}").strip("-"), "the device")
     return f"{folder_of(provenance, hub_id, commit, str(submission.folder), root=ROOT)}/{run}"
@@ -276,22 +239,23 @@ def record_folder(submission: Submitted, device: str, precision: str) -> str:
 
 def record(submission: Submitted, rerun_result: dict, loaded: str, found: Reproduction) -> dict:
     """The reproduction record: what ran where, the submission it is bound to (its key), and the figures."""
-    provenance = rerun_result["provenance"]
-    _, hub_id, commit = pinned_model(submission.result["provenance"])
+    provenance = Provenance(rerun_result["provenance"])
+    _, hub_id, commit = pinned_model(submission.provenance)
     return {"record_format": RECORD_FORMAT, "submission_key": submission.key,
             "model": {"id": hub_id, "commit": commit, "loaded_as": loaded,
-                      "weights_sha256": provenance["model"].get("weights_sha256")},
-            "device": provenance.get("device"), "precision": provenance.get("precision"), "versions": versions(),
-            "data": {f: provenance["dataset"].get(f) for f in ("name", "key", "revision", "commit")},
+                      "weights_sha256": provenance.model.weights_sha256},
+            "device": provenance.device, "precision": provenance.precision, "versions": versions(),
+            "data": {f: getattr(provenance.dataset, f) for f in ("name", "key", "revision", "commit")},
             "ran_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), **found.to_json()}
 
 
 def files_of(folder: str, made: dict, work: Path) -> dict[str, bytes]:
     """The record's files at their paths in the results repo: the record, its README and the re-run."""
     files = {f"{folder}/{RECORD}": json.dumps(made, indent=2).encode(), f"{folder}/README.md": readme(made).encode()}
+    rerun = ResultFolder(work)
     for path in sorted(p for p in work.rglob("*") if p.is_file()):
         relative = path.relative_to(work).as_posix()
-        if relative == RESULT_NAME or relative.startswith(f"{_RANKINGS}/"):
+        if relative == RESULT_NAME or rerun.is_ranking(relative):
             files[f"{folder}/{RERUN}/{relative}"] = path.read_bytes()
     return files
 
@@ -333,10 +297,7 @@ def as_submission(files: dict[str, bytes], folder: str, made: dict):
     """The record as ``lookbench.submissions.submit`` sends one: a pull request adding its files."""
     from lookbench.submissions.submit import MARK, Submission
 
-    digest = hashlib.sha256()
-    for name, content in sorted(files.items()):
-        digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
-    sid = digest.hexdigest()
+    sid = files_digest(files)
     verdict = said(made["reproduced"])
     title = (f"reproduction of {made['model']['id']}@{made['model']['commit'][:12]} on {made['device']} "
              f"{made['precision']}: {verdict} [{MARK} {sid[:16]}]")
@@ -374,7 +335,7 @@ def records_of(root: Path, relative: str) -> list[Path]:
 def _digest(record: Path) -> str | None:
     """The sha256 of every file of a record (names and bytes, each read within its limit), or ``None`` if one cannot
     be read or there are more than ``MAX_RECORD_FILES``: a check is never kept for bytes that were not hashed."""
-    digest = hashlib.sha256()
+    hashes = []
     try:
         files = sorted(p for p in record.rglob("*") if p.is_file() and not p.is_symlink())
         if len(files) > MAX_RECORD_FILES:
@@ -382,10 +343,10 @@ def _digest(record: Path) -> str | None:
         for path in files:
             limit = MAX_RANKING_BYTES if path.suffix == ".parquet" else MAX_RESULT_BYTES
             relative = path.relative_to(record).as_posix()
-            digest.update(f"{relative}\0{hashlib.sha256(read_regular(path, limit, relative)).hexdigest()}\n".encode())
+            hashes.append((relative, hashlib.sha256(read_regular(path, limit, relative)).hexdigest()))
     except (OSError, ValueError):
         return None
-    return digest.hexdigest()
+    return digest(hashes)
 
 
 _CHECKED: dict = {}  # (submission key, record digest) -> reproduced: the board asks again at every new verdict
@@ -397,12 +358,12 @@ def reproduced(root: Path, folder: Path, key: str) -> bool:
     records = records_of(root, folder.relative_to(root).as_posix())
     digests = [(record, _digest(record)) for record in records]
     submission = None
-    for record, digest in digests:
-        if digest is None:
+    for record, seen in digests:
+        if seen is None:
             continue
-        if (key, digest) not in _CHECKED:
+        if (key, seen) not in _CHECKED:
             try:
-                submission = submission or read(folder)
+                submission = submission or read_submitted(folder)
             except (OSError, ValueError):
                 return False
             if submission.key != key:  # its files changed since the row was read: that row is not shown reproduced
@@ -410,7 +371,7 @@ def reproduced(root: Path, folder: Path, key: str) -> bool:
             found = check_record(record, submission)
             if len(_CHECKED) >= MAX_CHECKED:
                 _CHECKED.clear()
-            _CHECKED[(key, digest)] = found is not None and found.reproduced
-        if _CHECKED[(key, digest)]:
+            _CHECKED[(key, seen)] = found is not None and found.reproduced
+        if _CHECKED[(key, seen)]:
             return True
     return False

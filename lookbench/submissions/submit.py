@@ -2,8 +2,9 @@
 request that adds it (docs/submitting.md).
 
 A submission lives at ``submissions/<owner>/<name>/<commit>/<releases>-<data revision>/<mode>[-settings]/`` (after
-the Hub id's two parts, the store's own segments, ``store.result_path``) and holds ``results.json``, ``results.predictions/<subset>.parquet`` byte
-for byte as the store keeps them, and a ``README.md`` that is also the pull request's description. Everything is
+the Hub id's two parts, the store's own segments, ``store.result_path``) and holds ``results.json`` and its rankings
+beside it (``lookbench.results.rankings``) byte for byte as the store keeps them, and a ``README.md`` that is also the
+pull request's description. Everything is
 checked before any request: the scores against the result's own outcomes (``outcomes.check_result``), rankings of
 every subset as deep as the deepest K it reports, a model named by a Hub id (as huggingface_hub validates one) at a
 40-hex commit, real (not LookBench-Mini) data unless allowed, and every name that goes into the folder or the title
@@ -13,7 +14,6 @@ submission is found among the repo's pull requests and never sent twice.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench import terminal
-from lookbench.files import contained_file, folder_lock, new_sibling, read_regular, replace_folder
+from lookbench.files import folder_lock, new_sibling, replace_folder
 from lookbench.paths import (check_commit, check_hub_id, looks_like_hub_id, printable_name, result_file, shown,
                              split_revision, transport_errors)
+from lookbench.results.folder import RESULT_NAME, ResultFolder, files_digest
 from lookbench.results.outcomes import check_result
-from lookbench.results.store import Settings, predictions_folder, read_json, result_path
+from lookbench.results.provenance import Model, Provenance
+from lookbench.results.store import read_json, result_path
 from lookbench.submissions import DEFAULT_REPO
-from lookbench.submissions.ranking import MAX_RANKING_BYTES, parse_ranking
-from lookbench.submissions.verify import RESULT_NAME, SEALED, is_sealed
+from lookbench.submissions.verify import SEALED
 
 ROOT = "submissions"  # the results repo's folder of submissions
 _COUNTS = {"num_queries", "gallery_size", "self_matches_removed"}  # all a sealed run's blocks hold
@@ -62,42 +63,38 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict):
         raise ValueError(f"{path} is not a LookBench result: it has no provenance")
-    sealed = is_sealed(data)
+    provenance = Provenance(data["provenance"])
+    sealed = provenance.dataset.is_sealed
     if not sealed:
         check_result(data, str(path))  # the claimed scores are those its own outcomes give
     elif any(isinstance(block, dict) and set(block) - _COUNTS for name, block in data.items() if name != "provenance"):
         raise ValueError(f"{path} is a run on a sealed release, yet it claims scores: a sealed submission sends "
                          "rankings only, and the leaderboard scores them")
-    provenance = data["provenance"]
-    rankings = _rankings(path, data, provenance.get("saved_predictions"))
-    model, revision = hub_model(provenance.get("model"), model_id)
-    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
+    rankings = _rankings(path, data, provenance.saved_predictions)
+    model, revision = hub_model(provenance.model, model_id)
     folder = folder_of(provenance, model, revision, str(path))
-    data_name = printable_name(str(dataset.get("name")), f"{path}: the data's name", limit=200)
-    submitted = {**data, "provenance": {**provenance, "submission": {"model": model, "revision": revision}}}
+    data_name = printable_name(str(provenance.dataset.name), f"{path}: the data's name", limit=200)
+    submitted = {**data, "provenance": provenance.submitted_as(model, revision)}
     files = {f"{folder}/{RESULT_NAME}": json.dumps(submitted, indent=2).encode()}
     files.update({f"{folder}/{relative}": content for relative, content in rankings.items()})
     placement = _verified(files, folder)
     if placement["synthetic"] and not allow_synthetic:
         raise ValueError(f"the data is {placement['name']}, a synthetic stand-in (its rows say so): the results repo is "
                          "for real LookBench snapshots; pass --allow-synthetic to submit it anyway (e.g. to a test repo)")
-    digest = hashlib.sha256()
-    for name, content in sorted(files.items()):
-        digest.update(f"{name}\0{hashlib.sha256(content).hexdigest()}\n".encode())
-    sid = digest.hexdigest()
+    sid = files_digest(files)
     files[f"{folder}/README.md"] = _readme(data, model, revision, sid, sealed).encode()
     title = f"{model}@{revision[:12]}: {Path(folder).name} on {data_name} [{MARK} {sid[:16]}]"
     return Submission(folder, files, sid, title)
 
 
-def folder_of(provenance: dict, model: str, revision: str, where: str, root: str = ROOT) -> str:
+def folder_of(provenance: Provenance, model: str, revision: str, where: str, root: str = ROOT) -> str:
     """The submission's folder in the results repo (``root``/<owner>/<name>/<commit>/<data>/<settings>), each part
     printable; ``reproductions/`` mirrors it (``lookbench.submissions.reproduction``)."""
-    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), dict) else {}
+    dataset = provenance.dataset
     try:
         stored = result_path(root, model=model, revision=revision, fingerprint=None,
-                             releases=[str(r) for r in dataset.get("releases") or []],
-                             data_revision=dataset.get("revision"), settings=Settings.of(provenance))
+                             releases=[str(r) for r in dataset.releases or []],
+                             data_revision=dataset.revision, settings=provenance.settings)
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{where}: the provenance's settings cannot be read ({err})") from None
     # The store's model segment is sanitised, which is not one-to-one: the Hub id's owner and name replace it, verbatim.
@@ -113,26 +110,27 @@ def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
     deepest = max((int(at[1:]) for name, block in data.items() if name != "provenance" and isinstance(block, dict)
                    for values in block.values() if isinstance(values, dict)
                    for at in values if isinstance(at, str) and at.startswith("@") and at[1:].isdigit()), default=0)
-    stored, named = predictions_folder(path).name, predictions_folder(Path(RESULT_NAME)).name
-    out = {}
-    for subset in sorted(name for name in data if name not in ("overall", "provenance")):
-        relative = f"{stored}/{subset}.parquet"
+    stored, named = ResultFolder.of(path), ResultFolder(path.parent)
+    subsets = sorted(name for name in data if name not in ("overall", "provenance"))
+    for subset in subsets:
+        relative = stored.ranking(subset)
         if not isinstance(saved, list) or subset not in saved or not os.path.lexists(path.parent / relative):
             raise ValueError(f"{path} has no saved rankings of {subset} ({relative}): evaluate it with --save-predictions; "
                              "the leaderboard re-scores a submission from its rankings")
-        content = read_regular(contained_file(path.parent, relative), MAX_RANKING_BYTES, path.parent / relative)
-        depth, query = parse_ranking(content, str(path.parent / relative)).shallowest()
+    out = {}
+    for subset, _, content, ranking in stored.rankings(subsets, shown=lambda relative: str(path.parent / relative)):
+        depth, query = ranking.shallowest()
         block = data[subset]
         gallery, removed = block.get("gallery_size"), block.get("self_matches_removed") or 0
         wanted = min(deepest, gallery - removed) if isinstance(gallery, int) and isinstance(removed, int) else deepest
         if depth < wanted:
             raise ValueError(f"the {subset} rankings are {depth} deep at query {query}, shallower than the deepest K the "
                              f"result reports ({deepest}): the scores at K cannot be checked from them")
-        out[f"{named}/{subset}.parquet"] = content
+        out[named.ranking(subset)] = content
     return out
 
 
-def hub_model(model, model_id: str | None) -> tuple[str, str]:
+def hub_model(model: Model, model_id: str | None) -> tuple[str, str]:
     """(Hub id, commit) of the model: ``--model-id owner/name@commit`` when given, else the provenance's own; the id
     checked as huggingface_hub checks one, the revision a 40-hex commit (``paths.check_hub_id``, ``check_commit``)."""
     if model_id is not None:
@@ -146,15 +144,14 @@ def hub_model(model, model_id: str | None) -> tuple[str, str]:
                              "published in, and the commit)")
         repo = check_hub_id(repo, "--model-id")
         return repo, check_commit(repo, revision, "--model-id")
-    model = model if isinstance(model, dict) else {}
-    source, revision = model.get("model"), model.get("revision")
+    source, revision = model.source, model.revision
     if isinstance(source, str) and looks_like_hub_id(source) and isinstance(revision, str) and revision:
         what = "the result's model (give --model-id owner/name@commit to name another)"
         source = check_hub_id(source, what)
         return source, check_commit(source, revision, what)
     what = (f"the local folder {source}" if isinstance(source, str) and os.path.isabs(source)
             else f"{source!r} with no Hub revision")
-    raise ValueError(f"the model {model.get('name')} is {what}, not a Hub model at a revision: give --model-id "
+    raise ValueError(f"the model {model.name} is {what}, not a Hub model at a revision: give --model-id "
                      "owner/name@revision, the Hub repo and commit its weights are published at")
 
 
@@ -192,25 +189,25 @@ def _headline(overall) -> str:
 
 def _readme(data: dict, model: str, revision: str, sid: str, sealed: bool = False) -> str:
     """The submission's README.md, also its pull request's description."""
-    p = data["provenance"]
-    dataset = p.get("dataset") or {}
-    settings = [f"{p.get('mode')} mode", "with distractors" if p.get("distractors") else "without distractors",
-                f"{p.get('index')} index", str(p.get("precision"))]
-    settings += [f"queries after {p['cutoff']}"] if p.get("cutoff") else []
-    settings += [f"subsets {', '.join(p.get('subsets') or [])}"] if p.get("chosen_subsets") else []
+    p = Provenance(data["provenance"])
+    dataset = p.dataset
+    settings = [f"{p.mode} mode", "with distractors" if p.distractors else "without distractors",
+                f"{p.index} index", str(p.precision)]
+    settings += [f"queries after {p.cutoff}"] if p.cutoff else []
+    settings += [f"subsets {', '.join(p.subsets or [])}"] if p.chosen_subsets else []
     rows = [("model", f"[{model}](https://huggingface.co/{model}) at revision `{revision}` (evaluated as "
-                      f"{(p.get('model') or {}).get('name')})"),
-            ("data", f"{dataset.get('name')}: releases {', '.join(map(str, dataset.get('releases') or []))}, "
-                     f"data revision `{dataset.get('revision')}`"),
+                      f"{p.model.name})"),
+            ("data", f"{dataset.name}: releases {', '.join(map(str, dataset.releases or []))}, "
+                     f"data revision `{dataset.revision}`"),
             ("settings", ", ".join(settings)),
             ("overall Fine Recall@1", "sealed release: scored by the leaderboard against its withheld labels" if sealed
              else _headline(data["overall"])),
-            ("lookbench", f"{p.get('lookbench_version')}, evaluated {p.get('evaluated_at')}"),
+            ("lookbench", f"{p.version}, evaluated {p.evaluated_at}"),
             ("submission id", f"`{sid}`")]
     return "\n".join([f"# LookBench submission: {model} at {revision}", "", "| | |", "|---|---|",
                       *(f"| {key} | {value} |" for key, value in rows), "",
                       f"`{RESULT_NAME}` holds every score, each query's outcome and the provenance; "
-                      "`results.predictions/<subset>.parquet` each query's ranked gallery rows, from which the "
+                      f"`{ResultFolder(Path('.')).ranking('<subset>')}` each query's ranked gallery rows, from which the "
                       "leaderboard re-scores the submission: `lookbench verify <this folder>` (docs/submitting.md).", ""])
 
 

@@ -1,70 +1,44 @@
 """``lookbench verify``: a submission re-judged from its rankings by the one judge, and every field that places its
 row recomputed from the data it was judged on.
 
-A submission (docs/submitting.md) is one folder holding exactly one result JSON and each subset's saved ranking
-beside it (``results.json`` and ``results.predictions/<subset>.parquet``, as ``evaluate --output`` and the store keep
-them). Every file of the folder is read once and hashed (the verdict's ``key``); the result and the rankings are parsed
-from those same bytes, so a verdict is never shown for bytes it did not hash. Each ranked row is judged again against
-the data's own ground truth (``lookbench.results.judge``, the engine's own judge): the gallery row it names
-(``gallery_index``, whose ``item_id`` must be the one written) is looked up in the data, and the annotations written in
-the file are never read. Every score the JSON claims must agree within ``TOLERANCE``, and so must its per-query
-outcomes; every field a leaderboard places a row by (data name, key, releases, revision, commit, query kind and words,
-mode, cutoff, distractors, subsets, K) must be what the data and the rankings give: ``placement`` is that record, and
-the leaderboard reads it, never the file. All work is bounded: rows by queries x the deepest K reported, decoded bytes
-by the pages' own headers (``lookbench.submissions.ranking``), messages by count and length.
+A submission (docs/submitting.md) is read as ``lookbench.results.folder.read_submitted`` reads one: every file of its
+folder once, hashed (the verdict's ``key``), the result and the rankings parsed from those same bytes, so a verdict is
+never shown for bytes it did not hash. Each ranked row is judged again against the data's own ground truth
+(``lookbench.results.judge``, the engine's own judge): the gallery row it names (``gallery_index``, whose ``item_id``
+must be the one written) is looked up in the data, and the annotations written in the file are never read. Every score
+the JSON claims must agree within ``TOLERANCE``, and so must its per-query outcomes; every field a leaderboard places a
+row by (data name, key, releases, revision, commit, query kind and words, mode, cutoff, distractors, subsets, K) must
+be what the data and the rankings give: ``placement`` is that record, and the leaderboard reads it, never the file. All
+work is bounded: rows by queries x the deepest K reported, decoded bytes by the pages' own headers
+(``lookbench.results.rankings``), messages by count and length.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from lookbench import terminal
-from lookbench._version import __version__
-from lookbench.errors import EvaluationError, clip
-from lookbench.files import read_regular
+from lookbench.errors import EvaluationError, clip, shorten
 from lookbench.paths import looks_like_hub_id
 from lookbench.results.attributes import differences as attribute_differences
-from lookbench.results.store import MAX_RESULT_BYTES, Settings, parse_json, predictions_folder
-from lookbench.engine.results import mode_file
-from lookbench.settings import EMBEDDED_MINI, MODES
-from lookbench.submissions.ranking import (
-    MAX_RANKING_BYTES,
-    MAX_RANKING_ROWS,
-    TEXT_COLUMN,
-    Ranking,
-    parse_ranking,
-    shorten,
-)
+from lookbench.results.folder import deepest_k, read_submitted
+from lookbench.results.rankings import TEXT_COLUMN, Ranking
+from lookbench.results.provenance import UNSEALED, Provenance, named_data
+from lookbench.results.store import Settings
 
 TOLERANCE = 1e-6  # percent points: a recomputed score is the engine's own arithmetic, so an honest one is exact
-RESULT_NAME = "results.json"
-# The other modes' results of one ``evaluate --output`` run (``lookbench.engine.results.mode_file``).
-_OTHER_MODES = frozenset(mode_file(mode) for mode in MODES)
-MAX_FOLDERS = 10_000  # folders walked looking for the one submission below PATH
-MAX_FILES = 64  # files in one submission folder (a result, four rankings, a card)
-MAX_OTHER_BYTES = 1024 * 1024  # any other file of a submission but a ranking (its README)
 MAX_REASONS = 20  # problems kept per verdict (the table of claimed scores lists every difference)
 _NOT_SCORES = ("ci95", "per_query", "per_release", "per_category", "self_matches_removed", "attribute_errors")  # checked apart, or no score
 _SHOWN = 10  # problems named per subset
-# What a killed write leaves beside its target (lookbench.files.new_sibling): never part of a submission.
-_STALE = re.compile(r"\..+\.[a-z]+-[0-9a-f]+(\.previous)?")
 # The fields of provenance.dataset the data itself gives, compared one by one.
 _DATA_FIELDS = ("name", "key", "revision", "commit", "releases")
 
 
 SEALED = "sealed: scored by the leaderboard (the release's labels are withheld until it is unsealed)"
-UNSEALED = "unsealed"  # a sealed-era submission scored with the labels its release published since
-
-
-class UnknownData(EvaluationError):
-    """The data a result names is not one the verifier was allowed to load (the board's allow-list)."""
 
 
 @dataclass
@@ -100,146 +74,6 @@ class Judged:
     mode: str
 
 
-def _walk(path: Path):
-    """os.walk below ``path``, links to folders not entered, the stale work of killed writes left out."""
-    for visited, (root, folders, names) in enumerate(os.walk(path)):
-        if visited > MAX_FOLDERS:
-            raise ValueError(f"{path} holds more than {MAX_FOLDERS} folders; name the submission folder itself")
-        folders[:] = sorted(f for f in folders if not _STALE.fullmatch(f))
-        yield Path(root), folders, sorted(n for n in names if not _STALE.fullmatch(n))
-
-
-def locate(path) -> tuple[Path, str]:
-    """(folder, file name) of the result JSON: ``path`` itself, its ``results.json``, or the one ``results.json`` below
-    it (the output of ``submit --dry-run``, laid out as the results repo). Symlinked folders are not entered; a JSON
-    above the submission is refused (it would be a second result)."""
-    path = Path(path)
-    if not path.is_dir():
-        return path.parent, path.name
-    if os.path.lexists(path / RESULT_NAME):
-        return path, RESULT_NAME
-    found, strays = [], []
-    for root, folders, names in _walk(path):
-        if RESULT_NAME in names:
-            found.append(root)
-            folders.clear()
-        else:
-            strays += [root / n for n in names if n.endswith(".json")]
-    if len(found) != 1:
-        listed = ": " + ", ".join(sorted(clip(f.relative_to(path), 60) for f in found)[:5]) if found else ""
-        raise ValueError(f"{path} holds {len(found) or 'no'} submission(s) ({RESULT_NAME}){listed}; "
-                         "name one submission folder")
-    stray = [s for s in strays if found[0].is_relative_to(s.parent)]
-    if stray:
-        raise ValueError(f"{shorten(str(stray[0].relative_to(path)))} lies above the submission "
-                         f"{shorten(str(found[0].relative_to(path)))}: a submission is one result, nothing else is")
-    return found[0], RESULT_NAME
-
-
-def submission_files(folder: Path, name: str = RESULT_NAME) -> list[str]:
-    """Every file of the submission in ``folder`` (relative, sorted). A second JSON, a link or anything but a regular
-    file is refused by name: a submission holds exactly one result, and nothing in it is left unhashed. Beside a
-    ``results.json``, the other modes' results ``evaluate --output`` writes with it (``results-<mode>.json``) are
-    hashed like any file and never read as the result (nor shown: ``load_store`` skips a JSON beside a submission)."""
-    files = []
-    for root, folders, names in _walk(folder):
-        for entry in [*folders, *names]:
-            full = root / entry
-            relative = full.relative_to(folder).as_posix()
-            if full.is_symlink():
-                raise ValueError(f"{shorten(relative)} is a link; a submission holds its own files only")
-            if entry in names:
-                if not full.is_file():
-                    raise ValueError(f"{shorten(relative)} is not a regular file")
-                if relative.endswith(".json") and relative != name and not (name == RESULT_NAME and relative in _OTHER_MODES):
-                    raise ValueError(f"{shorten(relative)} is a second JSON beside {name}: a submission holds exactly "
-                                     "one result")
-                files.append(relative)
-                if len(files) > MAX_FILES:
-                    raise ValueError(f"the submission holds more than {MAX_FILES} files")
-    if name not in files:
-        raise ValueError(f"{shorten(name)} is not a regular file of the submission")
-    return sorted(files)
-
-
-def _key(hashes: dict[str, str]) -> str:
-    """The submission's key: sha256 over every file's name and sha256, and the verifier's version (a new lookbench
-    judges again)."""
-    lines = "".join(f"{name}\0{digest}\n" for name, digest in sorted(hashes.items()))
-    return hashlib.sha256(f"lookbench {__version__}\n{lines}".encode()).hexdigest()
-
-
-def _read(folder: Path, relative: str, name: str, hashes: dict) -> bytes:
-    """One file of the submission, read once within its kind's limit (the result, a ranking, anything else) and its
-    sha256 recorded in ``hashes``: verify and ``snapshot`` hash alike, so their keys agree."""
-    limit = (MAX_RESULT_BYTES if relative == name else
-             MAX_RANKING_BYTES if relative.endswith(".parquet") else MAX_OTHER_BYTES)
-    content = read_regular(folder / relative, limit, relative)
-    hashes[relative] = hashlib.sha256(content).hexdigest()
-    return content
-
-
-def read_submission(folder, name: str = RESULT_NAME, keep=lambda relative: False) -> tuple[str, bytes, dict]:
-    """(key, result bytes, {relative: bytes} of the files ``keep`` names) of the submission in ``folder`` as its files
-    are now: every byte hashed (no size or time shortcut), and every byte returned exactly as hashed."""
-    folder = Path(folder)
-    hashes, result, kept = {}, b"", {}
-    for relative in submission_files(folder, name):
-        content = _read(folder, relative, name, hashes)
-        result = content if relative == name else result
-        if keep(relative):
-            kept[relative] = content
-    return _key(hashes), result, kept
-
-
-def snapshot(folder, name: str = RESULT_NAME) -> tuple[str, bytes]:
-    """(key, result bytes) of the submission in ``folder``, so what a board shows is what its key names."""
-    key, result, _ = read_submission(folder, name)
-    return key, result
-
-
-def ranking_rows(blocks: dict, subset: str) -> int:
-    """The most rows a subset's ranking may hold: its claimed queries times the deepest K the result reports."""
-    return min(MAX_RANKING_ROWS, _claimed_queries(blocks[subset]) * _deepest_k(blocks))
-
-
-def named_data(dataset: dict, allowed=None):
-    """The data a result names, as ``--data`` takes it: ``None`` for the embedded LookBench-Mini (rebuilt), a Hub
-    dataset at the commit it recorded, or (only without ``allowed``) a local folder that is here. ``allowed``: the Hub
-    dataset ids that may be loaded (the board's allow-list; ``None``: any). Other data is an ``EvaluationError`` —
-    ``UnknownData`` when the allow-list keeps it out —, as data ``load_benchmark`` cannot load is: the submission is
-    not at fault."""
-    label, commit = dataset.get("data"), dataset.get("commit")
-    if label == EMBEDDED_MINI:
-        return None
-    if isinstance(label, str) and isinstance(commit, str) and looks_like_hub_id(label):
-        repo = label.partition("@")[0]
-        if allowed is not None and repo not in allowed:
-            raise UnknownData(f"unknown data {shorten(repo, 60)}: the board judges only {', '.join(sorted(allowed))} "
-                              "and the embedded LookBench-Mini")
-        return f"{repo}@{commit}"
-    if allowed is not None:
-        raise UnknownData(f"unknown data {shorten(label, 60)}: the board judges only its own dataset repos")
-    if isinstance(label, str) and Path(label).is_dir():
-        return label
-    raise EvaluationError(f"the result's data {shorten(label, 300)} is neither the embedded LookBench-Mini, a Hub "
-                          "dataset at a recorded commit, nor a folder here: give --data")
-
-
-def _deepest_k(blocks: dict) -> int:
-    """The deepest K any claimed score of the result names (20, the default's, when none does)."""
-    from lookbench.metric.fine_recall.judging import DEFAULT_K
-
-    ks = [int(at[1:]) for block in blocks.values() for scores in block.values() if isinstance(scores, dict)
-          for at in scores if isinstance(at, str) and re.fullmatch(r"@\d{1,6}", at)]
-    return max(ks, default=max(DEFAULT_K))
-
-
-def _claimed_queries(block: dict) -> int:
-    count = block.get("num_queries")
-    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-
-
 def _benchmark(data, settings: Settings, text_form, labels):
     """The data to judge on. A sealed release is joined to ``labels`` when given (a folder or Hub id); else, for a Hub
     dataset, to the repo's main revision if it has been unsealed since (its labels public: ``UNSEALED``); else, with
@@ -273,42 +107,16 @@ def sealed_scores(judged) -> dict:
     return {**{name: block(j.scores) for name, j in judged.subsets.items()}, "overall": block(judged.overall)}
 
 
-def is_sealed(result: dict) -> bool:
-    """A result made on a sealed release (the data's own provenance says so): it claims no score."""
-    dataset = result.get("provenance", {}).get("dataset") if isinstance(result.get("provenance"), dict) else None
-    return isinstance(dataset, dict) and isinstance(dataset.get("sealed"), dict)
-
-
 def verify_submission(path, data=None, allowed=None, labels=None) -> Verification:
     """Re-judge the submission at ``path`` (a submission folder, a folder holding one, or a stored result with
     rankings) on ``data`` (default: the data the result names; ``allowed`` limits which, see ``named_data``).
     ``labels``: a sealed release's labels (``engine.data.with_labels``); without them a sealed release is not scored
     here (``SEALED``). Bad input is a ``ValueError`` naming the file relative to the submission."""
-    folder, name = locate(path)
-    files = submission_files(folder, name)
-    hashes = {}
-    raw = _read(folder, name, name, hashes)
-    try:
-        result = parse_json(raw)
-    except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    provenance, blocks, settings = result_parts(result, name)
-    saved, rankings, kmax = provenance.get("saved_predictions"), {}, _deepest_k(blocks)
-    for subset in blocks:  # every file is read and checked before any data is loaded
-        relative = f"{predictions_folder(Path(name)).name}/{subset}.parquet"
-        if not isinstance(saved, list) or subset not in saved or relative not in files:
-            raise ValueError(f"{name} has no saved ranking of {subset} ({relative}); a result is verified from its "
-                             "rankings")
-        content = _read(folder, relative, name, hashes)
-        rankings[subset] = (relative, parse_ranking(content, relative, max_rows=ranking_rows(blocks, subset)))
-        del content
-    for relative in files:  # the rest of the submission (its card): hashed, never parsed
-        if relative not in hashes:
-            _read(folder, relative, name, hashes)
-    key = _key(hashes)
-    text_form = settings.queries.removeprefix("text-") if settings.queries.startswith("text-") else None
-    sealed = is_sealed(result)
-    bench = _benchmark(named_data(provenance["dataset"], allowed) if data is None else data, settings, text_form, labels)
+    submitted = read_submitted(path)
+    folder, name, key, result = submitted.folder, submitted.name, submitted.key, submitted.result
+    provenance, blocks, settings, kmax = submitted.provenance, submitted.blocks, submitted.settings, deepest_k(submitted.blocks)
+    text_form, sealed = provenance.text_form, provenance.dataset.is_sealed
+    bench = _benchmark(named_data(provenance.dataset, allowed) if data is None else data, settings, text_form, labels)
     label, revision = bench.provenance["data"], bench.provenance["revision"]
     verdict = Verification(False, [], result=str(folder / name), data=f"{label} (revision {revision})", key=key,
                            claims=result, sealed=sealed or bench.unlabelled)
@@ -321,14 +129,14 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
         verdict.reasons.append(f"provenance.dataset says {label} is sealed; the data it names is not")
     if verdict.reasons:
         return verdict
-    if set(blocks) != set(bench.subsets) or sorted(provenance["subsets"]) != sorted(bench.subsets):
+    if set(blocks) != set(bench.subsets) or sorted(provenance.subsets) != sorted(bench.subsets):
         verdict.reasons.append(f"the result scores {', '.join(sorted(blocks))} (provenance.subsets "
-                               f"{shorten(provenance['subsets'], 60)}); with its settings {label} has "
+                               f"{shorten(provenance.subsets, 60)}); with its settings {label} has "
                                f"{', '.join(bench.subsets)}")
         return verdict
     matrices, noise = {}, _column(bench.noise, "item_id") if bench.noise is not None else []
     for subset, splits in bench.subsets.items():
-        relative, ranking = rankings[subset]
+        relative, ranking = submitted.ranking(subset), submitted.rankings[subset]
         words = _column(splits["query"], "query_text") if text_form is not None else None
         problems, matrices[subset] = _matrix(ranking, _column(splits["query"], "item_id"),
                                              _column(splits["gallery"], "item_id") + noise, subset, relative,
@@ -387,13 +195,13 @@ def _column(dataset, name: str) -> list:
     return dataset.select_columns([name]).with_format("arrow")[:][name].to_pylist()
 
 
-def _data_differences(provenance: dict, truth: dict, text_form: str | None) -> list[str]:
+def _data_differences(provenance: Provenance, truth: dict, text_form: str | None) -> list[str]:
     """Where the result's description of its data differs from the data judged: every field a leaderboard groups by."""
-    claimed = provenance["dataset"]
-    problems = [f"provenance.dataset.{f} is {shorten(claimed.get(f), 60)}; the data judged gives "
-                f"{shorten(truth.get(f), 60)}" for f in _DATA_FIELDS if claimed.get(f) != truth.get(f)]
-    if text_form is not None and provenance.get("text_queries") != truth.get("text_queries"):
-        problems.append(f"provenance.text_queries is {shorten(provenance.get('text_queries'), 60)}; the data's text "
+    claimed = provenance.dataset
+    problems = [f"provenance.dataset.{f} is {shorten(getattr(claimed, f), 60)}; the data judged gives "
+                f"{shorten(truth.get(f), 60)}" for f in _DATA_FIELDS if getattr(claimed, f) != truth.get(f)]
+    if text_form is not None and provenance.text_queries != truth.get("text_queries"):
+        problems.append(f"provenance.text_queries is {shorten(provenance.text_queries, 60)}; the data's text "
                         f"config gives {shorten(truth.get('text_queries'), 60)}")
     return problems
 
@@ -411,37 +219,6 @@ def _placement(bench, settings: Settings, ks: list[int]) -> dict:
             "mode": settings.mode, "cutoff": settings.cutoff, "distractors": settings.distractors,
             "subsets": sorted(bench.subsets), "k": ks,
             "synthetic": "synthetic" in sources or any(r.startswith("mini-") for r in data["releases"])}
-
-
-def result_parts(result, name: str) -> tuple[dict, dict, Settings]:
-    """The provenance, the subsets' blocks and the settings of a result, or a ValueError saying what is malformed."""
-    from lookbench.schema import TEST_SUBSETS
-    from lookbench.settings import MODES, TEXT_FORMS
-
-    if not isinstance(result, dict) or not isinstance(result.get("provenance"), dict):
-        raise ValueError(f"{name} is not a LookBench result: it has no provenance")
-    provenance = result["provenance"]
-    if not isinstance(provenance.get("dataset"), dict):
-        raise ValueError(f"{name}: provenance.dataset is {shorten(provenance.get('dataset'))}, not the data's description")
-    blocks = {key: block for key, block in result.items() if key not in ("overall", "provenance")}
-    bad = next((key for key, block in blocks.items() if not isinstance(block, dict)), None)
-    if bad is not None or not blocks:
-        raise ValueError(f"{name}: {shorten(bad) if bad is not None else 'no subset'} is not a block of scores")
-    foreign = next((key for key in blocks if key not in TEST_SUBSETS), None)
-    if foreign is not None:
-        raise ValueError(f"{name}: {shorten(foreign)} is not a LookBench subset ({', '.join(TEST_SUBSETS)})")
-    try:
-        if not isinstance(provenance.get("subsets"), list) or not all(isinstance(s, str) for s in provenance["subsets"]):
-            raise TypeError(f"subsets is {shorten(provenance.get('subsets'))}, not a list of names")
-        settings = Settings.of(provenance)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{name}: the provenance's settings cannot be read ({shorten(str(err), 120)})") from None
-    if settings.mode not in MODES:
-        raise ValueError(f"{name}: provenance.mode is {shorten(settings.mode)}, not one of {', '.join(MODES)}")
-    kinds = ["image", *(f"text-{form}" for form in TEXT_FORMS)]
-    if settings.queries not in kinds:
-        raise ValueError(f"{name}: provenance.queries is {shorten(settings.queries)}, not one of {', '.join(kinds)}")
-    return provenance, blocks, settings
 
 
 def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, shown: str, noise: bool, kmax: int,

@@ -24,6 +24,7 @@ import gradio as gr
 from lookbench.leaderboard.load import Verdict, load_store
 from lookbench.leaderboard.ranking import Leaderboard, leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
+from lookbench.results.provenance import UNSEALED, is_sealed
 from lookbench.results.trust import (CONSISTENT, FAILED, LADDER, NO, NOT_CHECKED, PENDING, REPRODUCED, SCORED_SEALED,
                                      TRUSTED, VERIFIED_NOTE, verdict_status)
 from lookbench.schema import TEST_SUBSETS
@@ -32,7 +33,6 @@ from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, ke
 from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins
 from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch
 from lookbench.space.views import CSS
-from lookbench.submissions.verify import UNSEALED, is_sealed
 
 CONCURRENCY = 2
 OVERALL = "overall"

@@ -1,6 +1,6 @@
 """The results repo as the leaderboard Space reads it (docs/architecture.md §5): a copy of the Hub dataset
 (``snapshot_download``; a folder given instead for tests and offline use) and the verdicts on its submissions, kept
-by the sha256 key of each submission's files (``lookbench.submissions.verify.snapshot``), so a refresh judges again
+by the sha256 key of each submission's files (``lookbench.results.folder.snapshot``), so a refresh judges again
 only what changed, and changed bytes never inherit a verdict.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from lookbench.files import read_regular, replacing
 from lookbench.leaderboard.load import MAX_VERDICT_BYTES, Verdict
 from lookbench.paths import board_dir, transport_errors
+from lookbench.results.folder import MAX_FOLDERS, RESULT_NAME, walk
 from lookbench.results.trust import NOT_CHECKED
 from lookbench.space.board.judging import ENDED, OVER_BUDGET, UNKNOWN_DATA
 from lookbench.submissions import DEFAULT_REPO
@@ -22,7 +23,6 @@ from lookbench.submissions import DEFAULT_REPO
 REPO_VARIABLE = "LOOKBENCH_RESULTS_REPO"  # the results repo's Hub id (default lookbench/results)
 FOLDER_VARIABLE = "LOOKBENCH_RESULTS_FOLDER"  # a local copy of it, read instead of downloading
 SUBMISSIONS = "submissions"  # the repo's folder of submissions (lookbench.submissions.submit.ROOT)
-MAX_FOLDERS = 10_000  # folders walked below submissions/
 MAX_KEPT = MAX_FOLDERS  # verdicts kept: one per submission a copy can hold
 # verdicts.json holds at most MAX_KEPT entries of one key (64 hex digits) and one verdict (at most MAX_VERDICT_BYTES).
 MAX_VERDICTS_BYTES = MAX_KEPT * (MAX_VERDICT_BYTES + 80) + 2
@@ -64,21 +64,18 @@ def fetch(repo_id: str | None = None, folder=None) -> Copy:
 
 
 def submission_folders(root: Path) -> list[Path]:
-    """Every folder below ``root/submissions`` holding a ``results.json``, sorted (links to folders are not followed)."""
-    from lookbench.submissions.verify import RESULT_NAME
-
+    """Every folder below ``root/submissions`` holding a ``results.json``, sorted (the one walk: links to folders are
+    not followed, at most ``MAX_FOLDERS``)."""
     found = []
-    for visited, (top, folders, names) in enumerate(os.walk(Path(root) / SUBMISSIONS)):
-        if visited > MAX_FOLDERS:
-            raise ValueError(f"{root / SUBMISSIONS} holds more than {MAX_FOLDERS} folders")
+    for top, folders, names in walk(Path(root) / SUBMISSIONS):
         if RESULT_NAME in names:
-            found.append(Path(top))
+            found.append(top)
             folders.clear()
     return sorted(found)
 
 
 class Verdicts:
-    """The verdicts by submission key (``lookbench.submissions.verify.snapshot``: the sha256 of its files, never a
+    """The verdicts by submission key (``lookbench.results.folder.snapshot``: the sha256 of its files, never a
     path, size or time), kept in ``board_dir()/verdicts.json`` across restarts as ``Verdict.to_json()`` each.
 
     At most ``MAX_KEPT`` are kept (``retain`` drops the keys a copy no longer holds, the oldest go first beyond that),

@@ -8,7 +8,7 @@ import pytest
 
 import lookbench
 from lookbench.cli import main
-from lookbench.results.store import predictions_folder
+from lookbench.results.rankings import predictions_folder
 
 from tests.helpers.engine_data import ShadeReader, graded_release, write_folder
 

@@ -1,4 +1,4 @@
-"""The evaluation result (lookbench.engine.results): its table fits the width it is given."""
+"""The evaluation result (lookbench.results.result): its table fits the width it is given."""
 from __future__ import annotations
 
 import lookbench

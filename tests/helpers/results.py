@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from lookbench.engine.results import EvaluationResult
+from lookbench.results.result import EvaluationResult
 from lookbench.metric.fine_recall.judging import combine_subsets, summarise
 from lookbench.results.attributes import attribute_errors
 from lookbench.results.outcomes import Outcomes

@@ -89,7 +89,7 @@ def _leaks(paths: list[Path], labels: dict[str, set[str]], vocabulary: set[str] 
 
 
 def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verified(tmp_path, photos, monkeypatch):
-    from lookbench.engine.results import SealedRun
+    from lookbench.results.result import SealedRun
     from lookbench.space.board.app import Board
     from lookbench.space.board.repo import Verdicts
     from lookbench.submissions.submit import prepare, write
@@ -226,7 +226,7 @@ def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verifie
     # the board, restarted after the unsealing, re-checks what it published while sealed against the public labels
     import time
 
-    from lookbench.submissions.verify import UNSEALED
+    from lookbench.results.provenance import UNSEALED
 
     restarted = Board(folder=submissions, verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=allowed)
     restarted.refresh()

@@ -200,7 +200,7 @@ def hits_result(name: str, hits, prefix: str) -> dict:
     """A one-subset result as the engine writes it whose queries (ids ``prefix-i``) hit at rank 1 where ``hits``."""
     import numpy as np
 
-    from lookbench.engine.results import EvaluationResult
+    from lookbench.results.result import EvaluationResult
     from lookbench.metric.fine_recall.judging import summarise
     from lookbench.results.outcomes import Outcomes
 

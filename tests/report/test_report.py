@@ -12,7 +12,7 @@ import pytest
 import lookbench
 from lookbench.cli import main
 from lookbench.report import html, records
-from lookbench.results.store import predictions_folder
+from lookbench.results.rankings import predictions_folder
 from tests.helpers.engine_data import ShadeReader, graded_release, write_folder
 from tests.helpers.browser import chromium_page, needs_chromium
 

@@ -184,7 +184,7 @@ def test_compare_attributes_is_paired_on_the_queries_both_count():
 
 
 def test_the_table_block_fits_its_width_and_says_when_a_result_has_none():
-    from lookbench.engine.results import attribute_lines
+    from lookbench.results.table import attribute_lines
 
     result = synthetic(7, {"RealStudioFlat": 50, "RealStreetLook": 40}, attribute_error=0.3)
     errors = {name: result[name]["attribute_errors"] for name in ("RealStudioFlat", "RealStreetLook", "overall")}

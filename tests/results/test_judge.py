@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from lookbench.metric.fine_recall.records import GalleryColumns
 from lookbench.results import judge
 from lookbench.results.judge import combine, gallery_columns, judge_subset, query_columns
-from lookbench.submissions.ranking import parse_ranking
+from lookbench.results.rankings import parse_ranking
 from lookbench.submissions.verify import _matrix
 
 CATEGORIES = ["top", "skirt", "bag"]

@@ -13,6 +13,7 @@ import pytest
 
 import lookbench
 from lookbench.results import store
+from lookbench.results.rankings import predictions_folder
 from lookbench.cli import main
 from lookbench.encoders.base import TransformersEncoder
 from lookbench.engine import EvaluationError
@@ -258,7 +259,7 @@ def test_damaged_saved_rankings_are_never_reused_and_output_is_whole(data, tmp_p
     """Case 7: a truncated stored predictions Parquet was reused; a deleted predictions folder made --output fail
     with a half-written output."""
     first = run(CountingEncoder(), data, tmp_path / "s", save_predictions=True)
-    parquet = store.predictions_folder(first.stored) / "RealStudioFlat.parquet"
+    parquet = predictions_folder(first.stored) / "RealStudioFlat.parquet"
     parquet.write_bytes(parquet.read_bytes()[:200])  # truncated
     again = CountingEncoder()
     result = run(again, data, tmp_path / "s", save_predictions=True)
@@ -268,7 +269,7 @@ def test_damaged_saved_rankings_are_never_reused_and_output_is_whole(data, tmp_p
     import pyarrow.parquet as pq
 
     assert pq.read_table(parquet).num_rows > 0  # replaced by a whole one
-    shutil.rmtree(store.predictions_folder(first.stored))  # deleted; then --output without --save-predictions
+    shutil.rmtree(predictions_folder(first.stored))  # deleted; then --output without --save-predictions
     out = tmp_path / "out"
     third = CountingEncoder()
     result = run(third, data, tmp_path / "s", output_dir=out)
@@ -311,7 +312,7 @@ def _query_as_text(path):
 def test_explain_on_a_tampered_parquet_is_one_line_naming_the_file_and_column(data, tmp_path, capsys, damage, words):
     """Case 7: explain on a tampered Parquet gave errors that did not name the file; one dumped the Arrow table."""
     result = run(CountingEncoder(), data, tmp_path, save_predictions=True)
-    parquet = store.predictions_folder(result.stored) / "RealStudioFlat.parquet"
+    parquet = predictions_folder(result.stored) / "RealStudioFlat.parquet"
     damage(parquet)
     assert main(["explain", str(result.stored), "--subset", "RealStudioFlat", "--query", "1"]) == 2
     err = capsys.readouterr().err
@@ -328,7 +329,7 @@ def test_results_follow_the_umask(data, tmp_path):
     finally:
         os.umask(old)
     assert result.stored.stat().st_mode & 0o777 == 0o644
-    folder = store.predictions_folder(result.stored)
+    folder = predictions_folder(result.stored)
     assert folder.stat().st_mode & 0o777 == 0o755 and (folder / "RealStudioFlat.parquet").stat().st_mode & 0o777 == 0o644
 
 
@@ -336,7 +337,7 @@ def test_two_writers_of_one_result_take_turns(tmp_path):
     """Issue 37: the store's writes hold the result's lock; a second writer waits (writes are small) for the first."""
     import threading
 
-    from lookbench.engine.results import EvaluationResult
+    from lookbench.results.result import EvaluationResult
     from tests.helpers.lock_holder import hold, release
     from tests.helpers.results import synthetic
 
@@ -360,7 +361,7 @@ def test_two_writers_of_one_result_take_turns(tmp_path):
 def test_what_a_killed_write_left_beside_a_result_is_removed_by_the_next(data, tmp_path):
     """Issue 37: a run killed while writing left its temporary file and rankings folder beside the result."""
     first = run(CountingEncoder(), data, tmp_path, save_predictions=True, mode="strict")
-    rankings = store.predictions_folder(first.stored)
+    rankings = predictions_folder(first.stored)
     (first.stored.with_name(f".{first.stored.name}.tmp-abc123")).write_text('{"half": ')
     (rankings.with_name(f".{rankings.name}.writing-abc123")).mkdir()
     (rankings.with_name(f".{rankings.name}.writing-abc123") / "RealStudioFlat.parquet").write_bytes(b"half")

@@ -222,7 +222,7 @@ def test_the_board_serves_at_once_and_judges_in_the_background(repo, tmp_path):
 
 def test_a_submission_over_its_budget_is_not_checked_and_the_verdict_is_kept(board, repo, tmp_path):
     honest = _honest(repo)
-    from lookbench.submissions.verify import snapshot
+    from lookbench.results.folder import snapshot
 
     key = snapshot(honest)[0]
     slow = Judge(time_s=0.3, allowed=ALLOWED)(honest, key)
@@ -267,11 +267,11 @@ def test_only_the_cards_data_is_loaded_and_nothing_else_is_asked_of_the_hub(boar
 def test_a_render_reads_no_file_and_ranks_once_per_set_of_controls(board, monkeypatch):
     """Rendering reads the entries load_store gave at the last refresh or verdict; the ranked board is kept per set
     of controls."""
-    import lookbench.submissions.verify as verify
+    import lookbench.results.folder as folder
 
     first = board.board("fine", 1, "overall")  # ranked here or by an earlier test of this worker
     read = []
-    monkeypatch.setattr(verify, "snapshot", lambda *a: read.append(a) or pytest.fail("a render read a submission"))
+    monkeypatch.setattr(folder, "snapshot", lambda *a: read.append(a) or pytest.fail("a render read a submission"))
     monkeypatch.setattr(board_app, "leaderboard", lambda *a, **k: pytest.fail("ranked again"))
     assert board.board("fine", 1, "overall") is first and board.api_board("fine", 1, "overall")["sections"]
     assert not read

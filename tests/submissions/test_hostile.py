@@ -111,7 +111,7 @@ def test_the_key_is_of_every_byte_not_of_sizes_or_times(copy):
     """A same-size edit with the modification time put back changes the key."""
     import os
 
-    from lookbench.submissions.verify import snapshot
+    from lookbench.results.folder import snapshot
 
     path = copy / "results.json"
     before, stat = snapshot(copy)[0], path.stat()
@@ -219,7 +219,7 @@ def test_a_ranking_of_wrong_gallery_rows_builds_a_few_messages(copy):
 def test_the_matrix_check_is_sorting_based(tmp_path):
     """A million rows of distinct out-of-range query numbers are named in a bounded number of messages, quickly (a
     per-unknown-query scan took hours at four million)."""
-    from lookbench.submissions.ranking import Ranking
+    from lookbench.results.rankings import Ranking
     from lookbench.submissions.verify import _matrix
 
     rows = 1_000_000
@@ -235,7 +235,7 @@ def test_the_matrix_check_is_sorting_based(tmp_path):
 
 def test_the_board_never_loads_data_it_does_not_know(copy):
     from lookbench.leaderboard.load import judge_submission
-    from lookbench.submissions.verify import UnknownData, named_data
+    from lookbench.results.provenance import UnknownData, named_data
 
     with pytest.raises(UnknownData, match="unknown data 'someone/huge-dataset'"):
         named_data({"data": "someone/huge-dataset@" + "0" * 40, "commit": "0" * 40}, allowed={"lookbench/lookbench"})

@@ -76,7 +76,7 @@ def _trust(root: Path) -> dict[str, str]:
 
 
 def test_an_honest_registered_model_submission_is_reproduced_and_its_record_is_bound_to_its_key(hub, repo):
-    from lookbench.submissions.verify import snapshot
+    from lookbench.results.folder import snapshot
 
     root, runs = repo
     proc = runs["honest"]
@@ -118,7 +118,7 @@ def test_an_oracle_submission_is_consistent_never_reproduced_and_refused_naming_
 def test_the_board_recomputes_a_record_and_never_takes_its_typed_figures(repo, tmp_path):
     """A record copied onto the oracle's submission, bound to its key and claiming 100% agreement, is judged again from
     both rankings: the oracle stays consistent. The honest row's record stops counting once its files change."""
-    from lookbench.submissions.verify import snapshot
+    from lookbench.results.folder import snapshot
 
     root = tmp_path / "repo"
     shutil.copytree(repo[0], root)

@@ -1,13 +1,21 @@
-"""A submitted ranking read from its Parquet bytes with every cost bounded before it is paid.
+"""The ranking file format: each subset's ranked gallery rows as one Parquet file beside its result JSON, where it
+lies (``<stem>.predictions/<subset>.parquet``), its columns, its writer and its one reader.
 
-A ranking comes from a stranger. Its footer can understate what its pages hold, so the decoded size is taken from
-the page headers themselves — the sizes the Parquet reader allocates and checks each page against — read with a
-minimal Thrift compact-protocol walker; rows are capped before anything is decoded, ids are refused past
-``MAX_ID_CHARS``, and strings stay dictionary-encoded.
+One row per (query, rank): ``query`` (1-based, in the order of the evaluated queries), its ``query_item_id`` (for text
+queries also its words, ``query_text``) and annotation, ``rank`` (1-based), ``gallery_index`` (0-based into the subset
+gallery followed by the noise gallery, as the metric sees it), the retrieved ``item_id``, its cosine ``score`` and
+annotation, and ``fine_hit`` / ``coarse_hit`` as the judge flagged them; a sealed release's carries ids, ranks and
+scores only. ``datasets.load_dataset("parquet", data_files=...)`` reads it.
+
+A ranking may come from a stranger, so the reader bounds every cost before it is paid: rows are capped from the
+footer, the decoded size is taken from the page headers themselves (a footer can understate what its pages hold; the
+headers are what the Parquet reader allocates and checks each page against), read with a minimal Thrift
+compact-protocol walker, ids are refused past ``MAX_ID_CHARS`` and stay dictionary-encoded.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -17,18 +25,30 @@ MAX_RANKING_BYTES = 256 * 1024 * 1024  # one subset's ranking file, and the deco
 MAX_RANKING_ROWS = 1 << 22  # 200,000 queries x 20 ranks; a file of more rows is never decoded
 MAX_ID_CHARS = 1024  # an item id longer than this is no product id
 COLUMNS = {"query": "int", "query_item_id": "str", "rank": "int", "gallery_index": "int", "item_id": "str"}
-TEXT_COLUMN = "query_text"  # a text query's words, which a text ranking carries (engine/predictions.py)
+TEXT_COLUMN = "query_text"  # a text query's words, which a text ranking carries
+_FOLDER = ".predictions"  # beside ``<stem>.json``: ``<stem>.predictions/``
 
 
-def shorten(value, limit: int = 80) -> str:
-    """``repr(value)`` cut to ``limit`` characters: ids and reasons from outside never flood a message."""
-    return clip(repr(value), limit)
+def predictions_folder(result_json) -> Path:
+    """The saved rankings of a result: ``<stem>.predictions/<subset>.parquet`` beside its JSON."""
+    result_json = Path(result_json)
+    return result_json.with_name(result_json.stem + _FOLDER)
+
+
+def ranking_file(result_name: str, subset: str) -> str:
+    """A subset's ranking relative to the folder of the result named ``result_name``."""
+    return f"{predictions_folder(Path(result_name)).name}/{subset}.parquet"
+
+
+def is_predictions_folder(name: str) -> bool:
+    """Whether a folder's name is a result's rankings folder (never a result of its own)."""
+    return name.endswith(_FOLDER)
 
 
 @dataclass
 class Ranking:
-    """The columns of one subset's saved ranking that verify and submit read: per row the query (1-based) and its
-    item id, the rank (1-based), the gallery row (0-based, noise rows after the subset's) and the retrieved item id;
+    """The columns of one subset's ranking that verify and submit read: per row the query (1-based) and its item id,
+    the rank (1-based), the gallery row (0-based, noise rows after the subset's) and the retrieved item id;
     ``query_text`` the words of each row's query when the ranking is of text queries."""
 
     query: np.ndarray
@@ -44,6 +64,53 @@ class Ranking:
         at = int(np.argmin(depth)) if depth.size else 0
         return (int(depth[at]), int(queries[at])) if depth.size else (0, 0)
 
+
+def write(tables: dict, folder: Path) -> dict[str, Path]:
+    """Each subset's table (a ``datasets.Dataset``) as ``folder/<subset>.parquet``; ``folder`` is a new folder that
+    replaces the saved rankings whole when complete (``store.write_result``)."""
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, table in tables.items():
+        paths[name] = folder / f"{name}.parquet"
+        pq.write_table(table.data.table, paths[name])  # the Dataset's own Arrow table (to_parquet would draw a progress bar)
+    return paths
+
+
+# ------------------------------------------------------------------------------------------ the columns read
+
+def _text(kind) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _attributes(kind) -> bool:
+    import pyarrow as pa
+
+    return (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and pa.types.is_struct(kind.value_type) and all(
+        kind.value_type.get_field_index(f) >= 0 and pa.types.is_string(kind.value_type.field(f).type) for f in ("name", "value"))
+
+
+def _schema(saved: bool) -> dict:
+    """What a ranking must hold: column -> (type check on the value type, what it is, nulls allowed). ``saved``: every
+    column the engine saves beside a judged result (the report reads them all); else the ranked ids alone."""
+    import pyarrow as pa
+
+    whole, ids = (pa.types.is_integer, "an integer", False), (_text, "text", False)
+    if not saved:
+        return {name: whole if kind == "int" else ids for name, kind in COLUMNS.items()} | {TEXT_COLUMN: ids}
+    text = (_text, "text", True)
+    flag = (pa.types.is_boolean, "true/false", False)
+    listed = (_attributes, "a list of {name, value} attributes", True)
+    return {"query": whole, "query_item_id": text, "query_category": text, "query_main_attribute": text,
+            "query_attributes": listed, "rank": whole, "gallery_index": whole, "item_id": text,
+            "score": (pa.types.is_floating, "a float", False), "category": text, "main_attribute": text,
+            "attributes": listed, "fine_hit": flag, "coarse_hit": flag}
+
+
+# ------------------------------------------------------------------------------------------ the one reader
 
 class _Thrift:
     """Just enough of Thrift's compact protocol to read a Parquet page header's sizes and skip everything else."""
@@ -143,53 +210,60 @@ def _decoded_size(data: bytes, chunk) -> int:
     return total
 
 
-def parse_ranking(data: bytes, shown: str, max_rows: int = MAX_RANKING_ROWS) -> Ranking:
-    """The columns verify reads from a ranking's Parquet bytes. Rows are checked against ``max_rows`` and the pages'
-    decoded sizes against ``MAX_RANKING_BYTES`` before any page is decoded; a ``ValueError`` naming ``shown``."""
+def read(data: bytes, shown: str, max_rows: int = MAX_RANKING_ROWS, saved: bool = False):
+    """A ranking's Parquet bytes as a pyarrow Table of the columns read, each checked (type, no empty value where
+    none may be); ``saved``: every column, as the engine saved them beside a judged result, else the ranked ids (and a
+    text query's words). Rows are checked against ``max_rows`` and the pages' decoded sizes against
+    ``MAX_RANKING_BYTES`` before any page is decoded; anything wrong is a one-line ``ValueError`` naming ``shown``
+    (never the table's contents)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    schema = _schema(saved)
     try:
         meta = pq.ParquetFile(pa.BufferReader(data)).metadata
         if meta.num_rows > max_rows:
             raise ValueError(f"{shown} holds {meta.num_rows} rows; its result allows at most {max_rows} "
                              "(its queries times the deepest K it reports)")
         names = meta.schema.to_arrow_schema().names
-        missing = [c for c in COLUMNS if c not in names]
+        missing = [c for c in schema if c != TEXT_COLUMN and c not in names]
         if missing:
             raise ValueError(f"{shown}: column {missing[0]} is missing")
-        read = [*COLUMNS, *([TEXT_COLUMN] if TEXT_COLUMN in names else [])]
+        columns = names if saved else [c for c in schema if c in names]
         decoded = 0
         for g in range(meta.num_row_groups):
             group = meta.row_group(g)
             for c in range(meta.num_columns):
                 chunk = group.column(c)
-                if chunk.path_in_schema in read:
+                if chunk.path_in_schema.split(".")[0] in columns:  # a nested column's leaves count with it
                     decoded += max(_decoded_size(data, chunk), chunk.total_uncompressed_size)
         if decoded > MAX_RANKING_BYTES:
             raise ValueError(f"{shown} decodes to {decoded} bytes; a ranking's columns hold at most {MAX_RANKING_BYTES}")
-        strings = [c for c in read if c not in COLUMNS or COLUMNS[c] == "str"]
+        ids = [] if saved else [c for c in columns if schema[c][1] == "text"]
         # one thread: pyarrow's reader threads, left at exit, abort the interpreter now and then (pyarrow 26)
-        table = pq.read_table(pa.BufferReader(data), columns=read, read_dictionary=strings, use_threads=False)
+        table = pq.read_table(pa.BufferReader(data), columns=columns, read_dictionary=ids, use_threads=False)
     except (OSError, pa.ArrowException) as err:
         first = (str(err).splitlines() or [type(err).__name__])[0][:200]
         raise ValueError(f"{shown} cannot be read as a saved ranking ({first})") from None
     if table.num_rows > max_rows:  # the footer understated the rows
         raise ValueError(f"{shown} holds {table.num_rows} rows; its result allows at most {max_rows}")
-    out = {}
-    for name in read:
-        kind = COLUMNS.get(name, "str")
-        column = table[name]
-        value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
-        right = (pa.types.is_integer(value_type) if kind == "int"
-                 else pa.types.is_string(value_type) or pa.types.is_large_string(value_type))
-        if not right:
-            raise ValueError(f"{shown}: column {name} is {shorten(str(column.type), 60)}, not "
-                             f"{'an integer' if kind == 'int' else 'text'}")
-        if column.null_count:
-            raise ValueError(f"{shown}: column {name} has {column.null_count} empty value(s)")
-        out[name] = column.to_numpy().astype(np.int64) if kind == "int" else _strings(column, name, shown)
-    return Ranking(**out)
+    for name, (check, what, nullable) in schema.items():
+        if name not in table.column_names:
+            continue
+        kind = table.schema.field(name).type
+        if not check(kind.value_type if pa.types.is_dictionary(kind) else kind):
+            raise ValueError(f"{shown}: column {name} is {clip(str(kind), 60)}, not {what}")
+        if not nullable and table[name].null_count:
+            raise ValueError(f"{shown}: column {name} has {table[name].null_count} empty value(s)")
+    return table
+
+
+def parse_ranking(data: bytes, shown: str, max_rows: int = MAX_RANKING_ROWS) -> Ranking:
+    """The ranked ids of a ranking's Parquet bytes (``read``), as numpy columns; an id longer than ``MAX_ID_CHARS``
+    is refused."""
+    table = read(data, shown, max_rows)
+    return Ranking(**{name: table[name].to_numpy().astype(np.int64) if COLUMNS.get(name) == "int"
+                      else _strings(table[name], name, shown) for name in table.column_names})
 
 
 def _strings(column, name: str, shown: str) -> np.ndarray:
