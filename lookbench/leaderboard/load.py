@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.render import terminal_safe
 from lookbench.metric.fine_recall.judging import combine_subsets
 from lookbench.schema import RELEASE_PATTERN
@@ -241,7 +242,7 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     if key is None:
         raise ValueError("the result records no data revision, so nothing is comparable with it")
     key = _text(key, "provenance.dataset.key")
-    if not key.startswith("srpone/look-bench@"):
+    if not key.startswith(f"{UPSTREAM}@"):
         label += f", revision {key[:22]}"
     if not isinstance(p.get("distractors"), bool):
         raise ValueError("provenance.distractors is not true or false")

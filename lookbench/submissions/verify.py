@@ -29,7 +29,7 @@ from lookbench import terminal
 from lookbench._version import __version__
 from lookbench.errors import EvaluationError, clip
 from lookbench.files import read_regular
-from lookbench.paths import looks_like_hub_id
+from lookbench.hub import looks_like_hub_id
 from lookbench.results.attributes import differences as attribute_differences
 from lookbench.results.store import MAX_RESULT_BYTES, Settings, parse_json, predictions_folder
 from lookbench.engine.results import mode_file
