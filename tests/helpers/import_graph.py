@@ -25,10 +25,16 @@ def package_dirs(root: Path) -> dict[str, Path]:
 
 def modules(root: Path) -> dict[str, Path]:
     """Every module of the installed namespace → its source file. Folders that are not identifiers (the
-    ``gr-lite-mini`` model folder, whose code files are remote-code copies) are not packages and are left out."""
+    ``gr-lite-mini`` model folder, whose code files are remote-code copies) are not packages and are left out. A file
+    is named by the deepest folder ``package_dir`` maps that holds it, so ``models/training/`` is ``lookbench.training``
+    (its mapping), never also ``lookbench.models.training``."""
+    mapped = package_dirs(root)
+    owner = {folder: package for package, folder in mapped.items()}
     found = {}
-    for package, folder in package_dirs(root).items():
+    for package, folder in mapped.items():
         for path in folder.rglob("*.py"):
+            if owner[max((f for f in owner if path.is_relative_to(f)), key=lambda f: len(f.parts))] != package:
+                continue
             parts = path.relative_to(folder).with_suffix("").parts
             if not all(part.isidentifier() for part in parts):
                 continue
