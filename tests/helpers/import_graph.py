@@ -112,6 +112,24 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def area_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between areas (docs/architecture.md §2): an import ``a → b`` is an edge between the children
+    of the deepest package both lie in that hold them (``lookbench.space.board.app → lookbench.leaderboard.load`` is
+    ``lookbench.space → lookbench.leaderboard``); an import between a package and its own descendant is none."""
+    areas: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            mine, theirs = module.split("."), target.split(".")
+            shared = 0
+            while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
+                shared += 1
+            if shared in (len(mine), len(theirs)):
+                continue  # one holds the other
+            areas.setdefault(".".join(mine[:shared + 1]), set()).add(".".join(theirs[:shared + 1]))
+            areas.setdefault(".".join(theirs[:shared + 1]), set())
+    return areas
+
+
 def declared_layers(document: Path) -> dict[str, int]:
     """The layer table of docs/architecture.md §2: module name (a name covers its submodules) → layer number."""
     layers = {}
