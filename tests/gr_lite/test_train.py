@@ -200,18 +200,18 @@ def test_a_tampered_or_damaged_checkpoint_is_refused_in_one_line(tmp_path, train
     assert not marker.exists() and (out / "train_log.jsonl").read_text() == log and not (out / "model").exists()
 
 
-@pytest.mark.parametrize("script, args", [
-    ("train_gr_lite", ["--data", "{missing}", "--output", "{tmp}/run"]),
-    ("teacher_features", ["--data", "{missing}", "--output", "{tmp}/teacher.safetensors"]),
-    ("score_validation", ["--run", "{missing}", "--teacher"]),
-    ("check_disjoint", ["--train", "{missing}", "--test", "{tmp}"]),
-    ("convert_gr_lite_checkpoint", ["--checkpoint", "{missing}", "--output", "{tmp}/model"]),
+@pytest.mark.parametrize("package, script, args", [
+    ("training", "train_gr_lite", ["--data", "{missing}", "--output", "{tmp}/run"]),
+    ("training", "teacher_features", ["--data", "{missing}", "--output", "{tmp}/teacher.safetensors"]),
+    ("training", "score_validation", ["--run", "{missing}", "--teacher"]),
+    ("training", "check_disjoint", ["--train", "{missing}", "--test", "{tmp}"]),
+    ("models.gr_lite", "convert_gr_lite_checkpoint", ["--checkpoint", "{missing}", "--output", "{tmp}/model"]),
 ])
-def test_model_scripts_report_bad_input_in_one_line(tmp_path, script, args):
+def test_model_scripts_report_bad_input_in_one_line(tmp_path, package, script, args):
     """As `lookbench` does: the user sees the cause and the path, exit 2, no traceback."""
     missing = tmp_path / "missing"
     argv = [a.format(missing=missing, tmp=tmp_path) for a in args]
-    proc = run_script([sys.executable, "-m", f"lookbench.models.gr_lite.{script}", *argv])
+    proc = run_script([sys.executable, "-m", f"lookbench.{package}.{script}", *argv])
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"{script}: error: ") and str(missing) in lines[0], proc.stderr[-2000:]
