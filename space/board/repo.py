@@ -14,8 +14,8 @@ from pathlib import Path
 
 from lookbench.errors import one_line
 from lookbench.files import read_regular, replacing
-from lookbench.leaderboard.load import MAX_VERDICT_BYTES, NOT_CHECKED, Verdict
 from lookbench.hub import transport_errors
+from lookbench.leaderboard.load import MAX_VERDICT_BYTES, NOT_CHECKED, Verdict
 from lookbench.paths import board_dir
 from lookbench.space.board.judging import ENDED, OVER_BUDGET, UNKNOWN_DATA
 from lookbench.submissions import DEFAULT_REPO
