@@ -487,7 +487,7 @@ def _write_train(builder: LookBench, train_out: Path, source: str) -> int:
     body = (
         f"# {pretty_name}\n\n{TRAIN_DESCRIPTION} {len(dataset)} rows in the LookBench record schema, "
         f"from {entry.origin}\n\nNo item id and no image content is shared with the test subsets; use it to train "
-        f"attribute-supervised encoders (e.g. `python -m lookbench.models.gr_lite.train_gr_lite`).\n{notes}"
+        f"attribute-supervised encoders (e.g. `python -m lookbench.training.train_gr_lite`).\n{notes}"
         f"\n## Licence\n\n{entry.licence}\n"
     )
     DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{body}").save(train_out / "README.md")

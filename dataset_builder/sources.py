@@ -24,7 +24,8 @@ from lookbench.files import contained_file, read_regular
 from lookbench.filtering import to_utc
 from lookbench.schema import RELEASE_PATTERN, SUBSETS, release_date, resolve_subset
 
-from lookbench.dataset_builder.review.store import REVIEWS
+from lookbench.dataset_builder.decisions import REVIEWS, DecisionStore
+from lookbench.dataset_builder.reviewed_labels import reviewed_fields, verdicts
 from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE, Taxonomy, load as load_taxonomy
 
 TRAIN = "train"
@@ -198,10 +199,7 @@ class RawSource:
 
     @functools.cached_property
     def verdicts(self) -> dict:
-        """Item key -> its reviewers' labels, for an annotated release (``dataset_builder.review.labels``)."""
-        from lookbench.dataset_builder.review.labels import verdicts
-        from lookbench.dataset_builder.review.store import DecisionStore
-
+        """Item key -> its reviewers' labels, for an annotated release (``dataset_builder.reviewed_labels``)."""
         return verdicts(DecisionStore(self.root))
 
     @functools.cached_property
@@ -211,8 +209,6 @@ class RawSource:
     def _reviewed(self, row: dict, record: dict, config: str, split: str) -> None:
         """An annotated row (it keeps its proposals) takes its labels from its review, and only from there: a row
         with no agreed review is an invalid row (refused, or left out and counted with --skip-invalid)."""
-        from lookbench.dataset_builder.review.labels import reviewed_fields
-
         carried = [key for key in ("category", "main_attribute", "attributes") if record.get(key) is not None]
         taxonomy = self.review_taxonomy
         if carried:

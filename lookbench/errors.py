@@ -28,6 +28,12 @@ def clip(text, limit: int = SHOWN) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def one_line(err, limit: int | None = None) -> str:
+    """An exception's text (or any text) on one line, whitespace runs as one space, cut at ``limit`` characters: how a
+    library's multi-line message (huggingface_hub's, transformers') fits the one line a user is told."""
+    return " ".join(str(err).split())[:limit]
+
+
 class EvaluationError(ValueError):
     """Bad input or unusable model output; the message names the subset, row, item id or model at fault."""
 
@@ -50,5 +56,5 @@ def report_errors(prog: str, run: Callable[[], object]) -> int:
     except Exception as err:  # a failure inside torch/transformers/faiss: still one line (LOOKBENCH_DEBUG=1 for the traceback)
         if os.environ.get("LOOKBENCH_DEBUG") == "1":
             raise
-        print(f"{prog}: error: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
+        print(f"{prog}: error: {type(err).__name__}: {one_line(err)}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ import gradio as gr
 
 from lookbench.errors import shown
 from lookbench.files import contained_file, read_regular, replacing
+from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.ranking import leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
 from lookbench.paths import space_assets_dir
@@ -46,7 +47,7 @@ REFUSED = "The query image was not uploaded through this page: upload it again, 
 log = logging.getLogger("lookbench.space")
 
 PAPER = "https://arxiv.org/abs/2601.14706"
-PROJECT = "https://huggingface.co/datasets/srpone/look-bench"
+PROJECT = f"https://huggingface.co/datasets/{UPSTREAM}"
 INTRO = f"""### LookBench — attribute-aware fashion retrieval · [paper (arXiv:2601.14706)]({PAPER}) · [benchmark]({PROJECT})
 A benchmark query (**Random query**, an example), a photo, words, or one garment cropped off a street photo (**Shop
 the look**): each result is marked **fine** (same category and every attribute: LookBench's Fine Recall), **coarse**

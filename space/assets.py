@@ -23,8 +23,10 @@ import numpy as np
 
 from lookbench.engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
 from lookbench.engine.search import build_index
+from lookbench.errors import one_line
 from lookbench.files import contained_file, new_sibling, read_at_most, read_regular, replace_folder
-from lookbench.paths import hub_reachable, space_assets_dir, split_revision, transport_errors
+from lookbench.hub import hub_reachable, split_revision, transport_errors
+from lookbench.paths import space_assets_dir
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.schema import NOISE
 
@@ -174,7 +176,7 @@ def download_shipped(folder: Path, want: dict, quiet: bool = False) -> "SpaceAss
             SpaceAssets.load(shipped, manifest)  # every file against the manifest's sha256
         except (StaleAssets, HfHubHTTPError, OSError, *transport_errors()) as err:
             if not quiet:
-                print(f"Not using the assets of {folder.name} in the Space {where}: {' '.join(str(err).split())[:200]}",
+                print(f"Not using the assets of {folder.name} in the Space {where}: {one_line(err, 200)}",
                       flush=True)
             return None
         replace_folder(shipped, folder)

@@ -1,11 +1,13 @@
-"""Layers without circles (docs/architecture.md §2): the import graph read from the source has no cycle, no module
-imports upward across the declared layers, and every module has a layer."""
+"""Layers without circles (docs/architecture.md §2): the import graph read from the source has no cycle, neither between
+modules nor between areas (packages and modules as their siblings see them), no module imports upward across the
+declared layers, and every module has a layer."""
 from __future__ import annotations
 
 import textwrap
 from pathlib import Path
 
-from tests.helpers.import_graph import cycles, declared_layers, import_graph, layer_of, modules, upward_imports
+from tests.helpers.import_graph import (area_graph, cycles, declared_layers, import_graph, layer_of, modules,
+                                        upward_imports)
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = declared_layers(ROOT / "docs" / "architecture.md")
@@ -24,6 +26,13 @@ def test_every_module_has_a_layer():
 
 def test_no_import_cycle():
     assert cycles(import_graph(ROOT)) == []
+
+
+def test_no_import_cycle_between_areas():
+    areas = area_graph(import_graph(ROOT))
+    assert {"lookbench.engine", "lookbench.models", "lookbench.training", "lookbench.hub",
+            "lookbench.dataset_builder"} <= set(areas)  # the whole namespace, as areas
+    assert cycles(areas) == []
 
 
 def test_no_import_runs_upward():
@@ -53,3 +62,36 @@ def test_the_checks_find_a_cycle_and_an_upward_import(tmp_path):
         "lookbench.metric.core (layer 0) → lookbench.engine.search (layer 3)",
         "lookbench.schema (layer 0) → lookbench.engine (layer 3)",
     ]
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+
+
+def test_the_area_check_finds_cycles_the_module_check_cannot(tmp_path):
+    """No module circle, yet two area circles: two sibling packages (engine ⇄ models) and a subpackage beside a sibling
+    module (data.review ⇄ data.sources). A package importing its own submodule, or a module its own package, is none."""
+    (tmp_path / "setup.cfg").write_text("[options]\npackage_dir =\n    lookbench = lookbench\n    lookbench.models = models\n")
+    _tree(tmp_path, {
+        "lookbench/__init__.py": "from lookbench.engine import search\n",  # the package and its own descendant
+        "lookbench/engine/__init__.py": "",
+        "lookbench/engine/search.py": "from lookbench.models.net import Net\n",
+        "lookbench/engine/rank.py": "",
+        "models/__init__.py": "",
+        "models/net.py": "def load():\n    from lookbench.engine.rank import rank\n",
+        "lookbench/data/__init__.py": "from lookbench.data.sources import read\n",  # its own submodule
+        "lookbench/data/sources.py": "from lookbench.data.review.store import Store\n",
+        "lookbench/data/review/__init__.py": "",
+        "lookbench/data/review/store.py": "",
+        "lookbench/data/review/items.py": "import lookbench.data.review  # its own package\nfrom ..sources import read\n",
+    })
+    graph = import_graph(tmp_path)
+    assert cycles(graph) == []
+    assert area_graph(graph) == {
+        "lookbench.engine": {"lookbench.models"}, "lookbench.models": {"lookbench.engine"},
+        "lookbench.data.sources": {"lookbench.data.review"}, "lookbench.data.review": {"lookbench.data.sources"},
+    }
+    assert cycles(area_graph(graph)) == [["lookbench.data.review", "lookbench.data.sources"],
+                                         ["lookbench.engine", "lookbench.models"]]

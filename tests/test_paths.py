@@ -1,10 +1,10 @@
-"""Hub ids and their revisions (lookbench.paths): ``owner/name@rev`` names a branch, a tag or a commit, never a path
+"""Hub ids and their revisions (lookbench.hub): ``owner/name@rev`` names a branch, a tag or a commit, never a path
 (issue 37 item 3), and a snapshot's commit is its folder's name only where huggingface_hub's cache puts snapshots."""
 from __future__ import annotations
 
 import pytest
 
-from lookbench.paths import looks_like_hub_id, snapshot_commit, split_revision
+from lookbench.hub import looks_like_hub_id, snapshot_commit, split_revision
 
 SHA = "a8057f8aadaaab91670ad37949f6e1b5aa187e29"
 

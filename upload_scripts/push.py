@@ -12,16 +12,11 @@ import stat
 from pathlib import Path
 
 from lookbench import terminal
-from lookbench.paths import transport_errors
+from lookbench.hub import error_line, transport_errors
 
 from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace, files_of
 
 LARGE_FOLDER_BYTES = 5 * 1024**3  # above this a dataset goes through upload_large_folder (resumable, many commits)
-HTTP_REASONS = {
-    401: "the Hub refused the token (401): set HF_TOKEN or run `hf auth login` with a valid token",
-    403: "the token may not write there (403): it needs write access to the namespace",
-    404: "not found (404): check the namespace and --revision",
-}
 
 
 class PushError(ValueError):
@@ -113,17 +108,6 @@ def _tag(api, repo: StagedRepo, commit: str | None) -> str:
     return f"tagged {repo.release_tag}"
 
 
-def _one_line(repo: StagedRepo, err: Exception) -> PushError:
-    from huggingface_hub import constants
-    from huggingface_hub.errors import HfHubHTTPError
-
-    if isinstance(err, HfHubHTTPError):
-        status = err.response.status_code if err.response is not None else None
-        reason = HTTP_REASONS.get(status) or f"the Hub answered {status}: {' '.join(str(err).split())[:300]}"
-        return PushError(f"{repo.repo_id} ({repo.repo_type}): {reason}")
-    return PushError(f"{repo.repo_id} ({repo.repo_type}): cannot reach {constants.ENDPOINT}: {type(err).__name__}: {' '.join(str(err).split())[:300]}")
-
-
 def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False) -> None:
     """Create and upload every repo of the staged mirror ``hub`` (only print the plan when ``dry_run`` or tokenless)."""
     from huggingface_hub import HfApi, constants, get_token
@@ -152,4 +136,4 @@ def push(hub, namespace: str | None = None, *, private: bool = False, revision: 
         try:
             terminal.say("  " + _upload(api, hub, staging, repo, private, revision))
         except (HfHubHTTPError, *transport_errors()) as err:
-            raise _one_line(repo, err) from err
+            raise PushError(f"{repo.repo_id} ({repo.repo_type}): {error_line(err)}") from err

@@ -352,25 +352,36 @@ def _package() -> list[Carried]:
     targets relative to the carried ``lookbench/`` folder."""
     root = _package_dir("lookbench")
     plan = [Carried(root, name, name) for name in project_files(root) if name.split("/")[0] not in EXTRA_ONLY]
+    moved = {folder: name.removeprefix("lookbench.") for name, folder in _package_dirs(root).items()
+             if name.count(".") == 1 and "/" in folder}  # lookbench.training = models/training
     for mapped in mapped_packages(root):
         folder = _package_dir(f"lookbench.{mapped}")
-        plan += [Carried(folder, name, f"{mapped}/{name}") for name in project_files(folder)]
+        for name in project_files(folder):
+            target = f"{mapped}/{name}"
+            inside = next((f for f in moved if target.startswith(f"{f}/")), None)
+            plan.append(Carried(folder, name, target if inside is None else moved[inside] + target[len(inside):]))
     return plan
 
 
 def mapped_packages(root: Path) -> list[str]:
-    """The folders setup.cfg's ``package_dir`` maps into the namespace (``lookbench.models`` = ``models``), read from
-    setup.cfg itself — the one list. They lie outside ``lookbench/`` only in a checkout (an editable install), where
-    setup.cfg sits beside it; an installed package already holds them, so there is nothing to add."""
+    """The top folders setup.cfg's ``package_dir`` maps into the namespace (``lookbench.models`` = ``models``), read
+    from setup.cfg itself — the one list. They lie outside ``lookbench/`` only in a checkout (an editable install),
+    where setup.cfg sits beside it; an installed package already holds them, so there is nothing to add. A folder
+    inside one that is a package of its own name (``lookbench.training`` = ``models/training``) lands there."""
+    return [name.split(".")[1] for name, folder in _package_dirs(root).items() if name.count(".") == 1 and "/" not in folder]
+
+
+def _package_dirs(root: Path) -> dict[str, str]:
+    """setup.cfg's ``package_dir`` beside ``root`` (package name → folder); none beside an installed package."""
     import configparser
 
     setup_cfg = root.parent / "setup.cfg"
     if not setup_cfg.is_file():
-        return []
+        return {}
     config = configparser.ConfigParser()
     config.read(setup_cfg, encoding="utf-8")
-    names = [line.split("=")[0].strip() for line in config["options"]["package_dir"].strip().splitlines()]
-    return [name.split(".")[1] for name in names if name.count(".") == 1]
+    pairs = (line.split("=") for line in config["options"]["package_dir"].strip().splitlines())
+    return {name.strip(): folder.strip() for name, folder in pairs}
 
 
 def _space_requirements() -> str:

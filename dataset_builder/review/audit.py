@@ -21,9 +21,9 @@ from lookbench.files import replacing
 
 from lookbench.metric.fine_recall.bootstrap import wilson
 
-from lookbench.dataset_builder.review.labels import Verdict
+from lookbench.dataset_builder.decisions import REVIEWS
 from lookbench.dataset_builder.review.items import Item
-from lookbench.dataset_builder.review.store import REVIEWS
+from lookbench.dataset_builder.reviewed_labels import Verdict
 from lookbench.dataset_builder.taxonomy import Taxonomy
 
 CATEGORY = "category"
@@ -222,9 +222,9 @@ def markdown(report: dict) -> str:
 
 def audit_release(raw) -> dict:
     """The audit of the raw release folder ``raw`` (its rows, ``taxonomy.json`` and ``reviews/``)."""
-    from lookbench.dataset_builder.review.labels import verdicts
+    from lookbench.dataset_builder.decisions import DecisionStore, ReviewError
     from lookbench.dataset_builder.review.items import read_items
-    from lookbench.dataset_builder.review.store import DecisionStore, ReviewError
+    from lookbench.dataset_builder.reviewed_labels import verdicts
     from lookbench.dataset_builder.sources import RawSource
 
     taxonomy = RawSource(raw).taxonomy()

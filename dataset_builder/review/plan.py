@@ -17,8 +17,8 @@ from pathlib import Path
 
 from lookbench.files import new_sibling, read_regular
 
+from lookbench.dataset_builder.decisions import LABEL, SKIP, DecisionStore, ReviewError, current
 from lookbench.dataset_builder.review.items import Item
-from lookbench.dataset_builder.review.store import LABEL, SKIP, DecisionStore, ReviewError, current
 
 PLAN = "plan.json"
 # The shared sample's default size: a tenth of the items, at least this many (all of a smaller release).

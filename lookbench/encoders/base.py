@@ -17,8 +17,9 @@ import numpy as np
 from PIL import Image
 
 from lookbench.encoders.text import TextReader, text_tower_of
+from lookbench.errors import one_line
 from lookbench.files import hash_files, read_regular, regular_file
-from lookbench.paths import hub_reachable, snapshot_commit, split_revision
+from lookbench.hub import hub_reachable, snapshot_commit, split_revision
 from lookbench.settings import DEFAULT_PRECISION, PRECISIONS
 
 
@@ -255,10 +256,6 @@ def needs_remote_code(config: dict) -> bool:
     return bool(config.get("auto_map")) and config.get("model_type") not in CONFIG_MAPPING
 
 
-def _one_line(err: Exception) -> str:
-    return " ".join(str(err).split())
-
-
 class TransformersEncoder(TorchEncoder):
     """Any transformers image model: get_image_features, else pooler_output, else the CLS token (``output`` of a
     registry entry names one of them). A model with a text tower (``lookbench.encoders.text``: a registry entry's
@@ -289,13 +286,13 @@ class TransformersEncoder(TorchEncoder):
             config = AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code)
         except unusable as err:
             raise EncoderError(f"Cannot load transformers image model {source!r}: {folder / 'config.json'}: "
-                               f"{_one_line(err)}") from err
+                               f"{one_line(err)}") from err
         try:
             self.processor = None if self.transform else AutoImageProcessor.from_pretrained(
                 folder, trust_remote_code=trust_remote_code)
         except unusable as err:
             raise EncoderError(f"Cannot load transformers image model {source!r}: its image processor "
-                               f"({folder / 'preprocessor_config.json'}): {_one_line(err)}") from err
+                               f"({folder / 'preprocessor_config.json'}): {one_line(err)}") from err
         if getattr(meta, "convert", None) == "open_clip":  # a vision tower with a projection head
             self.architecture = config.architectures[0]
         self.name = meta.name if meta else (source if revision is None or "@" in source else f"{source}@{revision[:12]}")
@@ -330,7 +327,7 @@ class TransformersEncoder(TorchEncoder):
                 return getattr(transformers, self.architecture).from_pretrained(self.folder)
             return transformers.AutoModel.from_pretrained(self.folder, trust_remote_code=self.trust_remote_code)
         except (OSError, ValueError, KeyError) as err:
-            raise EncoderError(f"Cannot load transformers image model {self.source!r}: {_one_line(err)}") from err
+            raise EncoderError(f"Cannot load transformers image model {self.source!r}: {one_line(err)}") from err
 
     def preprocess(self, image):
         if self.transform:
@@ -391,7 +388,7 @@ def resolve_model_folder(source: str, revision: str | None = None, patterns=("*.
         raise EncoderError(f"Model {repo!r}{at} is not in the local Hugging Face cache and no Hub is reachable; "
                            f"download it first: hf download {repo}" + (f" --revision {revision}" if revision else "")) from err
     except (HfHubHTTPError, ValueError, OSError) as err:
-        raise EncoderError(f"Cannot fetch model {repo!r}{at} from the Hub: {_one_line(err)}") from err
+        raise EncoderError(f"Cannot fetch model {repo!r}{at} from the Hub: {one_line(err)}") from err
     return folder, snapshot_commit(folder)
 
 

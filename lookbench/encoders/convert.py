@@ -12,6 +12,7 @@ from pathlib import Path
 from lookbench.encoders.base import EncoderError, read_model_json, resolve_model_folder
 from lookbench.encoders.meta import ModelMeta
 from lookbench.encoders.text import TOKENIZER_FILES
+from lookbench.errors import one_line
 from lookbench.files import folder_lock, new_sibling, replace_folder
 from lookbench.paths import converted_models_dir
 
@@ -62,7 +63,7 @@ def _convert_into(meta: ModelMeta, snapshot: Path, sha: str, target: Path) -> No
         replace_folder(staged, target)
     except (ValueError, KeyError, OSError) as err:
         shutil.rmtree(staged, ignore_errors=True)
-        raise EncoderError(f"{meta.name}: cannot convert {meta.hub_id}@{sha[:12]}: {' '.join(str(err).split())}") from err
+        raise EncoderError(f"{meta.name}: cannot convert {meta.hub_id}@{sha[:12]}: {one_line(err)}") from err
 
 
 def _convert_gr_lite(snapshot: Path, output: Path) -> None:

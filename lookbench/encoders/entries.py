@@ -25,7 +25,8 @@ from lookbench.encoders.baselines import CategoryTextOracle, RandomEncoder
 from lookbench.encoders.meta import ModelMeta
 from lookbench.encoders.text import TextTower
 
-# The model `lookbench evaluate` uses when none is given: GR-Lite-mini, trained and committed under models/gr_lite.
+# The model `lookbench evaluate` uses when none is given: GR-Lite-mini, committed under models/gr_lite (trained by
+# models/training, lookbench.training).
 DEFAULT_MODEL = "gr-lite-mini"
 # ... and with `--queries text`: GR-Lite-mini-text, its reading companion (models/gr_lite_text).
 DEFAULT_TEXT_MODEL = "gr-lite-mini-text"

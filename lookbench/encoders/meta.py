@@ -18,7 +18,7 @@ from typing import Callable
 from lookbench.encoders.base import Encoder, SquareTransform
 from lookbench.encoders.text import TextTower
 from lookbench.files import count_parameters, hash_files
-from lookbench.paths import hub_reachable
+from lookbench.hub import hub_reachable
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from lookbench.encoders.base import Encoder, EncoderError, ObjectEncoder, Transf
 from lookbench.encoders.convert import hub_snapshot
 from lookbench.encoders.entries import DEFAULT_MODEL, REGISTRY
 from lookbench.encoders.meta import ModelMeta
-from lookbench.paths import looks_like_hub_id, split_revision
+from lookbench.hub import looks_like_hub_id, split_revision
 from lookbench.settings import DEFAULT_PRECISION
 
 # Published leaderboard row name → registry entry.

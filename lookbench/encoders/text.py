@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lookbench.errors import one_line
 from lookbench.files import hash_files
 
 # The files a model folder's tokenizer is read from (those present identify its text tower).
@@ -85,7 +86,7 @@ class TextReader:
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(self.folder, trust_remote_code=self.trust_remote_code)
             except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-                raise ValueError(f"cannot load the tokenizer in {self.folder}: {' '.join(str(err).split())}") from err
+                raise ValueError(f"cannot load the tokenizer in {self.folder}: {one_line(err)}") from err
         return self._tokenizer
 
     def reading(self, text: str) -> tuple[list[str], list[str]]:

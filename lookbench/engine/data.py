@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.files import folder_revision
-from lookbench.paths import (converted_data_dir, datasets_cache_dir, hub_reachable, looks_like_hub_id, snapshot_commit,
-                             split_revision, transport_errors)
+from lookbench.hub import UPSTREAM, hub_reachable, looks_like_hub_id, snapshot_commit, split_revision, transport_errors
+from lookbench.paths import converted_data_dir, datasets_cache_dir
 from lookbench.settings import DEFAULT_DISTRACTORS, EMBEDDED_MINI
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
 from lookbench.metric.fine_recall.records import RECORD_FIELDS
-from lookbench.errors import EvaluationError
+from lookbench.errors import EvaluationError, one_line
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def resolve_data(data) -> DataSource:
     snapshot = _hub_snapshot(name, repo, pinned)
     commit = snapshot_commit(snapshot)
     label = f"{repo}@{commit[:12]}" if pinned else repo
-    if repo == "srpone/look-bench":  # the published layout, converted first
+    if repo == UPSTREAM:  # the published layout, converted first
         return _local(convert_upstream(snapshot), label, upstream=True, commit=commit)
     return DataSource(str(snapshot), commit, label, commit=commit)
 
@@ -184,7 +184,7 @@ def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
     except LocalEntryNotFoundError:
         why = "no Hub is reachable and the local cache has no copy" + (f" at revision {pinned}" if pinned else "")
     except (HfHubHTTPError, OSError, *transport_errors()) as err:
-        why = " ".join(str(err).split())
+        why = one_line(err)
     raise EvaluationError(f"{name}: no such folder, and not a reachable Hub dataset id ({why}); a folder is written "
                           f"by `lookbench build`, a Hub dataset downloaded by: hf download {repo} --repo-type dataset{at}")
 
@@ -347,7 +347,7 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
         "name": source.name,
         "data": label,
         # What identifies the data for a leaderboard: the published snapshot it was converted from, else its revision.
-        "key": f"srpone/look-bench@{'+'.join(sorted(releases))}" if source.upstream else source.revision,
+        "key": f"{UPSTREAM}@{'+'.join(sorted(releases))}" if source.upstream else source.revision,
         "revision": source.revision,
         "commit": source.commit,  # the Hub commit a snapshot was resolved at (None: a local folder)
         "releases": sorted(releases),

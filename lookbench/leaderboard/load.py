@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.render import terminal_safe
 from lookbench.metric.fine_recall.judging import combine_subsets
 from lookbench.results.trust import (CONSISTENT, FAILED, NOT_CHECKED, PLACED, PUBLISHED, REPRODUCED, SCORED_SEALED,
@@ -210,7 +211,7 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     provenance = Provenance.of(result)
     measured = provenance.measured(placement)  # every field type-checked there
     label = f"{measured.data} {'+'.join(measured.releases) or '(no release)'}"
-    if not measured.key.startswith("srpone/look-bench@"):
+    if not measured.key.startswith(f"{UPSTREAM}@"):
         label += f", revision {measured.key[:22]}"
     group = Group(label, measured.key, measured.mode, measured.distractors, measured.cutoff, measured.queries)
     failed = verified.startswith(FAILED)

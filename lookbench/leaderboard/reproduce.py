@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lookbench.encoders.registry import BY_PUBLISHED_NAME, find
+from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.load import entry_from_result, load_reference
 from lookbench.leaderboard.ranking import interval
 from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_REFERENCE, METRICS
@@ -92,7 +93,7 @@ def reproduce(data=None, models=None, *, reference: str = DEFAULT_REFERENCE, met
 
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    data = "srpone/look-bench" if data is None else data
+    data = UPSTREAM if data is None else data
     published, _ = load_reference(reference)
     by_name = {e.model: e for e in published}
     metas = [find(m) for m in (models or published_models(reference))]

@@ -206,7 +206,7 @@ def named_data(dataset, allowed=None):
     local folder that is here. ``allowed``: the Hub dataset ids that may be loaded (the board's allow-list; ``None``:
     any). Other data is an ``EvaluationError`` — ``UnknownData`` when the allow-list keeps it out —, as data
     ``load_benchmark`` cannot load is: the submission is not at fault."""
-    from lookbench.paths import looks_like_hub_id
+    from lookbench.hub import looks_like_hub_id
 
     dataset = dataset if isinstance(dataset, Data) else Data(dataset)
     label, commit = dataset.data, dataset.commit

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from pathlib import PurePosixPath
 
-from lookbench.paths import printable_name, shown, transport_errors
+from lookbench.hub import error_line, printable_name, shown, transport_errors
 from lookbench.submissions.submit import ROOT
 
 IMAGE = "python:3.12"  # torch's wheels from the package index carry the CUDA runtime; the job's GPU gives the driver
@@ -52,8 +52,6 @@ def submit_job(path: str, flavor: str, repo: str, precision: str | None = None,
     from huggingface_hub import HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
-    from lookbench.upload_scripts.push import HTTP_REASONS
-
     path = repo_path(path)
     token = get_token()
     if token is None:
@@ -64,8 +62,6 @@ def submit_job(path: str, flavor: str, repo: str, precision: str | None = None,
                                          flavor=flavor, secrets={"HF_TOKEN": token},
                                          labels={"lookbench": "reproduce-submission"})
     except (HfHubHTTPError, *transport_errors()) as err:
-        status = getattr(getattr(err, "response", None), "status_code", None)
-        reason = HTTP_REASONS.get(status) or " ".join(str(err).split())[:300]
-        raise ValueError(f"cannot start the job ({flavor}): {reason}") from None
+        raise ValueError(f"cannot start the job ({flavor}): {error_line(err)}") from None
     return (f"started job {job.id} on {flavor}: {job.url} (follow it with `hf jobs logs {job.id}`); it opens the "
             f"reproduction record's pull request on {repo}")

@@ -162,7 +162,7 @@ def pinned_model(provenance: Provenance) -> tuple[str, str, str]:
     """(what to load, Hub id, commit): the submission's model at its pinned commit — the registered name when the
     registry pins that very repo and commit (its preprocessing is the harness's), else ``owner/name@commit``."""
     from lookbench.encoders.registry import REGISTRY
-    from lookbench.paths import check_commit, check_hub_id
+    from lookbench.hub import check_commit, check_hub_id
     from lookbench.submissions.submit import hub_model
 
     submitted = provenance.submission
@@ -228,7 +228,7 @@ def rankings_of(folder: Path, result: dict, where: str) -> dict[str, Ranking]:
 def record_folder(submission: Submitted, device: str, precision: str) -> str:
     """The record's folder in the results repo: the submission's own folder under ``reproductions/``, then
     ``<device>-<precision>``."""
-    from lookbench.paths import printable_name
+    from lookbench.hub import printable_name
     from lookbench.submissions.submit import folder_of
 
     provenance = submission.provenance

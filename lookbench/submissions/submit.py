@@ -8,7 +8,7 @@ pull request's description. Everything is
 checked before any request: the scores against the result's own outcomes (``outcomes.check_result``), rankings of
 every subset as deep as the deepest K it reports, a model named by a Hub id (as huggingface_hub validates one) at a
 40-hex commit, real (not LookBench-Mini) data unless allowed, and every name that goes into the folder or the title
-printable ASCII of a file name's length (``paths.printable_name``). Distinct Hub ids never share a folder: a
+printable ASCII of a file name's length (``hub.printable_name``). Distinct Hub ids never share a folder: a
 validated id has exactly one '/', and its owner and name, neither '.' nor '..', are two path segments as they are. The pull request's title carries the submission id (sha256 of the files it scores), so the same
 submission is found among the repo's pull requests and never sent twice.
 """
@@ -22,8 +22,9 @@ from pathlib import Path
 
 from lookbench import terminal
 from lookbench.files import folder_lock, new_sibling, replace_folder
-from lookbench.paths import (check_commit, check_hub_id, looks_like_hub_id, printable_name, result_file, shown,
-                             split_revision, transport_errors)
+from lookbench.hub import (check_commit, check_hub_id, error_line, looks_like_hub_id, printable_name, shown,
+                           split_revision, transport_errors)
+from lookbench.paths import result_file
 from lookbench.results.folder import RESULT_NAME, ResultFolder, files_digest
 from lookbench.results.outcomes import check_result
 from lookbench.results.provenance import Model, Provenance
@@ -132,7 +133,7 @@ def _rankings(path: Path, data: dict, saved) -> dict[str, bytes]:
 
 def hub_model(model: Model, model_id: str | None) -> tuple[str, str]:
     """(Hub id, commit) of the model: ``--model-id owner/name@commit`` when given, else the provenance's own; the id
-    checked as huggingface_hub checks one, the revision a 40-hex commit (``paths.check_hub_id``, ``check_commit``)."""
+    checked as huggingface_hub checks one, the revision a 40-hex commit (``hub.check_hub_id``, ``check_commit``)."""
     if model_id is not None:
         printable_name(model_id, "--model-id", limit=2 * 96 + 1 + 1 + 40)  # owner/name@commit at its longest
         try:
@@ -240,8 +241,6 @@ def open_pull_request(submission: Submission, repo: str = DEFAULT_REPO) -> str:
     from huggingface_hub import CommitOperationAdd, HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
-    from lookbench.upload_scripts.push import HTTP_REASONS
-
     token = get_token()
     if token is None:
         raise ValueError("not logged in to the Hugging Face Hub: run `hf auth login` or set HF_TOKEN, then submit again "
@@ -256,7 +255,5 @@ def open_pull_request(submission: Submission, repo: str = DEFAULT_REPO) -> str:
                                  commit_message=submission.title, commit_description=submission.description,
                                  repo_type="dataset", create_pr=True)
     except (HfHubHTTPError, *transport_errors()) as err:
-        status = getattr(getattr(err, "response", None), "status_code", None)
-        reason = HTTP_REASONS.get(status) or " ".join(str(err).split())[:300]
-        raise ValueError(f"cannot open the pull request on {repo}: {reason}") from None
+        raise ValueError(f"cannot open the pull request on {repo}: {error_line(err)}") from None
     return f"opened pull request #{info.pr_num} on {repo}: {info.pr_url}"

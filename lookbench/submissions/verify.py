@@ -23,7 +23,7 @@ import numpy as np
 
 from lookbench import terminal
 from lookbench.errors import EvaluationError, clip, shorten
-from lookbench.paths import looks_like_hub_id
+from lookbench.hub import looks_like_hub_id
 from lookbench.results.attributes import differences as attribute_differences
 from lookbench.results.folder import deepest_k, read_submitted
 from lookbench.results.rankings import TEXT_COLUMN, Ranking

@@ -1,6 +1,6 @@
-"""GR-Lite for LookBench: configuration, model, processor, checkpoint conversion and training recipe; and the
-transformers code of its reading companion, GR-Lite-text (beside GR-Lite's, which its remote code imports; its
-tokenizer, training and shipped folder are `lookbench.models.gr_lite_text`)."""
+"""GR-Lite for LookBench: configuration, model, processor and checkpoint conversion; and the transformers code of
+its reading companion, GR-Lite-text (beside GR-Lite's, which its remote code imports; its shipped folder is
+`lookbench.models.gr_lite_text`). Their training recipes are `lookbench.training` (models/training)."""
 from lookbench.models.gr_lite.configuration_gr_lite import PRESETS, GrLiteConfig
 from lookbench.models.gr_lite.configuration_gr_lite_text import GrLiteTextConfig
 from lookbench.models.gr_lite.image_processing_gr_lite import GrLiteImageProcessor

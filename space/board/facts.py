@@ -42,7 +42,7 @@ def of_entry(entry) -> Facts:
     """The facts of a submitted result's row (``lookbench.leaderboard.load.Entry``): its model's registry facts when
     the evaluated model is registered, the Hub repo the submission names (its weights are published there), and the
     training cutoff the model declared (``provenance.model.training_cutoff``)."""
-    from lookbench.paths import looks_like_hub_id
+    from lookbench.hub import looks_like_hub_id
 
     extra = entry.extra
     known = (registered(extra["evaluated"]) if isinstance(extra.get("evaluated"), str) else None) or Facts()

@@ -12,9 +12,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from lookbench.errors import one_line
 from lookbench.files import read_regular, replacing
+from lookbench.hub import transport_errors
 from lookbench.leaderboard.load import MAX_VERDICT_BYTES, Verdict
-from lookbench.paths import board_dir, transport_errors
+from lookbench.paths import board_dir
 from lookbench.results.folder import MAX_FOLDERS, RESULT_NAME, walk
 from lookbench.results.trust import NOT_CHECKED
 from lookbench.space.board.judging import ENDED, OVER_BUDGET, UNKNOWN_DATA
@@ -59,7 +61,7 @@ def fetch(repo_id: str | None = None, folder=None) -> Copy:
     try:  # local_dir: real files, so every submission's files lie inside its folder, as verify reads them
         path = snapshot_download(repo_id, repo_type="dataset", local_dir=target)
     except (HfHubHTTPError, OSError, ValueError, *transport_errors()) as err:
-        return Copy(None, repo_id, f"the results repo {repo_id} cannot be read: {' '.join(str(err).split())[:300]}")
+        return Copy(None, repo_id, f"the results repo {repo_id} cannot be read: {one_line(err, 300)}")
     return Copy(Path(path), f"the dataset repo {repo_id}")
 
 

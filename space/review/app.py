@@ -3,7 +3,7 @@
 One item at a time: the image large (for a street look, the crop beside its street photo with the box drawn), the
 category and every attribute of it prefilled with the proposal and its confidence, "not applicable" among the
 choices. Keys: ``a`` accept what is shown, ``s`` skip, ``u`` undo, ``0`` the category, ``1``–``9`` an attribute. Each
-decision is written at once (``dataset_builder.review.store``) before the next item is shown; the queue is
+decision is written at once (``dataset_builder.decisions``) before the next item is shown; the queue is
 recomputed from the store at every step (``plan.queue``), so reviewers working at once see each other's progress
 and a reviewer who comes back resumes where they stopped.
 """
@@ -19,10 +19,10 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from lookbench import terminal
-from lookbench.dataset_builder.review.labels import verdicts
-from lookbench.dataset_builder.review.plan import Plan, queue
+from lookbench.dataset_builder.decisions import LABEL, SKIP, UNDO, DecisionStore, ReviewError, check_reviewer, current
 from lookbench.dataset_builder.review.items import Item
-from lookbench.dataset_builder.review.store import LABEL, SKIP, UNDO, DecisionStore, ReviewError, check_reviewer, current
+from lookbench.dataset_builder.review.plan import Plan, queue
+from lookbench.dataset_builder.reviewed_labels import verdicts
 from lookbench.dataset_builder.sources import read_contained
 from lookbench.dataset_builder.taxonomy import Taxonomy
 from lookbench.leaderboard.render import markdown_safe

@@ -111,7 +111,7 @@ def test_release_and_training_set_from_idx_files(tmp_path, idx_folder):
 
 
 def test_check_disjoint_covers_the_real_photo_release(tmp_path, idx_folder, capsys):
-    from lookbench.models.gr_lite.check_disjoint import main as check_main
+    from lookbench.training.check_disjoint import main as check_main
 
     build_release("fashion-mnist", tmp_path / "out", input_path=idx_folder, train_out=tmp_path / "train")
     assert check_main(["--train", str(tmp_path / "train"), "--test", str(tmp_path / "out")]) == 0

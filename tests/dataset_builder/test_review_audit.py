@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from lookbench.dataset_builder.review.audit import audit, cohen_kappa, lines, markdown
-from lookbench.dataset_builder.review.labels import Verdict
+from lookbench.dataset_builder.reviewed_labels import Verdict
 from lookbench.dataset_builder.review.items import Item
-from lookbench.dataset_builder.review.store import Event
+from lookbench.dataset_builder.decisions import Event
 
 from tests.helpers.annotated_release import NA, TAXONOMY
 

@@ -11,9 +11,9 @@ import time
 import pytest
 
 from lookbench.dataset_builder.review.items import read_items
-from lookbench.dataset_builder.review.labels import verdicts
+from lookbench.dataset_builder.reviewed_labels import verdicts
 from lookbench.dataset_builder.review.plan import Plan, queue
-from lookbench.dataset_builder.review.store import (
+from lookbench.dataset_builder.decisions import (
     LABEL,
     SKIP,
     UNDO,
@@ -74,7 +74,7 @@ def test_a_damaged_or_foreign_decision_file_is_named(raw):
 
 WRITER = """
 import sys
-from lookbench.dataset_builder.review.store import DecisionStore, LABEL
+from lookbench.dataset_builder.decisions import DecisionStore, LABEL
 store = DecisionStore(sys.argv[1])
 print("ready", flush=True)
 for i in range(100000):

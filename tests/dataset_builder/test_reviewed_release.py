@@ -11,7 +11,7 @@ import datasets
 import pytest
 
 from lookbench import cli
-from lookbench.dataset_builder.review.store import LABEL, DecisionStore
+from lookbench.dataset_builder.decisions import LABEL, DecisionStore
 from lookbench.space.review.app import open_review
 
 from tests.helpers.annotated_release import NA, TAXONOMY, review_from_truth, write_annotated

@@ -83,7 +83,7 @@ def test_a_registered_text_tower_whose_folder_lacks_its_tokenizer_is_named(hub, 
 
 
 def test_the_gr_lite_mini_text_entry_reads_a_gr_lite_text_folder(tmp_path):
-    """The default text model's entry on a folder as GR-Lite-text's training writes one (models/gr_lite_text): its
+    """The default text model's entry on a folder as GR-Lite-text's training writes one (lookbench.training): its
     word tokenizer, padded to the longest text with the mask passed, and GR-Lite's image tower."""
     import torch
     from PIL import Image
@@ -91,7 +91,7 @@ def test_the_gr_lite_mini_text_entry_reads_a_gr_lite_text_folder(tmp_path):
     from lookbench.encoders.base import TransformersEncoder
     from lookbench.models.gr_lite import GrLiteTextConfig, GrLiteTextModel, processor_for
     from lookbench.models.gr_lite.configuration_gr_lite_text import TEXT_PRESET
-    from lookbench.models.gr_lite_text.tokenizer import train_tokenizer
+    from lookbench.training.tokenizer import train_tokenizer
     from tests.helpers.gr_lite import tiny_config
 
     torch.manual_seed(0)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datasets
 
-from lookbench.models.gr_lite.check_disjoint import main as check_main
+from lookbench.training.check_disjoint import main as check_main
 
 
 def test_check_disjoint_counts_shared_item_ids_and_images(tmp_path, train_folder, capsys):

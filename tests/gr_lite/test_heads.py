@@ -5,9 +5,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lookbench.models.gr_lite.heads import Distillation
-from lookbench.models.gr_lite.train_gr_lite import build_learner, parse_args
-from lookbench.models.gr_lite.training_data import TrainData
+from lookbench.training.heads import Distillation
+from lookbench.training.train_gr_lite import build_learner, parse_args
+from lookbench.training.training_data import TrainData
 
 
 def test_distillation_losses():

@@ -5,9 +5,9 @@ import datasets
 import numpy as np
 import pytest
 
-from lookbench.models.gr_lite.holdout import RetrievalValidation, split_rows
-from lookbench.models.gr_lite.train_gr_lite import parse_args
-from lookbench.models.gr_lite.training_data import TrainData
+from lookbench.training.holdout import RetrievalValidation, split_rows
+from lookbench.training.train_gr_lite import parse_args
+from lookbench.training.training_data import TrainData
 from tests.helpers.gr_lite import COLOURS
 
 

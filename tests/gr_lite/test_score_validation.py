@@ -6,9 +6,9 @@ import json
 import datasets
 import pytest
 
-from lookbench.models.gr_lite import holdout, score_validation
-from lookbench.models.gr_lite.train_gr_lite import parse_args
-from lookbench.models.gr_lite.training_data import TrainData
+from lookbench.training import holdout, score_validation
+from lookbench.training.train_gr_lite import parse_args
+from lookbench.training.training_data import TrainData
 
 
 def test_score_validation_names_bad_runs_models_and_distractor_schemas(tmp_path, train_folder, distractor_folder):

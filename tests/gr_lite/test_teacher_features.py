@@ -8,8 +8,8 @@ import torch
 from safetensors.torch import save_file
 
 from lookbench.encoders.registry import load_encoder
-from lookbench.models.gr_lite import teacher_features
-from lookbench.models.gr_lite.training_data import load_teacher_features
+from lookbench.training import teacher_features
+from lookbench.training.training_data import load_teacher_features
 
 
 def test_teacher_features_are_efficientnet_features_of_exactly_these_images(tmp_path, train_folder):

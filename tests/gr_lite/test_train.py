@@ -12,11 +12,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from lookbench.models.gr_lite import (
-    GrLiteConfig, GrLiteModel, holdout, register_auto_classes, score_validation, teacher_features,
-)
-from lookbench.models.gr_lite.train_gr_lite import model_config, parse_args, write_card
-from lookbench.models.gr_lite.training_data import load_teacher_features
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteModel, register_auto_classes
+from lookbench.training import holdout, score_validation, teacher_features
+from lookbench.training.train_gr_lite import model_config, parse_args, write_card
+from lookbench.training.training_data import load_teacher_features
 from tests.gr_lite.hostile import WritesMarker
 from tests.helpers.gr_lite import CODE_FILES, GR_LITE_DIR, TRAIN_ARGS, run_script, train
 
@@ -81,7 +80,7 @@ def test_training_two_cpu_processes_with_accelerate_launch(tmp_path, train_folde
     checkpoint = tmp_path / "run2" / "checkpoints" / "step-000024"
     assert sorted(p.name for p in checkpoint.iterdir()) == [
         "model.safetensors", "optimization.pt", "rng_state_0.pt", "rng_state_1.pt", "trainer_state.json"]
-    proc = run_script([sys.executable, "-m", "lookbench.models.gr_lite.train_gr_lite", "--data", str(train_folder),
+    proc = run_script([sys.executable, "-m", "lookbench.training.train_gr_lite", "--data", str(train_folder),
                        "--output", str(tmp_path / "run2"), *TRAIN_ARGS, "--max-steps", "30", "--resume", "latest"], tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
         f"train_gr_lite: error: Checkpoint {checkpoint} was written by 2 process(es); resume it with as many, not 1."], proc.stderr[-3000:]
@@ -190,7 +189,7 @@ def test_a_tampered_or_damaged_checkpoint_is_refused_in_one_line(tmp_path, train
     else:
         target.write_bytes(target.read_bytes()[:100])
     log = (out / "train_log.jsonl").read_text()
-    cmd = [sys.executable, "-m", "lookbench.models.gr_lite.train_gr_lite", "--data", str(train_folder), "--output", str(out),
+    cmd = [sys.executable, "-m", "lookbench.training.train_gr_lite", "--data", str(train_folder), "--output", str(out),
            *TRAIN_ARGS, *flags, "--resume", "latest"]
     proc = run_script(cmd, tmp_path)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -201,18 +200,18 @@ def test_a_tampered_or_damaged_checkpoint_is_refused_in_one_line(tmp_path, train
     assert not marker.exists() and (out / "train_log.jsonl").read_text() == log and not (out / "model").exists()
 
 
-@pytest.mark.parametrize("script, args", [
-    ("train_gr_lite", ["--data", "{missing}", "--output", "{tmp}/run"]),
-    ("teacher_features", ["--data", "{missing}", "--output", "{tmp}/teacher.safetensors"]),
-    ("score_validation", ["--run", "{missing}", "--teacher"]),
-    ("check_disjoint", ["--train", "{missing}", "--test", "{tmp}"]),
-    ("convert_gr_lite_checkpoint", ["--checkpoint", "{missing}", "--output", "{tmp}/model"]),
+@pytest.mark.parametrize("package, script, args", [
+    ("training", "train_gr_lite", ["--data", "{missing}", "--output", "{tmp}/run"]),
+    ("training", "teacher_features", ["--data", "{missing}", "--output", "{tmp}/teacher.safetensors"]),
+    ("training", "score_validation", ["--run", "{missing}", "--teacher"]),
+    ("training", "check_disjoint", ["--train", "{missing}", "--test", "{tmp}"]),
+    ("models.gr_lite", "convert_gr_lite_checkpoint", ["--checkpoint", "{missing}", "--output", "{tmp}/model"]),
 ])
-def test_model_scripts_report_bad_input_in_one_line(tmp_path, script, args):
+def test_model_scripts_report_bad_input_in_one_line(tmp_path, package, script, args):
     """As `lookbench` does: the user sees the cause and the path, exit 2, no traceback."""
     missing = tmp_path / "missing"
     argv = [a.format(missing=missing, tmp=tmp_path) for a in args]
-    proc = run_script([sys.executable, "-m", f"lookbench.models.gr_lite.{script}", *argv])
+    proc = run_script([sys.executable, "-m", f"lookbench.{package}.{script}", *argv])
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"{script}: error: ") and str(missing) in lines[0], proc.stderr[-2000:]

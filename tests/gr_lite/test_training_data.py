@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from lookbench.models.gr_lite import GrLiteConfig, processor_for
-from lookbench.models.gr_lite.holdout import SINGLE_QUERY_SHARE
-from lookbench.models.gr_lite.train_gr_lite import build_learner, parse_args
-from lookbench.models.gr_lite.training_data import (
+from lookbench.training.holdout import SINGLE_QUERY_SHARE
+from lookbench.training.train_gr_lite import build_learner, parse_args
+from lookbench.training.training_data import (
     Augment, TrainData, TrainImages, build_labels, class_key, image_hashes, save_teacher_features,
 )
 from tests.helpers.gr_lite import COLOURS

@@ -11,7 +11,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from lookbench.models.gr_lite import training_state
+from lookbench.training import training_state
 from tests.gr_lite.hostile import WritesMarker
 
 

@@ -3,7 +3,7 @@ is [UNK] (never dropped), and the saved folder reads back through AutoTokenizer 
 from transformers import AutoTokenizer
 
 from lookbench.dataset_builder.text_queries import FORMS, query_text
-from lookbench.models.gr_lite_text.tokenizer import MAX_LENGTH, PAD, UNK, train_tokenizer
+from lookbench.training.tokenizer import MAX_LENGTH, PAD, UNK, train_tokenizer
 
 TOP = {"color": "red", "pattern": "stripes", "sleeve_length": "long", "neckline": "v-neck"}
 TEXTS = [query_text("tops", TOP, form) for form in FORMS] + ["dark ankle boot"]

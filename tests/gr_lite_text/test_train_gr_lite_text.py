@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from lookbench.dataset_builder.text_queries import FORMS, record_text
-from lookbench.models.gr_lite_text.train_gr_lite_text import contrastive_loss, main, parse_args
+from lookbench.training.train_gr_lite_text import contrastive_loss, main, parse_args
 from tests.gr_lite.hostile import WritesMarker
 from tests.helpers.gr_lite import GR_LITE_DIR, run_script
 
@@ -155,7 +155,7 @@ def test_bad_input_is_one_line(tmp_path, train_folder, what):
     named = {"data": missing, "image-tower": f"{tmp_path / 'clip'} is a 'clip' model folder, not a GR-Lite one",
              "resume": f"--resume {missing} is not a complete checkpoint (no trainer_state.json)"}[what]
     extra = ["--resume", str(missing)] if what == "resume" else []
-    proc = run_script([sys.executable, "-m", "lookbench.models.gr_lite_text.train_gr_lite_text", "--data", str(data),
+    proc = run_script([sys.executable, "-m", "lookbench.training.train_gr_lite_text", "--data", str(data),
                        "--output", str(tmp_path / "run"), "--image-tower", str(tower), *extra])
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.strip()]

@@ -11,9 +11,8 @@ import pytest
 
 from lookbench.dataset_builder.text_queries import FORMS, record_text
 from lookbench.encoders.registry import load_encoder
-from lookbench.models.gr_lite import holdout
-from lookbench.models.gr_lite_text import training_texts
-from lookbench.models.gr_lite_text.training_texts import TextPairs, cached_embeddings
+from lookbench.training import holdout, training_texts
+from lookbench.training.training_texts import TextPairs, cached_embeddings
 
 
 def run_args(tmp_path, *data, repeat=None, fraction=0.0, max_rows=None) -> argparse.Namespace:

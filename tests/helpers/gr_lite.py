@@ -128,8 +128,8 @@ TRAIN_ARGS = ["--image-size", "64", "--batch-size", "16", "--lr", "1e-3", "--war
 
 
 def train(cwd: Path, data: Path, out: Path, *extra: str, launcher: list[str] | None = None, env: dict | None = None) -> list[dict]:
-    """Run `python -m lookbench.models.gr_lite.train_gr_lite` (or `launcher -m …`) to its end; its log lines."""
-    cmd = (launcher or [sys.executable]) + ["-m", "lookbench.models.gr_lite.train_gr_lite", "--data", str(data),
+    """Run `python -m lookbench.training.train_gr_lite` (or `launcher -m …`) to its end; its log lines."""
+    cmd = (launcher or [sys.executable]) + ["-m", "lookbench.training.train_gr_lite", "--data", str(data),
                                            "--output", str(out), *TRAIN_ARGS, *extra]
     proc = run_script(cmd, cwd, env)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -25,10 +25,16 @@ def package_dirs(root: Path) -> dict[str, Path]:
 
 def modules(root: Path) -> dict[str, Path]:
     """Every module of the installed namespace → its source file. Folders that are not identifiers (the
-    ``gr-lite-mini`` model folder, whose code files are remote-code copies) are not packages and are left out."""
+    ``gr-lite-mini`` model folder, whose code files are remote-code copies) are not packages and are left out. A file
+    is named by the deepest folder ``package_dir`` maps that holds it, so ``models/training/`` is ``lookbench.training``
+    (its mapping), never also ``lookbench.models.training``."""
+    mapped = package_dirs(root)
+    owner = {folder: package for package, folder in mapped.items()}
     found = {}
-    for package, folder in package_dirs(root).items():
+    for package, folder in mapped.items():
         for path in folder.rglob("*.py"):
+            if owner[max((f for f in owner if path.is_relative_to(f)), key=lambda f: len(f.parts))] != package:
+                continue
             parts = path.relative_to(folder).with_suffix("").parts
             if not all(part.isidentifier() for part in parts):
                 continue
@@ -104,6 +110,24 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def area_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between areas (docs/architecture.md §2): an import ``a → b`` is an edge between the children
+    of the deepest package both lie in that hold them (``lookbench.space.board.app → lookbench.leaderboard.load`` is
+    ``lookbench.space → lookbench.leaderboard``); an import between a package and its own descendant is none."""
+    areas: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            mine, theirs = module.split("."), target.split(".")
+            shared = 0
+            while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
+                shared += 1
+            if shared in (len(mine), len(theirs)):
+                continue  # one holds the other
+            areas.setdefault(".".join(mine[:shared + 1]), set()).add(".".join(theirs[:shared + 1]))
+            areas.setdefault(".".join(theirs[:shared + 1]), set())
+    return areas
 
 
 def declared_layers(document: Path) -> dict[str, int]:

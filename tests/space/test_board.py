@@ -260,7 +260,7 @@ def test_only_the_cards_data_is_loaded_and_nothing_else_is_asked_of_the_hub(boar
     assert texts["someone/edited-ranking"].startswith("not checked: unknown data '/") and texts[
         "someone/edited-ranking"].endswith(": the board judges only its own dataset repos")
     assert texts["lookbench/gr-lite-mini"].startswith("not checked: its data cannot be loaded here")
-    asked = [r["path"] for r in hub.requests if r["path"] != "/"]  # "/": paths.hub_reachable's probe, no data named
+    asked = [r["path"] for r in hub.requests if r["path"] != "/"]  # "/": hub.hub_reachable's probe, no data named
     assert asked and not [p for p in asked if "other-data" in p] and all("lookbench/lookbench" in p for p in asked)
 
 

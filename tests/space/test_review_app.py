@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from lookbench.dataset_builder.review.labels import verdicts
-from lookbench.dataset_builder.review.store import DecisionStore, current
+from lookbench.dataset_builder.reviewed_labels import verdicts
+from lookbench.dataset_builder.decisions import DecisionStore, current
 from lookbench.space.review.app import open_review
 
 from tests.helpers.annotated_release import NA, TAXONOMY, write_annotated

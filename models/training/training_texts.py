@@ -23,8 +23,8 @@ from tqdm.auto import tqdm
 
 from lookbench.dataset_builder.text_queries import FORMS, record_text
 from lookbench.files import replacing
-from lookbench.models.gr_lite import holdout
-from lookbench.models.gr_lite.training_data import class_key, image_hashes, load_train_split, per_set
+from lookbench.training import holdout
+from lookbench.training.training_data import class_key, image_hashes, load_train_split, per_set
 
 
 def compute_embeddings(encoder, ds: datasets.Dataset, batch_size: int = 64) -> np.ndarray:

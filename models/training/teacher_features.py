@@ -7,7 +7,7 @@ augmented view: the student learns to map each of its augmented views onto it) a
 safetensors file beside the data, with the sha256 of every row's image bytes so a file never silently serves
 features of other images (`training_data` writes and reads that file).
 
-    python -m lookbench.models.gr_lite.teacher_features --data DIR --output FILE.safetensors
+    python -m lookbench.training.teacher_features --data DIR --output FILE.safetensors
 
 Set MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=2147483647 for a ~3x faster CPU forward pass (glibc otherwise
 page-faults every batch's activations in again).
@@ -24,7 +24,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from lookbench.errors import report_errors
-from lookbench.models.gr_lite.training_data import TEACHER, image_hashes, load_train_split, save_teacher_features
+from lookbench.training.training_data import TEACHER, image_hashes, load_train_split, save_teacher_features
 
 
 def compute(ds: datasets.Dataset, batch_size: int = 64) -> np.ndarray:

@@ -9,9 +9,9 @@ GR-Lite starts from a pretrained backbone; GR-Lite-mini instead distils an Image
 holds out whole products and scores retrieval on them (`holdout.py`), for choosing hyper-parameters. What a run
 reads is `training_data.py`, the losses are `heads.py`; this module is the loop, its checkpoints, the CLI and the card.
 
-    python -m lookbench.models.gr_lite.train_gr_lite --data DIR --output OUT [--preset gr-lite-mini]
+    python -m lookbench.training.train_gr_lite --data DIR --output OUT [--preset gr-lite-mini]
     ACCELERATE_USE_CPU=1 accelerate launch --multi_gpu --num_processes 2 --num_machines 1 \\
-        -m lookbench.models.gr_lite.train_gr_lite --data DIR --output OUT
+        -m lookbench.training.train_gr_lite --data DIR --output OUT
 
 OUT/model is the final model folder (AutoModel-loadable, with processor, code files and a model card),
 OUT/train_log.jsonl the loss log, OUT/validation.jsonl the validation scores, OUT/checkpoints/step-N the
@@ -40,12 +40,13 @@ from tqdm.auto import tqdm
 from lookbench.citation import BIBTEX
 from lookbench.dataset_builder import fashion_mnist
 from lookbench.errors import report_errors
-from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for, training_state
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteImageProcessor, GrLiteModel, processor_for
 from lookbench.models.gr_lite.configuration_gr_lite import PRESETS
-from lookbench.models.gr_lite.heads import ArcFaceHead, AttributeHeads, Distillation, MetricLearner
-from lookbench.models.gr_lite.training_data import TEACHER, Augment, TrainData, TrainImages
+from lookbench.training import training_state
+from lookbench.training.heads import ArcFaceHead, AttributeHeads, Distillation, MetricLearner
+from lookbench.training.training_data import TEACHER, Augment, TrainData, TrainImages
 
-CARD_TEMPLATE = Path(__file__).with_name("model_card_template.md")
+CARD_TEMPLATE = Path(__file__).with_name("gr_lite_card_template.md")
 
 
 def write_card(folder: Path, facts: dict) -> None:
@@ -92,7 +93,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="how often each --data folder's rows appear in an epoch, in order (default 1 each): "
                         "weights a small set up beside a large one")
     p.add_argument("--teacher-features", nargs="+",
-                   help="file(s) written by `python -m lookbench.models.gr_lite.teacher_features`, one per --data folder, in order")
+                   help="file(s) written by `python -m lookbench.training.teacher_features`, one per --data folder, in order")
     p.add_argument("--distill-weight", type=float, nargs="+", default=[0.0],
                    help="weight of the distillation loss (needs --teacher-features): one for all --data folders, or one "
                         "per folder, in order (an image pair of two sets weighs the geometric mean of theirs)")
@@ -429,7 +430,7 @@ def main(argv: list[str] | None = None) -> Path:
     while session.step < session.max_steps:
         train_epoch(session, progress)
     progress.close()
-    command = "python -m lookbench.models.gr_lite.train_gr_lite " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m lookbench.training.train_gr_lite " + shlex.join(sys.argv[1:] if argv is None else argv)
     final = save_model(session, command)
     session.accelerator.end_training()
     return final

@@ -1,6 +1,6 @@
 """The reviewed labels of an annotated raw release: what a build takes as a row's labels (docs/building-a-release.md).
 
-Only reviewed labels are labels. Each reviewer's latest label of an item counts (``store.current``); an item two
+Only reviewed labels are labels. Each reviewer's latest label of an item counts (``decisions.current``); an item two
 reviewers labelled differently is *disputed* and gets no label until they agree (one changes their decision), so a
 release never holds a label that was contested; an item nobody labelled, or whose image changed since it was
 reviewed, gets none either. A build refuses such rows, or with ``--skip-invalid`` leaves them out and counts them.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from lookbench.dataset_builder.review.store import LABEL, DecisionStore, Event, current
+from lookbench.dataset_builder.decisions import LABEL, DecisionStore, Event, current
 from lookbench.dataset_builder.taxonomy import Taxonomy
 
 

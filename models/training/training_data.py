@@ -24,8 +24,9 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from transformers.image_transforms import convert_to_rgb
 
-from lookbench.models.gr_lite import GrLiteImageProcessor, holdout
+from lookbench.models.gr_lite import GrLiteImageProcessor
 from lookbench.schema import NOISE
+from lookbench.training import holdout
 
 TEACHER = "efficientnet-lite0"  # the distillation teacher: `teacher_features` computes its features, every file names it
 
@@ -157,7 +158,7 @@ def load_teacher_features(path: str | Path, ds: datasets.Dataset, what: str) -> 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"--teacher-features {path} does not exist (write it with `python -m lookbench.models.gr_lite.teacher_features`).")
+            f"--teacher-features {path} does not exist (write it with `python -m lookbench.training.teacher_features`).")
     with safe_open(str(path), framework="pt") as f:
         keys, metadata = set(f.keys()), f.metadata() or {}
         if not {"features", "image_sha256"} <= keys or metadata.get("teacher") != TEACHER:

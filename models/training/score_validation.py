@@ -5,7 +5,7 @@ split from its `OUT/train_args.json` (the same --data folders, --validation-frac
 --validation-distractors) and prints one JSON line of scores (`holdout.REPORTED`, overall and per training set)
 per model folder, and for EfficientNet-Lite0 computed on the same images with `--teacher`.
 
-    python -m lookbench.models.gr_lite.score_validation --run OUT [--validation-distractors DIR] [--model DIR ...] [--teacher]
+    python -m lookbench.training.score_validation --run OUT [--validation-distractors DIR] [--model DIR ...] [--teacher]
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from pathlib import Path
 
 from lookbench.errors import report_errors
 
-from lookbench.models.gr_lite import GrLiteModel, processor_for, teacher_features
-from lookbench.models.gr_lite.training_data import TEACHER, TrainData
+from lookbench.models.gr_lite import GrLiteModel, processor_for
+from lookbench.training import teacher_features
+from lookbench.training.training_data import TEACHER, TrainData
 
 
 def run_args(run: Path, distractors: str | None) -> argparse.Namespace:

@@ -6,15 +6,15 @@ embeddings of the images it describes, away from the rest of the batch: a symmet
 image → text) whose positives are all the batch's pairs of the same category and attribute set, so two views of one
 product, or two products the words cannot tell apart, are never pushed apart. The tokenizer is trained on the
 training texts at the start of a run (`tokenizer.py`). Only training sets are read (`lookbench build ... --train-out`;
-check them with `python -m lookbench.models.gr_lite.check_disjoint`); `--validation-fraction` holds out whole
+check them with `python -m lookbench.training.check_disjoint`); `--validation-fraction` holds out whole
 products and scores text → image retrieval on them, for choosing hyper-parameters.
 
-    python -m lookbench.models.gr_lite_text.train_gr_lite_text --data MINI_TRAIN FMNIST_TRAIN --output OUT [--resume latest]
+    python -m lookbench.training.train_gr_lite_text --data MINI_TRAIN FMNIST_TRAIN --output OUT [--resume latest]
 
 OUT/model is the final model folder (AutoModel-loadable, with tokenizer, image processor, code files and a model
 card), OUT/train_log.jsonl the loss log, OUT/validation.jsonl the validation scores, OUT/checkpoints/step-N the
 resumable states (`--resume latest` continues exactly where the newest stopped; written and checked by
-`lookbench.models.gr_lite.training_state`, no pickled objects), OUT/image_embeddings the cache.
+`lookbench.training.training_state`, no pickled objects), OUT/image_embeddings the cache.
 """
 from __future__ import annotations
 
@@ -35,13 +35,14 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from lookbench.citation import BIBTEX
 from lookbench.dataset_builder.text_queries import FORMS, TEMPLATE_VERSION
 from lookbench.errors import report_errors
-from lookbench.models.gr_lite import GrLiteConfig, GrLiteModel, GrLiteTextConfig, GrLiteTextModel, processor_for, training_state
+from lookbench.models.gr_lite import GrLiteConfig, GrLiteModel, GrLiteTextConfig, GrLiteTextModel, processor_for
 from lookbench.models.gr_lite.configuration_gr_lite_text import TEXT_PRESET
-from lookbench.models.gr_lite.train_gr_lite import build_optimizer, warmup_cosine
-from lookbench.models.gr_lite_text.tokenizer import MAX_LENGTH, train_tokenizer
-from lookbench.models.gr_lite_text.training_texts import TextPairs
+from lookbench.training import training_state
+from lookbench.training.train_gr_lite import build_optimizer, warmup_cosine
+from lookbench.training.tokenizer import MAX_LENGTH, train_tokenizer
+from lookbench.training.training_texts import TextPairs
 
-CARD_TEMPLATE = Path(__file__).with_name("model_card_template.md")
+CARD_TEMPLATE = Path(__file__).with_name("gr_lite_text_card_template.md")
 MAX_LOGIT_SCALE = float(np.log(100.0))  # CLIP's cap on the inverse temperature
 
 
@@ -364,7 +365,7 @@ def main(argv: list[str] | None = None) -> Path:
             validate(session)
         if session.step % args.save_every == 0 or last:
             save_checkpoint(session)
-    command = "python -m lookbench.models.gr_lite_text.train_gr_lite_text " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m lookbench.training.train_gr_lite_text " + shlex.join(sys.argv[1:] if argv is None else argv)
     return save_model(session, command)
 
 

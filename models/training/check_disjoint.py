@@ -6,7 +6,7 @@ image bytes (`image` and `raw_image`) with the training set's; it prints one lin
 non-zero on any overlap. Any build folder is a test release, the real-photo one too (`lookbench build --source
 fashion-mnist`: its t10k photos against the train split the `--train-out` folder holds).
 
-    python -m lookbench.models.gr_lite.check_disjoint --train TRAIN_DIR [TRAIN_DIR ...] --test TEST_DIR [TEST_DIR ...]
+    python -m lookbench.training.check_disjoint --train TRAIN_DIR [TRAIN_DIR ...] --test TEST_DIR [TEST_DIR ...]
 """
 from __future__ import annotations
 
