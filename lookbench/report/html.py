@@ -66,7 +66,7 @@ def render(report: Report, images: dict[str, str | None]) -> str:
                      "category.</p>")
     parts += [f"<h2>The worst queries ({len(report.queries)} shown)</h2>",
               "<p>Fine misses first, by how far the first fine hit is; each query beside its top results, each result "
-              "bordered by its mark, with what it lacks or has otherwise.</p>", legend(report.mode),
+              "bordered by its mark, with why it is not a fine hit.</p>", legend(report.mode),
               _filters(report), *(query_row(w) for w in report.queries),
               f"<script>{_SCRIPT % (json.dumps(images), json.dumps(picture(None)))}</script></body></html>"]
     return "\n".join(parts)
