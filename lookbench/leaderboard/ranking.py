@@ -132,6 +132,22 @@ def interval(entry: Entry, key: str, k: int, subset: str | None, names: list[str
     return [round(lo, 2), round(hi, 2)], "Wilson (approximate)"
 
 
+def release_interval(entry: Entry, names: list[str], release: str, key: str, k: int, subset: str | None):
+    """The 95 % interval of a row's score on one release's queries, ``[lo, hi]``: drawn from its per-query outcomes as
+    the engine draws the ``per_release`` intervals it stores (``results.per_release``, design-corrected), never read
+    from the file; ``None`` without outcomes (a published row, a result written before they were kept) or for a
+    score kept only whole."""
+    from lookbench.results.per_release import per_release
+
+    def every_release():
+        outcomes = _outcomes(entry, names)
+        return None if outcomes is None else per_release(outcomes)[1]
+
+    intervals = _MEMO.get(_memo_key([entry], "release intervals", tuple(names)), every_release)
+    bounds = ((intervals or {}).get("overall" if subset is None else subset, {}).get(release) or {}).get(f"{key}@{k}")
+    return None if bounds is None else [round(bound, 4) for bound in bounds]
+
+
 def _rank_groups(ranked: list[tuple[dict, Entry]], score_name: str, key: str, names: list[str]) -> None:
     """Number the rank groups, best first: a row joins the group of the row that opened it unless the data can tell
     the two apart — by the paired test of ``lookbench compare`` (p < 0.05) when both have per-query outcomes on the
@@ -228,10 +244,9 @@ class _Table:
                 on = entry.on_release(release)
                 over = [n for n in names if n in on.subsets]
                 row[release] = on.score(key, k, subset, over=over or None)
-                # the plot's error bar (not a column): the interval the result stored for that score, none where it
-                # stored none (``Entry.release_interval``)
+                # the plot's error bar (not a column): ``release_interval``, from the row's own outcomes
                 row.setdefault("release_ci95", {})[release] = (
-                    entry.release_interval(release, key, k, subset, over) if row[release] is not None else None)
+                    release_interval(entry, names, release, key, k, subset) if row[release] is not None else None)
             if releases:
                 row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
         extra += [CUTOFF_COLUMN, *releases] if releases else []
