@@ -14,7 +14,7 @@ from pathlib import Path
 from lookbench import terminal
 from lookbench.hub import error_line, transport_errors
 
-from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace, files_of
+from lookbench.upload_scripts.manifest import StagedRepo, Staging, check_namespace, files_of
 
 LARGE_FOLDER_BYTES = 5 * 1024**3  # above this a dataset goes through upload_large_folder (resumable, many commits)
 

@@ -24,7 +24,7 @@ def run_stage(args) -> int:
 
     with quiet_libraries(False):
         staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels)
-    from lookbench.upload_scripts.stage import files_of
+    from lookbench.upload_scripts.manifest import files_of
 
     terminal.say(f"Staged {args.out}:")
     for repo in staging.repos:
