@@ -113,7 +113,7 @@ def _stage_dataset(source: Path, target: Path, shown: str | None = None) -> None
     """The card and the Parquet shards of every config folder, the text queries' included (the build's and each
     append's validation report and the release's taxonomy too), each copied through ``_copy_contained``: nothing from
     outside ``--data`` reaches the mirror."""
-    from lookbench.dataset_builder.export import is_report
+    from lookbench.dataset_builder.card import is_report
     from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
     from lookbench.dataset_builder.text_queries import TEXT_CONFIG
     from lookbench.schema import SUBSETS
@@ -187,7 +187,7 @@ def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None
 
 def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: list[Carried], photos=None,
                 labels: Path | None = None) -> Staging:
-    from lookbench.dataset_builder.export import release_facts
+    from lookbench.dataset_builder.card import release_facts
     from lookbench.dataset_builder.seal import LABELS_REPO
     from lookbench.files import folder_revision
 

@@ -228,7 +228,7 @@ def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folde
 
 def test_stage_names_the_releases_and_the_data_revision_it_carries(hub):
     from lookbench.dataset_builder import ensure_default_mini
-    from lookbench.dataset_builder.export import release_facts
+    from lookbench.dataset_builder.card import release_facts
     from lookbench.files import folder_revision
 
     dataset = next(r for r in Staging.load(hub).repos if r.repo_type == "dataset")
