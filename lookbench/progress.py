@@ -97,3 +97,11 @@ class StageBars:
     def __exit__(self, *exc) -> None:
         for bar in self.bars.values():
             bar.close()
+
+
+def stage_note(stage: str, bar=None) -> str:
+    """A start's or a background preparation's progress as a page shows it: ``⏳ <stage>: <the bar's desc> <n> of
+    <total>`` (the count alone while the total is unknown; the stage alone without a bar)."""
+    if bar is None:
+        return f"⏳ {stage}"
+    return f"⏳ {stage}: {bar.desc.strip()} {bar.n:,}" + (f" of {bar.total:,}" if bar.total else "")

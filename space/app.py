@@ -20,30 +20,26 @@ from pathlib import Path
 import gradio as gr
 
 from lookbench.errors import shown
-from lookbench.files import contained_file, read_regular, replacing
 from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.ranking import leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
 from lookbench.paths import space_assets_dir
 from lookbench.schema import NOISE, TEST_SUBSETS
 from lookbench.settings import METRICS
-from lookbench.progress import stage_bar
-from lookbench.space.assets import (DEFAULT_MODELS, SpaceAssets, galleries, open_assets, open_galleries, photo_gallery,
-                                    served_at_once, shipped_galleries)
+from lookbench.report.style import legend
+from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets
+from lookbench.space.preparing import later
+from lookbench.space.requests import (MAX_UPLOAD_BYTES, error, image_file, images_folder, read_upload, refused,
+                                      uploaded, whole)
 from lookbench.space.retrieval import ALL, MAX_WORDS, Query, QueryError, Retriever
+from lookbench.space.warm import readers, warm_encoders
 from lookbench.space.yours import YourResults
-from lookbench.space.views import (CSS, annotation_markdown, board_html, details_markdown, fitted,
-                                   gallery_markdown, legend_html, panel_html)
+from lookbench.space.views import (CSS, annotation_markdown, board_page, details_markdown, gallery_markdown,
+                                   panel_html)
 
 NONE = "none"  # the second model's choice: no second panel
-# The model whose image space a text tower writes into: GR-Lite-mini-text's image tower is GR-Lite-mini's, frozen
-# (tests/gr_lite_text check the weights), so words are searched in GR-Lite-mini's prepared index.
-READERS = {"gr-lite-mini": "gr-lite-mini-text"}
 CONCURRENCY = 2
-MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # gradio's upload limit, and the most the app reads of one file
 MAX_SEED = 2**53 - 2  # the seed box moves on by one, and stays an exact number in the browser
-# The one answer to a file that gradio's upload did not produce: it says nothing about the server's files.
-REFUSED = "The query image was not uploaded through this page: upload it again, or pick a benchmark query"
 log = logging.getLogger("lookbench.space")
 
 PAPER = "https://arxiv.org/abs/2601.14706"
@@ -54,106 +50,27 @@ the look**): each result is marked **fine** (same category and every attribute: 
 (same category only) or a **miss**, with what it lacks."""
 
 
-def _read_upload(path) -> bytes:
-    """The bytes of a file in gradio's upload cache: a regular file (never a FIFO, device or folder, never opened
-    blocking) of at most ``MAX_UPLOAD_BYTES``. Anything else is the one ``REFUSED`` message."""
-    from gradio.utils import get_upload_folder
-
-    upload = Path(get_upload_folder())
-    if not isinstance(path, str) or not os.path.isabs(path):
-        raise QueryError(REFUSED)
-    try:
-        return read_regular(contained_file(upload, os.path.relpath(path, upload)), MAX_UPLOAD_BYTES)
-    except ValueError:
-        raise QueryError(REFUSED) from None
-
-
-def _uploaded(value) -> bytes | None:
-    """The bytes of an image component's raw value (the search events skip gradio's own image decoding, so a bad
-    file reaches our checks and gets our message): only a file gradio's upload produced, i.e. one that comes with
-    gradio's upload ``meta`` and lies in its upload cache. ``None``: no image."""
-    if value is None or value == "":
-        return None
-    meta = value.get("meta") if isinstance(value, dict) else None
-    if not isinstance(meta, dict) or meta.get("_type") != "gradio.FileData":
-        raise QueryError(REFUSED)
-    return _read_upload(value.get("path"))
-
-
-def _whole(value, name: str, low: int, high: int) -> int:
-    """A whole number in [low, high] from a component's value, or a ``QueryError`` saying so."""
-    try:
-        number = float(value)
-        whole = int(number)
-    except (TypeError, ValueError, OverflowError):
-        raise QueryError(f"{name} must be a whole number from {low} to {high}, got {shown(value)}") from None
-    if whole != number or not low <= whole <= high:
-        raise QueryError(f"{name} must be a whole number from {low} to {high}, got {shown(value)}")
-    return whole
-
-
-def _refused(err) -> str:
-    """The message of a refused input, logged as one line: bad input is expected, so it gets no traceback (which
-    would also print the input in full, however long)."""
-    message = " ".join(str(err).split())
-    log.warning("refused: %s", message)
-    return message
-
-
-def _error(err) -> gr.Error:
-    """A refused input as gradio's error: shown to the caller, logged once by ``_refused``, no traceback printed."""
-    return gr.Error(_refused(err), print_exception=False)
-
-
-def _image_file(blob: bytes) -> str:
-    """A thumbnail's bytes as a file gradio serves: in gradio's cache folder, named by its content, written once."""
-    from gradio.utils import get_upload_folder
-
-    path = Path(get_upload_folder()) / "lookbench-images" / f"{hashlib.sha256(blob).hexdigest()[:32]}.webp"
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with replacing(path) as tmp:
-            tmp.write_bytes(blob)
-    return str(path)
-
-
 class SpaceApp:
     """The Blocks app over one or more galleries (``SpaceAssets``, or their folders); its handlers are plain
     methods (tests call them too). The first gallery is the default."""
 
     def __init__(self, galleries, results=None, models=DEFAULT_MODELS, encoders=None, data=None):
-        from lookbench.encoders.registry import load_encoder
-
         loaded = [g if isinstance(g, SpaceAssets) else SpaceAssets.load(g) for g in galleries]
         if not loaded:
             raise ValueError("the Space has no gallery to serve")
         self.wanted = list(models)  # those of them every gallery has assets of are served (``self.models``)
         self.models = [m for m in models if all(m in g.models for g in loaded)]
-        self.given = encoders = encoders or {}
-        self.encoders = {}
-        self._load_encoders(self.models)
-        self.readers = {m: encoders.get(READERS[m]) or load_encoder(READERS[m]) for m in self.models
-                        if m in READERS and _available(READERS[m])}
-        for reader in self.readers.values():
-            reader.encode_text(["top"])
+        self.given = encoders or {}
+        self.encoders = {}  # the retrievers share the one dict: a model that joins later is there for every gallery
+        warm_encoders(self.models, self.encoders, self.given)
+        self.readers = readers(self.models, self.given)
         self.galleries = {}
         for assets in loaded:
             self.add(assets)
         self.default = next(iter(self.galleries))
         self.results = results
         self.yours = YourResults(results, data)
-        self.preparing = None  # a gallery being prepared in the background: its name, stage bar, or error
-
-    def _load_encoders(self, names) -> None:
-        """The encoders of models ``names``, their weights loaded now (not on the first request); the retrievers
-        share the one dict, so a model that joins later is there for every gallery."""
-        from lookbench.encoders.registry import load_encoder
-
-        for name in names:
-            if name not in self.encoders:
-                encoder = self.given.get(name) or load_encoder(name)
-                encoder.encode_batch([encoder.preprocess(_blank())])
-                self.encoders[name] = encoder
+        self.preparing = None  # a gallery being prepared in the background (``preparing.Preparing``)
 
     def add(self, assets: SpaceAssets) -> str:
         """One more gallery to serve (a background preparation's), or new assets of a served gallery's folder (with
@@ -164,53 +81,24 @@ class SpaceApp:
         self.galleries[name] = Retriever(assets, self.encoders, self.readers)
         held = [set(retriever.assets.models) for retriever in self.galleries.values()]
         models = [m for m in self.wanted if all(m in h for h in held)]
-        self._load_encoders(models)
+        warm_encoders(models, self.encoders, self.given)
         self.models = models
         return name
 
     def prepare_later(self, name: str, job, *more) -> threading.Thread:
-        """The thread (to start once the app listens: its work would starve the launch) that runs ``job(bars)``
-        (it returns the ``SpaceAssets`` of gallery ``name``), then each further ``(name, job)`` of ``more``, while
-        the app serves; the page shows their progress (``progress_note``) and offers each gallery (or a served
-        gallery's new models) once it is ready. A failure is shown and ends the thread; the app keeps serving."""
-        self.preparing = {"name": name, "bar": None, "error": None}
-
-        def bars(desc, **options):
-            self.preparing["bar"] = bar = stage_bar(desc, **options)
-            return bar
-
-        def work():
-            for title, run in ((name, job), *more):
-                self.preparing = {"name": title, "bar": None, "error": None}
-                try:
-                    served = set(self.galleries)
-                    added = self.add(run(bars))
-                except Exception as err:
-                    log.exception("preparing %s failed", title)
-                    self.preparing["error"] = f"{type(err).__name__}: {err}"
-                    return
-                print(f"Ready: {added} with {', '.join(self.models)}" if added in served
-                      else f"Ready: {added} added to the galleries", flush=True)
-            self.preparing = None
-
-        return threading.Thread(target=work, name=f"prepare {name}", daemon=True)
+        """The thread that prepares gallery ``name`` (``job(bars)`` returns its ``SpaceAssets``), then each further
+        ``(name, job)`` of ``more``, while the app serves (``preparing.later``); the page shows their progress."""
+        return later(self, [(name, job), *more])
 
     def progress_note(self) -> str:
         """What the page says of a gallery being prepared: its stage and count, or why it failed ("" when none)."""
-        state = self.preparing
-        if state is None:
-            return ""
-        if state["error"]:
-            return f"⚠️ The gallery {state['name']} could not be prepared: {markdown_safe(state['error'][:300])}"
-        bar = state["bar"]
-        stage = "" if bar is None else f": {bar.desc.strip()} {bar.n:,}" + (f" of {bar.total:,}" if bar.total else "")
-        return f"⏳ Preparing the gallery **{state['name']}** in the background{stage}. It joins the choices when ready."
+        return "" if self.preparing is None else self.preparing.note()
 
     def poll(self, gallery, model=None, second=None):
         """The gallery choice, the progress line, and the model choices (a model prepared later joins them; the
         visitor's choices are kept), every few seconds while something is being prepared."""
         return (gr.update(choices=list(self.galleries), value=gallery if gallery in self.galleries else self.default),
-                self.progress_note(), gr.Timer(active=self.preparing is not None and not self.preparing["error"]),
+                self.progress_note(), gr.Timer(active=self.preparing is not None and not self.preparing.error),
                 gr.update(choices=self.models, value=model if model in self.models else self.pair[0]),
                 gr.update(choices=[NONE, *self.models], value=second if second in self.models else NONE))
 
@@ -227,7 +115,7 @@ class SpaceApp:
     def _query(self, retriever: Retriever, image, query_id) -> Query:
         if query_id and str(query_id).strip():
             return retriever.benchmark_query(str(query_id))
-        blob = _uploaded(image)
+        blob = uploaded(image)
         if blob is None:
             raise QueryError("No query yet: upload an image, click an example or press Random query")
         return retriever.upload(blob)
@@ -278,19 +166,19 @@ class SpaceApp:
         try:
             return self.retriever(gallery).described(str(query_id or ""))
         except ValueError as err:
-            raise _error(err) from None
+            raise error(err) from None
 
     def _answer(self, ask, subset, distractors, k, gallery, words=None):
         """``ask(retriever)`` gives the query and the models that answer it; ``words``: a text query's, noted."""
         note = ""
         try:
-            k = _whole(k, "top-k", 1, 50)
+            k = whole(k, "top-k", 1, 50)
             retriever = self.retriever(gallery)
             note = "" if words is None else self.words_note(words, gallery)
             query, names = ask(retriever)
             results = [retriever.search(query, n, subset, bool(distractors), k) for n in names]
         except ValueError as err:  # QueryError, an unknown subset, an unusable model: the user's input
-            message = _refused(err)
+            message = refused(err)
             gr.Warning(message)
             return f"⚠️ {message}", note, "", None, "", "", "", ""
         except Exception as err:  # never a traceback in front of the user; the app keeps serving
@@ -301,7 +189,7 @@ class SpaceApp:
         outfit = None  # a benchmark query's source photo: a street look's outfit with the item's box, else the item
         if query.benchmark_row is not None:
             record = assets.queries[query.benchmark_row]
-            outfit = _image_file(record["outfit"] or record["image"])
+            outfit = image_file(record["outfit"] or record["image"])
         scope = "all subsets" if subset == ALL else retriever.subset(subset)
         noise = ("with" if distractors else "without") + " noise distractors" if NOISE in retriever.ranges else "no noise gallery"
         status = f"{query.label}: top {k} of {assets.name}, {scope}, {noise}."
@@ -320,7 +208,7 @@ class SpaceApp:
         try:
             retriever = self.retriever(gallery)
         except ValueError as err:
-            raise _error(err) from None
+            raise error(err) from None
         if image is None or image == "" or (query_id and str(query_id).strip()):
             cleared = f"Gallery {retriever.assets.name}: pick a benchmark query or upload a photo."
             return None, "", cleared, "", "", None, "", "", "", ""
@@ -334,7 +222,7 @@ class SpaceApp:
             query = self.retriever(gallery).words(words, query_id)
         except ValueError:
             return None
-        return None if query.benchmark_row is None else _image_file(self.retriever(gallery).assets.queries[query.benchmark_row]["image"])
+        return None if query.benchmark_row is None else image_file(self.retriever(gallery).assets.queries[query.benchmark_row]["image"])
 
     def choose_gallery(self, gallery, subset):
         """The controls of a newly chosen gallery: its subsets (the current one kept when it has it), whether it has
@@ -342,7 +230,7 @@ class SpaceApp:
         try:
             retriever = self.retriever(gallery)
         except ValueError as err:
-            raise _error(err) from None
+            raise error(err) from None
         choices = [*retriever.subsets, ALL]
         noise = NOISE in retriever.ranges
         return (gr.update(choices=choices, value=subset if subset in choices else ALL),
@@ -356,7 +244,7 @@ class SpaceApp:
 
         A failure (no query after the cutoff) is a ``gr.Error``: shown, and the chained search does not run."""
         try:
-            seed = _whole(seed or 0, "Seed", 0, MAX_SEED)
+            seed = whole(seed or 0, "Seed", 0, MAX_SEED)
             if cutoff is not None and not isinstance(cutoff, str):
                 raise QueryError(f"Cutoff date must be text such as 2025-01-01, got {type(cutoff).__name__}")
             retriever = self.retriever(gallery)
@@ -364,29 +252,29 @@ class SpaceApp:
                 raise QueryError(f"Unknown subset {shown(subset)}; choose one of {', '.join([*TEST_SUBSETS, ALL])}")
             query = retriever.random_query(subset, seed, (cutoff or "").strip() or None)
         except ValueError as err:  # raised, so the search chained on success does not run
-            raise _error(err) from None
-        image = _image_file(retriever.assets.queries[query.benchmark_row]["image"])
+            raise error(err) from None
+        image = image_file(retriever.assets.queries[query.benchmark_row]["image"])
         return image, query.label, seed + 1, f"Random query {query.label} of {retriever.assets.name} (seed {seed})."
 
     def crop(self, editor):
         """Shop the look: the cropped garment of the editor (its composite, a file path) becomes the query image."""
         composite = editor.get("composite") if isinstance(editor, dict) else None
         if not composite:
-            gr.Warning(_refused("Load a street photo into Shop the look and crop one garment first"))
+            gr.Warning(refused("Load a street photo into Shop the look and crop one garment first"))
             return gr.update(), gr.update(), "⚠️ Nothing to crop: load a street photo and crop one garment."
         from PIL import Image
 
         try:  # the composite gradio's preprocessing wrote into its upload cache
-            blob = _read_upload(composite)
+            blob = read_upload(composite)
             with Image.open(io.BytesIO(blob)) as image:
                 box = image.getbbox() if "A" in image.getbands() else (0, 0, *image.size)
                 empty = box is None or box[2] - box[0] < 2 or box[3] - box[1] < 2
         except (ValueError, OSError, Image.DecompressionBombError) as err:  # QueryError, not an image, a bomb
             message = str(err) if isinstance(err, QueryError) else f"The crop is not an image PIL can read ({type(err).__name__})"
-            gr.Warning(_refused(message))
+            gr.Warning(refused(message))
             return gr.update(), gr.update(), f"⚠️ {message}"
         if empty:
-            gr.Warning(_refused("The crop is empty: draw a larger box around one garment"))
+            gr.Warning(refused("The crop is empty: draw a larger box around one garment"))
             return gr.update(), gr.update(), "⚠️ The crop is empty: draw a larger box around one garment."
         return composite, "", "Cropped garment loaded as the query."
 
@@ -395,15 +283,15 @@ class SpaceApp:
         try:
             retriever = self.retriever(gallery)
         except ValueError as err:
-            raise _error(err) from None
+            raise error(err) from None
         try:
             query = retriever.benchmark_query(str(query_id)) if query_id else None
         except QueryError:
             query = None
         if query is None or not retriever.assets.queries[query.benchmark_row]["photo"]:
-            gr.Warning(_refused("Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)"))
+            gr.Warning(refused("Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)"))
             return gr.update()
-        return _image_file(retriever.assets.queries[query.benchmark_row]["photo"])
+        return image_file(retriever.assets.queries[query.benchmark_row]["photo"])
 
     def examples(self) -> list:
         """The first query of each subset of each gallery, the first two models, k=8; noise distractors when the
@@ -413,7 +301,7 @@ class SpaceApp:
             for subset in retriever.subsets:
                 key = f"{subset}/1"
                 if key in retriever.query_keys:
-                    image = _image_file(retriever.assets.queries[retriever.query_keys[key]]["image"])
+                    image = image_file(retriever.assets.queries[retriever.query_keys[key]]["image"])
                     rows.append([image, key, subset, NOISE in retriever.ranges, *self.pair, 8, name])
         return rows
 
@@ -426,7 +314,7 @@ class SpaceApp:
 
     def board(self, metric, k, subset):
         """The leaderboard tab's tables; a bad metric, K or subset is a ``ValueError`` with the message to show."""
-        k = _whole(k, "K", 1, 1000)
+        k = whole(k, "K", 1, 1000)
         return leaderboard(results=self.results, metric=metric, k=k, subset=None if subset == "overall" else subset)
 
     # -- layout -------------------------------------------------------------------------------------------
@@ -488,7 +376,7 @@ class SpaceApp:
                                 describe_button = gr.Button("Words of the benchmark query", elem_id="describe", size="sm")
                         words_note = gr.Markdown(elem_id="words-note")
                         status = gr.Markdown(elem_id="status")
-                        gr.HTML(legend_html(), elem_id="legend")
+                        gr.HTML(legend(unmarked=True), elem_id="legend")
                         with gr.Row(equal_height=False):
                             with gr.Column(min_width=340):
                                 panel_a = gr.HTML(elem_id="results-a")
@@ -525,7 +413,7 @@ class SpaceApp:
                 gallery.input(self.search_image, [image, query_id, subset, model, second, k, gallery],
                               [image, query_id, *outputs], preprocess=False, api_name=False)
                 # No preprocessing where the API is open: gradio's own check of a choice echoes it in full with a
-                # traceback; the handlers check every value themselves (``_whole``, ``retriever``, the subset).
+                # traceback; the handlers check every value themselves (``whole``, ``retriever``, the subset).
                 random_button.click(self.random, [subset, seed, cutoff, gallery], [image, query_id, seed, status],
                                     preprocess=False, api_name="random").success(**run)
                 by_words = dict(fn=self.search_words, inputs=[words, query_id, subset, distractors, k, gallery],
@@ -552,19 +440,10 @@ class SpaceApp:
                     try:
                         board = self.board(metric_value, k_value, subset_value)
                     except ValueError as err:
-                        gr.Markdown(f"⚠️ {markdown_safe(_refused(err))}")
+                        gr.Markdown(f"⚠️ {markdown_safe(refused(err))}")
                         return
-                    for section in board.sections:
-                        gr.Markdown(f"### {markdown_safe(section.title)}")
-                        table, facts = board_html(section)
-                        gr.HTML(table, elem_classes="board")
-                        gr.Markdown(f"{markdown_safe(facts)}  \nSource: {markdown_safe(section.source)}")
-                    gr.Markdown(GROUPS_NOTE)
-                    if self.results is None:
-                        gr.Markdown("No local results store given (`lookbench demo --results DIR` adds its runs).")
-                    for line in board.skipped:
-                        gr.Markdown(f"Skipped: {markdown_safe(line)}")
-                    gr.Plot(fitted(board.figure()), label="Bar plot", elem_id="board-plot")  # drawn in memory
+                    board_page(board, GROUPS_NOTE + ("" if self.results is not None else "\n\nNo local results store "
+                                                     "given (`lookbench demo --results DIR` adds its runs)."))
             with gr.Tab("Your results") as tab:
                 self.yours.tab(tab)
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
@@ -573,11 +452,8 @@ class SpaceApp:
     @property
     def launch_options(self) -> dict:
         """What ``Blocks.launch`` needs besides the address: the page's CSS, the upload limit, and the one folder of
-        files the app hands gradio (the thumbnails ``_image_file`` writes)."""
-        from gradio.utils import get_upload_folder
-
-        return {"css": CSS, "max_file_size": MAX_UPLOAD_BYTES, "show_error": True,
-                "allowed_paths": [str(Path(get_upload_folder()) / "lookbench-images")]}
+        files the app hands gradio (the thumbnails ``requests.image_file`` writes)."""
+        return {"css": CSS, "max_file_size": MAX_UPLOAD_BYTES, "show_error": True, "allowed_paths": [str(images_folder())]}
 
     def launch(self, host=None, port=None, announced=False, **kwargs):
         """``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback). Once it listens, one line gives
@@ -595,63 +471,15 @@ class SpaceApp:
         return demo
 
 
-def _available(name: str) -> bool:
-    """Whether a registered model's weights are here (GR-Lite-mini-text is left out of an installation without it)."""
-    from lookbench.encoders.registry import find
-
-    return find(name).available()
-
-
-def _blank():
-    from PIL import Image
-
-    return Image.new("RGB", (64, 64), "white")
-
-
 def serve(host=None, port=None, data=None, photos=None, results=None, assets_dir=None, shipped=None,
           models=DEFAULT_MODELS, room=None, **launch_kwargs):
-    """Prepare (once) and load the galleries, then serve the app: what ``lookbench demo`` runs (``data``, default the
-    embedded Mini; ``models``: those offered, each with prepared assets) and, with ``shipped`` (an assets folder as
-    ``lookbench stage`` ships it), the Hub Space. ``room``: the ``WaitingRoom`` already listening on the address,
-    showing this start's progress until the app takes its port over. The real photos (``photos``) are prepared in
-    the background once the first gallery is served: the page answers in the meantime and shows their progress."""
-    from lookbench.encoders.registry import load_encoder
+    """Prepare (once) and load the galleries, then serve the app (``lookbench.space.start``): what ``lookbench demo``
+    runs (``data``, default the embedded Mini; ``models``: those offered, each with prepared assets; ``results``: the
+    stored results of its tabs) and, with ``shipped`` (an assets folder as ``lookbench stage`` ships it), the Hub Space."""
+    from lookbench.space.start import start
 
-    specs = shipped_galleries(shipped) if shipped else galleries(data, None, assets_dir)
-    try:
-        if room is not None:
-            room.says("Loading the models and the first gallery (a first start prepares its assets once: minutes)")
-        encoders = {name: load_encoder(name) for name in models}
-        first = models if shipped else served_at_once(specs[0][1], specs[0][0], models, encoders)
-        served, _ = open_galleries(specs, first, bars=room.bars if room is not None else stage_bar, encoders=encoders)
-        if room is not None:
-            room.says("Loading the app")
-        app = SpaceApp(served, results=results, models=models, encoders=encoders, data=data)
-    finally:
-        if room is not None:
-            room.close()
-    if room is not None:
-        host, port = room.host, room.port
-        launch_kwargs["announced"] = True
-    steps = []  # prepared in the background once the app listens: the first gallery's other models, the real photos
-    if len(first) < len(models):
-        folder, data_of = specs[0]
-        steps.append((f"{served[0].name} with {', '.join(models[len(first):])}",
-                      lambda bars: open_assets(data_of, folder, models, encoders=encoders, bars=bars)))
-    if photos and not shipped:
-        def photo_job(bars):
-            folder, release = photo_gallery(photos, assets_dir)
-            return open_assets(release, folder, app.models, encoders=app.encoders, bars=bars)
-
-        steps.append(("LookBench Fashion-MNIST (real photos)", photo_job))
-    later = app.prepare_later(*steps[0], *steps[1:]) if steps else None
-    block = not launch_kwargs.pop("prevent_thread_lock", False)
-    demo = app.launch(host=host, port=port, prevent_thread_lock=True, **launch_kwargs)
-    if later is not None:
-        later.start()
-    if block:
-        demo.block_thread()
-    return demo
+    return start(lambda served, encoders: SpaceApp(served, results=results, models=models, encoders=encoders, data=data),
+                 host, port, data, photos, assets_dir, shipped, models, room, **launch_kwargs)
 
 
 if __name__ == "__main__":  # as a Hub Space: gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT

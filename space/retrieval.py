@@ -3,8 +3,9 @@ index, drop self-matches, and mark every result with the metric.
 
 docs/architecture.md §5, §8. Search is the stored faiss index restricted to the chosen subset (and the noise
 gallery) by an ID selector; self-match removal is the engine's ``remove_self_matches``; fine / coarse marks and
-nDCG@k come from the metric's ``score_queries`` and the attribute differences from its
-``attribute_differences``, so the Space never scores anything itself.
+nDCG@k come from the metric's ``score_queries`` in strict mode, and why a result is not fine from its
+``fine_miss_reasons`` (as the report's chips, ``lookbench.report.records.chips``), so the Space never scores anything
+itself.
 """
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ from lookbench.errors import shown
 from lookbench.filtering import after_mask
 from lookbench.leaderboard.render import markdown_safe
 from lookbench.metric.fine_recall.judging import score_queries
-from lookbench.metric.fine_recall.records import GalleryColumns, attribute_differences
+from lookbench.metric.fine_recall.records import GalleryColumns
+from lookbench.report.records import chips
 from lookbench.schema import NOISE, TEST_SUBSETS, resolve_subset
 from lookbench.settings import DEFAULT_DISTRACTORS
 from lookbench.space.assets import ANNOTATION, SpaceAssets
 
 ALL = "all"
+MODE = "strict"  # the Search tab marks results by the paper's Fine Recall
 MAX_WORDS = 300  # characters of a text query: a description, not a document (GR-Lite-text reads 64 tokens)
 
 
@@ -49,8 +52,7 @@ class Hit:
     main_attribute: str
     thumb: bytes  # the thumbnail's encoded bytes (WebP)
     mark: str | None = None  # "fine", "coarse", "miss"; None for a query without annotation
-    lacks: list = field(default_factory=list)
-    differs: list = field(default_factory=list)
+    chips: list = field(default_factory=list)  # why it is not a fine hit (``records.Chip``); none for a fine one
 
 
 @dataclass
@@ -282,12 +284,10 @@ class Retriever:
                 for rank, (row, g) in enumerate(zip(kept, gallery), 1)]
         result = Retrieval(model, hits, ranking.self_matches_removed)
         if query.annotation is not None and hits:
-            per_query = score_queries(ranking.ids, [query.annotation], self.columns, k=[k])
+            per_query = score_queries(ranking.ids, [query.annotation], self.columns, k=[k], mode=MODE)
             for hit, fine, coarse, g in zip(hits, per_query["fine"][0], per_query["coarse"][0], gallery):
                 hit.mark = "fine" if fine else "coarse" if coarse else "miss"
-                if not fine:
-                    gaps = attribute_differences(query.annotation, g)
-                    hit.lacks, hit.differs = gaps["lacks"], gaps["differs"]
+                hit.chips = [] if fine else chips(query.annotation, g, MODE, bool(coarse))
             result.fine_hit = bool(per_query["fine"][0].any())
             result.coarse_hit = bool(per_query["coarse"][0].any())
             result.ndcg = 100.0 * float(per_query["ndcg"][0, 0])

@@ -14,6 +14,8 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from lookbench.progress import stage_bar, stage_note  # standard library only until a bar is made
+
 PROGRESS = "/lookbench-progress"  # the waiting room's JSON; the app answers it 404, which makes the page reload
 PORTS = 100  # as gradio: without a port, GRADIO_SERVER_PORT or 7860, else the next free of a hundred
 POLL_MS = 1000
@@ -144,17 +146,11 @@ class WaitingRoom:
 
     def bars(self, desc: str, **options):
         """A stage bar whose count the page shows."""
-        from lookbench.progress import stage_bar
-
         self.bar = bar = stage_bar(desc, **options)
         return bar
 
     def note(self) -> str:
-        bar = self.bar
-        if bar is None:
-            return f"⏳ {self.stage}…"
-        count = f"{bar.n:,}" + (f" of {bar.total:,}" if bar.total else "")
-        return f"⏳ {self.stage}: {bar.desc.strip()} {count}"
+        return stage_note(self.stage, self.bar) + ("…" if self.bar is None else "")
 
     def close(self) -> None:
         """Stop answering and free the port for the app."""

@@ -3,7 +3,7 @@ submission folder) browsed in the page — its attribute error chart and its wor
 results, filtered by subset, category and attribute.
 
 The records are ``lookbench explain --report``'s (``lookbench.report.records.worst_queries``), each row drawn by the
-report's ``query_row``; only the results found under the folder the demo was given are offered, each read through
+report's ``query_row`` with its tiles (``lookbench.report.style``); only the results found under the folder the demo was given are offered, each read through
 the project's containment readers, so a visitor's choice never names a file of its own.
 """
 from __future__ import annotations
@@ -147,7 +147,7 @@ class YourResults:
             line += f" {markdown_safe(opened.images)}"
         if self.cut:
             line += f" Only the results in the first {MAX_FOLDERS:,} folders under the given one are offered."
-        return line, figure, worst_html(kept[:SHOWN], opened.thumbnails), filters(report)
+        return line, figure, worst_html(kept[:SHOWN], opened.thumbnails, report.mode), filters(report)
 
     def open(self, choice) -> Opened:
         """The result ``choice`` (one of those offered now), or a ``ValueError`` with the one line the tab shows."""

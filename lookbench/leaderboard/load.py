@@ -104,6 +104,7 @@ class Entry:
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
     verified: str = NOT_CHECKED  # a level's name (``lookbench.results.trust``), FAILED or NOT_CHECKED + …
+    overall_by_release: dict = field(default_factory=dict)  # the result's own overall per release (its ``ci95``)
 
     def queries(self, names) -> int:
         """The number of queries behind its scores on the subsets ``names``."""
@@ -147,6 +148,18 @@ class Entry:
         extra = {**self.extra, "key": f"{key}@{release}" if key else None}  # other outcomes, another memo key
         return Entry(self.model, self.group, blocks, self.origin, extra, self.verified)
 
+    def release_interval(self, release: str, metric: str, k: int, subset: str | None = None, over=None):
+        """The 95 % interval the result stored for its score on ``release``'s queries (``per_release[release]
+        ["ci95"]``: design-corrected, from its outcomes), ``[lo, hi]``; the overall's only when ``over`` are the
+        subsets that overall covers (those with queries of the release). ``None`` where none was stored: a
+        published row, an older result, a score it keeps no interval of, or an overall of another selection."""
+        if subset is None:
+            covered = {name for name, scores in self.subsets.items() if release in (scores.get("per_release") or {})}
+            block = self.overall_by_release.get(release) if set(over or self.subsets) == covered else None
+        else:
+            block = (self.subsets.get(subset, {}).get("per_release") or {}).get(release)
+        return ((block or {}).get("ci95") or {}).get(metric, {}).get(f"@{k}")
+
 
 def load_reference(name: str = DEFAULT_REFERENCE) -> tuple[list[Entry], str]:
     """The published leaderboard ``name`` as entries, with its source line."""
@@ -176,6 +189,34 @@ def _percent(value, what: str, failed: bool = False) -> float | None:
     return float(value)
 
 
+def _interval(value, what: str, failed: bool = False) -> list[float] | None:
+    """``value`` as a 95 % interval ``[lo, hi]`` of percentages (``_percent``) with lo <= hi, else as ``_percent``
+    treats a bad score."""
+    if not isinstance(value, list) or len(value) != 2:
+        if failed:
+            return None
+        raise ValueError(f"{what} is {terminal_safe(repr(value))[:60]}, not an interval [lo, hi]")
+    lo, hi = (_percent(v, what, failed) for v in value)
+    if lo is None or hi is None or lo > hi:
+        if failed:
+            return None
+        raise ValueError(f"{what} is [{lo}, {hi}]: its lower bound is above its upper")
+    return [lo, hi]
+
+
+def _checked_release(name: str, scores, failed: bool = False) -> dict:
+    """A block of scores on one release's queries (``_checked_subset``) with its stored intervals (``ci95``: metric
+    -> "@K" -> ``[lo, hi]``, what the by-release plot draws) checked as well."""
+    out = _checked_subset(name, scores, failed)
+    bounds = scores.get("ci95")
+    if bounds is not None:
+        if not isinstance(bounds, dict) or not all(isinstance(v, dict) for v in bounds.values()):
+            raise ValueError(f"{name} ci95 is not a mapping of metric to @K to an interval")
+        out["ci95"] = {metric: {str(at): _interval(v, f"{name} ci95 {metric} {at}", failed) for at, v in by.items()}
+                       for metric, by in bounds.items()}
+    return out
+
+
 def _checked_subset(name: str, scores, failed: bool = False) -> dict:
     """A subset's scores as the leaderboard reads them: every ranked metric "@K" a percentage (``_percent``),
     num_queries a count."""
@@ -197,7 +238,7 @@ def _checked_subset(name: str, scores, failed: bool = False) -> dict:
         for release in scores["per_release"]:
             if not isinstance(release, str) or not RELEASE_PATTERN.match(release):
                 raise ValueError(f"{name} per_release names {terminal_safe(release)!r}, not a release v<YYYYMMDD>")
-        out["per_release"] = {r: _checked_subset(f"{name} {r}", block, failed) for r, block in scores["per_release"].items()}
+        out["per_release"] = {r: _checked_release(f"{name} {r}", block, failed) for r, block in scores["per_release"].items()}
     return out
 
 
@@ -217,13 +258,16 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     failed = verified.startswith(FAILED)
     subsets = {s: _checked_subset(s, r, failed) for s, r in result.items()
                if s not in ("overall", "provenance") and isinstance(r, dict)}
+    overall = result.get("overall")
+    by_release = _checked_subset("overall", {"per_release": overall["per_release"]}, failed)["per_release"] \
+        if isinstance(overall, dict) and "per_release" in overall else {}
     model = provenance.shown_model()
     label_model = terminal_safe(model.name + (f"@{model.revision[:12]}" if model.revision and "@" not in model.name
                                               else ""))[:80]
     # What the board's filters read (lookbench.space.board.facts): the model as evaluated, the Hub repo submitted.
     extra = {"training_cutoff": model.training_cutoff, "published_name": model.published_name,
              "evaluated": model.evaluated, "submitted": model.hub_id}
-    return Entry(label_model, group, subsets, origin, extra, verified)
+    return Entry(label_model, group, subsets, origin, extra, verified, by_release)
 
 
 def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[Entry], list[str]]:

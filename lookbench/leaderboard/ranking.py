@@ -223,19 +223,15 @@ class _Table:
         for row in rows if extra else ():
             row.setdefault(after_name, None)
         releases = sorted({r for e in block for r in e.releases()}) if self.by_release else []
-        from lookbench.results.stats import wilson  # numpy: only when a section is built, not for --help
-
         for row, entry in pairs:
             for release in releases:
                 on = entry.on_release(release)
                 over = [n for n in names if n in on.subsets]
                 row[release] = on.score(key, k, subset, over=over or None)
-                # the plot's error bar (not a column): a release block keeps no outcomes, so a hit rate's plain
-                # Wilson interval on the release's queries (none for nDCG, which is no proportion)
-                queries = on.queries([subset] if subset else over)
+                # the plot's error bar (not a column): the interval the result stored for that score, none where it
+                # stored none (``Entry.release_interval``)
                 row.setdefault("release_ci95", {})[release] = (
-                    [round(v, 2) for v in wilson(row[release], queries)]
-                    if row[release] is not None and queries and key != "ndcg" else None)
+                    entry.release_interval(release, key, k, subset, over) if row[release] is not None else None)
             if releases:
                 row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
         extra += [CUTOFF_COLUMN, *releases] if releases else []

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from lookbench.files import replacing, writable_file
 from lookbench.report.records import Report, WorstQuery, image_key
+from lookbench.report.style import CSS, legend, picture, tile
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1500px}
@@ -17,28 +18,15 @@ h1{font-size:1.3em} h2{font-size:1.1em;margin-top:1.5em}
 table.scores td,table.scores th{padding:2px 10px;text-align:right} table.scores th{text-align:left}
 .filters{position:sticky;top:0;background:#fff;padding:.5em 0;border-bottom:1px solid #ddd;z-index:1}
 .filters label{margin-right:1.2em}
-.query{display:flex;gap:12px;border-bottom:1px solid #eee;padding:10px 0}
-.card{width:98px;font-size:11px;line-height:1.25;overflow-wrap:anywhere}
-.card img,.card .none{width:86px;height:86px;object-fit:contain;border:4px solid #999;background:#f4f4f4;display:block}
-.card .none{display:flex;align-items:center;justify-content:center;color:#777}
-.q{width:170px;font-size:12px;overflow-wrap:anywhere} .q img{border-color:#333}
-.fine img{border-color:#2a9d4b} .coarse img{border-color:#e69500} .miss img{border-color:#d03030}
-.chip{display:inline-block;background:#fde2e2;border-radius:3px;padding:0 3px;margin:1px 0}
-.chip.category{background:#ddd} .text{font-style:italic}
-.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
-.results{display:flex;flex-wrap:wrap;gap:6px}
 .errors{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
-"""
+""" + CSS
 
 _SCRIPT = """
 const IMAGES = %s;
 document.querySelectorAll('img[data-key]').forEach(img => {
   const src = IMAGES[img.dataset.key];
   if (src) { img.src = src; return; }
-  const none = document.createElement('div');
-  none.className = 'none';
-  none.textContent = 'image unreadable';
-  img.replaceWith(none);
+  img.outerHTML = %s;
 });
 function apply() {
   const want = id => document.getElementById(id).value;
@@ -77,12 +65,10 @@ def render(report: Report, images: dict[str, str | None]) -> str:
                      "--overwrite).</p>" if errors is None else "<p>No query with attributes has a top-1 item of its "
                      "category.</p>")
     parts += [f"<h2>The worst queries ({len(report.queries)} shown)</h2>",
-              "<p>Fine misses first, by how far the first fine hit is; each query beside its top results. "
-              "<span class='legend'>Border:<span style='background:#2a9d4b'></span>fine hit"
-              "<span style='background:#e69500'></span>coarse hit (its category)<span style='background:#d03030'>"
-              "</span>miss</span>; under each result what it lacks or has otherwise.</p>",
+              "<p>Fine misses first, by how far the first fine hit is; each query beside its top results, each result "
+              "bordered by its mark, with why it is not a fine hit.</p>", legend(report.mode),
               _filters(report), *(query_row(w) for w in report.queries),
-              f"<script>{_SCRIPT % json.dumps(images)}</script></body></html>"]
+              f"<script>{_SCRIPT % (json.dumps(images), json.dumps(picture(None)))}</script></body></html>"]
     return "\n".join(parts)
 
 
@@ -120,14 +106,11 @@ def _filters(report: Report) -> str:
 
 def _image(key: str, images: dict | None) -> str:
     """An image by its key: filled in by the page's script (``images`` None), else inline, or said to be unreadable."""
-    if images is None:
-        return f"<img alt='' data-key='{escape(key, quote=True)}'>"
-    src = images.get(key)
-    return f"<img alt='' src='{escape(src, quote=True)}'>" if src else "<div class='none'>image unreadable</div>"
+    return picture(None, key=key) if images is None else picture(images.get(key))
 
 
 def query_row(w: WorstQuery, images: dict | None = None) -> str:
-    """One worst query beside its results, each card classed by its mark with its chips: the report's row, and the
+    """One worst query beside its results, each the one result tile (``style.tile``): the report's row, and the
     demo's "Your results" tab's (``images``: ``{key: data URI}`` inline, as ``records.thumbnails`` gives them)."""
     found = (f"first fine hit at rank {w.first_fine}" if w.first_fine else f"no fine hit in the top {w.depth}") + "; " + (
         f"first coarse hit at rank {w.first_coarse}" if w.first_coarse else f"no coarse hit in the top {w.depth}")
@@ -135,15 +118,11 @@ def query_row(w: WorstQuery, images: dict | None = None) -> str:
     words = f"<div class='text'>“{escape(w.text)}” (a text query; its image:)</div>" if w.text else ""
     head = (f"<div class='card q'><b>{escape(w.subset)} query {w.number}</b>{words}{_image(image_key(w.subset, 'query', w.item_id), images)}"
             f"<div>{escape(w.item_id)} · {escape(w.category)}</div><div>{escape(attributes)}</div><div>{escape(found)}</div></div>")
-    cards = []
-    for r in w.results:
-        chips = "".join(f"<span class='chip {c.kind}'>{escape(c.text)}</span> " for c in r.chips)
-        cards.append(f"<div class='card {r.mark}' title='{r.mark}'>{_image(image_key(w.subset, 'gallery', r.gallery_index), images)}"
-                     f"<div>#{r.rank} {escape(r.item_id)}{'' if r.score is None else f' ({r.score:.3f})'}</div><div>{escape(r.category)}</div>"
-                     f"<div>{chips or ('fine hit' if r.mark == 'fine' else '')}</div></div>")
+    tiles = [tile(r.mark, r.rank, _image(image_key(w.subset, "gallery", r.gallery_index), images),
+                  f"{r.item_id} · {r.category}", r.score, r.chips) for r in w.results]
     return (f"<div class='query' data-subset='{escape(w.subset, quote=True)}' data-category='{escape(w.category, quote=True)}' "
             f"data-attributes='{escape(json.dumps(w.attribute_names()), quote=True)}'>{head}"
-            f"<div class='results'>{''.join(cards)}</div></div>")
+            f"<div class='results tiles'>{''.join(tiles)}</div></div>")
 
 
 def write(report: Report, images: dict, out) -> Path:

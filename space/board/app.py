@@ -32,7 +32,7 @@ from lookbench.settings import DEFAULT_REFERENCE, METRICS
 from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_entry, registered
 from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins
 from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch
-from lookbench.space.views import CSS
+from lookbench.space.views import CSS, board_page
 
 CONCURRENCY = 2
 OVERALL = "overall"
@@ -407,18 +407,7 @@ class Board:
             except ValueError as err:
                 gr.Markdown(f"⚠️ {markdown_safe(err)}")
                 return
-            for section in ranked.sections:
-                gr.Markdown(f"### {markdown_safe(section.title)}")
-                if section.rows:
-                    gr.Dataframe(_frame(section), interactive=False, elem_classes=["board-table"])
-                else:
-                    gr.Markdown("No row of this table passes the filters.")
-                gr.Markdown(f"Source: {markdown_safe(section.source)}")
-            gr.Markdown(f"{GROUPS_NOTE}\n\n{LEGEND}\n\n{FILTERS_NOTE}")
-            for line in ranked.skipped:
-                gr.Markdown(f"Skipped: {markdown_safe(line)}")
-            if ranked.sections:
-                gr.Plot(ranked.figure(), label="The ranked score with its 95% interval")
+            board_page(ranked, f"{GROUPS_NOTE}\n\n{LEGEND}\n\n{FILTERS_NOTE}")
 
         with gr.Accordion("Submissions and their verification", open=True):
             table = gr.Dataframe(self.submissions, headers=["model", "submission", "verified"], interactive=False,
@@ -428,13 +417,6 @@ class Board:
             return self.refresh_from_page(), count + 1, self.submissions()
 
         refresh.click(_refresh, generation, [status, generation, table], api_name="refresh")
-
-
-def _frame(section):
-    """The section's DataFrame with the verified column beside the model, where a reader looks first."""
-    frame = section.frame()
-    frame.insert(frame.columns.get_loc("model") + 1, "verified", frame.pop("verified"))
-    return frame
 
 
 def serve(host=None, port=None, repo_id=None, folder=None, board: Board | None = None, **launch_kwargs):

@@ -77,7 +77,7 @@ def browser_reads_the_board(url: str, out: Path) -> dict[str, str]:
         page.goto(url)
         rows = {}
         for label in (HONEST, EDITED_SCORE, EDITED_RANKING):
-            row = page.locator(".board-table [role=row]", has_text=label).first
+            row = page.locator(".board-table tr", has_text=label).first
             expect(row).to_be_visible()
             rows[label] = " ".join(row.inner_text().split())
         expect(page.get_by_text("GR-Pro", exact=True).first).to_be_visible()  # the published rows beside them

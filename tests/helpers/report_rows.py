@@ -1,5 +1,5 @@
 """The rows of a worst-queries page as the report and the "Your results" tabs draw them (``report.html.query_row``):
-each row's data attributes, title and the marks of its cards, in order."""
+each row's data attributes, title and the marks of its result tiles (``report.style.tile``), in order."""
 from __future__ import annotations
 
 import json
@@ -7,11 +7,11 @@ import re
 
 ROW = re.compile(r"<div class='query' data-subset='(?P<subset>[^']*)' data-category='(?P<category>[^']*)' "
                  r"data-attributes='(?P<attributes>[^']*)'>.*?<b>(?P<title>[^<]*)</b>")
-CARD = re.compile(r"<div class='card (?P<mark>fine|coarse|miss)' title='(?P=mark)'><img alt='' src='data:image/jpeg;base64,")
+CARD = re.compile(r"<figure class='tile' data-mark='(?P<mark>fine|coarse|miss)' style='--mark:#\w+'><img src='data:image/jpeg;base64,")
 
 
 def query_rows(html: str) -> list[dict]:
-    """Each row of ``html``: its data attributes, title and the marks of its cards (each with its thumbnail)."""
+    """Each row of ``html``: its data attributes, title and the marks of its tiles (each with its thumbnail)."""
     rows = []
     for part in html.split("<div class='query' ")[1:]:
         found = ROW.match("<div class='query' " + part)

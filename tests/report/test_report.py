@@ -105,10 +105,10 @@ def test_the_report_opens_from_disk_in_chromium_and_shows_the_query_and_its_resu
         expect(first.locator(".q b")).to_have_text(f"{report.queries[0].subset} query {report.queries[0].number}")
         loaded = "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)"
         assert first.locator(".q img").evaluate_all(loaded) == [True]  # the query's own image, inline
-        cards = first.locator(".results .card")
+        cards = first.locator(".results .tile")
         expect(cards).to_have_count(len(report.queries[0].results))
         assert all(cards.locator("img").evaluate_all(loaded))
-        assert cards.evaluate_all("cs => cs.map(c => c.title)") == [r.mark for r in report.queries[0].results]
+        assert cards.evaluate_all("cs => cs.map(c => c.dataset.mark)") == [r.mark for r in report.queries[0].results]
         assert page.locator("img[alt='attribute error chart']").evaluate_all(loaded) == [True]
         subset = report.queries[-1].subset
         page.select_option("#subset", subset)

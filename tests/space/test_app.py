@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from lookbench.metric.fine_recall.bootstrap import score_retrieval
-from lookbench.space.app import REFUSED
+from lookbench.space.requests import REFUSED
 
 from tests.helpers.photos import small_photos
 from tests.helpers.browser import chromium_page, needs_chromium
@@ -316,8 +316,10 @@ def test_benchmark_query_marks_and_scores_agree_with_the_metric(space_app, model
         for hit, item in zip(result.hits, items):
             names = {a["name"] for a in item["attributes"]}
             if hit.mark == "coarse":
-                assert hit.lacks or hit.differs
-                assert all(n not in names for n, _ in hit.lacks) and all(n in names for n, _, _ in hit.differs)
+                lacks = [c.attribute for c in hit.chips if c.kind == "lacks"]
+                differs = [c.attribute for c in hit.chips if c.kind == "differs"]
+                assert lacks or differs
+                assert all(n not in names for n in lacks) and all(n in names for n in differs)
 
 
 def test_subset_scope_and_distractors_restrict_the_gallery(space_app):
@@ -542,6 +544,8 @@ def test_api_upload_query_returns_k_captioned_results(client, space_app, tmp_pat
 
 @pytest.mark.slow
 def test_api_same_benchmark_query_with_both_models(client, space_app):
+    from lookbench.report.records import chips
+
     k = 8
     status, _, annotation, outfit, panel_a, details_a, panel_b, details_b = _search(
         client, query_id="RealStreetLook/2", subset="RealStreetLook", model="gr-lite-mini", second="efficientnet-lite0", k=k)
@@ -564,10 +568,10 @@ def test_api_same_benchmark_query_with_both_models(client, space_app):
         assert [t["mark"] for t in tiles] == expected and _seen(panel) == _shown(hits)
         assert [mark.strip() for _, mark in table] == [{"fine": "fine ✓", "coarse": "coarse ✓", "miss": "miss ✗"}[m]
                                                        for m in expected]
-        for tile, hit in zip(tiles, hits):  # chips: what a coarse result lacks or has otherwise, a miss its category
+        for tile, hit, item in zip(tiles, hits, items):  # chips: the report's, why a result is not fine (strict)
             colours.setdefault(tile["mark"], set()).add(tile["colour"])
-            assert tile["chips"] == ({"fine": [], "miss": ["other category"]}.get(tile["mark"]) or
-                                     [f"{n}={v}" for n, v in hit.lacks] + [f"{n}: {v} → {'/'.join(w)}" for n, v, w in hit.differs])
+            assert tile["chips"] == ([] if tile["mark"] == "fine" else
+                                     [c.text for c in chips(query.annotation, item, "strict", tile["mark"] == "coarse")])
         scores = score_retrieval([[h.row for h in hits]], [query.annotation], gallery, k=[k])
         fine = "✓" if scores[f"fine_recall@{k}"] == 100.0 else "✗"
         coarse = "✓" if scores[f"coarse_recall@{k}"] == 100.0 else "✗"
@@ -736,7 +740,7 @@ def test_leaderboard_table_fits_the_page_with_its_interval_in_one_column(space_a
     frame, facts = board_frame(published)
     assert {"ci95_lo", "ci95_hi", "ci_method", "queries"}.isdisjoint(frame.columns) and len(frame) == len(full)
     row = full[full["model"] == "GR-Pro"].iloc[0]
-    assert frame[frame["model"] == "GR-Pro"].iloc[0]["95% interval"] == f"{row['ci95_lo']:.2f}–{row['ci95_hi']:.2f}"
+    assert frame[frame["model"] == "GR-Pro"].iloc[0]["95% interval"] == f"[{row['ci95_lo']:.2f}, {row['ci95_hi']:.2f}]"
     assert facts.startswith("intervals: ") and "queries: " in facts
 
 
@@ -1256,7 +1260,7 @@ def test_browser_your_results_opens_a_stored_result_and_a_filter_narrows_it(your
     from playwright.sync_api import expect
 
     from lookbench.report import records
-    from lookbench.space.views import MARKS
+    from lookbench.report.style import MARKS
     from lookbench.space.yours import SHOWN
 
     report = records.worst_queries(stored["root"] / "saved")
@@ -1271,13 +1275,13 @@ def test_browser_your_results_opens_a_stored_result_and_a_filter_narrows_it(your
         expect(page.locator("#your-chart img, #your-chart svg").first).to_be_visible()  # the attribute error chart
         first = report.queries[0]
         expect(rows.first.locator(".q b")).to_have_text(f"{first.subset} query {first.number}")
-        cards = rows.first.locator(".results .card")
-        marks = cards.evaluate_all("cs => cs.map(c => [c.title, getComputedStyle(c.querySelector('img')).borderTopColor])")
+        cards = rows.first.locator(".results .tile")
+        marks = cards.evaluate_all("cs => cs.map(c => [c.dataset.mark, getComputedStyle(c).borderTopColor])")
         assert [m for m, _ in marks] == [r.mark for r in first.results]
         assert all(colour == rgb[mark] for mark, colour in marks), marks
         loaded = "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)"
         assert all(rows.first.locator("img").evaluate_all(loaded))
-        assert rows.first.locator(".card:not(.fine) .chip").count() >= sum(r.mark != "fine" for r in first.results) > 0
+        assert rows.first.locator(".tile:not([data-mark=fine]) .chip").count() >= sum(r.mark != "fine" for r in first.results) > 0
         page.screenshot(path=str(tmp_path / "space-your-results.png"))
         subset = report.queries[-1].subset
         page.locator("#your-subset input").click()

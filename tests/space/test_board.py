@@ -474,7 +474,7 @@ def test_your_results_offer_the_consistent_submission_and_show_the_judges_record
     assert [(r["title"], r["marks"]) for r in rows] == [
         (f"{w.subset} query {w.number}", [r.mark for r in w.results]) for w in saved.queries[:SHOWN]]
     assert html.count("class='chip ") == sum(len(r.chips) for w in saved.queries[:SHOWN] for r in w.results) > 0
-    assert not re.search(r"#\d+ [^<]* \(\d\.\d{3}\)</div>", html)  # the submitted similarity scores: not shown
+    assert not re.search(r"<span>\d\.\d{3}</span>", html)  # the submitted similarity scores: not shown
     for tampered in (EDITED_SCORE, EDITED_RANKING):
         (other,) = [s.folder for s in board.loaded().submissions if s.model.startswith(tampered)]
         line = yours.answer(other)[0]
@@ -543,7 +543,7 @@ def test_the_your_results_tab_offers_what_was_judged_after_the_page_was_built(bo
             expect(page.locator("#your-note")).to_contain_text(f"({folder}): ")
             rows = page.locator("#your-queries .query")
             expect(rows.first.locator(".q b")).to_have_text(f"{first.subset} query {first.number}")
-            marks = rows.first.locator(".results .card").evaluate_all("cs => cs.map(c => c.title)")
+            marks = rows.first.locator(".results .tile").evaluate_all("cs => cs.map(c => c.dataset.mark)")
             assert marks == [r.mark for r in first.results]
             page.screenshot(path=str(tmp_path / "your-results.png"), full_page=True)
     finally:
