@@ -1,4 +1,4 @@
-"""The card of a built dataset folder (docs/architecture.md §5): its YAML (``configs``, ``dataset_info``, the release
+"""The card of a built dataset folder (docs/building-a-release.md): its YAML (``configs``, ``dataset_info``, the release
 history as ``Step``s), its text with the release history table, and the files beside it the card describes — the
 validation reports, the annotation audits, the taxonomy and the ``text`` config. Sizes and dates are read from the
 shards, so a card is never out of step with the data it sits beside."""

@@ -1,4 +1,4 @@
-"""Which of the project's files a staged mirror carries, and where (docs/architecture.md §5).
+"""Which of the project's files a staged mirror carries, and where (docs/publishing.md).
 
 Only the project's own files are published: the code, cards and model folders are copied from what git tracks (a
 checkout) or what the wheel installed (its RECORD), never an untracked file (a ``.env`` with a token, a training run's

@@ -1,5 +1,5 @@
 """The staged mirror's manifest, ``repos.json``: the repos (id, type, folder, a dataset's releases) and exactly the
-files ``lookbench push`` sends of each (docs/architecture.md §5), read back checked against what stage writes."""
+files ``lookbench push`` sends of each (docs/publishing.md), read back checked against what stage writes."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Stage the six Hub repos into a local mirror laid out as the Hub serves them (docs/architecture.md §2, §5).
+"""Stage the six Hub repos into a local mirror laid out as the Hub serves them (docs/publishing.md).
 
 ``HUB/lookbench/`` is the dataset repo (``<namespace>/lookbench`` on the Hub) and ``HUB/<namespace>/`` holds the
 metric Space ``fine_recall/``, the model ``gr-lite-mini/``, the demo Space ``demo/`` and the leaderboard Space

@@ -1,4 +1,4 @@
-"""``lookbench stage``: the six Hub repos as a local mirror (docs/architecture.md §5)."""
+"""``lookbench stage``: the six Hub repos as a local mirror (docs/publishing.md)."""
 from __future__ import annotations
 
 from pathlib import Path

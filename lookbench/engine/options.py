@@ -1,5 +1,5 @@
 """A run's options checked before anything is loaded, each parsed once into the typed value the stages receive
-(docs/architecture.md §8, stage 1): a typo fails in a second, not after encoding."""
+(docs/architecture.md §8, stage 0): a typo fails in a second, not after encoding."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""One evaluation, stage by stage (docs/architecture.md §8): options → data → images → encode → search + score →
+"""One evaluation, stage by stage (docs/architecture.md §8): options → data → images → encode → search → score →
 results → store, each stage handing the next a named object; ``lookbench.evaluate`` is ``evaluate`` here."""
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 from lookbench.results import stats, store
 from lookbench.encoders.registry import load_encoder
 from lookbench.filtering import Cutoff
-from lookbench.settings import DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_PRECISION, DEFAULT_QUERIES, DEFAULT_TEXT_FORM, QueryKind
+from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_PRECISION, DEFAULT_QUERIES, DEFAULT_TEXT_FORM,
+                                QueryKind)
 from lookbench.results.judge import combine
 from lookbench.results.folder import ResultFolder
 from lookbench.results.result import EvaluationResult, SealedRun
