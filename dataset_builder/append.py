@@ -25,19 +25,8 @@ from huggingface_hub import DatasetCard
 from lookbench.files import folder_lock, replace_folder
 from lookbench.schema import FEATURES, SUBSETS, release_date
 
-from lookbench.dataset_builder.export import (
-    AUDIT_NAME,
-    REPORT_NAME,
-    BuildSummary,
-    Step,
-    audit_name,
-    build_shards,
-    check_pair,
-    release_facts,
-    staging_folder,
-    text_info,
-    write_card,
-)
+from lookbench.dataset_builder.card import AUDIT_NAME, REPORT_NAME, Step, audit_name, release_facts, text_info, write_card
+from lookbench.dataset_builder.export import BuildSummary, build_shards, check_pair, staging_folder
 from lookbench.dataset_builder.sources import SourceError
 from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
 

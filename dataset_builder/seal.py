@@ -28,7 +28,8 @@ from lookbench.files import contained_file, folder_lock, folder_revision, replac
 from lookbench.schema import SUBSETS, release_date
 
 from lookbench.dataset_builder.append import BuiltFolder
-from lookbench.dataset_builder.export import is_report, staging_folder, write_card
+from lookbench.dataset_builder.card import is_report, write_card
+from lookbench.dataset_builder.export import staging_folder
 from lookbench.dataset_builder.sources import SourceError, read_contained
 from lookbench.dataset_builder.text_queries import TEXT_CONFIG
 

@@ -71,7 +71,7 @@ def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path):
     assert stage.returncode == 0, stage.stderr[-3000:]
     installed = Path(out["lookbench"]).parent
     carried = tmp_path / "hub" / "lookbench" / "demo" / "lookbench"
-    from lookbench.upload_scripts.stage import EXTRA_ONLY
+    from lookbench.upload_scripts.carried import EXTRA_ONLY
 
     files = {p.relative_to(installed).as_posix() for p in installed.rglob("*")
              if p.is_file() and "__pycache__" not in p.parts and p.relative_to(installed).parts[0] not in EXTRA_ONLY}

@@ -1,4 +1,4 @@
-"""Push a staged mirror to the Hub with huggingface_hub: create each repo, commit the files it checked (docs/architecture.md §5).
+"""Push a staged mirror to the Hub with huggingface_hub: create each repo, commit the files it checked (docs/publishing.md).
 
 The token is huggingface_hub's own (``HF_TOKEN``, else the file ``hf auth login`` wrote) and is never printed;
 without one, or with ``dry_run``, only the plan is printed. Hub refusals (401/403/404, other HTTP errors) and
@@ -14,7 +14,7 @@ from pathlib import Path
 from lookbench import terminal
 from lookbench.hub import error_line, transport_errors
 
-from lookbench.upload_scripts.stage import StagedRepo, Staging, check_namespace, files_of
+from lookbench.upload_scripts.manifest import StagedRepo, Staging, check_namespace, files_of
 
 LARGE_FOLDER_BYTES = 5 * 1024**3  # above this a dataset goes through upload_large_folder (resumable, many commits)
 

@@ -1,4 +1,4 @@
-"""``lookbench stage``: the six Hub repos as a local mirror (docs/architecture.md §5)."""
+"""``lookbench stage``: the six Hub repos as a local mirror (docs/publishing.md)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,7 +24,7 @@ def run_stage(args) -> int:
 
     with quiet_libraries(False):
         staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels)
-    from lookbench.upload_scripts.stage import files_of
+    from lookbench.upload_scripts.manifest import files_of
 
     terminal.say(f"Staged {args.out}:")
     for repo in staging.repos:

@@ -1,9 +1,11 @@
 """A results repo as the leaderboard Space reads it, made from one honest run of gr-lite-mini on LookBench-Mini: the
 honest submission, one whose claimed score was edited and one whose ranking was edited (a top-1 swapped); and a real
-browser (Debian's chromium, driven by Playwright as tests/space/test_app.py drives it) reading the board."""
+browser (Debian's chromium, driven by Playwright as tests/space/test_browser.py drives it) reading the board."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
 
 from tests.helpers.browser import chromium_page
@@ -13,6 +15,7 @@ REVISION = "5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f"
 # verified is labelled by its submission folder (these are the start of it), never by the model it claims.
 HONEST = f"lookbench/gr-lite-mini@{REVISION[:12]}"
 EDITED_SCORE, EDITED_RANKING = (f"someone/{name}@{REVISION[:12]}" for name in ("edited-score", "edited-ranking"))
+ALLOWED = frozenset({"lookbench/lookbench", "srpone/look-bench"})  # the board's data: its card's list
 
 
 def honest_result(out: Path) -> Path:
@@ -84,3 +87,31 @@ def browser_reads_the_board(url: str, out: Path) -> dict[str, str]:
         expect(page.get_by_text("Error", exact=True)).to_have_count(0)
         page.screenshot(path=str(out / "board.png"), full_page=True)
     return rows
+
+
+def honest_folder(copy):
+    """The honest submission's folder in a copy of the results repo."""
+    from lookbench.space.board.repo import submission_folders
+
+    (folder,) = [f for f in submission_folders(copy) if "submissions/lookbench/gr-lite-mini/" in f.as_posix()]
+    return folder
+
+
+def same_size_edit(folder) -> float:
+    """The overall Fine Recall@1 claimed with its first digit changed, the file's size and times as they were; the
+    new claim."""
+    path = folder / "results.json"
+    before, text = os.stat(path), path.read_text()
+    value = json.loads(text)["overall"]["fine_recall"]["@1"]
+    old = repr(value)
+    new = str((int(old[0]) + 1) % 10) + old[1:]
+    path.write_text(text.replace(old, new))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_size == before.st_size
+    return float(new)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

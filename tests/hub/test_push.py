@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from lookbench.upload_scripts.stage import MANIFEST, stage
+from lookbench.upload_scripts.manifest import MANIFEST
+from lookbench.upload_scripts.stage import stage
 
 from tests.helpers.fake_hub import FakeHub
 from tests.helpers.staged_hub import REPOS, TOKEN, copy_mirror, run_cli, staged_files
@@ -277,7 +278,7 @@ def test_push_commits_the_files_it_checked_even_if_one_is_swapped_before_the_upl
 def test_repos_json_lists_exactly_the_files_push_sends(hub, tmp_path):
     """repos.json named the files stage wrote while push walked the folders again: a file added to a repo folder
     after stage was planned and sent, though the manifest never listed it. Now they are one list."""
-    from lookbench.upload_scripts.stage import Staging, files_of
+    from lookbench.upload_scripts.manifest import Staging, files_of
 
     staging = Staging.load(hub)
     sent = {repo.repo_id: [f"{repo.folder}/{p.relative_to((hub / repo.folder).resolve()).as_posix()}"

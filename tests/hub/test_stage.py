@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from huggingface_hub import metadata_load
 
-from lookbench.upload_scripts.stage import MANIFEST, Staging, stage
+from lookbench.upload_scripts.manifest import MANIFEST, Staging
+from lookbench.upload_scripts.stage import stage
 
 from tests.helpers.staged_hub import REPOS, copy_mirror, run_cli, staged_files
 
@@ -82,7 +83,7 @@ def test_the_demo_space_carries_the_package_it_imports(hub):
     site-packages lays it out (every mapped folder of setup.cfg), byte for byte."""
     import configparser
 
-    from lookbench.upload_scripts.stage import mapped_packages
+    from lookbench.upload_scripts.carried import mapped_packages
 
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
@@ -227,7 +228,7 @@ def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folde
 
 def test_stage_names_the_releases_and_the_data_revision_it_carries(hub):
     from lookbench.dataset_builder import ensure_default_mini
-    from lookbench.dataset_builder.export import release_facts
+    from lookbench.dataset_builder.card import release_facts
     from lookbench.files import folder_revision
 
     dataset = next(r for r in Staging.load(hub).repos if r.repo_type == "dataset")
@@ -407,7 +408,7 @@ def checkout(tmp_path, monkeypatch) -> Path:
     import shutil
     import subprocess
 
-    from lookbench.upload_scripts import stage as module
+    from lookbench.upload_scripts import carried as module
 
     copy = tmp_path / "checkout"
     tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout

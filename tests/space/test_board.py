@@ -5,17 +5,13 @@ on loopback — through gradio_client and a real browser."""
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
-import socket
 import threading
 import time
 
 import pytest
 
 from lookbench.leaderboard.load import MAX_VERDICT_BYTES, Verdict
-from lookbench.leaderboard.render import markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.space.board import app as board_app
 from lookbench.space.board import repo as board_repo
@@ -23,14 +19,13 @@ from lookbench.space.board.app import Board, serve
 from lookbench.space.board.facts import ANY_SIZE
 from lookbench.space.board.judging import Judge, allowed_data
 from lookbench.space.board.repo import Verdicts, fetch, submission_folders
-from tests.helpers.browser import chromium_page, needs_chromium
-from tests.helpers.report_rows import query_rows
-from tests.helpers.board import (EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board, honest_result,
-                                 judged, results_repo)
+from tests.helpers.browser import needs_chromium
+from tests.helpers.board import (ALLOWED, EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board,
+                                 free_port as _free_port, honest_folder as _honest, judged,
+                                 same_size_edit as _same_size_edit)
 
 MINI = "LookBench-Mini (synthetic)"
 PUBLISHED = "LookBench (srpone/look-bench v20251201)"
-ALLOWED = frozenset({"lookbench/lookbench", "srpone/look-bench"})
 
 
 class Counting:
@@ -42,21 +37,6 @@ class Counting:
     def __call__(self, folder, key):
         self.calls.append(folder)
         return self.judge(folder, key)
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory):
-    """The results repo: the honest submission and the two tampered ones."""
-    result = honest_result(tmp_path_factory.mktemp("honest") / "out")
-    return results_repo(result, tmp_path_factory.mktemp("results") / "repo")
-
-
-@pytest.fixture(scope="module")
-def board(repo, tmp_path_factory):
-    board = Board(folder=repo, verdicts=Verdicts(tmp_path_factory.mktemp("verdicts") / "verdicts.json"), allowed=ALLOWED)
-    board.refresh()
-    judged(board)
-    return board
 
 
 def _rows(answer: dict, title: str) -> dict[str, dict]:
@@ -105,11 +85,6 @@ def test_per_subset_and_per_release(board):
     assert all(0 <= row[r] <= 100 for r in releases) and row["training cutoff"] == "2023-12-31"
 
 
-def _honest(copy):
-    (folder,) = [f for f in submission_folders(copy) if "submissions/lookbench/gr-lite-mini/" in f.as_posix()]
-    return folder
-
-
 def test_a_verdict_is_kept_by_the_key_of_the_files_and_a_changed_file_is_judged_again(board, repo, tmp_path):
     copy = tmp_path / "repo"
     shutil.copytree(repo, copy)
@@ -130,20 +105,6 @@ def test_a_verdict_is_kept_by_the_key_of_the_files_and_a_changed_file_is_judged_
                                     "shows the verdicts).")
     assert judged(again).endswith("verified: 3 no.")
     assert counted.calls[3:] == [honest] and len(json.loads(verdicts.read_text())) == 3  # the old key is evicted
-
-
-def _same_size_edit(folder) -> float:
-    """The overall Fine Recall@1 claimed with its first digit changed, the file's size and times as they were; the
-    new claim."""
-    path = folder / "results.json"
-    before, text = os.stat(path), path.read_text()
-    value = json.loads(text)["overall"]["fine_recall"]["@1"]
-    old = repr(value)
-    new = str((int(old[0]) + 1) % 10) + old[1:]
-    path.write_text(text.replace(old, new))
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert os.stat(path).st_size == before.st_size
-    return float(new)
 
 
 def test_a_result_replaced_after_a_refresh_never_shows_its_new_number_as_yes(board, repo, tmp_path):
@@ -351,12 +312,6 @@ def test_a_results_folder_that_is_not_one_is_said(tmp_path):
     assert copy.folder is None and copy.problem == f"{tmp_path / 'missing'} is not a folder"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(board):
     port = _free_port()
@@ -437,114 +392,3 @@ def test_a_visitor_cannot_make_the_board_reread_its_copy_again_and_again(repo, t
     monkeypatch.setattr(board, "_refreshed_at", time.monotonic() - board_app.REFRESH_EVERY)
     with pytest.raises(pytest.fail.Exception, match="the copy was read again"):
         board.refresh_from_page()
-
-
-# -- "Your results": a verified submission browsed as the judge saw it (issue 47 item 3) ------------------------------
-
-def _forge_annotations(folder) -> None:
-    """Every saved row of every ranking claims a fine hit of a category named "forged": columns verify never reads
-    (the ranking itself, which gallery row each rank holds, is the honest one)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    for path in (folder / "results.predictions").glob("*.parquet"):
-        table = pq.read_table(path)
-        for name, value in (("fine_hit", True), ("coarse_hit", True), ("query_category", "forged"), ("category", "forged")):
-            table = table.set_column(table.schema.get_field_index(name), name, pa.array([value] * len(table)))
-        pq.write_table(table, path)
-
-
-def test_your_results_offer_the_consistent_submission_and_show_the_judges_records(board):
-    from lookbench.report import records
-    from lookbench.space.board.browse import SubmittedResults
-    from lookbench.space.yours import SHOWN
-
-    yours = SubmittedResults(board)
-    honest = _honest(board.state.copy.folder)
-    folder = honest.relative_to(board.state.copy.folder).as_posix()
-    assert yours.listing() == [(f"{HONEST} — consistent ({folder})", folder)]  # the two tampered rows: not offered
-    saved = records.worst_queries(honest)  # the honest run's own saved records: what the engine flagged
-    line, figure, html, *_ = yours.answer(folder)
-    title = markdown_safe(f"{HONEST} on {saved.title.partition(' on ')[2]}")  # the row's name, not the file's claim
-    assert line.startswith(f"**{title}** ({markdown_safe(folder)}): {saved.evaluated} queries evaluated; "
-                           f"Fine@1 {saved.headline[0][1].split()[0]}, Coarse@1 {saved.headline[1][1].split()[0]}, ")
-    assert figure is not None
-    rows = query_rows(html)
-    assert len(rows) == min(SHOWN, len(saved.queries)) > 0
-    assert [(r["title"], r["marks"]) for r in rows] == [
-        (f"{w.subset} query {w.number}", [r.mark for r in w.results]) for w in saved.queries[:SHOWN]]
-    assert html.count("class='chip ") == sum(len(r.chips) for w in saved.queries[:SHOWN] for r in w.results) > 0
-    assert not re.search(r"<span>\d\.\d{3}</span>", html)  # the submitted similarity scores: not shown
-    for tampered in (EDITED_SCORE, EDITED_RANKING):
-        (other,) = [s.folder for s in board.loaded().submissions if s.model.startswith(tampered)]
-        line = yours.answer(other)[0]
-        assert line.startswith(f"⚠️ Unknown result '{other[:60]}") and line.endswith(f"; choose one of {folder}")
-
-
-def test_a_submissions_written_marks_and_annotations_are_never_shown_nor_files_changed_since_its_verdict(board, tmp_path):
-    """Verify judges the ranking, not the flags and annotations written beside it: a submission claiming every row a
-    fine hit of a category "forged" is consistent, and its page shows the judge's marks and categories, the honest
-    ones. The same files in another submitter's folder (its result names gr-lite-mini's) are consistent to the judge
-    but "no" as a row: counted so, and not offered. Its files changed after the verdict (before a refresh), a
-    submission is not opened."""
-    from lookbench.space.board.browse import SubmittedResults
-
-    copy = tmp_path / "repo"
-    shutil.copytree(board.state.copy.folder, copy)
-    for folder in submission_folders(copy):
-        if folder != _honest(copy):
-            shutil.rmtree(folder)
-    _forge_annotations(_honest(copy))
-    placed = _honest(copy).relative_to(copy / "submissions" / "lookbench" / "gr-lite-mini")  # <commit>/<data>/<settings>
-    shutil.copytree(_honest(copy), copy / "submissions" / "someone" / "impostor" / placed)
-    forged = Board(folder=copy, verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=ALLOWED)
-    forged.refresh()
-    assert judged(forged).endswith("verified: 1 consistent, 1 no.")
-    (row,) = [s for s in forged.loaded().submissions if s.folder.startswith("submissions/someone/impostor/")]
-    assert row.verdict.text == "consistent" and row.shown.startswith("no: provenance.submission names lookbench/gr-lite-mini@")
-    folder = _honest(copy).relative_to(copy).as_posix()
-    assert SubmittedResults(forged).values() == [folder]
-    _, _, html, *_ = SubmittedResults(forged).answer(folder)
-    honest = _honest(board.state.copy.folder).relative_to(board.state.copy.folder).as_posix()
-    _, _, truth, *_ = SubmittedResults(board).answer(honest)
-    assert query_rows(html) == query_rows(truth) and "forged" not in html
-    _same_size_edit(_honest(copy))
-    line = SubmittedResults(forged).answer(folder)[0]
-    assert line.startswith(f"⚠️ '{folder[:60]}") and line.endswith(
-        ": its files changed since the board judged them; Refresh to judge them again")
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-@needs_chromium
-def test_the_your_results_tab_offers_what_was_judged_after_the_page_was_built(board, tmp_path):
-    """The Space builds its page before it copies the results repo: the tab's choices are those of the moment it is
-    opened. In Debian's chromium: the verified submission opens, each card bordered in its mark's colour."""
-    from gradio_client import Client
-    from playwright.sync_api import expect
-
-    from lookbench.report import records
-
-    late = Board(folder=board.state.copy.folder, verdicts=board.verdicts, allowed=ALLOWED)  # the kept verdicts
-    app = late.blocks()
-    port = _free_port()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        assert "pending" not in late.refresh()
-        honest = _honest(board.state.copy.folder)
-        folder = honest.relative_to(board.state.copy.folder).as_posix()
-        line, chart, html, *_ = Client(f"http://127.0.0.1:{port}/", verbose=False).predict(
-            folder, "all", "all", "all", api_name="/your_results")
-        assert f"({folder}): " in line and chart is not None and query_rows(html)
-        first = records.worst_queries(honest).queries[0]
-        with chromium_page(tmp_path / "profile", 1280, 800) as page:
-            page.goto(f"http://127.0.0.1:{port}/")
-            page.get_by_role("tab", name="Your results").click()
-            expect(page.locator("#your-note")).to_contain_text(f"({folder}): ")
-            rows = page.locator("#your-queries .query")
-            expect(rows.first.locator(".q b")).to_have_text(f"{first.subset} query {first.number}")
-            marks = rows.first.locator(".results .tile").evaluate_all("cs => cs.map(c => c.dataset.mark)")
-            assert marks == [r.mark for r in first.results]
-            page.screenshot(path=str(tmp_path / "your-results.png"), full_page=True)
-    finally:
-        app.close()
