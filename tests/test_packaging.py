@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.staged_hub import shared_mirror
+from tests.helpers.venvs import clean_env, linked_copy, pip_install, space_venv
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CHECK = r"""
@@ -29,17 +32,18 @@ print(json.dumps({
 
 
 @pytest.mark.slow
-def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path):
+def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path, tmp_path_factory):
+    """The venv starts with the libraries the demo Space installs from its requirements.txt — the package's own
+    dependencies, read from its metadata, and gradio — linked from the venv built from exactly that file
+    (tests/helpers/venvs.py), and pip installs the wheel into it, resolving the wheel's dependencies against them."""
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(dist), str(ROOT)], check=True, capture_output=True)
     wheel = next(dist.glob("lookbench-*.whl"))
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    venv = linked_copy(space_venv(tmp_path_factory, shared_mirror(tmp_path_factory) / "lookbench" / "demo"), tmp_path / "venv")
     python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0", f"lookbench[space] @ {wheel.as_uri()}"],
-                             capture_output=True, text=True)  # [space]: stage writes the Spaces' sdk_version from gradio
-    assert install.returncode == 0, install.stderr[-3000:]
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # [space]: stage writes the Spaces' sdk_version from gradio
+    pip_install(python, "torch==2.13.0", f"lookbench[space] @ {wheel.as_uri()}", cwd=tmp_path)
+    env = clean_env()
     proc = subprocess.run([str(python), "-c", CHECK], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -5,7 +5,8 @@ and the gradio of its sdk_version installed before the folder is there (the Hub 
 ``python app.py`` offline on loopback, one real query through gradio_client (the leaderboard Space also in a real
 browser).
 
-One venv for the three used-by calls; each Space gets a venv of its own."""
+One venv for the three used-by calls; one for each Space's requirements.txt (the demo and the leaderboard Space have
+the same file, so the same venv: tests/helpers/venvs.py)."""
 from __future__ import annotations
 
 import json
@@ -14,26 +15,23 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 import pytest
-from huggingface_hub import SpaceCard
 
-from lookbench.upload_scripts.stage import stage
+from tests.helpers.venvs import clean_env, pip_install, space_venv
 
 pytestmark = pytest.mark.slow
 PUBLIC = ["torch==2.13.0", "datasets", "evaluate", "transformers", "safetensors", "pillow"]
 
 
 @pytest.fixture(scope="module")
-def mirror(tmp_path_factory, photos) -> Path:
-    out = tmp_path_factory.mktemp("acceptance") / "HUB"
-    stage(out, photos=photos)  # the demo's real-photo gallery of conftest's 200 photos
-    return out
+def mirror(hub) -> Path:
+    """The run's staged mirror (conftest's, with the demo's real-photo gallery of its 200 photos): only read here."""
+    return hub
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +40,7 @@ def venv(tmp_path_factory) -> Iterator[Path]:
     removed after the module, so its 2 GB do not stay on disk for the rest of the run."""
     folder = tmp_path_factory.mktemp("venv") / "venv"
     subprocess.run(["python3.11", "-m", "venv", str(folder)], check=True)
-    pip = subprocess.run([str(folder / "bin/python"), "-m", "pip", "install", "-q", *PUBLIC], capture_output=True, text=True)
-    assert pip.returncode == 0, pip.stderr[-3000:]
+    pip_install(folder / "bin/python", *PUBLIC, cwd=folder)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -52,7 +49,7 @@ def venv(tmp_path_factory) -> Iterator[Path]:
 def env(tmp_path_factory) -> dict:
     """The offline variables of docs/architecture.md §6 (inherited from conftest), the project HF_HOME, a datasets
     cache of this module's own."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = clean_env()
     env["HF_DATASETS_CACHE"] = str(tmp_path_factory.mktemp("datasets-cache"))
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "GRADIO_ANALYTICS_ENABLED", "HF_HUB_DISABLE_TELEMETRY"):
         assert name in env
@@ -165,29 +162,15 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _pip(python: str, *args, cwd: Path) -> None:
-    proc = subprocess.run([python, "-m", "pip", "install", "-q", *args], cwd=cwd, capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-
-
 class HubSpace:
-    """A staged Space folder installed and started as the Hub does it: ``<tmp>/home/user/app``, a fresh venv of the
-    card's python_version, ``pip install -r /tmp/requirements.txt gradio==<sdk_version>`` run in the still empty app
-    folder, then the folder's files, then ``python app.py`` with a fresh HF_HOME, offline, on loopback."""
+    """A staged Space folder installed and started as the Hub does it: the venv of its requirements.txt, card's
+    python_version and sdk_version (``space_venv``), the folder's files in ``<tmp>/home/user/app``, then ``python
+    app.py`` there with a fresh HF_HOME, offline, on loopback."""
 
-    def __init__(self, folder: Path, tmp: Path, env: dict):
-        self.card = SpaceCard.load(folder / "README.md").data
-        assert self.card.sdk == "gradio" and self.card.app_file == "app.py"
+    def __init__(self, folder: Path, tmp: Path, env: dict, venv: Path):
         self.app = tmp / "home" / "user" / "app"
-        self.app.mkdir(parents=True)
-        interpreter = shutil.which(f"python{self.card.python_version}")
-        assert interpreter, f"the card's python_version {self.card.python_version} is not on this machine"
-        subprocess.run([interpreter, "-m", "venv", str(tmp / "venv")], check=True)
-        self.python = str(tmp / "venv" / "bin" / "python")
-        shutil.copyfile(folder / "requirements.txt", tmp / "requirements.txt")  # the Hub's /tmp/requirements.txt
-        _pip(self.python, "-r", str(tmp / "requirements.txt"), f"gradio=={self.card.sdk_version}", cwd=self.app)
-        shutil.copytree(folder, self.app, dirs_exist_ok=True)
+        self.python = str(venv / "bin" / "python")
+        shutil.copytree(folder, self.app)
         self.env = {**env, "HF_HOME": str(tmp / "hf_home"), "GRADIO_SERVER_NAME": "127.0.0.1"}
         self.env.pop("HF_DATASETS_CACHE", None)
         self.log_path = tmp / "space.log"
@@ -228,6 +211,12 @@ class HubSpace:
         return running()
 
 
+@pytest.fixture
+def hub_space(tmp_path, tmp_path_factory, env):
+    """``hub_space(folder)``: the staged Space ``folder`` as the Hub runs it (``HubSpace``), in this test's tmp_path."""
+    return lambda folder: HubSpace(folder, tmp_path, env, space_venv(tmp_path_factory, folder))
+
+
 REQUEST_TIMEOUT_S = 600  # one request to a Space: its answer, however slowly a loaded machine computes it
 STOP_TIMEOUT_S = 120  # a terminated Space's exit, before it is killed
 
@@ -249,8 +238,8 @@ def _wait_until_ready(server: subprocess.Popen, url: str, deadline: float, log: 
         time.sleep(1)
 
 
-def test_4_the_metric_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
-    space = HubSpace(mirror / "lookbench" / "fine_recall", tmp_path, env)
+def test_4_the_metric_space_runs_as_the_hub_runs_it(mirror, hub_space):
+    space = hub_space(mirror / "lookbench" / "fine_recall")
     with space.serve(deadline_s=300) as client:
         scores = client.predict(json.dumps(PREDICTIONS), json.dumps(REFERENCES), json.dumps(GALLERY), "1, 2", "strict",
                                 api_name="/score")
@@ -259,8 +248,8 @@ def test_4_the_metric_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
     assert scores["outfit_fine_recall@2"] == 100.0 and scores["coarse_recall@1"] == 100.0
 
 
-def test_5_the_demo_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
-    space = HubSpace(mirror / "lookbench" / "demo", tmp_path, env)
+def test_5_the_demo_space_runs_as_the_hub_runs_it(mirror, hub_space):
+    space = hub_space(mirror / "lookbench" / "demo")
     # What the Space imports is its own folder's lookbench, not an installed one; its torch is the CPU build.
     facts = json.loads(space.check(NOT_INSTALLED + """
 import json, lookbench, torch
@@ -294,14 +283,14 @@ print(json.dumps(folders))
 @pytest.mark.browser
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and os.environ.get("CI") != "true",
                     reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
-def test_6_the_leaderboard_space_runs_as_the_hub_runs_it(mirror, env, tmp_path):
+def test_6_the_leaderboard_space_runs_as_the_hub_runs_it(mirror, hub_space, tmp_path):
     """The board serves at once and judges the results repo's submissions in the background — here the copy an
     earlier download left in its HF_HOME, which snapshot_download returns offline — and shows the honest one verified,
     the tampered ones not (labelled by their folders)."""
     from tests.helpers.board import (EDITED_RANKING, EDITED_SCORE, HONEST, REVISION, browser_reads_the_board, edit_score,
                                      swap_top1)
 
-    space = HubSpace(mirror / "lookbench" / "leaderboard", tmp_path, env)
+    space = hub_space(mirror / "lookbench" / "leaderboard")
     # A user's run and its three submissions, made with the Space's own lookbench (the Mini it rebuilds is the same),
     # written where the board downloads the results repo to.
     copy = tmp_path / "hf_home" / "lookbench" / "board" / "results" / "lookbench--results"

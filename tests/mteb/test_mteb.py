@@ -4,7 +4,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import types
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from lookbench.mteb import as_mteb_model, export_result, lookbench_tasks, task_n
 from lookbench.metric.fine_recall.judging import DEFAULT_K
 from lookbench.schema import TEST_SUBSETS
 from tests.helpers.engine_data import CountingEncoder, graded_release, png, tiny_release, write_folder
+from tests.helpers.staged_hub import shared_mirror
+from tests.helpers.venvs import clean_env, linked_copy, pip_install, space_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -327,14 +328,13 @@ def test_export_refuses_a_result_whose_outcomes_do_not_give_its_scores(tmp_path)
 
 
 @pytest.mark.slow
-def test_the_mteb_extra_installs_beside_the_cpu_torch_without_torchvision(tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0", "-e", f"{ROOT}[mteb]"],
-                             capture_output=True, text=True)
-    assert install.returncode == 0, install.stderr[-3000:]
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def test_the_mteb_extra_installs_beside_the_cpu_torch_without_torchvision(tmp_path, tmp_path_factory):
+    """From the libraries the demo Space installs (the package's own dependencies and gradio; a linked copy of the venv
+    built from its requirements.txt, tests/helpers/venvs.py), pip installs the package with its mteb extra."""
+    demo = shared_mirror(tmp_path_factory) / "lookbench" / "demo"
+    python = linked_copy(space_venv(tmp_path_factory, demo), tmp_path / "venv") / "bin" / "python"
+    pip_install(python, "torch==2.13.0", "-e", f"{ROOT}[mteb]", cwd=tmp_path)
+    env = clean_env()
     check = ("import importlib.metadata as m, importlib.util as u; from transformers import AutoImageProcessor; "
              "import lookbench.mteb, mteb; print(u.find_spec('torchvision') is None, mteb.__version__, "
              "all('extra ==' in r for r in m.requires('lookbench') if r.startswith('mteb')))")

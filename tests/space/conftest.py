@@ -10,7 +10,7 @@ from lookbench.space.board.app import Board
 from lookbench.space.board.repo import Verdicts
 
 from tests.helpers.board import ALLOWED, honest_result, judged, results_repo
-from tests.helpers.photos import small_photos
+from tests.helpers.staged_hub import shared_photos
 from tests.helpers.space_app import serving as _serving
 
 
@@ -20,21 +20,29 @@ def space_root(tmp_path_factory):
     return tmp_path_factory.mktemp("space")
 
 
-@pytest.fixture(scope="session")
-def space_assets(space_root):
-    """The Space's assets of the embedded Mini, built once for the whole session (about a minute)."""
-    from lookbench.space.assets import EMBEDDED, ensure_assets
+def _prepared(tmp_path_factory, gallery: str, space_root: Path) -> Path:
+    """A copy in ``space_root`` of one of the demo's galleries as the run prepared them once in ``$HF_HOME`` (about a
+    minute each to build; tests/helpers/staged_hub.py), so what these tests prepare there stays their own."""
+    from lookbench.paths import space_assets_dir
 
-    return ensure_assets(None, space_root / EMBEDDED, quiet=True)
+    shared_photos(tmp_path_factory)
+    return Path(shutil.copytree(space_assets_dir() / gallery, space_root / gallery))
+
+
+@pytest.fixture(scope="session")
+def space_assets(space_root, tmp_path_factory):
+    """The Space's assets of the embedded Mini."""
+    from lookbench.space.assets import EMBEDDED
+
+    return _prepared(tmp_path_factory, EMBEDDED, space_root)
 
 
 @pytest.fixture(scope="session")
 def photo_assets(space_root, tmp_path_factory):
     """The real-photo gallery: the release `lookbench build --source fashion-mnist` makes of the first 200 t10k photos."""
-    from lookbench.space.assets import PHOTOS, ensure_assets, real_photo_release
+    from lookbench.space.assets import PHOTOS
 
-    release = real_photo_release(small_photos(tmp_path_factory.mktemp("photos")))
-    return ensure_assets(release, space_root / PHOTOS, quiet=True)
+    return _prepared(tmp_path_factory, PHOTOS, space_root)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,81 @@
+"""Fresh virtualenvs for the tests that install what people install (pip, from the package index and this machine's
+wheels): a Space from its requirements.txt, the built wheel, the mteb extra.
+
+Installing torch and the libraries beside it takes most of two minutes per venv. A Space's venv is built once per run
+from exactly its requirements.txt, its card's Python and the gradio of its sdk_version, and shared by the Spaces whose
+three are the same (the demo and the leaderboard): a venv is never shared by two different requirements files, so
+none can hide a package its file lacks. A test that installs something of its own on top of those libraries starts
+from ``linked_copy`` of it: a new venv whose site-packages are hard links to the same files pip wrote, made in
+seconds, into which the test's own pip install then goes."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.helpers.shared import built_once
+
+SITE = Path("lib") / "python{}" / "site-packages"
+
+
+def clean_env() -> dict:
+    """The test's environment for a child in another venv: no PYTHONPATH, no VIRTUAL_ENV of the test's own venv."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
+def pip_install(python, *args, cwd: Path) -> None:
+    """``python -m pip install -q *args`` in ``cwd``, failing the test with pip's own words."""
+    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", *args], cwd=cwd, capture_output=True, text=True,
+                          env=clean_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def interpreter(python_version: str) -> str:
+    """The ``python<version>`` on this machine (a Space card's python_version)."""
+    found = shutil.which(f"python{python_version}")
+    assert found, f"the card's python_version {python_version} is not on this machine"
+    return found
+
+
+def space_venv(tmp_path_factory, space: Path) -> Path:
+    """The venv of the staged Space folder ``space`` as the Hub builds it: ``pip install -r /tmp/requirements.txt
+    gradio==<sdk_version>`` in a fresh venv of its card's python_version, run from an empty folder (the Hub installs
+    before the repo's files are there). Built once per run for each (python_version, requirements.txt, sdk_version)."""
+    from huggingface_hub import SpaceCard
+
+    card = SpaceCard.load(space / "README.md").data
+    assert card.sdk == "gradio" and card.app_file == "app.py"
+    requirements = (space / "requirements.txt").read_bytes()
+    key = hashlib.sha256(b"\0".join([card.python_version.encode(), requirements, card.sdk_version.encode()]))
+
+    def build(folder: Path) -> None:
+        empty = folder / "app"
+        empty.mkdir(parents=True)
+        (folder / "requirements.txt").write_bytes(requirements)  # the Hub's /tmp/requirements.txt
+        subprocess.run([interpreter(card.python_version), "-m", "venv", str(folder / "venv")], check=True)
+        pip_install(folder / "venv/bin/python", "-r", str(folder / "requirements.txt"), f"gradio=={card.sdk_version}",
+                    cwd=empty)
+
+    return built_once(tmp_path_factory, f"space-venv-{key.hexdigest()[:16]}", build) / "venv"
+
+
+def linked_copy(venv: Path, folder: Path) -> Path:
+    """A new venv at ``folder`` of ``venv``'s Python holding what ``venv``'s site-packages holds, as hard links (a
+    copy where the file system cannot link): pip only ever replaces a file, never writes into one, so what is installed
+    into the copy later leaves ``venv`` as it was."""
+    python = venv / "bin" / "python"
+    version = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], check=True,
+                             capture_output=True, text=True).stdout.strip()
+    subprocess.run([str(python), "-m", "venv", "--without-pip", str(folder)], check=True, env=clean_env())
+    site = str(SITE).format(version)
+
+    def link(source, target):
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copy2(source, target)
+
+    shutil.copytree(venv / site, folder / site, symlinks=True, copy_function=link, dirs_exist_ok=True)
+    return folder
