@@ -17,6 +17,7 @@ os.environ.update(OFFLINE_ENV)
 # Output read whole: a test that checks what a command says is not a test of wrapping. tests/test_widths.py and the
 # captures set the narrow widths (80, 100, a pipe's default) explicitly.
 os.environ["COLUMNS"] = "400"
+from tests.helpers import venvs  # noqa: E402,F401  (its AT_START: this environment, before any test changes it)
 
 
 import datasets  # noqa: E402  (after the environment above is set)

@@ -20,9 +20,17 @@ from tests.helpers.shared import built_once
 SITE = Path("lib") / "python{}" / "site-packages"
 
 
+# The tests' environment before any test ran: tests/conftest.py imports this module right after it sets the offline
+# variables. A worker runs many test files in one process, and what runs in it may set variables there — the demo app
+# points GRADIO_EXAMPLES_CACHE at its own temporary folder — so a child given os.environ as it is later would inherit
+# folders of tests that ran before it, on that worker only, in whatever order xdist dealt the files.
+AT_START = dict(os.environ)
+
+
 def clean_env() -> dict:
-    """The test's environment for a child in another venv: no PYTHONPATH, no VIRTUAL_ENV of the test's own venv."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    """The environment of a child in another venv: the tests' environment at the start of the run, without
+    PYTHONPATH or the VIRTUAL_ENV of the tests' own venv, so it imports only what its venv and its folder hold."""
+    return {k: v for k, v in AT_START.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
 
 
 def pip_install(python, *args, cwd: Path) -> None:
