@@ -4,13 +4,16 @@
     python docs/captures.py --check    # run them, exit 1 naming each block that drifted (tests/test_captures.py)
 
 The commands run in a scratch folder (``runs/`` relative to it) with their own ``HF_HOME``, offline, ``COLUMNS=100``
-and stdout a pipe, in the order below (a capture may depend on the runs before it). The scratch ``HF_HOME`` is shown as
+and stdout a pipe, in the order below (a capture may depend on the runs before it), one after the other in one fresh
+process (``lookbench.cli.main`` each, its stdout taken apart): eleven more starts of torch, datasets and faiss
+would add a minute and show nothing. The scratch ``HF_HOME`` is shown as
 ``/tmp/docs_hf``. What differs from run to run is normalised before ``--check`` compares, and only that: the seconds
 a run took and the date a stored result was made (``NONDETERMINISTIC``).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -66,13 +69,31 @@ STEPS = [
 ]
 
 
-def run(argv, cwd: Path, hf_home: Path) -> str:
-    """``lookbench *argv`` offline in ``cwd``; its stdout with the scratch HF_HOME shown as ``SHOWN_HF_HOME``."""
+# Runs in the fresh process: each step's argv through the CLI, its stdout kept apart; a failing step ends the run.
+DRIVER = """
+import contextlib, io, json, sys
+from lookbench.cli import main
+outputs = []
+for argv in json.loads(sys.argv[1]):
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = main(argv)
+    if code:
+        sys.exit(f"lookbench {' '.join(argv)} failed ({code})")
+    outputs.append(stdout.getvalue())
+print(json.dumps(outputs))
+"""
+
+
+def run(steps, cwd: Path, hf_home: Path) -> list[str]:
+    """Each step's ``lookbench *argv`` offline in ``cwd``, in order, in one fresh process; their stdouts, with the
+    scratch HF_HOME shown as ``SHOWN_HF_HOME``."""
     env = {**os.environ, **OFFLINE, "HF_HOME": str(hf_home)}
-    proc = subprocess.run([sys.executable, "-m", "lookbench", *argv], cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", DRIVER, json.dumps([list(step.argv) for step in steps])], cwd=cwd,
+                          env=env, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SystemExit(f"lookbench {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    return proc.stdout.replace(str(hf_home), SHOWN_HF_HOME)
+        raise SystemExit(proc.stderr.strip()[-2000:])
+    return [stdout.replace(str(hf_home), SHOWN_HF_HOME) for stdout in json.loads(proc.stdout.splitlines()[-1])]
 
 
 def shown(capture: Capture, stdout: str) -> str:
@@ -106,8 +127,7 @@ def captures() -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="lookbench-captures-") as scratch:
         cwd, hf_home = Path(scratch) / "work", Path(scratch) / "hf"
         cwd.mkdir()
-        for step in STEPS:
-            stdout = run(step.argv, cwd, hf_home)
+        for step, stdout in zip(STEPS, run(STEPS, cwd, hf_home), strict=True):
             if isinstance(step, Capture):
                 out[step.name] = shown(step, stdout)
     return out
