@@ -14,6 +14,7 @@ import pytest
 from lookbench.cli import main
 from lookbench.leaderboard.load import entry_from_result
 from tests.helpers import model_card
+from tests.helpers.photos import fashion_mnist_release
 from tests.helpers.model_card import SUBSETS, check
 
 CARD = Path(__file__).resolve().parents[2] / "models" / "gr_lite" / "gr-lite-mini" / "README.md"
@@ -39,18 +40,11 @@ def test_card_scores_are_reproduced(tmp_path):
 
 
 @pytest.mark.slow
-def test_real_photo_card_scores_are_reproduced(tmp_path):
+def test_real_photo_card_scores_are_reproduced(tmp_path, tmp_path_factory):
     """Needs the Debian package dataset-fashion-mnist (.ci/run installs it)."""
-    from lookbench.dataset_builder import SourceError, build_release
-
-    try:
-        build_release("fashion-mnist", tmp_path / "fashion-mnist")
-    except SourceError as err:
-        if "is not installed" not in str(err):
-            raise
-        pytest.skip(f"needs the Debian package dataset-fashion-mnist: {err}")
+    release = fashion_mnist_release(tmp_path_factory)
     (expected,) = card_rows("real-photos", modes=("strict",), subsets=()).values()
-    assert main(["evaluate", "--data", str(tmp_path / "fashion-mnist"), "--model", "gr-lite-mini", "--no-distractors",
+    assert main(["evaluate", "--data", str(release), "--model", "gr-lite-mini", "--no-distractors",
                  "--output", str(tmp_path / "out"), "--no-save", "--no-cache", "--quiet"]) == 0
     result = json.loads((tmp_path / "out" / "results.json").read_text())
     assert result["provenance"]["dataset"]["name"] == "LookBench Fashion-MNIST" and result["provenance"]["distractors"] is False

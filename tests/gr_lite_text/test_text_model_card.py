@@ -9,6 +9,8 @@ import pytest
 from safetensors.torch import load_file
 
 from lookbench.cli import main
+
+from tests.helpers.photos import fashion_mnist_release
 from lookbench.encoders.entries import gr_lite_mini_folder, gr_lite_mini_text_folder
 from tests.helpers.gr_lite import GR_LITE_DIR
 from tests.helpers.model_card import SUBSETS, card_rows, check
@@ -59,19 +61,12 @@ def test_card_scores_are_reproduced(tmp_path):
 
 
 @pytest.mark.slow
-def test_real_photo_card_scores_are_reproduced(tmp_path):
+def test_real_photo_card_scores_are_reproduced(tmp_path, tmp_path_factory):
     """Needs the Debian package dataset-fashion-mnist (.ci/run installs it)."""
-    from lookbench.dataset_builder import SourceError, build_release
-
-    try:
-        build_release("fashion-mnist", tmp_path / "fashion-mnist")
-    except SourceError as err:
-        if "is not installed" not in str(err):
-            raise
-        pytest.skip(f"needs the Debian package dataset-fashion-mnist: {err}")
+    release = fashion_mnist_release(tmp_path_factory)
     for form, expected in card_rows(CARD, ROW, "real-photos", FORMS, subsets=()).items():
         out = tmp_path / form.split(", ")[1]
-        assert main(["evaluate", "--queries", "text", "--text-form", form.split(", ")[1], "--data", str(tmp_path / "fashion-mnist"),
+        assert main(["evaluate", "--queries", "text", "--text-form", form.split(", ")[1], "--data", str(release),
                      "--model", "gr-lite-mini-text", "--no-distractors", "--cache-dir", str(tmp_path / "cache"),
                      "--output", str(out), "--no-save", "--quiet"]) == 0
         check(expected, json.loads((out / "results.json").read_text()), form, subsets=())
