@@ -214,14 +214,17 @@ def _prepare(assets: Path, fake, tmp_path, pinned: str) -> subprocess.CompletedP
 
 
 @pytest.mark.slow
-def test_a_first_start_downloads_the_spaces_prepared_gallery_at_its_pinned_revision_and_checks_it(tmp_path):
+def test_a_first_start_downloads_the_spaces_prepared_gallery_at_its_pinned_revision_and_checks_it(tmp_path,
+                                                                                                   tmp_path_factory):
     """With a Hub that answers, the Mini's assets come from the demo Space's ``assets/mini`` at the pinned commit
     (nothing built); a shipped file whose sha256 differs from the manifest is never used: one line, then built."""
-    from lookbench.space.assets import EMBEDDED, ensure_assets
+    from lookbench.paths import space_assets_dir
+    from lookbench.space.assets import EMBEDDED
     from tests.helpers.fake_hub import FakeHub
+    from tests.helpers.staged_hub import shared_photos
 
-    source = ensure_assets(None, tmp_path / "built" / EMBEDDED, quiet=True)
-    files = _shipped(source)
+    shared_photos(tmp_path_factory)  # the run's prepared galleries, as `lookbench stage` ships them
+    files = _shipped(space_assets_dir() / EMBEDDED)
     pinned = "c0ffee" + "0" * 34
     with FakeHub() as fake:
         fake.served["space/lookbench/demo"] = {"revision": pinned, "files": {**files, "app.py": b"# the Space's app\n"}}
