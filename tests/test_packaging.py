@@ -82,6 +82,7 @@ def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path, tmp_path_factory
     assert {p.relative_to(carried).as_posix() for p in carried.rglob("*") if p.is_file()} == files
 
 
+@pytest.mark.slow
 def test_import_lookbench_is_the_library_beside_a_dataset_folder_named_lookbench(tmp_path):
     """Where users run load_dataset("lookbench", ...), a data folder `lookbench/` (no __init__.py) sits in the working
     directory; under the editable install `import lookbench` must still be the library, not that folder as a

@@ -49,6 +49,7 @@ def test_import_lookbench_loads_no_auto_classes_and_hooks_no_import():
                         before="import sys; LEN = len(sys.meta_path)") == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ["lookbench first", "transformers first"])
 def test_auto_model_loads_gr_lite_without_remote_code_once_registered(order):
     imports = ["from lookbench.models.gr_lite import register_auto_classes",

@@ -148,6 +148,7 @@ def test_a_vlm_answer_is_checked_against_the_taxonomy(text, expected):
     assert parse_answer(text, SHOP) == expected
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_to_the_same_release(mini_crawl, tmp_path, capsys):
     crawl, taxonomy = mini_crawl / "crawl", mini_crawl / "taxonomy.json"
     raw = tmp_path / "raw"

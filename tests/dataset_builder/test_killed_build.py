@@ -57,6 +57,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_a_killed_build_leaves_no_temporary_folder_the_next_build_does_not_clear(tmp_path, monkeypatch):
     """Its scratch folder (raw release, datasets cache) was a `lookbench-build-*` folder in the system's temporary
     folder that nothing ever removed; now everything a build writes lies beside its --out, and the next build holding
@@ -75,6 +76,7 @@ def test_a_killed_build_leaves_no_temporary_folder_the_next_build_does_not_clear
     assert not list(tmp.iterdir())
 
 
+@pytest.mark.slow
 def test_a_build_killed_between_its_two_swaps_is_reported_and_repaired_by_the_next(tmp_path, capsys):
     """--out was replaced, --train-out still held the earlier build's training set, and nothing said so; now the
     dataset folder is marked until both are swapped in, loaders refuse it in one line naming both folders, and the next
@@ -107,6 +109,7 @@ def test_a_build_killed_between_its_two_swaps_is_reported_and_repaired_by_the_ne
     assert sorted(p.name for p in root.iterdir()) == ["lookbench", "train"]
 
 
+@pytest.mark.slow
 def test_a_build_without_the_training_set_says_it_is_left_from_an_earlier_build(tmp_path, capsys):
     """The next build of --out alone drops the mark, so it says which training set stays as it was."""
     root = tmp_path / "data"

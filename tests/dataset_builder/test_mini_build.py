@@ -91,6 +91,7 @@ def test_training_set_is_disjoint_from_every_test_config(mini):
     assert json.loads((root / "train" / "validation_report.json").read_text())["num_skipped"] == 0
 
 
+@pytest.mark.slow
 def test_ensure_default_mini_builds_once_under_hf_home(tmp_path, monkeypatch):
     monkeypatch.setattr("huggingface_hub.constants.HF_HOME", str(tmp_path / "hf"))
     target = default_mini_dir()

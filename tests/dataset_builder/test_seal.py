@@ -26,6 +26,7 @@ def _copy(built, tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_one_release_sealed_keeps_the_others_public_and_unseals_to_the_same_shards(built, tmp_path):
     folder = _copy(built, tmp_path)
     sealed = seal(folder, ["mini-v20251201"], "2027-01-31")
@@ -46,6 +47,7 @@ def test_one_release_sealed_keeps_the_others_public_and_unseals_to_the_same_shar
         assert pq.read_table(folder / shard.relative_to(built)).equals(pq.read_table(shard)), shard
 
 
+@pytest.mark.slow
 def test_labels_that_do_not_match_their_public_part_are_refused_naming_the_row(built, tmp_path):
     folder = _copy(built, tmp_path)
     seal(folder)
@@ -64,6 +66,7 @@ def test_labels_that_do_not_match_their_public_part_are_refused_naming_the_row(b
         seal(_copy(built, tmp_path / "third"), None, "2027-02-30")
 
 
+@pytest.mark.slow
 def test_labels_are_read_alike_from_a_labels_folder_and_from_an_unsealed_release(built, tmp_path):
     folder = _copy(built, tmp_path)
     state = seal(folder)
@@ -74,6 +77,7 @@ def test_labels_are_read_alike_from_a_labels_folder_and_from_an_unsealed_release
         Labels.read(folder, state.releases)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("planted", ["RealStreetLook/gallery-00000-of-00001.parquet", "validation_report.json"])
 def test_a_link_out_of_the_folder_is_refused_never_sealed_into_a_regular_file(built, tmp_path, planted):
     """A shard or a report that links out of the built folder is refused naming it, before anything is written: seal

@@ -12,6 +12,7 @@ from lookbench.training import teacher_features
 from lookbench.training.training_data import load_teacher_features
 
 
+@pytest.mark.slow
 def test_teacher_features_are_efficientnet_features_of_exactly_these_images(tmp_path, train_folder):
     path = tmp_path / "teacher.safetensors"
     teacher_features.main(["--data", str(train_folder), "--output", str(path), "--batch-size", "40"])

@@ -207,6 +207,7 @@ def test_a_tampered_or_damaged_checkpoint_is_refused_in_one_line(tmp_path, train
     ("training", "check_disjoint", ["--train", "{missing}", "--test", "{tmp}"]),
     ("models.gr_lite", "convert_gr_lite_checkpoint", ["--checkpoint", "{missing}", "--output", "{tmp}/model"]),
 ])
+@pytest.mark.slow
 def test_model_scripts_report_bad_input_in_one_line(tmp_path, package, script, args):
     """As `lookbench` does: the user sees the cause and the path, exit 2, no traceback."""
     missing = tmp_path / "missing"

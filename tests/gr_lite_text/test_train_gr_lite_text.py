@@ -144,6 +144,7 @@ def test_flag_checks(bad, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["data", "image-tower", "resume"])
 def test_bad_input_is_one_line(tmp_path, train_folder, what):
     """As `lookbench` does: the user sees the cause and the path, exit 2, no traceback."""

@@ -17,6 +17,7 @@ from tests.helpers.fake_hub import FakeHub
 from tests.helpers.staged_hub import REPOS, TOKEN, copy_mirror, run_cli, staged_files
 
 
+@pytest.mark.slow
 def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token(hub, tmp_path):
     with FakeHub() as fake:
         proc = run_cli("push", "--hub", str(hub), "--private", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
@@ -48,6 +49,7 @@ def test_push_creates_each_repo_and_uploads_its_folder_without_showing_the_token
     assert "lookbench/demo (space): abc123" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_private_push_makes_a_repo_that_was_public_private_before_it_sends_a_file(hub, tmp_path):
     """create_repo keeps an existing repo's visibility (the Hub answers 409): a sealed release's labels pushed into a
     public repo of that name would be public. Each repo pushed private is set private before its commit."""
@@ -63,6 +65,7 @@ def test_a_private_push_makes_a_repo_that_was_public_private_before_it_sends_a_f
                                    if method == "POST" and path.startswith(f"/api/{kind}s/{repo}/commit/"))
 
 
+@pytest.mark.slow
 def test_push_to_a_revision_creates_the_branch_first(hub, tmp_path):
     with FakeHub() as fake:
         proc = run_cli("push", "--hub", str(hub), "--revision", "v2", endpoint=fake.url, token=TOKEN, cwd=tmp_path)
@@ -71,6 +74,7 @@ def test_push_to_a_revision_creates_the_branch_first(hub, tmp_path):
     assert {c["revision"] for c in fake.commits.values()} == {"v2"}
 
 
+@pytest.mark.slow
 def test_push_without_a_token_prints_the_plan_and_sends_nothing(hub, tmp_path):
     with FakeHub() as fake:
         proc = run_cli("push", "--hub", str(hub), endpoint=fake.url, token=None, cwd=tmp_path)
@@ -84,6 +88,7 @@ def test_push_without_a_token_prints_the_plan_and_sends_nothing(hub, tmp_path):
 
 @pytest.mark.parametrize("status, words", [(401, "refused the token (401)"), (403, "may not write there (403)"),
                                            (404, "not found (404)")])
+@pytest.mark.slow
 def test_push_refused_is_one_line_naming_the_repo(hub, tmp_path, status, words):
     with FakeHub(refuse=status) as fake:
         proc = run_cli("push", "--hub", str(hub), endpoint=fake.url, token=TOKEN, cwd=tmp_path)
@@ -93,6 +98,7 @@ def test_push_refused_is_one_line_naming_the_repo(hub, tmp_path, status, words):
     assert "Traceback" not in proc.stderr and TOKEN not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_push_with_the_hub_unreachable_is_one_line(hub, tmp_path):
     import socket
 
@@ -110,6 +116,7 @@ def test_push_names_a_folder_that_was_not_staged(tmp_path):
     assert proc.returncode == 2 and f"{tmp_path / MANIFEST} not found" in proc.stderr
 
 
+@pytest.mark.slow
 def test_push_refuses_a_manifest_naming_a_folder_outside_the_mirror(hub, tmp_path):
     mirror = tmp_path / "hub"
     shutil.copytree(hub, mirror)
@@ -125,6 +132,7 @@ def test_push_refuses_a_manifest_naming_a_folder_outside_the_mirror(hub, tmp_pat
 
 # ---------------------------------------------------------------- a live dataset: releases, revisions, tags
 
+@pytest.mark.slow
 def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachable(tmp_path, photos):
     from tests.helpers.raw_release import write_release
     from lookbench.cli import main
@@ -165,6 +173,7 @@ def test_each_pushed_snapshot_is_a_tagged_revision_and_the_old_one_stays_reachab
     ("releases", ["v2026-bad"], "releases ['v2026-bad'] is not a list of release names"),
     ("data_revision", "a b\nc", "is not a content revision"),
 ])
+@pytest.mark.slow
 def test_a_manifest_with_bad_release_data_is_refused_before_any_request(hub, tmp_path, field, value, words):
     mirror = tmp_path / "hub"
     shutil.copytree(hub, mirror)
@@ -177,6 +186,7 @@ def test_a_manifest_with_bad_release_data_is_refused_before_any_request(hub, tmp
     assert words in proc.stderr.strip().splitlines()[-1] and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path, photos):
     from tests.helpers.raw_release import write_release
     from lookbench.cli import main
@@ -194,6 +204,7 @@ def test_a_branch_named_after_the_release_is_not_tagged_again(tmp_path, photos):
 
 # ---------------------------------------------------------------- hostile mirrors (issue 19 cases 2, 3, 8)
 
+@pytest.mark.slow
 def test_push_refuses_a_link_out_of_its_repo_folder_before_any_request(hub, tmp_path):
     """Case 2: a symlink demo/passwd.txt -> a file outside was prepared for upload with its contents."""
     mirror = copy_mirror(hub, tmp_path)
@@ -219,6 +230,7 @@ def test_push_refuses_a_link_out_of_its_repo_folder_before_any_request(hub, tmp_
     (lambda m: m["repos"][0].update(ignore="demo/**"), "repo lookbench/lookbench: ignore 'demo/**' is not a list of patterns"),
     (lambda m: m.update(namespace="a名前"), "--namespace 'a名前' is not a Hub user or organisation name"),
 ])
+@pytest.mark.slow
 def test_push_refuses_a_manifest_stage_would_not_have_written(hub, tmp_path, change, words):
     """Case 2: a tampered repos.json got a dry-run plan for another namespace, a bad type, the whole mirror."""
     mirror = copy_mirror(hub, tmp_path)
@@ -234,6 +246,7 @@ def test_push_refuses_a_manifest_stage_would_not_have_written(hub, tmp_path, cha
         assert words in run.stderr and "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_push_offline_names_the_repo_and_the_variable(hub, tmp_path):
     """Issue 20 item 6: with HF_HUB_OFFLINE=1, push printed huggingface_hub's message, which names no repo."""
     env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "PYTHONPATH")}
@@ -247,6 +260,7 @@ def test_push_offline_names_the_repo_and_the_variable(hub, tmp_path):
     assert last.startswith("lookbench push: error: lookbench/lookbench (dataset): HF_HUB_OFFLINE=1 is set") and "unset HF_HUB_OFFLINE" in last
 
 
+@pytest.mark.slow
 def test_push_commits_the_files_it_checked_even_if_one_is_swapped_before_the_upload(hub, tmp_path):
     """Issue 37: `upload_folder` listed the folder again itself, so a file swapped for a link to a private file (or
     a file added) between push's check and the upload was sent; the checked files are now the commit."""
@@ -275,6 +289,7 @@ def test_push_commits_the_files_it_checked_even_if_one_is_swapped_before_the_upl
     assert not [c for c in fake.commit_log if "added-later.txt" in c["paths"]]
 
 
+@pytest.mark.slow
 def test_repos_json_lists_exactly_the_files_push_sends(hub, tmp_path):
     """repos.json named the files stage wrote while push walked the folders again: a file added to a repo folder
     after stage was planned and sent, though the manifest never listed it. Now they are one list."""

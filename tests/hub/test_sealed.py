@@ -88,6 +88,7 @@ def _leaks(paths: list[Path], labels: dict[str, set[str]], vocabulary: set[str] 
     return found
 
 
+@pytest.mark.slow
 def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verified(tmp_path, photos, monkeypatch):
     from lookbench.results.result import SealedRun
     from lookbench.space.board.app import Board

@@ -19,6 +19,7 @@ from tests.helpers.staged_hub import REPOS, copy_mirror, run_cli, staged_files
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_stage_lays_out_the_five_repos_with_real_files(hub):
     staging = Staging.load(hub)
     assert {r.repo_id: r.repo_type for r in staging.repos} == REPOS
@@ -44,6 +45,7 @@ def test_stage_lays_out_the_five_repos_with_real_files(hub):
         "RealStudioFlat", "AIGen-Studio", "RealStreetLook", "AIGen-StreetLook", "noise", "text"}
 
 
+@pytest.mark.slow
 def test_staged_cards_are_valid_yaml_with_what_each_hub_page_needs(hub):
     model = metadata_load(hub / "lookbench/gr-lite-mini/README.md")
     assert model["pipeline_tag"] == "image-feature-extraction" and model["library_name"] == "transformers"
@@ -60,6 +62,7 @@ def test_staged_cards_are_valid_yaml_with_what_each_hub_page_needs(hub):
     assert {i["config_name"] for i in data["dataset_info"]} == {c["config_name"] for c in data["configs"]}
 
 
+@pytest.mark.slow
 def test_dataset_data_files_match_only_its_own_shards(hub):
     """The other repos live inside HUB/lookbench; datasets must resolve each config's patterns to that config's shards."""
     from datasets.data_files import resolve_pattern
@@ -78,6 +81,7 @@ def test_dataset_data_files_match_only_its_own_shards(hub):
     assert seen == {f for f in staged_files(hub, "lookbench") if f.endswith(".parquet") and not f.startswith(nested)}
 
 
+@pytest.mark.slow
 def test_the_demo_space_carries_the_package_it_imports(hub):
     """A Space installs requirements.txt alone, before its files are there: the demo carries lookbench as
     site-packages lays it out (every mapped folder of setup.cfg), byte for byte."""
@@ -100,6 +104,7 @@ def test_the_demo_space_carries_the_package_it_imports(hub):
     assert not list(carried.rglob("__pycache__"))
 
 
+@pytest.mark.slow
 def test_space_requirements_come_from_the_index_and_the_cards_say_what_was_tested(hub):
     """No requirement names a file or a package the index lacks; torch is the tested release (unpinned, the newest
     CUDA build would come); the YAML's python_version and sdk_version are this Python and the installed gradio."""
@@ -129,6 +134,7 @@ CARDS = {"lookbench/README.md": 'load_dataset("lookbench/lookbench", "RealStreet
          "lookbench/leaderboard/README.md": 'Client("lookbench/leaderboard")'}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("card, call", CARDS.items())
 def test_every_card_cites_the_paper_and_opens_with_a_hub_call_of_public_libraries(hub, card, call):
     from lookbench.citation import BIBTEX, PAPER_URL
@@ -139,6 +145,7 @@ def test_every_card_cites_the_paper_and_opens_with_a_hub_call_of_public_librarie
     assert call in first and "lookbench" not in _imported_roots_of(first), first
 
 
+@pytest.mark.slow
 def test_the_model_card_carries_its_results_as_model_index(hub):
     from huggingface_hub import ModelCard
 
@@ -155,6 +162,7 @@ def test_the_model_card_carries_its_results_as_model_index(hub):
     assert strict[("benchmarks/compare_encoders.py --table mini", "all")] == float(row.split("|")[3].split(" ±")[0])
 
 
+@pytest.mark.slow
 def test_staging_real_data_keeps_the_lookbench_labels(tmp_path, photos):
     from tests.helpers.raw_release import write_release
 
@@ -211,6 +219,7 @@ def _requirements(folder: Path) -> set[str]:
     ("lookbench/gr-lite-mini", {"torch", "transformers"}),  # library_name: transformers
     ("lookbench/gr-lite-mini-text", {"torch", "transformers"}),
 ])
+@pytest.mark.slow
 def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folder, provided):
     """Every absolute import is the standard library, the repo's SDK / library, a package the repo carries, or a
     distribution its requirements.txt names (import names mapped to distributions by importlib.metadata)."""
@@ -226,6 +235,7 @@ def test_staged_code_imports_only_its_own_files_and_declared_packages(hub, folde
             assert names & declared, f"{folder}/{path.name} imports {root}, which {folder}/requirements.txt does not name"
 
 
+@pytest.mark.slow
 def test_stage_names_the_releases_and_the_data_revision_it_carries(hub):
     from lookbench.dataset_builder import ensure_default_mini
     from lookbench.dataset_builder.card import release_facts
@@ -240,6 +250,7 @@ def test_stage_names_the_releases_and_the_data_revision_it_carries(hub):
 
 # ---------------------------------------------------------------- hostile mirrors (issue 19 cases 2, 3, 8)
 
+@pytest.mark.slow
 @pytest.mark.parametrize("namespace", ["a名前", "x" * 200, "x."])
 def test_namespaces_the_hub_rejects_are_refused_by_stage_and_push(hub, tmp_path, namespace):
     """Case 8: these passed stage and the dry run; huggingface_hub's validate_repo_id decides now."""
@@ -250,6 +261,7 @@ def test_namespaces_the_hub_rejects_are_refused_by_stage_and_push(hub, tmp_path,
     assert dry.returncode == 2 and "is not a Hub user or organisation name" in dry.stderr and "Plan" not in dry.stdout
 
 
+@pytest.mark.slow
 def test_stage_never_deletes_what_it_did_not_write(hub, tmp_path, photos):
     """Case 3: a folder holding keep.txt and any repos.json was replaced whole, keep.txt deleted."""
     mine = tmp_path / "mine"
@@ -268,6 +280,7 @@ def test_stage_never_deletes_what_it_did_not_write(hub, tmp_path, photos):
     assert stage(mirror, photos=photos).namespace == "lookbench"  # what stage wrote, and only that, is replaced
 
 
+@pytest.mark.slow
 def test_a_staged_mirror_follows_the_umask(tmp_path, photos):
     """Case 8: staged mirrors were 0700 (mkdtemp's mode), so a shared mirror was unreadable to a team."""
     old = os.umask(0o022)
@@ -307,6 +320,7 @@ def test_a_link_in_data_to_a_file_outside_never_reaches_the_mirror(tmp_path, pla
     assert secret.read_bytes().startswith(b"PRIVATE")
 
 
+@pytest.mark.slow
 def test_a_link_in_data_that_stays_inside_is_staged_as_the_file_it_names(tmp_path, photos):
     data = _data_copy(tmp_path)
     card = data / "README.md"
@@ -318,6 +332,7 @@ def test_a_link_in_data_that_stays_inside_is_staged_as_the_file_it_names(tmp_pat
     assert not staged.is_symlink() and staged.read_bytes() == (data / "card.md").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_second_stage_into_a_folder_being_staged_is_refused_and_the_folder_kept(hub, tmp_path, photos):
     """Issue 37: nothing kept two writers of one output folder apart; one now holds its lock, the other is one line."""
     from lookbench.files import folder_lock
@@ -336,6 +351,7 @@ def test_a_second_stage_into_a_folder_being_staged_is_refused_and_the_folder_kep
 # -- the demo's prepared galleries (issue 38) ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_demo_space_ships_both_galleries_prepared_and_whole(hub):
     """The Space serves its first query without building: each gallery's assets, checked file by file against its
     manifest, for the models the Space runs; the Mini's keyed by its generator, the real photos' by their release."""
@@ -367,6 +383,7 @@ def _binary(path: Path) -> bool:
     return b"\0" in blob[:8000]
 
 
+@pytest.mark.slow
 def test_every_binary_file_of_the_demo_space_is_in_git_lfs(hub, tmp_path):
     """The Hub takes binary files only through LFS: git itself, reading the Space's .gitattributes, puts every
     binary file of the folder (weights, assets) in the lfs filter, and no text file."""
@@ -384,6 +401,7 @@ def test_every_binary_file_of_the_demo_space_is_in_git_lfs(hub, tmp_path):
     assert lfs == binary
 
 
+@pytest.mark.slow
 def test_stage_prints_each_repos_size(tmp_path, photos):
     """`lookbench stage` says how big each repo is (what push uploads): the demo Space with its assets well under the
     Hub's 100 MB (here with the small real-photo gallery; the full one is measured in benchmarks/RESULTS.md)."""
@@ -434,6 +452,7 @@ def _git(repo: Path, *argv) -> None:
                    check=True, capture_output=True)
 
 
+@pytest.mark.slow
 def test_files_git_does_not_track_and_dotfiles_are_never_staged(checkout, tmp_path, photos):
     """A `.env` with a token beside the package and a training run's optimizer.bin left in the model folder were
     copied into the public Spaces and model repo, and listed in repos.json; so was any dotfile."""
@@ -456,6 +475,7 @@ def test_files_git_does_not_track_and_dotfiles_are_never_staged(checkout, tmp_pa
 
 @pytest.mark.parametrize("folder, link", [("models/gr_lite/gr-lite-mini", "extra.json"), ("lookbench", "engine/extra.py"),
                                           ("metric/fine_recall", "app.py")])
+@pytest.mark.slow
 def test_a_link_out_of_a_carried_folder_is_refused_by_name_before_anything_is_written(checkout, tmp_path, photos, folder,
                                                                                      link):
     """A tracked symlink in a carried folder pointing outside it was followed, and the file it named published."""

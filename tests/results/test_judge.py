@@ -40,6 +40,7 @@ def _records(rng, n, prefix):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), queries=st.integers(1, 12), gallery=st.integers(1, 30), noise=st.integers(0, 10),
        depth=st.integers(1, 20), mode=st.sampled_from(["strict", "leaderboard"]))
+@pytest.mark.slow
 def test_the_engine_and_verify_judge_every_random_ranking_alike(seed, queries, gallery, noise, depth, mode):
     rng = np.random.default_rng(seed)
     q, g = _records(rng, queries, "q"), _records(rng, gallery, "g")

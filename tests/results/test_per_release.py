@@ -39,6 +39,7 @@ class MeanColour:
         return np.stack(out).astype(np.float32)
 
 
+@pytest.mark.slow
 def test_per_release_scores_recombine_to_the_subset_scores_and_count_the_data(two_releases, tmp_path):
     result = lookbench.evaluate(MeanColour(), data=two_releases, results_dir=tmp_path, quiet=True, use_cache=False)
     releases = ["v20251201", "v20260301"]

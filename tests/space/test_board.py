@@ -49,6 +49,7 @@ def _labelled(rows: dict, start: str) -> dict:
     return row
 
 
+@pytest.mark.slow
 def test_the_verified_submission_is_ranked_and_the_tampered_ones_are_listed_apart(board):
     answer = board.api_board("fine", 1, "overall")
     titles = [s["title"] for s in answer["sections"]]
@@ -75,6 +76,7 @@ def test_the_verified_submission_is_ranked_and_the_tampered_ones_are_listed_apar
     assert str(board.state.copy.folder) not in shown and "/tmp" not in shown
 
 
+@pytest.mark.slow
 def test_per_subset_and_per_release(board):
     answer = board.api_board("fine", 5, "RealStreetLook", True)  # per release: the headline scores
     (ranked,) = [s for s in answer["sections"] if s["title"].startswith(MINI) and "not verified" not in s["title"]]
@@ -85,6 +87,7 @@ def test_per_subset_and_per_release(board):
     assert all(0 <= row[r] <= 100 for r in releases) and row["training cutoff"] == "2023-12-31"
 
 
+@pytest.mark.slow
 def test_a_verdict_is_kept_by_the_key_of_the_files_and_a_changed_file_is_judged_again(board, repo, tmp_path):
     copy = tmp_path / "repo"
     shutil.copytree(repo, copy)
@@ -107,6 +110,7 @@ def test_a_verdict_is_kept_by_the_key_of_the_files_and_a_changed_file_is_judged_
     assert counted.calls[3:] == [honest] and len(json.loads(verdicts.read_text())) == 3  # the old key is evicted
 
 
+@pytest.mark.slow
 def test_a_result_replaced_after_a_refresh_never_shows_its_new_number_as_yes(board, repo, tmp_path):
     """Keys, not paths: the size and mtime kept, a restart with the same verdicts.json still judges the new bytes."""
     copy = tmp_path / "repo"
@@ -128,6 +132,7 @@ def test_a_result_replaced_after_a_refresh_never_shows_its_new_number_as_yes(boa
     assert json.loads(verdicts.read_text())  # the honest bytes' verdict stays until a refresh no longer sees them
 
 
+@pytest.mark.slow
 def test_verdicts_are_bounded_and_a_damaged_entry_is_dropped_alone(board, repo, tmp_path):
     """A 70 MB item id gives a verdict of at most 4 KB, and a restart reads back every kept verdict."""
     import pyarrow as pa
@@ -157,6 +162,7 @@ def test_verdicts_are_bounded_and_a_damaged_entry_is_dropped_alone(board, repo, 
     assert Verdicts(verdicts).known.keys() == kept.keys() - {first}
 
 
+@pytest.mark.slow
 def test_the_board_serves_at_once_and_judges_in_the_background(repo, tmp_path):
     """One slow submission never keeps the board from serving: the first /leaderboard answer comes within 10 s of
     launch, every submission pending, while the judge has not answered."""
@@ -181,6 +187,7 @@ def test_the_board_serves_at_once_and_judges_in_the_background(repo, tmp_path):
         demo.close()
 
 
+@pytest.mark.slow
 def test_a_submission_over_its_budget_is_not_checked_and_the_verdict_is_kept(board, repo, tmp_path):
     honest = _honest(repo)
     from lookbench.results.folder import snapshot
@@ -194,6 +201,7 @@ def test_a_submission_over_its_budget_is_not_checked_and_the_verdict_is_kept(boa
     assert verdicts.keep(slow) and Verdicts(tmp_path / "verdicts.json").get(key) == slow
 
 
+@pytest.mark.slow
 def test_only_the_cards_data_is_loaded_and_nothing_else_is_asked_of_the_hub(board, repo, tmp_path, monkeypatch):
     """A submission naming another Hub dataset, or a folder of the server, is "not checked: unknown data", and no
     request for it reaches the (loopback) Hub; a dataset the card names is asked for."""
@@ -225,6 +233,7 @@ def test_only_the_cards_data_is_loaded_and_nothing_else_is_asked_of_the_hub(boar
     assert asked and not [p for p in asked if "other-data" in p] and all("lookbench/lookbench" in p for p in asked)
 
 
+@pytest.mark.slow
 def test_a_render_reads_no_file_and_ranks_once_per_set_of_controls(board, monkeypatch):
     """Rendering reads the entries load_store gave at the last refresh or verdict; the ranked board is kept per set
     of controls."""
@@ -238,6 +247,7 @@ def test_a_render_reads_no_file_and_ranks_once_per_set_of_controls(board, monkey
     assert not read
 
 
+@pytest.mark.slow
 def test_filters_hide_rows_and_keep_the_full_tables_ranks(board):
     full = _rows(board.api_board("fine", 1, "overall"), board.api_board("fine", 1, "overall")["sections"][0]["title"])
     open_only = board.api_board("fine", 1, "overall", False, True)
@@ -268,6 +278,7 @@ def test_filters_hide_rows_and_keep_the_full_tables_ranks(board):
     (("fine", 1, "overall", False, False, ["x"]), "size must be one of any size, ≤ 100M"),
     (("fine", 1, "overall", False, False, ANY_SIZE, 5), "the training cutoff must be a date such as 2024-06-01, got '5'"),
 ])
+@pytest.mark.slow
 def test_bad_controls_are_messages(board, controls, message):
     assert message in board.api_board(*controls)["error"]
 
@@ -293,6 +304,7 @@ def test_without_a_copy_of_the_results_repo_the_published_rows_are_shown_and_the
     assert [s["title"].split(" — ")[0] for s in answer["sections"]] == [PUBLISHED] and answer["submissions"] == []
 
 
+@pytest.mark.slow
 def test_an_earlier_download_is_what_snapshot_download_gives_offline(repo, tmp_path, monkeypatch):
     """The board downloads into board_dir() (real files, so every submission's files lie inside its folder); offline,
     huggingface_hub's snapshot_download returns that copy."""
@@ -344,6 +356,7 @@ def test_a_browser_sees_the_verified_row_and_the_tampered_ones_not(served, tmp_p
     assert " no: RealStudioFlat fine_recall@1 claimed " in rows[EDITED_RANKING]
 
 
+@pytest.mark.slow
 def test_the_served_board_ranks_every_scope_before_a_visitor_asks(repo, tmp_path, monkeypatch):
     """serve() sets warm_views: after a refresh a background thread ranks each subset's view and each metric and K
     overall, so a visitor's first request for any of them is read from the cache, never ranked in the request."""
@@ -359,6 +372,7 @@ def test_the_served_board_ranks_every_scope_before_a_visitor_asks(repo, tmp_path
         assert board.api_board(*view)["sections"]
 
 
+@pytest.mark.slow
 def test_a_request_never_waits_for_a_slow_refresh(repo, tmp_path, monkeypatch):
     """A refresh reading a huge copy holds the load; a request waits LOAD_WAIT seconds at most, then answers from the
     previous reading (here: none yet, the published rows)."""
@@ -383,6 +397,7 @@ def test_a_request_never_waits_for_a_slow_refresh(repo, tmp_path, monkeypatch):
     assert len(board.api_board("fine", 1, "overall")["submissions"]) == 3  # the refresh's reading, once it is done
 
 
+@pytest.mark.slow
 def test_a_visitor_cannot_make_the_board_reread_its_copy_again_and_again(repo, tmp_path, monkeypatch):
     """/refresh is open to anyone and a refresh re-reads and re-hashes every submission: one per REFRESH_EVERY."""
     board = Board(folder=repo, verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=ALLOWED)

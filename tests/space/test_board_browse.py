@@ -29,6 +29,7 @@ def _forge_annotations(folder) -> None:
         pq.write_table(table, path)
 
 
+@pytest.mark.slow
 def test_your_results_offer_the_consistent_submission_and_show_the_judges_records(board):
     from lookbench.report import records
     from lookbench.space.board.browse import SubmittedResults
@@ -56,6 +57,7 @@ def test_your_results_offer_the_consistent_submission_and_show_the_judges_record
         assert line.startswith(f"⚠️ Unknown result '{other[:60]}") and line.endswith(f"; choose one of {folder}")
 
 
+@pytest.mark.slow
 def test_a_submissions_written_marks_and_annotations_are_never_shown_nor_files_changed_since_its_verdict(board, tmp_path):
     """Verify judges the ranking, not the flags and annotations written beside it: a submission claiming every row a
     fine hit of a category "forged" is consistent, and its page shows the judge's marks and categories, the honest

@@ -19,6 +19,7 @@ from tests.helpers.browser import chromium_page, needs_chromium
 from tests.helpers.review_app import answer, review_all, reviewing_at_once, serve, shown_key  # noqa: F401  (serve: a fixture)
 
 
+@pytest.mark.slow
 def test_two_reviewers_at_once_lose_nothing_and_share_the_sample(tmp_path, serve):
     raw = tmp_path / "raw"
     truth = write_annotated(raw, n=24, street=True)
@@ -42,6 +43,7 @@ def test_two_reviewers_at_once_lose_nothing_and_share_the_sample(tmp_path, serve
     assert sorted(non_shared) == sorted(set(truth) - set(shared))  # outside the sample each item once
 
 
+@pytest.mark.slow
 def test_skip_undo_refusals_and_resume(tmp_path, serve):
     from gradio_client.exceptions import AppError
 
@@ -83,6 +85,7 @@ def test_skip_undo_refusals_and_resume(tmp_path, serve):
         again.client().predict("../etc", api_name="/begin")
 
 
+@pytest.mark.slow
 def test_a_server_killed_while_decisions_flow_loses_no_acknowledged_one(tmp_path, serve):
     raw = tmp_path / "raw"
     truth = write_annotated(raw, n=40)
@@ -114,6 +117,7 @@ def test_a_server_killed_while_decisions_flow_loses_no_acknowledged_one(tmp_path
     assert len(DecisionStore(raw).events("dave")) == len(bodies)
 
 
+@pytest.mark.slow
 def test_a_disputed_item_goes_back_once_to_each_reviewer_with_the_others_choice(tmp_path, serve):
     raw = tmp_path / "raw"
     truth = write_annotated(raw, n=4)
@@ -184,6 +188,7 @@ def test_keyboard_in_a_browser_accepts_skips_and_undoes(tmp_path, serve):
         photo.to_be_visible() if second in street else photo.to_be_hidden()  # a street look's photo, only there
 
 
+@pytest.mark.slow
 def test_a_crawls_words_are_text_on_the_page_and_a_malformed_choice_is_one_line(tmp_path, serve):
     """A shop title is anyone's: a Markdown link or image in it reaches the reviewer's page escaped, never live; a
     category or value that is not text (the API takes any JSON) is refused in one line."""

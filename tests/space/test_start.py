@@ -55,6 +55,7 @@ def test_the_waiting_room_answers_every_page_with_the_stage_and_its_count():
         urllib.request.urlopen(url + PROGRESS, timeout=10)
 
 
+@pytest.mark.slow
 def test_slow_or_silent_connections_are_closed_and_never_pile_up(monkeypatch):
     """Each connection lasts at most IDLE_S, however it trickles bytes, and at most CONNECTIONS are served at once (one
     past them is closed at once); then the page answers again."""

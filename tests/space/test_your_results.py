@@ -41,6 +41,7 @@ def yours_served(yours_app):
     yield from _serving(yours_app)
 
 
+@pytest.mark.slow
 def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filters(yours_app, stored):
     from lookbench.report import records
     from lookbench.space.yours import SHOWN
@@ -73,6 +74,7 @@ def test_your_results_show_the_reports_worst_queries_with_their_marks_and_filter
     assert len(rows) == min(SHOWN, sum(w.category == category and attribute in w.attribute_names() for w in report.queries))
 
 
+@pytest.mark.slow
 def test_a_submission_folder_opens_with_the_same_reader(stored):
     from lookbench.report import records
     from lookbench.space.yours import YourResults
@@ -85,6 +87,7 @@ def test_a_submission_folder_opens_with_the_same_reader(stored):
     assert [r["title"] for r in query_rows(html)][:5] == [f"{w.subset} query {w.number}" for w in original.queries[:5]]
 
 
+@pytest.mark.slow
 def test_a_walk_cut_short_says_so(stored, tmp_path, monkeypatch):
     from lookbench.space import yours
 
@@ -103,6 +106,7 @@ def test_a_walk_cut_short_says_so(stored, tmp_path, monkeypatch):
     assert [key[0] for key in whole._opened] == whole.choices[1:3]
 
 
+@pytest.mark.slow
 def test_your_results_bad_choices_and_results_without_rankings_are_one_line(yours_app, stored, tmp_path):
     from lookbench.space.yours import YourResults
 
@@ -132,6 +136,7 @@ def test_your_results_bad_choices_and_results_without_rankings_are_one_line(your
         YourResults(None).browse(None)  # the Hub Space, started without a results folder
 
 
+@pytest.mark.slow
 def test_a_result_never_makes_the_tab_read_outside_the_folders_given(stored, tmp_path):
     """A result names its data and its subsets: a local data folder elsewhere is not read (the records shown, the
     images not, the line says why), and a subset name that is no LookBench subset (a path) is refused in one line."""
@@ -161,6 +166,7 @@ def test_a_result_never_makes_the_tab_read_outside_the_folders_given(stored, tmp
     assert line.startswith("⚠️ ") and "provenance.subsets names '../../outside/" in line and "not a LookBench subset" in line
 
 
+@pytest.mark.slow
 def test_api_your_results_through_gradio_client(yours_served, stored):
     from gradio_client import Client
 

@@ -65,6 +65,7 @@ def test_an_honest_submission_is_placed_by_what_verify_recomputed(dry_run):
     assert len(verification.key) == 64
 
 
+@pytest.mark.slow
 def test_submit_reads_the_data_not_the_editable_name(honest, tmp_path):
     """A Mini result relabelled as the published snapshot is refused by submit without --allow-synthetic: it does not
     verify, and even its data's rows say synthetic."""
@@ -178,6 +179,7 @@ def _understate_footer(path, column="item_id"):
     ).total_uncompressed_size == 1000
 
 
+@pytest.mark.slow
 def test_a_footer_that_understates_what_its_pages_decode_to_is_refused(copy):
     """A 300 MB item id compressed to kilobytes, the footer claiming 1,000 bytes: refused by the pages' own sizes,
     before anything is decoded; the reason does not echo the id."""

@@ -75,6 +75,7 @@ def _trust(root: Path) -> dict[str, str]:
     return {e.model.split("@")[0]: e.verified for e in entries}
 
 
+@pytest.mark.slow
 def test_an_honest_registered_model_submission_is_reproduced_and_its_record_is_bound_to_its_key(hub, repo):
     from lookbench.results.folder import snapshot
 
@@ -99,6 +100,7 @@ def test_an_honest_registered_model_submission_is_reproduced_and_its_record_is_b
     assert rerun["provenance"]["counts"]["cache_hits"] == 0  # the model ran: no stored embedding was read
 
 
+@pytest.mark.slow
 def test_an_oracle_submission_is_consistent_never_reproduced_and_refused_naming_the_figures(repo):
     root, runs = repo
     proc = runs["oracle"]
@@ -115,6 +117,7 @@ def test_an_oracle_submission_is_consistent_never_reproduced_and_refused_naming_
     assert trust == {"facebook/dinov2-large": "reproduced", ORACLE_MODEL: "consistent"}
 
 
+@pytest.mark.slow
 def test_the_board_recomputes_a_record_and_never_takes_its_typed_figures(repo, tmp_path):
     """A record copied onto the oracle's submission, bound to its key and claiming 100% agreement, is judged again from
     both rankings: the oracle stays consistent. The honest row's record stops counting once its files change."""
@@ -135,6 +138,7 @@ def test_the_board_recomputes_a_record_and_never_takes_its_typed_figures(repo, t
     assert _trust(root) == {"facebook/dinov2-large": "consistent", ORACLE_MODEL: "consistent"}
 
 
+@pytest.mark.slow
 def test_a_record_of_more_files_than_are_hashed_never_counts(repo, tmp_path):
     """A check is kept by the digest of every file of its record: a record padded past MAX_RECORD_FILES (names that
     sort before its own files) has bytes no digest would cover, so it is not read at all."""
@@ -148,6 +152,7 @@ def test_a_record_of_more_files_than_are_hashed_never_counts(repo, tmp_path):
     assert _trust(root)["facebook/dinov2-large"] == "consistent"
 
 
+@pytest.mark.slow
 def test_edited_rankings_are_not_reproduced_naming_the_figures(hub, repo, tmp_path):
     """The honest submission with every query's first two items swapped in one subset (its claims left as they were):
     the board says no, and the re-run refuses it naming the agreement."""
@@ -172,6 +177,7 @@ def test_edited_rankings_are_not_reproduced_naming_the_figures(hub, repo, tmp_pa
     assert trust.startswith("no: RealStudioFlat")
 
 
+@pytest.mark.slow
 def test_the_trusted_filter_keeps_reproduced_rows_with_their_full_table_rank(repo, tmp_path):
     root, _ = repo
     proc = lookbench("leaderboard", "--results", root, "--reference", "none", "--trusted", "--format", "json",
@@ -189,6 +195,7 @@ def test_the_trusted_filter_keeps_reproduced_rows_with_their_full_table_rank(rep
 
 # ------------------------------------------------------------------------------------------ as a Hugging Face Job
 
+@pytest.mark.slow
 def test_job_starts_the_same_command_on_the_hub_with_the_token_as_a_secret(repo, tmp_path):
     from lookbench._version import __version__
 
@@ -237,6 +244,7 @@ def test_a_job_the_hub_refuses_is_one_line_naming_the_flavor(tmp_path):
     assert "Traceback" not in proc.stderr and hub.jobs == []
 
 
+@pytest.mark.slow
 def test_the_board_shows_the_reproduced_and_the_consistent_row_truthfully(repo, tmp_path):
     """The leaderboard Space over the repo, each submission judged in its child process as the Hub runs it: the honest
     row reproduced, the oracle's consistent, in the rows, the submissions table, the status line and the filter."""

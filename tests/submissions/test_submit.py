@@ -55,6 +55,7 @@ def test_submit_opens_a_pull_request_adding_exactly_the_dry_runs_files(honest, d
     assert all(r["authorization"] == f"Bearer {TOKEN}" for r in hub.requests)
 
 
+@pytest.mark.slow
 def test_the_same_submission_twice_sends_no_second_commit_and_names_the_pull_request(honest, tmp_path):
     argv = ("submit", str(honest), "--repo", "someone/results", "--allow-synthetic", "--model-id", MODEL_ID)
     with FakeResultsHub() as hub:
@@ -154,6 +155,7 @@ def test_hub_ids_that_a_separator_escape_made_one_get_folders_of_their_own(hones
     assert first.folder != second.folder and first.id != second.id
 
 
+@pytest.mark.slow
 def test_a_dry_run_replaces_its_own_earlier_folder_whole(honest, tmp_path):
     """A second dry run into the same DIR leaves exactly the new submission's files, never a mix of two."""
     from tests.helpers.submissions import lookbench

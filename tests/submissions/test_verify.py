@@ -250,6 +250,7 @@ def _foreign_subset(folder):
     (_foreign_subset, "results.json: '../../outside' is not a LookBench subset (RealStudioFlat, AIGen-Studio, "
                       "RealStreetLook, AIGen-StreetLook)"),
 ], ids=["huge-json", "nested-json", "huge-parquet", "many-rows", "link-outside", "foreign-subset"])
+@pytest.mark.slow
 def test_bad_input_is_one_line_exit_2_read_only_inside_and_never_whole(copy, tmp_path, tamper, message):
     tamper(copy)
     code, error, rss = verify_measured(copy, tmp_path)
