@@ -17,6 +17,11 @@ os.environ.update(OFFLINE_ENV)
 # Output read whole: a test that checks what a command says is not a test of wrapping. tests/test_widths.py and the
 # captures set the narrow widths (80, 100, a pipe's default) explicitly.
 os.environ["COLUMNS"] = "400"
+# pytest-xdist runs one worker per core: each worker, and every process it starts, gets its share of the cores for
+# torch's (OpenMP) threads. With torch's default of one thread per core in every worker, the threads of one worker
+# spin-wait on cores the other is using: two encoding tests side by side took 206 s instead of 94.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ and "OMP_NUM_THREADS" not in os.environ:
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
 from tests.helpers import venvs  # noqa: E402,F401  (its AT_START: this environment, before any test changes it)
 
 
