@@ -1,6 +1,7 @@
 """The built wheel installs one namespace, ``lookbench``, into a fresh virtual environment."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,13 +67,19 @@ def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path, tmp_path_factory
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["provenance"]["model"]["name"] == "gr-lite-mini"
     # the demo Space carries the installed package as site-packages lays it out, file for file (less the
-    # subpackages of extras its requirements leave out)
-    from tests.helpers.photos import small_photos  # the demo's real-photo gallery of 200 photos, not 10,000
+    # subpackages of extras its requirements leave out); its two galleries, and the real-photo release the second
+    # is of, are the run's, prepared once (tests/helpers/staged_hub.py) and copied here: this stage checks them
+    from lookbench.paths import lookbench_home
+    from lookbench.space.assets import real_photo_release
+    from tests.helpers.staged_hub import shared_photos
 
-    photos = small_photos(tmp_path / "photos")
+    photos = shared_photos(tmp_path_factory)
+    for prepared in (lookbench_home() / "space", real_photo_release(photos)):
+        shutil.copytree(prepared, tmp_path / "hf_home" / prepared.relative_to(Path(os.environ["HF_HOME"])))
     stage = subprocess.run([str(venv / "bin" / "lookbench"), "stage", "--out", str(tmp_path / "hub"), "--photos", str(photos)],
                            cwd=tmp_path, capture_output=True, text=True, env=env)
     assert stage.returncode == 0, stage.stderr[-3000:]
+    assert "Preparing the Space's assets" not in stage.stdout, stage.stdout  # both galleries read as prepared
     installed = Path(out["lookbench"]).parent
     carried = tmp_path / "hub" / "lookbench" / "demo" / "lookbench"
     from lookbench.upload_scripts.carried import EXTRA_ONLY
