@@ -19,7 +19,7 @@ from pathlib import Path
 
 from lookbench.errors import one_line, shown
 from lookbench.files import read_regular, replacing
-from lookbench.terminal import markdown_safe
+from lookbench.terminal import markdown_safe, terminal_safe
 
 from lookbench.metric.fine_recall.bootstrap import wilson
 
@@ -188,7 +188,7 @@ def lines(report: dict) -> list[str]:
     """The audit for a terminal."""
     rows = [HEADER, *table_rows(report)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
-    out = [summary(report), ""] + ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    out = [summary(report, terminal_safe), ""] + ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     out += _pair_lines(report)
     if report["disagreements"]:
         out += ["", f"{len(report['disagreements'])} item(s) reviewers disagree on:"]
@@ -212,8 +212,12 @@ def _pair_lines(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     """The audit as the card's section text."""
     rows = table_rows(report)
-    table = "\n".join("| " + " | ".join(markdown_safe(cell) for cell in row) + " |"
-                      for row in [HEADER, ["---"] * len(HEADER), *rows])
+
+    def cells(row, name=lambda text: text.replace("|", "\\|")):
+        return "| " + " | ".join([name(row[0]), *(cell.replace("|", "\\|") for cell in row[1:])]) + " |"
+
+    # a field's name is the taxonomy's text, escaped; the other cells are figures
+    table = "\n".join([cells(HEADER), cells(["---"] * len(HEADER)), *(cells(row, markdown_safe) for row in rows)])
     # names from the release's rows and taxonomy: text on the card, never markup (nor a code span to break out of)
     proposers = ", ".join(f"{markdown_safe(name)} ({count} items)" for name, count in report["proposers"].items()) or "none recorded"
     disputed = len(report["disagreements"])

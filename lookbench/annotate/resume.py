@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lookbench.errors import clip, shown
+from lookbench.errors import clip, shorten, shown
 from lookbench.files import contained_file, read_regular
 
 from lookbench.annotate.crawl import ITEMS, Crawl, Item
@@ -45,7 +45,7 @@ def resumed(work: Path, crawl: Crawl, taxonomy: Taxonomy, proposer: dict) -> tup
             line = entry.get("line") if isinstance(entry, dict) else None
             item = items.get(line) if isinstance(line, int) and not isinstance(line, bool) else None
             if item is None:
-                refused.append(f"{path.name}: an entry for {shown(line)}, which is no item line of {ITEMS}; not taken")
+                refused.append(f"{path.name}: an entry for line {shorten(line)}, which is no item line of {ITEMS}; not taken")
                 continue
             if "skipped" in entry or line in done:
                 continue  # tried again now: its reason is found afresh

@@ -85,7 +85,7 @@ class Dying(Metadata):
 
     def propose(self, items, images):
         if getattr(self, "calls", 0):
-            raise KeyboardInterrupt
+            raise RuntimeError("killed")
         self.calls = 1
         return super().propose(items, images)
 
@@ -99,7 +99,7 @@ def test_a_tampered_batch_is_taken_back_as_fresh_input(tmp_path, capsys):
     (crawl / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
     taxonomy = SHOP.write(tmp_path / "taxonomy.json")
     raw = tmp_path / "raw"
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(RuntimeError, match="killed"):
         run_annotate(crawl, SHOP, Dying(SHOP), raw, batch_size=4)
     [path] = (raw / ".annotate").glob("batch-*.json")
     batch = json.loads(path.read_text())
@@ -114,7 +114,7 @@ def test_a_tampered_batch_is_taken_back_as_fresh_input(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "skipped items: 4" in out
     skipped = json.loads((raw / "annotate_report.json").read_text())["skipped"]
-    assert any(s.startswith(f"{path.name}: an entry for 999, which is no item line of items.jsonl") for s in skipped)
+    assert any(s.startswith(f"{path.name}: an entry for line 999, which is no item line of items.jsonl") for s in skipped)
     assert any(s.startswith("items.jsonl line 1 (item_id='i0'): ") and "'image' is '/etc/passwd'" in s for s in skipped)
     assert any(s.startswith("items.jsonl line 2 (item_id='i1'): ") and "category 'hats' is not one of shop" in s
                for s in skipped)
@@ -134,7 +134,7 @@ def test_a_batch_file_that_is_no_batch_refuses_the_resume_in_one_line(tmp_path, 
                                                for i in "ab"))
     taxonomy = SHOP.write(tmp_path / "taxonomy.json")
     raw = tmp_path / "raw"
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(RuntimeError, match="killed"):
         run_annotate(crawl, SHOP, Dying(SHOP), raw, batch_size=1)
     [path] = (raw / ".annotate").glob("batch-*.json")
     path.write_text("[" * 100_000)
