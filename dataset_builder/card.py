@@ -5,6 +5,7 @@ shards, so a card is never out of step with the data it sits beside."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from lookbench._version import __version__
 from lookbench.citation import BIBTEX
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date
+from lookbench.terminal import markdown_safe, terminal_safe
 
 from lookbench.dataset_builder.builder import TRAIN_DESCRIPTION
 from lookbench.dataset_builder.review.audit import audit_card
@@ -122,6 +124,23 @@ def audit_name(report: str | None) -> str:
     return (report or REPORT_NAME).replace("validation_report", "annotation_audit")
 
 
+def _step_rows(out: Path, facts: dict, step: Step) -> int:
+    """The rows a step added to the folder and those its validation left out: what its audit may claim reviewed."""
+    report = _read_report(out, step.report) or {}
+    skipped = report.get("num_skipped") if isinstance(report.get("num_skipped"), int) else 0
+    return skipped + sum(n for r in step.releases for splits in facts.get(r, {}).get("rows", {}).values()
+                         for n in splits.values())
+
+
+def code(text) -> str:
+    """``text`` as one Markdown code span safe in a table cell: fenced by more backticks than it holds in a row, on
+    one line, ``|`` escaped (GFM splits cells before it reads code spans)."""
+    text = " ".join(terminal_safe(text).split()).replace("|", "\\|")
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _cell(text: str) -> str:
     """Text safe inside one Markdown table cell."""
     return " ".join(str(text).split()).replace("|", "\\|")
@@ -143,8 +162,8 @@ def text_info(out: Path) -> tuple[dict, datasets.DatasetInfo | None, dict]:
         versions.update(v for t in tables for v in t.column("template_version").unique().to_pylist())
         first = next((t.slice(0, 1).to_pylist()[0] for t in tables if t.num_rows), None)
         if first:
-            examples.append({"config": subset.name, "alias": subset.alias, "item_id": first["item_id"],
-                             **{form: _cell(first[column]) for form, column in TEXT_COLUMNS.items()}})
+            examples.append({"config": subset.name, "alias": subset.alias, "item_id": code(first["item_id"]),
+                             **{form: markdown_safe(first[column]) for form, column in TEXT_COLUMNS.items()}})
     if not layout:
         return {}, None, {}
     info = datasets.DatasetInfo(description="The queries in words (lookbench.dataset_builder.text_queries), one split "
@@ -196,7 +215,7 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
         "text": text_card,
         "taxonomy": _taxonomy_card(out),
         "audits": [{"releases": ", ".join(step.releases), "text": text} for step in history
-                   if (text := audit_card(out / audit_name(step.report)))],
+                   if (text := audit_card(out / audit_name(step.report), _step_rows(out, facts, step)))],
         "release_history": [
             {"name": name, "span": f"{fact['first']:%Y-%m-%d} → {fact['last']:%Y-%m-%d}" if fact["first"] else "—",
              "rows": [sizes(fact, c) for c in configs],
@@ -215,10 +234,11 @@ def _taxonomy_card(out: Path) -> dict | None:
     if not (out / TAXONOMY_FILE).is_file():
         return None
     taxonomy = load_taxonomy(out / TAXONOMY_FILE)
-    return {"file": TAXONOMY_FILE, "name": taxonomy.name, "version": taxonomy.version, "revision": taxonomy.revision,
-            "not_applicable": taxonomy.not_applicable,
-            "categories": [{"name": c, "main": cat.main_attribute,
-                            "attributes": ", ".join(f"{n} ({len(v)})" for n, v in cat.attributes.items())}
+    # a taxonomy's names are anyone's text: code spans that hold them whole, or escaped words, never markup
+    return {"file": TAXONOMY_FILE, "name": markdown_safe(taxonomy.name), "version": markdown_safe(taxonomy.version),
+            "revision": taxonomy.revision, "not_applicable": code(taxonomy.not_applicable),
+            "categories": [{"name": code(c), "main": code(cat.main_attribute),
+                            "attributes": markdown_safe(", ".join(f"{n} ({len(v)})" for n, v in cat.attributes.items()))}
                            for c, cat in taxonomy.categories.items()]}
 
 

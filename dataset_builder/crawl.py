@@ -31,6 +31,7 @@ from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
 
 CRAWL = "crawl"
 ITEMS = "items.jsonl"
+MAX_TEXT = 4096  # characters of any one text field of an item (docs/publishing.md): annotate skips a longer one
 TRUTH = "truth.jsonl"
 SOURCES = ("mini", "fashion-mnist")
 LABELS = ("category", "main_attribute", "attributes")

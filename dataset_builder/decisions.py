@@ -14,9 +14,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lookbench.errors import shown
 from lookbench.files import folder_lock, read_regular, replacing
 
 REVIEWS = "reviews"  # <RAW>/reviews/: beside the subset folders, never read as one
+PLAN = "plan.json"  # <RAW>/reviews/plan.json: who reviews which item (review.plan); no reviewer's folder
 FORMAT = 1
 LABEL, SKIP, UNDO = "label", "skip", "undo"
 REVIEWER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -30,10 +32,12 @@ class ReviewError(ValueError):
 
 def check_reviewer(name) -> str:
     """``name`` if it can name a reviewer's folder: ASCII letters, digits, ``.``, ``_``, ``-``, at most 64, not
-    starting with a dot or dash."""
+    starting with a dot or dash, and not the name of a file the store keeps beside the reviewers' folders."""
     if not isinstance(name, str) or not REVIEWER.fullmatch(name):
-        raise ReviewError(f"reviewer name {name!r} is not 1-64 ASCII letters, digits, '.', '_' or '-' starting with a "
-                          "letter or digit")
+        raise ReviewError(f"reviewer name {shown(name)} is not 1-64 ASCII letters, digits, '.', '_' or '-' starting with "
+                          "a letter or digit")
+    if name.lower() == PLAN:
+        raise ReviewError(f"reviewer name {name!r} is reserved (the review plan's file); choose another name")
     return name
 
 
@@ -68,6 +72,14 @@ class DecisionStore:
         # only the folder listings and the files added since.
         self._parsed: dict[Path, tuple[tuple, Event]] = {}
 
+    def check_folder(self, reviewer: str) -> None:
+        """Refused in one line when something that is not a reviewer's folder has the reviewer's name (checked when a
+        reviewer starts, so no decision of theirs fails half-way)."""
+        path = self.folder / check_reviewer(reviewer)
+        if path.is_symlink() or path.exists() and not path.is_dir():
+            raise ReviewError(f"reviewer name {reviewer!r} is taken by {REVIEWS}/{reviewer}, which is not a reviewer's "
+                              "folder; choose another name")
+
     def reviewers(self) -> list[str]:
         if not self.folder.is_dir():
             return []
@@ -99,6 +111,7 @@ class DecisionStore:
         label or skip still in force (``ReviewError`` when there is none)."""
         check_reviewer(reviewer)
         folder = self.folder / reviewer
+        self.check_folder(reviewer)
         folder.mkdir(parents=True, exist_ok=True)
         with folder_lock(folder, wait=True):
             for left in folder.glob(".*.json.tmp-*"):

@@ -2,15 +2,15 @@
 
 Only reviewed labels are labels. Each reviewer's latest label of an item counts (``decisions.current``); an item two
 reviewers labelled differently is *disputed* and gets no label until they agree (one changes their decision), so a
-release never holds a label that was contested; an item nobody labelled, or whose image changed since it was
-reviewed, gets none either. A build refuses such rows, or with ``--skip-invalid`` leaves them out and counts them.
+release never holds a label that was contested; an item nobody labelled, whose image changed since it was
+reviewed, or whose label records no ``image_sha256`` (so could never be found stale), gets none either. A build refuses such rows, or with ``--skip-invalid`` leaves them out and counts them.
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 
-from lookbench.dataset_builder.decisions import LABEL, DecisionStore, Event, current
+from lookbench.dataset_builder.decisions import LABEL, REVIEWS, DecisionStore, Event, current
 from lookbench.dataset_builder.taxonomy import Taxonomy
 
 
@@ -49,8 +49,12 @@ def reviewed_fields(verdict: Verdict | None, image: bytes | None, taxonomy: Taxo
         return {}, "not reviewed (no reviewer has labelled it; lookbench review)"
     if not verdict.agreed:
         return {}, f"reviewers disagree ({verdict.reviewers}); see lookbench audit — it has no label until they agree"
+    unbound = sorted(name for name, event in verdict.labels.items() if not isinstance(event.image_sha256, str))
+    if unbound:  # a label that names no image could never go stale: it is no label
+        return {}, (f"the label of {', '.join(unbound)} records no image_sha256 ({REVIEWS}/{unbound[0]}/"
+                    f"{verdict.labels[unbound[0]].seq:08d}.json); review it again")
     digest = hashlib.sha256(image).hexdigest() if image is not None else None
-    stale = sorted(name for name, event in verdict.labels.items() if event.image_sha256 not in (None, digest))
+    stale = sorted(name for name, event in verdict.labels.items() if event.image_sha256 != digest)
     if stale:
         return {}, f"its image changed since {', '.join(stale)} reviewed it; review it again"
     event = next(iter(verdict.labels.values()))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
+from lookbench.errors import shorten
 from lookbench.schema import RELEASE_PATTERN, REQUIRED_FIELDS, STRING_FIELDS
 
 from lookbench.dataset_builder.taxonomy import Taxonomy
@@ -188,7 +189,7 @@ class SplitChecker:
             except ValueError as err:
                 messages.append(f"raw_image: {err}")
         if row.get("bbox") is not None:
-            messages.extend(_bbox_messages(row["bbox"], raw_size))
+            messages.extend(bbox_problems(row["bbox"], raw_size))
         stamp = row.get("timestamp")
         if stamp is not None and stamp > self.now:
             messages.append(f"timestamp {stamp.isoformat()} is in the future")
@@ -216,9 +217,11 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _bbox_messages(bbox, raw_size) -> list[str]:
+def bbox_problems(bbox, raw_size) -> list[str]:
+    """What is wrong with a crop box ``x0, y0, x1, y1`` (in the raw image of ``raw_size``, when known): the one check
+    of the builder, the annotator and the review page, which draws only a box this passes."""
     if not isinstance(bbox, (list, tuple)) or len(bbox) != 4 or not all(_is_number(v) for v in bbox):
-        return [f"bad bbox {bbox!r}: expected a list of four numbers x0, y0, x1, y1"]
+        return [f"bad bbox {shorten(bbox)}: expected a list of four numbers x0, y0, x1, y1"]
     if not all(math.isfinite(v) for v in bbox):
         return [f"bad bbox {list(bbox)}: every coordinate must be finite"]
     x0, y0, x1, y1 = bbox

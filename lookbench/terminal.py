@@ -8,6 +8,7 @@ remaining cells. docs/architecture.md §2; each command's order is in docs/evalu
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -27,6 +28,11 @@ def terminal_safe(text) -> str:
     """``text`` with every non-printable character (escape sequences, newlines, bidi controls) written as its Python
     escape, so a name from a results file can neither move the cursor, retitle the window nor break a row."""
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
+def markdown_safe(text) -> str:
+    """``terminal_safe`` text with Markdown's active characters backslash-escaped (``|`` cannot end a cell)."""
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", terminal_safe(text))
 
 
 def score(value, bounds=None, digits: int = 1, signed: bool = False) -> str:

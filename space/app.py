@@ -22,7 +22,8 @@ import gradio as gr
 from lookbench.errors import shown
 from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.ranking import leaderboard
-from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
+from lookbench.leaderboard.render import GROUPS_NOTE
+from lookbench.terminal import markdown_safe
 from lookbench.paths import space_assets_dir
 from lookbench.schema import NOISE, TEST_SUBSETS
 from lookbench.settings import METRICS

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from lookbench.leaderboard.render import markdown_safe
+from lookbench.terminal import markdown_safe
 from lookbench.progress import stage_bar, stage_note
 
 log = logging.getLogger("lookbench.space")

@@ -22,7 +22,7 @@ from lookbench.engine.embedding_cache import HASH_BYTES
 from lookbench.engine import check_output, decode, remove_self_matches, search_depth
 from lookbench.errors import shown
 from lookbench.filtering import after_mask
-from lookbench.leaderboard.render import markdown_safe
+from lookbench.terminal import markdown_safe
 from lookbench.metric.fine_recall.judging import score_queries
 from lookbench.metric.fine_recall.records import GalleryColumns
 from lookbench.report.records import chips

@@ -9,7 +9,7 @@ import base64
 from html import escape
 
 from lookbench import terminal
-from lookbench.leaderboard.render import markdown_safe
+from lookbench.terminal import markdown_safe
 from lookbench.report.style import CSS as STYLE, MARKS, legend, picture, tile
 from lookbench.schema import NOISE, TEST_SUBSETS
 

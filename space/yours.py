@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.errors import shown
-from lookbench.leaderboard.render import markdown_safe
+from lookbench.terminal import markdown_safe
 from lookbench.report.records import Report
 from lookbench.results.folder import MAX_FOLDERS, ResultFolder
 

@@ -17,7 +17,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from lookbench.files import replacing
+from lookbench.errors import one_line, shown
+from lookbench.files import read_regular, replacing
+from lookbench.terminal import markdown_safe, terminal_safe
 
 from lookbench.metric.fine_recall.bootstrap import wilson
 
@@ -27,6 +29,7 @@ from lookbench.dataset_builder.reviewed_labels import Verdict
 from lookbench.dataset_builder.taxonomy import Taxonomy
 
 CATEGORY = "category"
+MAX_AUDIT_BYTES = 64 << 20
 
 
 def rate(hits: int, n: int) -> dict:
@@ -174,18 +177,18 @@ HEADER = ["field", "proposer accuracy [95% Wilson]", "not proposed", "'not appli
           "'not applicable' recall", "reviewers' κ"]
 
 
-def summary(report: dict) -> str:
+def summary(report: dict, escape=str) -> str:
     counts = report["counts"]
     return (f"{counts['items']} items: {counts['reviewed']} reviewed and agreed, {counts['disputed']} disputed, "
-            f"{counts['not_reviewed']} not reviewed; reviewers: {', '.join(counts['reviewers']) or 'none'}; "
-            f"taxonomy {report['taxonomy']}")
+            f"{counts['not_reviewed']} not reviewed; reviewers: {escape(', '.join(counts['reviewers'])) or 'none'}; "
+            f"taxonomy {escape(report['taxonomy'])}")
 
 
 def lines(report: dict) -> list[str]:
     """The audit for a terminal."""
     rows = [HEADER, *table_rows(report)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
-    out = [summary(report), ""] + ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    out = [summary(report, terminal_safe), ""] + ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     out += _pair_lines(report)
     if report["disagreements"]:
         out += ["", f"{len(report['disagreements'])} item(s) reviewers disagree on:"]
@@ -209,11 +212,16 @@ def _pair_lines(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     """The audit as the card's section text."""
     rows = table_rows(report)
-    table = "\n".join("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-                      for row in [HEADER, ["---"] * len(HEADER), *rows])
-    proposers = ", ".join(f"`{name}` ({count} items)" for name, count in report["proposers"].items()) or "none recorded"
+
+    def cells(row, name=lambda text: text.replace("|", "\\|")):
+        return "| " + " | ".join([name(row[0]), *(cell.replace("|", "\\|") for cell in row[1:])]) + " |"
+
+    # a field's name is the taxonomy's text, escaped; the other cells are figures
+    table = "\n".join([cells(HEADER), cells(["---"] * len(HEADER)), *(cells(row, markdown_safe) for row in rows)])
+    # names from the release's rows and taxonomy: text on the card, never markup (nor a code span to break out of)
+    proposers = ", ".join(f"{markdown_safe(name)} ({count} items)" for name, count in report["proposers"].items()) or "none recorded"
     disputed = len(report["disagreements"])
-    return (f"{summary(report)}. Labels were proposed by {proposers} and every label in this release was checked by a "
+    return (f"{summary(report, markdown_safe)}. Labels were proposed by {proposers} and every label in this release was checked by a "
             f"reviewer; items reviewers disagree on ({disputed}) and items nobody reviewed carry no label and are not "
             f"in the release.\n\n{table}\n\nAccuracy is the share of the proposals that the reviewed label kept; "
             "'not applicable' precision and recall treat \"not applicable\" as the class to detect; κ is Cohen's kappa "
@@ -245,9 +253,85 @@ def write_audit(raw, path: Path) -> Path | None:
     return path
 
 
-def audit_card(path: Path) -> str | None:
-    """The card's audit section from an audit file of a built folder (None when there is none)."""
-    try:
-        return markdown(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
+def audit_card(path: Path, rows: int) -> str | None:
+    """The card's audit section from an audit file of a built folder (None when there is none), after checking it
+    (``checked``; ``rows``: the rows the folder holds of the step it audits, and those its validation left out)."""
+    if not path.exists():
         return None
+    try:
+        return markdown(checked(json.loads(read_regular(path, MAX_AUDIT_BYTES).decode("utf-8")), rows))
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
+        raise ValueError(f"{path.name}: not an audit of the release it sits beside ({one_line(err, 200)}); remove it "
+                         "or audit the release again (lookbench audit RAW --json)") from None
+
+
+def checked(report, rows: int) -> dict:
+    """An audit read back from a file, each figure re-derived from its counts (a percent or interval is never taken
+    as written) and refused (``ValueError`` naming the claim) where its counts do not hold together: items as
+    reviewed + disputed + not reviewed, one disagreement per disputed item, the category judged on every reviewed
+    item, one proposer per reviewed item, and no more reviewed items than ``rows`` (what the folder holds of its
+    releases, with the rows their build left out)."""
+    if not isinstance(report, dict) or not isinstance(report.get("counts"), dict):
+        raise ValueError("no counts")
+    counts = report["counts"]
+    items, reviewed, disputed, not_reviewed = (_count(counts.get(k), k) for k in ("items", "reviewed", "disputed", "not_reviewed"))
+    if items != reviewed + disputed + not_reviewed:
+        raise ValueError(f"{items} items are not {reviewed} reviewed + {disputed} disputed + {not_reviewed} not reviewed")
+    if reviewed > rows:
+        raise ValueError(f"{reviewed} reviewed items claimed, but the folder holds {rows} row(s) of its release(s), "
+                         "counting those its build left out")
+    reviewers = counts.get("reviewers")
+    if not isinstance(reviewers, list) or not all(isinstance(r, str) for r in reviewers):
+        raise ValueError("reviewers are not a list of names")
+    proposers = report.get("proposers")
+    if not isinstance(proposers, dict) or sum(_count(n, f"proposer {shown(p)}") for p, n in proposers.items()) != reviewed:
+        raise ValueError(f"the proposers' items do not add up to the {reviewed} reviewed")
+    attributes, disagreements = report.get("attributes"), report.get("disagreements")
+    if not isinstance(attributes, dict) or not isinstance(disagreements, list) or len(disagreements) != disputed:
+        raise ValueError(f"{disputed} disputed items claimed, {len(disagreements) if isinstance(disagreements, list) else 'no'} listed")
+    judged = {name: _tally(entry, name) for name, entry in attributes.items()}
+    if (judged[CATEGORY]["accuracy"]["n"] if CATEGORY in judged else 0) != reviewed:
+        raise ValueError(f"the category was not judged on each of the {reviewed} reviewed items")
+    agreement = report.get("agreement")
+    if not isinstance(agreement, dict):
+        raise ValueError("no agreement")
+    for name, entry in agreement.items():
+        pairs = entry.get("pairs") if isinstance(entry, dict) else None
+        if not (isinstance(pairs, dict) and _kappa_ok(entry.get("kappa")) and all(
+                isinstance(p, dict) and _kappa_ok(p.get("kappa")) and _count(p.get("n"), f"{name} n") >= 0
+                for p in pairs.values())):
+            raise ValueError(f"the agreement on {shown(name)} is not kappas over counted items")
+    return {"counts": {"items": items, "reviewed": reviewed, "disputed": disputed, "not_reviewed": not_reviewed,
+                       "reviewers": reviewers},
+            "taxonomy": str(report.get("taxonomy")), "proposers": proposers, "attributes": judged,
+            "overall_attributes": _tally(report.get("overall_attributes"), "all attributes"),
+            "agreement": agreement, "disagreements": disagreements}
+
+
+def _count(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{shown(what)} is {shown(value)}, not a count")
+    return value
+
+
+def _kappa_ok(value) -> bool:
+    return value is None or (not isinstance(value, bool) and isinstance(value, (int, float)) and -1 <= value <= 1)
+
+
+def _rate(entry, what: str) -> dict:
+    """A rate re-derived from its hits and n."""
+    hits, n = (_count(entry.get(k) if isinstance(entry, dict) else None, f"{what} {k}") for k in ("hits", "n"))
+    if hits > n:
+        raise ValueError(f"{shown(what)}: {hits} hits of {n}")
+    return rate(hits, n)
+
+
+def _tally(entry, name: str) -> dict:
+    if not isinstance(entry, dict) or not isinstance(entry.get("not_applicable"), dict):
+        raise ValueError(f"{shown(name)} is not an accuracy with its 'not applicable' precision and recall")
+    accuracy = _rate(entry.get("accuracy"), f"{name} accuracy")
+    if _count(entry.get("not_proposed"), f"{name} not proposed") > accuracy["n"]:
+        raise ValueError(f"{shown(name)}: more not proposed than judged")
+    na = entry["not_applicable"]
+    return {"accuracy": accuracy, "not_proposed": entry["not_proposed"],
+            "not_applicable": {k: _rate(na.get(k), f"{name} {k}") for k in ("precision", "recall")}}

@@ -22,7 +22,14 @@ class Item:
 
     @property
     def proposals(self) -> dict:
-        return self.record.get("proposals") or {}
+        proposals = self.record.get("proposals")
+        return proposals if isinstance(proposals, dict) else {}
+
+    @property
+    def proposed_values(self) -> dict:
+        """Attribute name -> the value proposed (None: not proposed); empty for a row whose proposals are no object."""
+        attributes = self.proposals.get("attributes")
+        return {n: e.get("value") if isinstance(e, dict) else None for n, e in attributes.items()} if isinstance(attributes, dict) else {}
 
     @property
     def folder(self) -> str:

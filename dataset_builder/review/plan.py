@@ -17,10 +17,9 @@ from pathlib import Path
 
 from lookbench.files import new_sibling, read_regular
 
-from lookbench.dataset_builder.decisions import LABEL, SKIP, DecisionStore, ReviewError, current
+from lookbench.dataset_builder.decisions import LABEL, PLAN, SKIP, DecisionStore, ReviewError, current
 from lookbench.dataset_builder.review.items import Item
 
-PLAN = "plan.json"
 # The shared sample's default size: a tenth of the items, at least this many (all of a smaller release).
 MIN_SHARED = 20
 SEED = 0

@@ -16,12 +16,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lookbench.files import contained_file, folder_lock, replacing
+from lookbench.errors import shown
+from lookbench.files import folder_lock, read_regular, replacing
 from lookbench.progress import stage_bar
 from lookbench.schema import SUBSETS
 
-from lookbench.annotate.crawl import Crawl, image_of, read_crawl
+from lookbench.annotate.crawl import Crawl, image_of, raw_image_of, read_crawl
 from lookbench.annotate.proposers import Proposer
+from lookbench.annotate.resume import expected_row, resumed
 from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE, Taxonomy
 
 WORK = ".annotate"  # the run's state inside RAW (a dot folder: the builder never reads it)
@@ -66,41 +68,34 @@ def _write_json(path: Path, value, lines: bool = False) -> None:
                 file.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
-def _copy_in(crawl: Crawl, relative: str, data: bytes | None, folder: Path) -> str:
-    """The crawl file ``relative`` copied to ``folder/images/relative`` (whole, atomic); its path there."""
+def _copy_in(relative: str, data: bytes, folder: Path) -> None:
+    """The crawl file ``relative``'s bytes ``data`` (read and decoded already) copied to ``folder/images/relative``
+    (whole, atomic)."""
     target = folder / "images" / relative
     target.parent.mkdir(parents=True, exist_ok=True)
-    if data is None:
-        from lookbench.dataset_builder import sources
-        from lookbench.files import read_regular
-
-        data = read_regular(contained_file(crawl.folder, relative), sources.MAX_FILE_BYTES, relative)
     with replacing(target) as tmp:
         tmp.write_bytes(data)
-    return f"images/{relative}"
 
 
-def _state(out: Path, run: dict) -> tuple[dict[int, dict], int]:
-    """The finished batches of an earlier run into ``out`` (item line -> its row or skip, and the invalid answers
-    counted), after checking it was this run; a finished release or a folder of something else is refused."""
+def _state(out: Path, run: dict, crawl: Crawl, taxonomy: Taxonomy) -> tuple[dict[int, dict], int, list[str]]:
+    """The finished batches of an earlier run into ``out``, checked as fresh input (``resume.resumed``), after
+    checking it was this run; a finished release or a folder of something else is refused."""
     work = out / WORK
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
     if not work.is_dir():
         if out.is_dir() and any(out.iterdir()):
             raise ValueError(f"--out {out} is not empty and holds no unfinished annotate run; give a new or empty folder")
-        return {}, 0
-    earlier = json.loads((work / "run.json").read_text(encoding="utf-8")) if (work / "run.json").is_file() else None
+        return {}, 0, []
+    try:
+        earlier = json.loads(read_regular(work / "run.json", 1 << 20).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        earlier = None
     if earlier != run:
         differs = [k for k in run if earlier is None or earlier.get(k) != run[k]]
         raise ValueError(f"--out {out} holds an unfinished annotate run of another {', '.join(differs)}; resume it with "
                          "the same --input, --taxonomy and --proposer, or give a new folder")
-    done, invalid = {}, 0
-    for path in sorted(work.glob("batch-*.json")):
-        batch = json.loads(path.read_text(encoding="utf-8"))
-        done.update((entry["line"], entry) for entry in batch["entries"])
-        invalid += batch["invalid"]
-    return done, invalid
+    return resumed(work, crawl, taxonomy, run["proposer"])
 
 
 def annotate(input_path, taxonomy: Taxonomy, proposer: Proposer, out, *, batch_size: int = 16,
@@ -115,8 +110,9 @@ def annotate(input_path, taxonomy: Taxonomy, proposer: Proposer, out, *, batch_s
     run = {"crawl_sha256": crawl.digest, "taxonomy": taxonomy.revision, "proposer": named}
     summary = Summary(out, named, taxonomy.label, skipped=list(crawl.skipped))
     with folder_lock(out):
-        done, invalid = _state(out, run)
+        done, invalid, refused = _state(out, run, crawl, taxonomy)
         summary.resumed = len(done)
+        summary.skipped += refused
         (out / WORK).mkdir(parents=True, exist_ok=True)
         _write_json(out / WORK / "run.json", run)
         todo = [item for item in crawl.items if item.line not in done]
@@ -128,8 +124,7 @@ def annotate(input_path, taxonomy: Taxonomy, proposer: Proposer, out, *, batch_s
                 before = proposer.invalid
                 entries = _annotate_batch(crawl, batch, proposer, out, named)
                 invalid += proposer.invalid - before
-                _write_json(out / WORK / f"batch-{batch[0].line:09d}.json",
-                            {"invalid": proposer.invalid - before, "entries": entries})
+                _write_json(_new_batch(out / WORK, batch[0].line), {"invalid": proposer.invalid - before, "entries": entries})
                 done.update((e["line"], e) for e in entries)
                 bar.update(len(batch))
         summary.invalid = invalid
@@ -137,26 +132,34 @@ def annotate(input_path, taxonomy: Taxonomy, proposer: Proposer, out, *, batch_s
     return summary
 
 
+def _new_batch(work: Path, line: int) -> Path:
+    """The file of a batch that starts at crawl line ``line``: a new name, never an earlier batch's (a resumed run
+    tries an earlier skip again, which can start a batch at a line an earlier one started at)."""
+    n = 0
+    while (path := work / (f"batch-{line:09d}" + (f"-{n}" if n else "") + ".json")).exists():
+        n += 1
+    return path
+
+
 def _annotate_batch(crawl: Crawl, batch, proposer: Proposer, out: Path, named: dict) -> list[dict]:
     readable, images, entries = [], [], {}
     for item in batch:
         try:
             data, image = image_of(crawl, item)
+            street = raw_image_of(crawl, item)
         except ValueError as err:
             entries[item.line] = {"line": item.line, "skipped": f"items.jsonl line {item.line} "
-                                                                f"(item_id={item.fields['item_id']!r}): {err}"}
+                                                                f"(item_id={shown(item.fields['item_id'])}): {err}"}
             continue
-        readable.append((item, data))
+        readable.append((item, data, street))
         images.append(image)
-    proposals = proposer.propose([item for item, _ in readable], images) if readable else []
-    for (item, data), proposed in zip(readable, proposals):
-        folder = out / item.config
-        row = dict(item.fields)
-        row["image"] = _copy_in(crawl, item.fields["image"], data, folder)
-        if "raw_image" in row:
-            row["raw_image"] = _copy_in(crawl, item.fields["raw_image"], None, folder)
+    proposals = proposer.propose([item for item, _, _ in readable], images) if readable else []
+    for (item, data, street), proposed in zip(readable, proposals):
+        _copy_in(item.fields["image"], data, out / item.config)
+        if street is not None:
+            _copy_in(item.fields["raw_image"], street, out / item.config)
         entries[item.line] = {"line": item.line, "config": item.config, "split": item.split,
-                              "row": {**row, "proposals": proposed, "proposer": named}}
+                              "row": {**expected_row(item), "proposals": proposed, "proposer": named}}
     return [entries[item.line] for item in batch]
 
 

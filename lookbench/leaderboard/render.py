@@ -8,11 +8,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from dataclasses import dataclass, field
 
 from lookbench import terminal
-from lookbench.terminal import terminal_safe
+from lookbench.terminal import markdown_safe, terminal_safe
 
 FORMATS = ("table", "markdown", "csv", "json")
 GROUPS_NOTE = ("ci95: the 95% interval of the ranked score, from the stored per-query outcomes (ci_method: Wilson (effective "
@@ -46,11 +45,6 @@ class Section:
         frame.insert(at, "ci95_hi", [b[1] for b in bounds])
         frame.insert(at, "ci95_lo", [b[0] for b in bounds])
         return frame.drop(columns="ci95").round(2)
-
-
-def markdown_safe(text) -> str:
-    """``terminal_safe`` text with Markdown's active characters backslash-escaped (``|`` cannot end a cell)."""
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", terminal_safe(text))
 
 
 def render_sections(sections: list[Section], skipped: list[str], fmt: str = "table", at: int | None = None) -> str:

@@ -23,7 +23,8 @@ import gradio as gr
 
 from lookbench.leaderboard.load import Verdict, load_store
 from lookbench.leaderboard.ranking import Leaderboard, leaderboard
-from lookbench.leaderboard.render import GROUPS_NOTE, markdown_safe
+from lookbench.leaderboard.render import GROUPS_NOTE
+from lookbench.terminal import markdown_safe
 from lookbench.results.provenance import UNSEALED, is_sealed
 from lookbench.results.trust import (CONSISTENT, FAILED, LADDER, NO, NOT_CHECKED, PENDING, REPRODUCED, SCORED_SEALED,
                                      TRUSTED, VERIFIED_NOTE, verdict_status)

@@ -10,7 +10,6 @@ and a reviewer who comes back resumes where they stopped.
 from __future__ import annotations
 
 import hashlib
-import io
 import threading
 import time
 from dataclasses import dataclass
@@ -19,13 +18,16 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from lookbench import terminal
+from lookbench.errors import clip, one_line, shown
+from lookbench.dataset_builder.crawl import MAX_TEXT
 from lookbench.dataset_builder.decisions import LABEL, SKIP, UNDO, DecisionStore, ReviewError, check_reviewer, current
 from lookbench.dataset_builder.review.items import Item
 from lookbench.dataset_builder.review.plan import Plan, queue
 from lookbench.dataset_builder.reviewed_labels import verdicts
 from lookbench.dataset_builder.sources import read_contained
 from lookbench.dataset_builder.taxonomy import Taxonomy
-from lookbench.leaderboard.render import markdown_safe
+from lookbench.dataset_builder.validation import bbox_problems, open_image
+from lookbench.terminal import markdown_safe
 
 KEYS = """
 () => {
@@ -101,40 +103,55 @@ class Review:
             return None
         return read_contained(self.raw / item.folder, relative)
 
-    def pictures(self, item: Item) -> tuple[Image.Image | None, Image.Image | None]:
-        """The crop, and for a street look its street photo with the crop's box drawn on it."""
-        shown = []
+    def pictures(self, item: Item) -> tuple[Image.Image | None, Image.Image | None, list[str]]:
+        """The crop, and for a street look its street photo with the crop's box drawn on it; and what could not be
+        shown, one line each. Never raises on an item: a picture that cannot be decoded (a decompression bomb
+        included) or a box that is not one inside its photo is left out and named, and the item can still be
+        skipped."""
+        decoded, problems = [], []
         for field in ("image", "raw_image"):
             try:
                 data = self._bytes(item, field)
-                shown.append(None if data is None else Image.open(io.BytesIO(data)).convert("RGB"))
-            except (ValueError, OSError):
-                shown.append(None)  # the header names it: "image unreadable"
-        image, street = shown
+                decoded.append(None if data is None else open_image(data, shown(item.record.get(field))).convert("RGB"))
+            except (ValueError, OSError) as err:
+                decoded.append(None)
+                problems.append(f"{field} unreadable: {one_line(err, 200)}")
+        image, street = decoded
         box = item.record.get("bbox")
-        if street is not None and isinstance(box, list) and len(box) == 4:
-            ImageDraw.Draw(street).rectangle([float(v) for v in box], outline=(255, 0, 64), width=max(2, street.width // 150))
-        return image, street
+        if street is not None and box is not None:
+            if found := bbox_problems(box, street.size):
+                problems.append(f"bbox not drawn: {found[0]}")
+            else:
+                ImageDraw.Draw(street).rectangle([float(v) for v in box], outline=(255, 0, 64),
+                                                 width=max(2, street.width // 150))
+        return image, street, problems
 
     def decide(self, reviewer: str, key: str, category: str, values: list) -> None:
         """Write the reviewer's label of ``key``: the category and every attribute of it, each a value or "not
         applicable" (never the main attribute); refused in one line naming what is missing or not allowed."""
         if not isinstance(category, str) or category not in self.taxonomy.categories:
-            raise ReviewError(f"choose a category (got {str(category)[:60]!r})")
+            raise ReviewError(f"choose a category (got {shown(category)})")
         entry = self.taxonomy.categories[category]
         attributes = dict(zip(entry.attributes, values))
         for name, value in attributes.items():
             if value is None or value == "":
                 raise ReviewError(f"{name}: choose a value or {self.taxonomy.not_applicable!r}")
             if not isinstance(value, str):
-                raise ReviewError(f"{name}: {str(value)[:60]!r} is not a value")
+                raise ReviewError(f"{name}: {shown(value)} is not a value")
             if not self.taxonomy.allows(category, name, value):
-                raise ReviewError(f"{name}: {value!r} is not a value of {category!r} in {self.taxonomy.label}")
+                raise ReviewError(f"{name}: {shown(value)} is not a value of {category!r} in {self.taxonomy.label}")
         if attributes[entry.main_attribute] == self.taxonomy.not_applicable:
             raise ReviewError(f"{entry.main_attribute} is {category!r}'s main attribute; it needs a value")
         item = self.item(key)
-        self.store.add(reviewer, LABEL, item.key, category=category, attributes=attributes,
-                       image_sha256=self.image_sha256(item))
+        try:
+            digest = self.image_sha256(item)
+        except ValueError as err:
+            digest, why = None, one_line(err, 200)
+        else:
+            why = "it has no image"
+        if digest is None:  # a label binds the image it was given for; without one it could never go stale
+            raise ReviewError(f"{item.key} cannot be labelled: {why}; skip it")
+        self.store.add(reviewer, LABEL, item.key, category=category, attributes=attributes, image_sha256=digest)
 
 
 def prefill(review: Review, item: Item, reviewer: str) -> tuple[str | None, dict]:
@@ -143,18 +160,55 @@ def prefill(review: Review, item: Item, reviewer: str) -> tuple[str | None, dict
     own = [e for e in review.store.events(reviewer) if e.item == item.key and e.action == LABEL]
     if own:
         return own[-1].category, dict(own[-1].attributes)
-    proposals = item.proposals
-    category = (proposals.get("category") or {}).get("value")
-    values = {n: (e or {}).get("value") for n, e in (proposals.get("attributes") or {}).items()}
-    return category, values
+    category = item.proposals.get("category")
+    return category.get("value") if isinstance(category, dict) else None, item.proposed_values
+
+
+def unlinked(markdown: str) -> str:
+    """Escaped Markdown (``markdown_safe``) in which no bare URL or e-mail address becomes a link: gradio's Markdown
+    auto-links them GFM-style, and its renderer (marked) never does inside an ``<a>``, so the text sits in an anchor
+    without ``href`` — a placeholder, not a link."""
+    return f'<a class="lookbench-text">{markdown}</a>'
+
+
+def header_of(review: Review, item: Item, name: str, problems: list[str] = ()) -> str:
+    """The item's header on a reviewer's page: its key and place, the proposer, the crawl's own words, what could
+    not be shown, and the other reviewers' labels when they differ from this reviewer's."""
+    record = item.record
+    # A crawl's words are anyone's: escaped, never a link, an image or markup on the reviewer's page.
+    words = " · ".join(markdown_safe(clip(record[k], MAX_TEXT)) for k in ("title", "description", "shop_category")
+                       if isinstance(record.get(k), str) and record[k])
+    proposer = record.get("proposer") if isinstance(record.get("proposer"), dict) else {}
+    header = (f"### {markdown_safe(item.key)}\n{markdown_safe(item.file)} line {item.line} · proposer "
+              f"{markdown_safe(clip(proposer.get('name')))} ({markdown_safe(clip(proposer.get('revision')))})"
+              + (f"\n\n{unlinked(words)}" if words else "") + _dispute(review, item.key, name))
+    for line in problems:  # still decidable: skip it
+        header += f"\n\n**{markdown_safe(line)}**"
+    return header
+
+
+def _dispute(review: Review, key: str, name: str) -> str:
+    """The other reviewers' labels of an item this reviewer labelled differently (shown once, to settle it), as
+    text: a decision file's values are escaped and cut like any other input."""
+    verdict = verdicts(review.store).get(key)
+    if verdict is None or name not in verdict.labels or verdict.agreed:
+        return ""
+    own = verdict.labels[name]
+    others = []
+    for other, event in sorted(verdict.labels.items()):
+        if other != name:
+            fields = [f"category {shown(event.category)}"] if event.category != own.category else []
+            fields += [f"{clip(n)} {shown(v)}" for n, v in event.attributes.items() if own.attributes.get(n) != v]
+            others.append(markdown_safe(f"{other} chose {', '.join(fields)}"))
+    return "\n\n**Disputed** — " + "; ".join(others) + ". Keep your label or change it."
 
 
 def _confidence(entry) -> str:
     if not isinstance(entry, dict) or entry.get("value") is None:
         return "not proposed"
     confidence = entry.get("confidence")
-    shown = f" ({confidence:.2f})" if isinstance(confidence, (int, float)) else ""
-    return f"proposed {entry['value']}{shown}"
+    level = f" ({confidence:.2f})" if isinstance(confidence, (int, float)) else ""
+    return f"proposed {clip(entry['value'])}{level}"
 
 
 def build_app(review: Review, reviewer: str | None = None):
@@ -178,46 +232,33 @@ def build_app(review: Review, reviewer: str | None = None):
             choices = [*review.taxonomy.categories[category].attributes[name], review.taxonomy.not_applicable]
             value = values.get(name) if values.get(name) in choices else None
             main = " (main)" if name == review.taxonomy.categories[category].main_attribute else ""
-            out.append(gr.update(choices=choices, value=value, visible=True,
-                                 label=f"{slot + 1}. {name}{main} — {_confidence((proposals.get('attributes') or {}).get(name))}"))
+            proposed = proposals.get("attributes")
+            out.append(gr.update(choices=choices, value=value, visible=True, label=f"{slot + 1}. {name}{main} — "
+                                 f"{_confidence(proposed.get(name) if isinstance(proposed, dict) else None)}"))
         return out
 
     def view(state: dict, message: str = ""):
         name = state.get("reviewer")
         item = review.item(state["key"]) if state.get("key") else None
+        image = street = None
         if name is None:
             header = "Enter your reviewer name and press **Start**."
         elif item is None:
             header = (f"### Nothing left for {name}\nEvery item assigned to you is decided, or open on another reviewer's "
                       "page (press Start again later). Thank you!")
         else:
-            record = item.record
-            # A crawl's words are anyone's: escaped, never a link, an image or markup on the reviewer's page.
-            words = " · ".join(markdown_safe(record[k]) for k in ("title", "description", "shop_category") if record.get(k))
-            proposer = record.get("proposer") or {}
-            header = (f"### {markdown_safe(item.key)}\n{markdown_safe(item.file)} line {item.line} · proposer "
-                      f"{markdown_safe(proposer.get('name'))} ({markdown_safe(proposer.get('revision'))})"
-                      + (f"\n\n{words}" if words else "") + dispute(item.key, name))
-        image, street = review.pictures(item) if item is not None else (None, None)
-        if item is not None and image is None:
-            header += f"\n\n**image unreadable**: {markdown_safe(repr(item.record.get('image')))}"  # still decidable: skip it
-        category, values = prefill(review, item, name) if item is not None else (None, {})
+            try:
+                image, street, problems = review.pictures(item)
+                header = header_of(review, item, name, problems)
+                form = fields(item, *prefill(review, item, name))
+            except Exception as err:  # noqa: BLE001 - no item stops the queue: it is shown as one line, to skip
+                header = (f"### {markdown_safe(item.key)}\n**this item cannot be shown**: "
+                          f"{markdown_safe(one_line(err, 200))}; skip it (s)")
+                form = fields(None, None, {})
+        if item is None:
+            form = fields(None, None, {})
         return [state, header, progress(name), gr.update(value=image, visible=item is not None),
-                gr.update(value=street, visible=street is not None), *fields(item, category, values), message]
-
-    def dispute(key: str, name: str) -> str:
-        """The other reviewers' labels of an item this reviewer labelled differently (shown once, to settle it)."""
-        verdict = verdicts(review.store).get(key)
-        if verdict is None or name not in verdict.labels or verdict.agreed:
-            return ""
-        own = verdict.labels[name]
-        others = []
-        for other, event in sorted(verdict.labels.items()):
-            if other != name:
-                fields = [f"category {event.category!r}"] if event.category != own.category else []
-                fields += [f"{n} {v!r}" for n, v in event.attributes.items() if own.attributes.get(n) != v]
-                others.append(f"{other} chose {', '.join(fields)}")
-        return "\n\n**Disputed** — " + "; ".join(others) + ". Keep your label or change it."
+                gr.update(value=street, visible=street is not None), *form, message]
 
     def progress(name: str | None) -> str:
         if name is None:
@@ -234,7 +275,8 @@ def build_app(review: Review, reviewer: str | None = None):
 
     def begin(name, state):
         try:
-            name = check_reviewer((name or "").strip())
+            name = check_reviewer((name or "").strip() if isinstance(name, str) else name)
+            review.store.check_folder(name)
         except ReviewError as err:
             raise gr.Error(str(err)) from None
         item = review.next_for(name)
@@ -255,14 +297,14 @@ def build_app(review: Review, reviewer: str | None = None):
             if not state.get("key"):
                 raise ReviewError("nothing to accept: every item assigned to you is decided")
             review.decide(state["reviewer"], state["key"], category, list(values))
-        return act(state, do, f"Saved {state.get('key')}." if state else "")
+        return act(state, do, f"Saved {markdown_safe(state.get('key'))}." if state else "")
 
     def skip(state):
         def do(state):
             if not state.get("key"):
                 raise ReviewError("nothing to skip")
             review.store.add(state["reviewer"], SKIP, state["key"])
-        return act(state, do, f"Skipped {state.get('key')}; it comes back after the others." if state else "")
+        return act(state, do, f"Skipped {markdown_safe(state.get('key'))}; it comes back after the others." if state else "")
 
     def undo(state):
         def do(state):
@@ -274,8 +316,7 @@ def build_app(review: Review, reviewer: str | None = None):
         item = review.item(state["key"]) if state and state.get("key") else None
         if item is None:
             return fields(None, None, {})[1:]
-        values = {n: (e or {}).get("value") for n, e in (item.proposals.get("attributes") or {}).items()}
-        return fields(item, category, values)[1:]
+        return fields(item, category, item.proposed_values)[1:]
 
     with gr.Blocks(title=f"LookBench review — {review.raw.name}") as app:
         state = gr.State({})
@@ -335,6 +376,8 @@ def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=
     if reviewer is not None:
         check_reviewer(reviewer)
     review, problems = open_review(raw, overlap, shared)
+    if reviewer is not None:
+        review.store.check_folder(reviewer)
     for line in problems:
         terminal.say(f"not reviewable: {line}")
     if problems:

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from lookbench.leaderboard.render import markdown_safe
+from lookbench.terminal import markdown_safe
 from lookbench.space.board.app import Board
 from lookbench.space.board.repo import Verdicts, submission_folders
 from tests.helpers.browser import chromium_page, needs_chromium
