@@ -250,6 +250,8 @@ def _check(value, template, path: Path, where: str, keys_only: bool = False) -> 
             _check(v, t, path, f"{where}[{i}]")
     elif not _is(value, type(template)) or (isinstance(template, float) and not isinstance(value, float)):
         raise wrong(f"expected {type(template).__name__}, got {type(value).__name__} {value!r:.60}")
+    elif not _finite(value):  # a learning rate, beta or cached draw of NaN or infinity
+        raise wrong(f"{value!r} is not a finite number")
 
 
 def _check_optimizer(saved, optimizer, path: Path, step: int | None) -> None:

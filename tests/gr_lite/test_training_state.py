@@ -235,6 +235,9 @@ def test_an_integer_too_long_to_read_is_refused_naming_the_file(saved):
      r"optimizer.state\[0\].step \[1.0000000150474662e\+30\] is past the step 3 of trainer_state.json"),
     ("optimization.pt", lambda s: s["optimizer"]["state"][0].update(step=torch.tensor(float("nan"))),
      r"optimizer.state\[0\].step \[nan\] is past the step 3"),
+    ("optimization.pt", lambda s: s["optimizer"]["param_groups"][0].update(lr=float("inf")),
+     r"optimizer.param_groups\[0\].lr: inf is not a finite number"),
+    ("rng_state_0.pt", lambda s: s["numpy"].update(cached_gaussian=float("nan")), r"rng.numpy.cached_gaussian: nan is not"),
 ])
 def test_a_schedule_or_optimizer_past_the_checkpoints_step_is_refused(saved, name, change, message):
     folder = saved[0]
@@ -254,11 +257,11 @@ class RunsCommand:
 
 
 @pytest.mark.parametrize("write, calls", [
-    (lambda path, marker: path.write_bytes(pickle.dumps(WritesMarker(marker))), "builtins.open"),  # protocol 5: STACK_GLOBAL
-    (lambda path, marker: path.write_bytes(pickle.dumps(WritesMarker(marker), protocol=2)), "builtins.open"),  # GLOBAL
+    (lambda path, marker: path.write_bytes(pickle.dumps(WritesMarker(marker))), "io.open"),  # protocol 5: STACK_GLOBAL
+    (lambda path, marker: path.write_bytes(pickle.dumps(WritesMarker(marker), protocol=2)), "io.open"),  # GLOBAL
     (lambda path, marker: torch.save({"optimizer": RunsCommand(), "scheduler": {}}, path), "posix.system"),
     (lambda path, marker: torch.save({"optimizer": WritesMarker(marker)}, path, _use_new_zipfile_serialization=False),
-     "builtins.open"),
+     "io.open"),
 ])
 def test_a_payload_is_named_as_refused_not_as_damaged(saved, tmp_path, write, calls):
     """Issue 53: a code-running payload was called "damaged or truncated" (a bare pickle, or one calling a function of
