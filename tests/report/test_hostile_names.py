@@ -21,7 +21,7 @@ PAYLOADS = ("</script><script>window.__pwned='close';alert('close')</script>",
             "'\"&amp;\u2028\u2029`${window.__pwned='template'}`")
 # Terminal escapes (retitle the window, clear the screen, a hidden link, C1 CSI) and markup in one name.
 MODEL = "evil\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://x.example\x07link\x1b]8;;\x07</script><script>window.__pwned='model'</script>"
-DATA = "data\x9b2J\x1b[8m<img src=x onerror=\"window.__pwned='data'\">"
+DATA = "data\x9b2J\x1b[8m<img src=x onerror=\"window.__pwned='data'\">$\\frac{$"  # $: mathtext in the chart's title
 
 
 @pytest.fixture(scope="module")
@@ -102,10 +102,18 @@ def test_explain_prints_a_hostile_model_and_data_name_escaped(hostile, capsys):
     shown = _printed(capsys)
     assert report.queries[0].item_id[:12] in shown
     result = json.loads((out / "results.json").read_text())
-    result["provenance"]["mode"] = "strict\x1b]0;pwned\x07"  # a refusal quoting the file's value
+    result["provenance"]["mode"] = "strict\x1b]0;pwned\x07"
+    result["\x1b]0;pwned\x07\x1b[2J"] = {}  # a block the refusal names: "has no per-query outcomes for <it>"
     broken = out.parent / "broken"
     broken.mkdir(exist_ok=True)
     (broken / "results.json").write_text(json.dumps(result))
-    main(["explain", str(broken / "results.json"), "--subset", report.queries[0].subset, "--query", "1"])
-    everything = shown + head + _printed(capsys)
+    assert main(["explain", str(broken / "results.json")]) == 2
+    refused = _printed(capsys)
+    assert "has no per-query outcomes for \\x1b]0;pwned\\x07\\x1b[2J;" in refused and len(refused.splitlines()) == 1
+    del result["\x1b]0;pwned\x07\x1b[2J"]
+    (broken / "results.json").write_text(json.dumps(result))
+    assert main(["explain", str(broken / "results.json")]) == 0
+    moded = _printed(capsys).splitlines()[0]
+    assert moded.endswith(", strict\\x1b]0;pwned\\x07 mode"), moded
+    everything = shown + head + refused + moded
     assert not any(c in everything for c in "\x1b\x07\x9b")
