@@ -13,12 +13,13 @@ from lookbench.report import html, records
 from tests.helpers.browser import chromium_page, needs_chromium
 from tests.helpers.engine_data import graded_release, write_folder
 
-# Each sets window.__pwned (and opens a dialog) if the page lets it run.
+# Each sets window.__pwned (and opens a dialog) if the page lets it run; no double quote or backslash, which JSON
+# would escape: each would run from a script that json.dumps wrote. Every item id carries all of them.
 PAYLOADS = ("</script><script>window.__pwned='close';alert('close')</script>",
-            "</SCRIPT ><svg onload=\"window.__pwned='svg'\">",
-            "<img src=x onerror=\"window.__pwned='img';alert('img')\">",
+            "</SCRIPT ><svg onload=window.__pwned='svg'>",
+            "<img src=x onerror=window.__pwned='img';alert('img')>",
             "<!--<script>",
-            "'\"&amp;\u2028\u2029`${window.__pwned='template'}`")
+            "'&amp;\u2028\u2029`${window.__pwned='template'}`")
 # Terminal escapes (retitle the window, clear the screen, a hidden link, C1 CSI) and markup in one name.
 MODEL = "evil\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://x.example\x07link\x1b]8;;\x07</script><script>window.__pwned='model'</script>"
 DATA = "data\x9b2J\x1b[8m<img src=x onerror=\"window.__pwned='data'\">$\\frac{$"  # $: mathtext in the chart's title
@@ -28,7 +29,7 @@ DATA = "data\x9b2J\x1b[8m<img src=x onerror=\"window.__pwned='data'\">$\\frac{$"
 def hostile(tmp_path_factory):
     """A graded release whose every item id carries a payload, evaluated with saved rankings; its results.json then
     names a hostile model and data (a file a stranger hands over)."""
-    release = {config: {split: [dict(row, item_id=PAYLOADS[i % len(PAYLOADS)] + row["item_id"]) for i, row in enumerate(rows)]
+    release = {config: {split: [dict(row, item_id="".join(PAYLOADS) + row["item_id"]) for row in rows]
                         for split, rows in splits.items()} for config, splits in graded_release().items()}
     root = tmp_path_factory.mktemp("hostile")
     data = write_folder(root / "data", release)
@@ -50,11 +51,13 @@ def test_the_inline_script_carries_no_markup_whatever_a_text_holds():
 def test_the_report_page_closes_its_script_once_and_quotes_every_id(hostile):
     out, data = hostile
     report = records.worst_queries(out, top=4)
-    assert {w.item_id[:len(p)] for w in report.queries for p in PAYLOADS if w.item_id.startswith(p)} - {""}
-    page = html.render(report, records.thumbnails(report, data))
+    assert report.queries and all(w.item_id.startswith("".join(PAYLOADS)) for w in report.queries)
+    images = records.thumbnails(report, data)
+    page = html.render(report, images)
     script = page[page.rindex("<script>"):]
     assert page.lower().count("<script") == 1 and page.lower().count("</script") == 1 and script.endswith("</script></body></html>")
     assert "<!--" not in page and "<img src=x" not in page and "<svg" not in page.lower()
+    assert json.loads(script[script.index("const IMAGES = ") + 15:script.index(";\ndocument")]).keys() == images.keys()
 
 
 @pytest.mark.slow
@@ -75,7 +78,7 @@ def test_the_report_runs_no_script_a_hostile_id_or_name_carries_and_shows_them_a
         page.wait_for_timeout(500)  # an injected onerror / onload would have fired by now
         assert page.evaluate("window.__pwned") is None and dialogs == [] and errors == []
         assert page.locator("h1").text_content() == f"LookBench report: {report.title}" and MODEL[:4] in report.title
-        assert page.title() == report.title
+        assert "</script><script>window.__pwned='model'</script> on data" in page.title()  # control characters: spaces
         cards = page.locator(".card.q").evaluate_all("cs => cs.map(c => c.textContent)")
         assert len(cards) == len(report.queries) > 0
         for text, w in zip(cards, report.queries):
