@@ -11,7 +11,9 @@ skipped silently. Here a checkpoint folder `step-N/` holds
 
 and every file is checked against the live run before anything is restored: a missing, damaged, truncated, tampered or
 unexpected file is a ValueError naming it (one line through `lookbench.errors.report_errors`), never skipped, never
-executed. A folder in an older format (accelerate's `*.pkl`/`*.bin`, GR-Lite-text's `state.pt`) is refused unread.
+executed. A pickle that would run code is named refused, with what it calls, apart from a damaged one; a step (and
+the schedule's, and each parameter's) past what the run can reach, or a number that is not finite, is refused. A
+folder in an older format (accelerate's `*.pkl`/`*.bin`, GR-Lite-text's `state.pt`) is refused unread.
 """
 from __future__ import annotations
 
