@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 import socket
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from lookbench.errors import one_line
 from lookbench.progress import stage_bar, stage_note  # standard library only until a bar is made
+
+log = logging.getLogger("lookbench.space")
 
 PROGRESS = "/lookbench-progress"  # the waiting room's JSON; the app answers it 404, which makes the page reload
 PORTS = 100  # as gradio: without a port, GRADIO_SERVER_PORT or 7860, else the next free of a hundred
@@ -65,6 +70,13 @@ class _Server(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self.slots.release()
+
+    def handle_error(self, request, client_address):
+        """A visitor's connection dropped mid-request (reset, closed while the page was sent): one log line naming who
+        and why, not socketserver's traceback on stderr per connection."""
+        err = sys.exc_info()[1]
+        who = ":".join(map(str, client_address[:2])) if isinstance(client_address, tuple) else str(client_address)
+        log.warning("waiting room: connection from %s dropped: %s: %s", who, type(err).__name__, one_line(err, 200))
 
 
 class WaitingRoom:

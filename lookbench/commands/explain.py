@@ -100,12 +100,24 @@ def attributes(result: Path, width: int | None = None) -> str:
     p = Provenance(data["provenance"])
     blocks = {name: block.get("attribute_errors") for name, block in data.items()
               if name not in ("provenance", "_path") and isinstance(block, dict)}
-    head = f"{data['_path']}: {p.model.name or '?'} on {p.dataset.title}, {p.mode} mode"
+    head = terminal.terminal_safe(f"{data['_path']}: {p.model.name or '?'} on {p.dataset.title}, {p.mode} mode")
     return "\n".join([head, *attribute_lines({**{n: b for n, b in blocks.items() if n != "overall"},
                                                 "overall": blocks.get("overall")}, width)[1:]])
 
 
 def run(args) -> int:
+    """Every text the file gives (a model's or data's name, a key a refusal quotes) reaches the terminal as
+    ``terminal.terminal_safe`` writes it, as ``leaderboard``, ``compare`` and ``verify`` print them: a name's escape
+    sequences cannot retitle the window, clear the screen or hide a link."""
+    from lookbench import terminal
+
+    try:
+        return _run(args)
+    except ValueError as err:
+        raise ValueError(terminal.terminal_safe(err)) from None
+
+
+def _run(args) -> int:
     if (args.subset is None) != (args.query is None):
         raise ValueError("--subset and --query name one query together: give both, or neither")
     if args.report is None and (args.data is not None or args.worst != 100):

@@ -68,8 +68,18 @@ def render(report: Report, images: dict[str, str | None]) -> str:
               "<p>Fine misses first, by how far the first fine hit is; each query beside its top results, each result "
               "bordered by its mark, with why it is not a fine hit.</p>", legend(report.mode),
               _filters(report), *(query_row(w) for w in report.queries),
-              f"<script>{_SCRIPT % (json.dumps(images), json.dumps(picture(None)))}</script></body></html>"]
+              f"<script>{_SCRIPT % (script_json(images), script_json(picture(None)))}</script></body></html>"]
     return "\n".join(parts)
+
+
+_SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def script_json(value) -> str:
+    """``value`` as a literal for an inline ``<script>``: JSON (ASCII, so U+2028/2029 are \\u escapes too) with
+    ``<``, ``>`` and ``&`` as \\u escapes. ``json.dumps`` leaves ``</script>`` and ``<!--`` as they are, so a
+    hostile item id in the thumbnail map would close the script and run its own (issue 53)."""
+    return json.dumps(value).translate(_SCRIPT_SAFE)
 
 
 def _chart(errors: dict, title: str) -> str:
@@ -86,7 +96,7 @@ def _error_table(errors: dict) -> str:
     for name, block in sorted(errors.items(), key=lambda item: -item[1]["rate"]):
         lo, hi = block["ci95"]
         confused = ", ".join(f"{q} → {t if t is not None else 'missing'} ×{c}" for q, t, c in block["confusions"][:3])
-        rows.append(f"<tr><th>{escape(name)}</th><td>{block['rate']:.1f} [{lo:.1f}, {hi:.1f}]</td><td>{block['n']}</td>"
+        rows.append(f"<tr><th>{escape(name)}</th><td>{block['rate']:.1f} [{lo:.1f}, {hi:.1f}]</td><td>{escape(str(block['n']))}</td>"
                     f"<td style='text-align:left'>{escape(confused) or '-'}</td></tr>")
     return ("<table class='scores'><tr><th>attribute</th><th>error %</th><th>queries</th><th>most confused</th></tr>"
             + "".join(rows) + "</table>")

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from lookbench.results import stats
+from lookbench.terminal import terminal_safe
 
 
 def attribute_figure(errors: dict, title: str):
@@ -19,16 +20,23 @@ def attribute_figure(errors: dict, title: str):
     ax = fig.subplots()
     values = [errors[a]["rate"] for a in names]
     lows, highs = zip(*(errors[a]["ci95"] for a in names)) if names else ((), ())
-    ax.barh(names, values, xerr=[[v - lo for v, lo in zip(values, lows)], [hi - v for v, hi in zip(values, highs)]],
+    ax.barh(range(len(names)), values, xerr=[[v - lo for v, lo in zip(values, lows)], [hi - v for v, hi in zip(values, highs)]],
             capsize=3, color="#c44e52", ecolor="#222222")
+    ax.set_yticks(range(len(names)), [_plain(a) for a in names])
     for y, a in enumerate(names):
         ax.annotate(f"n={errors[a]['n']}", (100, y), xytext=(4, 0), textcoords="offset points", va="center",
                     fontsize=8, annotation_clip=False)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of counted queries whose top-1 lacks the query's value (95% Wilson interval)")
-    ax.set_title(title, fontsize=10, wrap=True)
+    ax.set_title(_plain(title), fontsize=10, wrap=True)
     fig.tight_layout()
     return fig
+
+
+def _plain(text: str) -> str:
+    """A name from a result file drawn as it is written: terminal-safe, its ``$`` not mathtext's (a model named
+    ``$\\frac{$`` stopped the report; a wrapped title is measured as mathtext whatever ``parse_math`` says)."""
+    return terminal_safe(text).replace("$", r"\$")
 
 
 def plot(result, out: Path) -> dict[str, Path]:
@@ -50,7 +58,7 @@ def plot(result, out: Path) -> dict[str, Path]:
     ax.set_xticks(x, names, rotation=15)
     ax.set_ylabel("% (95% interval)")
     ax.set_ylim(0, 105)  # room for an interval reaching 100
-    ax.set_title(f"{result.label()}: Fine vs Coarse Recall@1", fontsize=10)
+    ax.set_title(_plain(f"{result.label()}: Fine vs Coarse Recall@1"), fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     fig.tight_layout()
     paths = {"fine_vs_coarse": _save(fig, out / "fine_vs_coarse_r1.png")}
@@ -71,10 +79,10 @@ def plot(result, out: Path) -> dict[str, Path]:
         errors = np.array([[v - lo, hi - v] for v, (lo, hi) in zip(values, bounds)]).T.reshape(2, -1)
         ax.bar(np.array([cats.index(c) for c in shown]) + (i - (len(names) - 1) / 2) * width, values, width,
                yerr=errors, capsize=2, error_kw={"elinewidth": 0.8}, label=n)
-    ax.set_xticks(np.arange(len(cats)), cats, rotation=45, ha="right")
+    ax.set_xticks(np.arange(len(cats)), [_plain(c) for c in cats], rotation=45, ha="right")
     ax.set_ylabel("Fine R@1 (%), 95% Wilson interval")
     ax.set_ylim(0, 105)
-    ax.set_title(f"{result.label()}: Fine Recall@1 per category", fontsize=10)
+    ax.set_title(_plain(f"{result.label()}: Fine Recall@1 per category"), fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     fig.tight_layout()
     paths["per_category"] = _save(fig, out / "per_category_fine_r1.png")

@@ -266,14 +266,16 @@ def resume(session: Session) -> None:
     if folder is None:
         accelerator.print(f"--resume latest: no checkpoint in {session.checkpoint_dir} yet, starting at step 0")
         return
-    state = training_state.read_trainer_state(folder, {"train_seconds": float, "classes": list, "world_size": int})
+    state = training_state.read_trainer_state(folder, {"train_seconds": float, "classes": list, "world_size": int},
+                                              last_step=session.max_steps)
     if state["classes"] != session.data.classes:
         raise ValueError(f"Checkpoint {folder} was trained on different classes than {args.data} has now.")
     if state["world_size"] != accelerator.num_processes:  # each process's RNG states are its own
         raise ValueError(f"Checkpoint {folder} was written by {state['world_size']} process(es); resume it with as many, "
                          f"not {accelerator.num_processes}.")
     learner = accelerator.unwrap_model(session.learner)
-    training_state.restore(folder, learner, learner.state_dict(), session.optimizer, session.scheduler, accelerator.process_index)
+    training_state.restore(folder, learner, learner.state_dict(), session.optimizer, session.scheduler, accelerator.process_index,
+                           step=state["step"])
     session.step, session.elapsed_before = state["step"], state["train_seconds"]
     session.accelerator.print(f"Resumed from {folder} at step {session.step}")
 

@@ -208,13 +208,15 @@ def resume(session: Session, folder: Path | None) -> None:
         print(f"--resume latest: no checkpoint in {session.out / 'checkpoints'} yet, starting at step 0")
         return
     state = training_state.read_trainer_state(folder, {"train_seconds": float, "texts": int, "samples": int,
-                                                       "running": list[float], "first_loss": (float, type(None))})
+                                                       "running": list[float], "first_loss": (float, type(None))},
+                                              last_step=session.max_steps)
     now = {"texts": len(session.pairs.texts), "samples": len(session.pairs)}
     if {key: state[key] for key in now} != now:
         raise ValueError(f"Checkpoint {folder} was trained on {state['samples']} pairs of {state['texts']} texts; "
                          f"--data {' '.join(args.data)} gives {now['samples']} of {now['texts']} now.")
     # a text tower of another --width/--depth is refused by its weights' keys or shapes
-    training_state.restore(folder, session.model, trained_state(session.model), session.optimizer, session.scheduler, rank=0)
+    training_state.restore(folder, session.model, trained_state(session.model), session.optimizer, session.scheduler, rank=0,
+                           step=state["step"])
     session.step, session.elapsed_before = state["step"], state["train_seconds"]
     session.running, session.first_loss = state["running"], state["first_loss"]  # the next log line averages what it would have
     print(f"Resumed from {folder} at step {session.step}")

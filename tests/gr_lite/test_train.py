@@ -200,6 +200,35 @@ def test_a_tampered_or_damaged_checkpoint_is_refused_in_one_line(tmp_path, train
     assert not marker.exists() and (out / "train_log.jsonl").read_text() == log and not (out / "model").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name, change, refusal", [
+    ("trainer_state.json", "step", "trainer_state.json is at step 1000000000000000000000000000000, past this run's last step 4"),
+    ("optimization.pt", "last_epoch", "optimization.pt is not a state of this run (scheduler.last_epoch "
+                                      "1000000000000000000000000000000 is not the step 2 of trainer_state.json)"),
+])
+def test_a_checkpoint_past_what_the_run_can_reach_is_refused_in_one_line(tmp_path, train_folder, checkpointed, name,
+                                                                          change, refusal):
+    """Issue 53: a checkpoint at step 10**30 resumed with exit 0 (the run's loop ended at once and saved the model).
+    Its step, and the schedule's, are bounded by the run's last step: one line naming the file, exit 2, no model."""
+    run, flags = checkpointed
+    out = tmp_path / "run"
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("model"))
+    target = out / "checkpoints" / "step-000002" / name
+    if change == "step":
+        target.write_text(json.dumps({**json.loads(target.read_text()), "step": 10**30}))
+    else:
+        state = torch.load(target, weights_only=True)
+        state["scheduler"]["last_epoch"] = 10**30
+        torch.save(state, target)
+    cmd = [sys.executable, "-m", "lookbench.training.train_gr_lite", "--data", str(train_folder), "--output", str(out),
+           *TRAIN_ARGS, *flags, "--resume", "latest"]
+    proc = run_script(cmd, tmp_path)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
+    assert lines[0].startswith("train_gr_lite: error: ") and refusal in lines[0] and str(target) in lines[0], lines[0]
+    assert not (out / "model").exists()
+
+
 @pytest.mark.parametrize("package, script, args", [
     ("training", "train_gr_lite", ["--data", "{missing}", "--output", "{tmp}/run"]),
     ("training", "teacher_features", ["--data", "{missing}", "--output", "{tmp}/teacher.safetensors"]),

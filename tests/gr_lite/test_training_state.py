@@ -189,3 +189,96 @@ def test_latest_checkpoint_is_the_newest_complete_one(tmp_path):
         (tmp_path / f"step-{step:06d}" / "trainer_state.json").write_text(json.dumps({"step": step}))
     assert training_state.latest_checkpoint(tmp_path) == tmp_path / "step-000010"
     assert training_state.latest_checkpoint(tmp_path / "none") is None
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"step": 10**30}, r"is at step 1000000000000000000000000000000, past this run's last step 5 \(--max-steps"),
+    ({"step": 6}, r"is at step 6, past this run's last step 5"),
+    ({"train_seconds": float("nan")}, r"has no valid 'train_seconds' \(expected float, got nan\)"),
+    ({"train_seconds": float("inf")}, r"has no valid 'train_seconds'"),
+    ({"running": [1.0, float("-inf")]}, r"has no valid 'running'"),
+])
+def test_a_step_past_the_run_or_a_number_that_is_not_finite_is_refused(saved, change, message):
+    """Issue 53: a checkpoint at step 10**30 resumed into a run that ended at once, exit 0. A resumed step is at most
+    the run's own last step; a count or a time is a finite number (JSON's NaN and Infinity are not)."""
+    folder = saved[0]
+    state = {"format": training_state.FORMAT, "step": 3, "train_seconds": 1.5, "running": [1.0], **change}
+    (folder / "trainer_state.json").write_text(json.dumps(state))
+    with pytest.raises(ValueError, match=message) as err:
+        training_state.read_trainer_state(folder, {"train_seconds": float, "running": list[float]}, last_step=5)
+    assert str(folder / "trainer_state.json") in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_step_the_run_can_reach_resumes(saved):
+    folder = saved[0]
+    assert training_state.read_trainer_state(folder, {}, last_step=3)["step"] == 3
+    restore(folder)  # the step of trainer_state.json is the schedule's
+    model, optimizer, scheduler = build(seed=1)
+    training_state.restore(folder, model, model.state_dict(), optimizer, scheduler, 0, step=3)
+    assert scheduler.last_epoch == 3
+
+
+def test_an_integer_too_long_to_read_is_refused_naming_the_file(saved):
+    folder = saved[0]
+    (folder / "trainer_state.json").write_text('{"format": "lookbench-training-state/1", "step": ' + "9" * 5000 + "}")
+    with pytest.raises(ValueError, match=rf"Checkpoint file {folder / 'trainer_state.json'} is not JSON \(ValueError: "):
+        training_state.read_trainer_state(folder, {}, last_step=5)
+    (folder / "trainer_state.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=r"trainer_state.json is not JSON \(RecursionError: "):
+        training_state.read_trainer_state(folder, {}, last_step=5)
+
+
+@pytest.mark.parametrize("name, change, message", [
+    ("optimization.pt", lambda s: s["scheduler"].update(last_epoch=10**18),
+     r"scheduler.last_epoch 1000000000000000000 is not the step 3 of trainer_state.json"),
+    ("optimization.pt", lambda s: s["optimizer"]["state"][0].update(step=torch.tensor(1e30)),
+     r"optimizer.state\[0\].step \[1.0000000150474662e\+30\] is past the step 3 of trainer_state.json"),
+    ("optimization.pt", lambda s: s["optimizer"]["state"][0].update(step=torch.tensor(float("nan"))),
+     r"optimizer.state\[0\].step \[nan\] is past the step 3"),
+    ("optimization.pt", lambda s: s["optimizer"]["param_groups"][0].update(lr=float("inf")),
+     r"optimizer.param_groups\[0\].lr: inf is not a finite number"),
+    ("rng_state_0.pt", lambda s: s["numpy"].update(cached_gaussian=float("nan")), r"rng.numpy.cached_gaussian: nan is not"),
+])
+def test_a_schedule_or_optimizer_past_the_checkpoints_step_is_refused(saved, name, change, message):
+    folder = saved[0]
+    tamper(folder, name, change)
+    model, optimizer, scheduler = build(seed=1)
+    with pytest.raises(ValueError, match=rf"Checkpoint file {folder / name} is not a state of this run \({message}"):
+        training_state.restore(folder, model, model.state_dict(), optimizer, scheduler, 0, step=3)
+
+
+class RunsCommand:
+    """A payload of another kind than ``WritesMarker``: ``os.system`` (a module torch's safe loader blocks by name)."""
+
+    def __reduce__(self):
+        import os
+
+        return os.system, ("true",)
+
+
+@pytest.mark.parametrize("write, calls", [
+    (lambda path, marker: path.write_bytes(pickle.dumps(WritesMarker(marker))), "io.open"),  # protocol 5: STACK_GLOBAL
+    (lambda path, marker: path.write_bytes(pickle.dumps(WritesMarker(marker), protocol=2)), "io.open"),  # GLOBAL
+    (lambda path, marker: torch.save({"optimizer": RunsCommand(), "scheduler": {}}, path), "posix.system"),
+    (lambda path, marker: torch.save({"optimizer": WritesMarker(marker)}, path, _use_new_zipfile_serialization=False),
+     "io.open"),
+])
+def test_a_payload_is_named_as_refused_not_as_damaged(saved, tmp_path, write, calls):
+    """Issue 53: a code-running payload was called "damaged or truncated" (a bare pickle, or one calling a function of
+    a module torch blocks). It is named refused, with what it calls; a truncated file stays damaged."""
+    folder = saved[0]
+    marker = tmp_path / "marker"
+    write(folder / "optimization.pt", marker)
+    with pytest.raises(ValueError) as err:
+        restore(folder)
+    message = str(err.value)
+    assert message.startswith(f"Checkpoint file {folder / 'optimization.pt'} holds objects other than tensors and plain "
+                              f"values (a pickle that would run code when read: it calls '{calls}'); refused unread by "
+                              "the safe loader; refusing to resume from it."), message
+    assert "damaged" not in message and not marker.exists()
+    checkpoint(folder, *build())  # an honest optimization.pt again; then a truncated RNG file
+    data = (folder / "rng_state_0.pt").read_bytes()
+    (folder / "rng_state_0.pt").write_bytes(data[:len(data) // 3])
+    with pytest.raises(ValueError, match="rng_state_0.pt is damaged or truncated") as err:
+        restore(folder)
+    assert "run code" not in str(err.value)

@@ -133,6 +133,18 @@ def test_a_tampered_or_damaged_checkpoint_is_refused(tmp_path, train_folder, tow
     assert not marker.exists() and (tmp_path / "run" / "train_log.jsonl").read_text() == log
 
 
+def test_a_checkpoint_past_the_runs_last_step_is_refused(tmp_path, train_folder, tower_folder):
+    """Issue 53: a checkpoint at step 10**30 resumed into a run that ended at once and saved its model."""
+    base = ["--data", str(train_folder), "--image-tower", str(tower_folder), "--save-every", "2", "--resume", "latest"]
+    run(tmp_path, tmp_path / "run", *base, "--max-steps", "2")
+    (tmp_path / "run" / "model").rename(tmp_path / "first")
+    state = tmp_path / "run" / "checkpoints" / "step-000002" / "trainer_state.json"
+    state.write_text(json.dumps({**json.loads(state.read_text()), "step": 10**30}))
+    with pytest.raises(ValueError, match=rf"^Checkpoint file {state} is at step 10{{30}}, past this run's last step 4 "):
+        run(tmp_path, tmp_path / "run", *base, "--max-steps", "4")
+    assert not (tmp_path / "run" / "model").exists()
+
+
 @pytest.mark.parametrize("bad, message", [
     (["--width", "48"], "--width must be a positive multiple of 32, got 48"),
     (["--data-repeat", "1", "2"], "--data-repeat needs one integer >= 1 per --data folder (1)"),

@@ -89,6 +89,35 @@ def test_slow_or_silent_connections_are_closed_and_never_pile_up(monkeypatch):
         room.close()
 
 
+def test_a_dropped_connection_is_one_log_line_without_a_traceback(caplog, capfd):
+    """Issue 53: each connection a visitor dropped mid-request printed socketserver's traceback. Now one log line
+    names who dropped and why, on one line; the room answers the next visitor."""
+    import logging
+    import struct
+
+    caplog.set_level(logging.INFO, logger="lookbench.space")
+    room = WaitingRoom("127.0.0.1", _free_port())
+    try:
+        capfd.readouterr()
+        with socket.create_connection(("127.0.0.1", room.port), timeout=30) as dropped:
+            dropped.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Half: ")  # the request's headers never end
+            time.sleep(0.3)  # the room is reading them
+            dropped.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closed with a reset
+            port = dropped.getsockname()[1]
+        deadline = time.monotonic() + 30
+        while not [r for r in caplog.records if r.name == "lookbench.space"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _get(f"http://127.0.0.1:{room.port}/")[0] == 200
+    finally:
+        room.close()
+    lines = [r for r in caplog.records if r.name == "lookbench.space"]
+    assert len(lines) == 1 and lines[0].exc_info is None, [r.getMessage() for r in lines]
+    assert lines[0].getMessage() == (f"waiting room: connection from 127.0.0.1:{port} dropped: ConnectionResetError: "
+                                     "[Errno 104] Connection reset by peer")
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err
+
+
 def test_a_port_in_use_is_one_line_naming_it_and_without_a_port_the_next_free_one_is_taken(monkeypatch):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
