@@ -24,9 +24,16 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from lookbench.results.comparison import compare, compare_attributes, label, read_result, render
+    import sys
+
+    from lookbench import terminal
+    from lookbench.results.comparison import (compare, compare_attributes, label, read_result, render,
+                                              zero_shot_warning)
 
     a, b = read_result(args.a), read_result(args.b)
+    warning = zero_shot_warning(a, b)
+    if warning:  # stderr: stdout stays the table or the JSON
+        print("\n".join(terminal.paragraph(warning)), file=sys.stderr)
     if args.attributes and (args.metric != "fine" or args.k != 1):
         raise ValueError("--attributes compares the attribute error rate@1: give it without --metric and --k")
     if args.attributes:

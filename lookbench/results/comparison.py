@@ -176,6 +176,17 @@ def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", m
         title=header, drop_order=["B+", "A+", "n", "p"], at=at))
 
 
+def zero_shot_warning(a: dict, b: dict) -> str | None:
+    """A warning when one result is zero-shot and the other in-distribution (its model trained on the data's source):
+    their difference then measures what the training data gave as much as the models."""
+    za, zb = (Provenance(r.get("provenance") or {}).zero_shot for r in (a, b))
+    if {za.value, zb.value} != {True, False}:
+        return None
+    zero, trained, claim = ("A", "B", zb) if za.value else ("B", "A", za)
+    return (f"warning: {zero} is zero-shot, {trained} in-distribution ({claim.reason}): the difference mixes "
+            "what the training data gave with what the models do")
+
+
 def label(result: dict) -> str:
     """``model, <kind> queries (file)`` of a result, for the table's header."""
     provenance = Provenance(result.get("provenance") or {})
