@@ -89,7 +89,7 @@ SOURCES = {
         "- Conversion to the LookBench record schema and the `shade` attribute: `lookbench` (Apache-2.0).",
         reader="lookbench.dataset_builder.fashion_mnist:FashionMnistSource",
         licence_id="mit",
-        pretty_name="Fashion-MNIST real photos, in LookBench's format",
+        pretty_name="Fashion-MNIST real photos in LookBench's format",
         notes="lookbench.dataset_builder.fashion_mnist:CARD_NOTES",
         train=True,
         data=FASHION_MNIST_DATA,

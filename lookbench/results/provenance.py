@@ -61,8 +61,8 @@ class Data(_Part):
 
     @property
     def title(self) -> str:
-        """The data's name as a title shows it."""
-        return self.name or "LookBench"
+        """The data's name as a title shows it (never "LookBench" for data that may not be LookBench's)."""
+        return self.name or self.data or "unnamed data"
 
     @property
     def is_sealed(self) -> bool:
