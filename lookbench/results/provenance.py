@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lookbench.errors import EvaluationError, shorten
+from lookbench.errors import EvaluationError, clip, shorten
 from lookbench.results.store import Settings
 from lookbench.settings import DEFAULT_QUERIES, EMBEDDED_MINI, MODES, TEXT_FORMS
 
@@ -75,7 +75,6 @@ class Model(_Part):
 
     name, source, revision, fingerprint = _Key("name"), _Key("model"), _Key("revision"), _Key("fingerprint")
     training_cutoff, published_name, weights_sha256 = _Key("training_cutoff"), _Key("published_name"), _Key("weights_sha256")
-    training_datasets = _Key("training_datasets")
 
 
 class SubmittedModel(_Part):
@@ -230,7 +229,7 @@ class ZeroShot:
             return cls(None, "not recorded (a result written before zero-shot was)")
         if value is not None and not isinstance(value, bool) or not isinstance(reason, str):
             return cls(None, "not true, false or null")
-        return cls(value, reason)
+        return cls(value, clip(reason, 200))  # a result's file may hold any text: never a flood
 
     def to_json(self) -> dict:
         return {"zero_shot": self.value, "zero_shot_reason": self.reason}

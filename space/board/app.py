@@ -5,7 +5,8 @@ docs/architecture.md §5. It serves at once; at start and on **Refresh** it copi
 it has no verdict for in the background, one at a time, each in a child process with a time and a memory budget
 (``lookbench.space.board.judging``; verdicts kept by the key of the files: ``lookbench.space.board.repo``); until then
 its row is pending. Everything is ranked with ``lookbench.leaderboard`` — ci95, rank groups, per subset and per
-release, the plot — with filters on open weights, size and declared training cutoff (``lookbench.space.board.facts``).
+release, the plot — with filters on open weights, size and declared training cutoff (``lookbench.space.board.facts``)
+and on zero-shot rows (``Leaderboard.zero_shot``).
 Runs as ``python app.py`` in the staged Space, which carries the ``lookbench`` package it imports, and as
 ``python -m lookbench.space.board.app``.
 """
