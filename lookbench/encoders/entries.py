@@ -126,11 +126,13 @@ def _published() -> tuple[ModelMeta, ...]:
                   "its image features are the vision tower's attention-pooled output) on first use. No upstream "
                   "wrapper: the harness's square resize with SigLIP mean/std."),
         _hub("siglip2-b16", "SigLIP2-B/16", "google/siglip2-base-patch16-224", "75de2d55ec2d0b4efc50b3e9ad70dba96a7b2fa2",
-             768, 224, "SigLIP2 ViT-B/16, 224 px; image embedding", "siglip2", params=375187970, text=SIGLIP2_TEXT, trained=WEBLI,
+             768, 224, "SigLIP2 ViT-B/16, 224 px; image embedding", "siglip2", params=375187970, text=SIGLIP2_TEXT,
+             trained=WEBLI,
              note="Resolution 224: the harness's siglip input_size (configs/config.yaml), the one B/16 checkpoint "
                   "that takes it natively; the published row does not name its resolution."),
         _hub("siglip2-l16", "SigLIP2-L/16", "google/siglip2-large-patch16-256", "787800c8990e6f058423089178e718139608408c",
-             1024, 256, "SigLIP2 ViT-L/16, 256 px; image embedding", "siglip2", params=881526786, text=SIGLIP2_TEXT, trained=WEBLI,
+             1024, 256, "SigLIP2 ViT-L/16, 256 px; image embedding", "siglip2", params=881526786, text=SIGLIP2_TEXT,
+             trained=WEBLI,
              note="Resolution 256: no L/16 checkpoint exists at the harness's 224, so the smallest, at its native "
                   "size; the published row does not name its resolution."),
         _hub("clip-b32", "CLIP-B/32", "openai/clip-vit-base-patch32", "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268",
@@ -233,8 +235,8 @@ def _registry() -> dict[str, ModelMeta]:
         ),
         ModelMeta(
             "random", "A random unit vector per image and per text, seeded by its content (text-track floor: chance)",
-            64, 0, "sha256 of the RGB pixels seeds the vector", "-", "-", "none (no weights)", build=RandomEncoder, training_datasets={},
-            text="sha256 of the text seeds the vector (reads nothing)",
+            64, 0, "sha256 of the RGB pixels seeds the vector", "-", "-", "none (no weights)", build=RandomEncoder,
+            training_datasets={}, text="sha256 of the text seeds the vector (reads nothing)",
         ),
         ModelMeta(
             "category-text", "Oracle, not a model: told the category of every query and gallery row, and nothing else;"

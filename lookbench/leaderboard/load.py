@@ -238,7 +238,8 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     data = Data(placement) if placement is not None else provenance.dataset
     extra = {"training_cutoff": model.training_cutoff, "published_name": model.published_name,
              "evaluated": model.evaluated, "submitted": model.hub_id,
-             "zero_shot": zero_shot_shown(model.evaluated, data.sources, provenance.zero_shot, provenance.is_submission)}
+             "zero_shot": zero_shot_shown(model.evaluated, data.sources, provenance.zero_shot,
+                                          provenance.is_submission)}
     return Entry(label_model, group, subsets, origin, extra, verified)
 
 

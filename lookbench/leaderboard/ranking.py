@@ -43,7 +43,8 @@ class Leaderboard:
         return self.keeping(lambda row: row["verified"] in TRUSTED)
 
     def zero_shot(self) -> "Leaderboard":
-        """Only the zero-shot rows (its column says yes, derived or claimed), ranks and groups those of the full table."""
+        """Only the zero-shot rows (their column says yes, derived or claimed), ranks and groups those of the full
+        table."""
         return self.keeping(lambda row: row.get(ZERO_SHOT_COLUMN, "").startswith("yes"))
 
     def keeping(self, keep) -> "Leaderboard":

@@ -181,7 +181,7 @@ def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", m
 
 METHODS_NOTE = ("* the interval and p disagree (one excludes 0, the other is not below 0.05): they are two methods. "
                 "The interval is a bootstrap over outfits, approximate and narrow when few queries differ; p is exact "
-                "McNemar on the queries only one result gets right. Decide by p (rank groups do).")
+                "McNemar on the queries where the two differ. Decide by p (rank groups do).")
 
 
 def disagree(row: dict) -> bool:
