@@ -3,6 +3,8 @@ sources, else the result's own record, a submission's marked "(claimed)"; `--zer
 keep only the zero-shot rows, ranks unchanged."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 from lookbench.leaderboard.load import entry_from_result
@@ -37,13 +39,13 @@ def test_the_column_says_no_for_gr_lite_mini_on_the_mini_yes_for_efficientnet_un
     shown = {r["model"]: r[ZERO_SHOT_COLUMN] for r in section.rows}
     assert shown == {"gr-lite-mini": "no", "efficientnet-lite0": "yes", "someone-elses-model": "unknown"}
     assert ZERO_SHOT_COLUMN in section.columns
-    code, out, _ = run_cli(capsys, "--reference", "none", "--format", "csv")
+    code, out, _ = run_cli(capsys, "--reference", "none", "--results", str(store), "--format", "csv")
     assert code == 0 and ",zero-shot," in out.splitlines()[0]
     code, out, _ = run_cli(capsys, "--reference", "none", "--results", str(store), "--zero-shot", "--format", "csv")
-    models = [line.split(",")[2] for line in out.splitlines()[1:]]
-    assert code == 0 and models == ["efficientnet-lite0"]
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [r["model"] for r in rows] == ["efficientnet-lite0"]
     rank = next(r["rank"] for r in section.rows if r["model"] == "efficientnet-lite0")
-    assert out.splitlines()[1].split(",")[1] == str(rank)  # the full table's rank
+    assert rows[0]["rank"] == str(rank) and rows[0][ZERO_SHOT_COLUMN] == "yes"  # the full table's rank
 
 
 def test_the_published_table_marks_the_models_the_registry_declares(capsys):
