@@ -69,7 +69,7 @@ def start(home: Path, limit: float, photos_limit: float, label: str) -> dict:
             print(f"{label}: page open after {out['page']:.1f} s", flush=True)
             print(f"{label}: first answer in the browser after {out['first answer']:.1f} s", flush=True)
             try:
-                out["real photos ready"] = until_within("Ready: LookBench Fashion-MNIST", photos_limit)
+                out["real photos ready"] = until_within("Ready: Fashion-MNIST real photos in LookBench's format", photos_limit)
                 print(f"{label}: real photos ready after {out['real photos ready']:.1f} s", flush=True)
             except queue.Empty:
                 note = page.locator("#preparing").inner_text()

@@ -26,7 +26,7 @@ from pathlib import Path
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_DISABLE_TELEMETRY": "1"}
-PHOTOS = "LookBench Fashion-MNIST"
+PHOTOS = "Fashion-MNIST real photos in LookBench's format"
 
 
 def install(space: Path, root: Path) -> tuple[Path, str]:

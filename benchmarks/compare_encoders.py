@@ -66,7 +66,7 @@ class Table:
 
 TABLES = {
     "mini": Table("## Encoders on LookBench-Mini (synthetic)"),
-    "published": Table("## Encoders on synthetic LookBench-Mini at the published layout's size"),
+    "published": Table("## Encoders on LookBench-Mini (synthetic) at the published layout's size"),
     # Not a LookBench dataset, so not in the model-index (whose entries name LookBench's dataset repo).
     "real-photos": Table("## Encoders on real photos (Fashion-MNIST t10k)",
                          "28 px Zalando product photos (Fashion-MNIST t10k, upscaled to 96 px; never trained on)",

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from lookbench.schema import FASHION_MNIST_DATA, LOOKBENCH_DATA, MINI_DATA
+
 
 @dataclass(frozen=True)
 class Source:
@@ -22,6 +24,7 @@ class Source:
     notes: str | None = None  # the source's own section of the card
     train: bool = False  # it has a train split (``--train-out``)
     synthetic: bool = False  # labelled synthetic on every card, whatever is appended to it
+    data: str = LOOKBENCH_DATA  # where its images come from, as a model's declared training data names it (schema)
 
     @property
     def summary(self) -> str:
@@ -74,6 +77,7 @@ SOURCES = {
         "releases are named `mini-v<YYYYMMDD>`: scores on it are not LookBench scores.",
         train=True,
         synthetic=True,
+        data=MINI_DATA,
     ),
     "fashion-mnist": Source(
         help="Zalando's real photos (t10k release, train split as --train-out)",
@@ -85,11 +89,21 @@ SOURCES = {
         "- Conversion to the LookBench record schema and the `shade` attribute: `lookbench` (Apache-2.0).",
         reader="lookbench.dataset_builder.fashion_mnist:FashionMnistSource",
         licence_id="mit",
-        pretty_name="LookBench Fashion-MNIST",
+        pretty_name="Fashion-MNIST real photos in LookBench's format",
         notes="lookbench.dataset_builder.fashion_mnist:CARD_NOTES",
         train=True,
+        data=FASHION_MNIST_DATA,
     ),
 }
+
+
+def data_sources(names) -> list[str] | None:
+    """Where a built folder's images come from: ``Source.data`` of each build step's source (``names``, as the card's
+    history records them), or ``None`` when one is not a known source (a folder built before the history was)."""
+    known = [SOURCES.get(name) if isinstance(name, str) else None for name in names]
+    if not known or None in known:
+        return None
+    return sorted({source.data for source in known})
 
 
 def either(names) -> str:

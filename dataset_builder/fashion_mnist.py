@@ -44,7 +44,7 @@ RELEASE = f"v{PUBLISHED:%Y%m%d}"
 CONFIG = "RealStudioFlat"
 ID_PREFIX = "fashion-mnist-"  # item ids are ID_PREFIX + "<split>-<index>"
 # The release's taxonomy: the ten classes, each with the one attribute ``shade`` (also the main attribute).
-TAXONOMY = Taxonomy.of("lookbench-fashion-mnist", "1", {c: {"shade": [name for _, name in SHADE_BINS]} for c in CLASSES},
+TAXONOMY = Taxonomy.of("fashion-mnist", "1", {c: {"shade": [name for _, name in SHADE_BINS]} for c in CLASSES},
                        "shade")
 
 

@@ -58,6 +58,12 @@ STRING_FIELDS = tuple(name for name, kind in FIELD_KINDS.items() if kind == "str
 RELEASE_PATTERN = re.compile(r"^(?:mini-)?v(\d{8})$")
 SYNTHETIC = "synthetic"  # the `source` of every LookBench-Mini row (rendered, neither a photo nor an AI-generated image)
 
+# Where a dataset's images come from, as a model's declared training data (``ModelMeta.training_datasets``) and an
+# evaluated dataset's provenance (``dataset.sources``) both name it: a result is zero-shot when the two share none.
+# LookBench's own releases (crawled and AI-generated, srpone/look-bench), the LookBench-Mini generator (every stream:
+# train and test are drawn by one renderer) and Zalando's Fashion-MNIST (train and t10k are one photo collection).
+LOOKBENCH_DATA, MINI_DATA, FASHION_MNIST_DATA = "lookbench", "lookbench-mini", "fashion-mnist"
+
 
 def release_date(name: str) -> dt.datetime:
     """The snapshot date a release name such as ``v20251201`` stands for, midnight UTC (``ValueError`` otherwise)."""

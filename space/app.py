@@ -22,7 +22,7 @@ import gradio as gr
 from lookbench.errors import shown
 from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.ranking import leaderboard
-from lookbench.leaderboard.render import GROUPS_NOTE
+from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
 from lookbench.terminal import markdown_safe
 from lookbench.paths import space_assets_dir
 from lookbench.schema import NOISE, TEST_SUBSETS
@@ -313,10 +313,12 @@ class SpaceApp:
 
     # -- Leaderboard tab ----------------------------------------------------------------------------------
 
-    def board(self, metric, k, subset):
-        """The leaderboard tab's tables; a bad metric, K or subset is a ``ValueError`` with the message to show."""
+    def board(self, metric, k, subset, zero_shot=False):
+        """The leaderboard tab's tables (``zero_shot``: only its zero-shot rows); a bad metric, K or subset is a
+        ``ValueError`` with the message to show."""
         k = whole(k, "K", 1, 1000)
-        return leaderboard(results=self.results, metric=metric, k=k, subset=None if subset == "overall" else subset)
+        board = leaderboard(results=self.results, metric=metric, k=k, subset=None if subset == "overall" else subset)
+        return board.zero_shot() if zero_shot else board
 
     # -- layout -------------------------------------------------------------------------------------------
 
@@ -435,16 +437,18 @@ class SpaceApp:
                     metric = gr.Radio(list(METRICS), value="fine", label="Metric")
                     board_k = gr.Dropdown([1, 5, 10, 20], value=1, label="K")
                     board_subset = gr.Dropdown(["overall", *TEST_SUBSETS], value="overall", label="Subset")
+                    zero_shot = gr.Checkbox(False, label="Zero-shot only", elem_id="board-zero-shot")
 
-                @gr.render(inputs=[metric, board_k, board_subset])
-                def _board(metric_value, k_value, subset_value):
+                @gr.render(inputs=[metric, board_k, board_subset, zero_shot])
+                def _board(metric_value, k_value, subset_value, zero_shot_value):
                     try:
-                        board = self.board(metric_value, k_value, subset_value)
+                        board = self.board(metric_value, k_value, subset_value, zero_shot_value)
                     except ValueError as err:
                         gr.Markdown(f"⚠️ {markdown_safe(refused(err))}")
                         return
-                    board_page(board, GROUPS_NOTE + ("" if self.results is not None else "\n\nNo local results store "
-                                                     "given (`lookbench demo --results DIR` adds its runs)."))
+                    board_page(board, f"{GROUPS_NOTE}\n\n{ZERO_SHOT_NOTE}" + (
+                        "" if self.results is not None else
+                        "\n\nNo local results store given (`lookbench demo --results DIR` adds its runs)."))
             with gr.Tab("Your results") as tab:
                 self.yours.tab(tab)
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)

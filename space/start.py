@@ -6,6 +6,7 @@ docs/architecture.md §5.
 """
 from __future__ import annotations
 
+from lookbench.dataset_builder.catalog import SOURCES
 from lookbench.progress import stage_bar
 from lookbench.space.assets import (DEFAULT_MODELS, galleries, open_assets, open_galleries, photo_gallery,
                                     served_at_once, shipped_galleries)
@@ -46,7 +47,7 @@ def start(make, host=None, port=None, data=None, photos=None, assets_dir=None, s
             folder, release = photo_gallery(photos, assets_dir)
             return open_assets(release, folder, app.models, encoders=app.encoders, bars=bars)
 
-        steps.append(("LookBench Fashion-MNIST (real photos)", photo_job))
+        steps.append((SOURCES["fashion-mnist"].pretty_name, photo_job))
     later = app.prepare_later(*steps[0], *steps[1:]) if steps else None
     block = not launch_kwargs.pop("prevent_thread_lock", False)
     demo = app.launch(host=host, port=port, prevent_thread_lock=True, **launch_kwargs)

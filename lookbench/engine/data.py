@@ -44,6 +44,17 @@ class DataSource:
         return metadata_load(card) or {}
 
     @property
+    def sources(self) -> list[str] | None:
+        """Where its images come from (``catalog.data_sources`` of its card's build history; ``None``: not recorded),
+        what decides whether a model trained on them is evaluated zero-shot."""
+        from lookbench.dataset_builder.card import HISTORY_KEY
+        from lookbench.dataset_builder.catalog import data_sources
+
+        steps = self.card.get(HISTORY_KEY)
+        return data_sources([step.get("source") if isinstance(step, dict) else None for step in steps]
+                            if isinstance(steps, list) else [])
+
+    @property
     def name(self) -> str:
         """The dataset's name: its card's ``pretty_name`` (e.g. "LookBench-Mini"), else the Hub id or path."""
         return str(self.card.get("pretty_name") or self.path)
@@ -351,6 +362,7 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
         "revision": source.revision,
         "commit": source.commit,  # the Hub commit a snapshot was resolved at (None: a local folder)
         "releases": sorted(releases),
+        "sources": source.sources,
         "counts": counts,
         "noise_gallery": len(noise) if noise is not None else 0,
         **({"sealed": source.sealed} if source.sealed else {}),

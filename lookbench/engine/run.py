@@ -14,6 +14,7 @@ from lookbench.settings import (DEFAULT_DISTRACTORS, DEFAULT_INDEX, DEFAULT_PREC
                                 QueryKind)
 from lookbench.results.judge import combine
 from lookbench.results.folder import ResultFolder
+from lookbench.results.provenance import ZeroShot
 from lookbench.results.result import EvaluationResult, SealedRun
 from lookbench.progress import quiet_libraries, stage_bar
 from lookbench.engine.data import Benchmark, load_benchmark
@@ -297,7 +298,7 @@ def _provenance(encoder, fingerprint, bench: Benchmark, images: BenchmarkImages,
     """What makes the scores reproducible: versions, data revision, model fingerprint, settings and counts."""
     from lookbench._version import __version__
 
-    stats = embeddings.stats
+    stats, trained = embeddings.stats, encoder.training_datasets
     counts = {
         "unique_images": stats.unique_images,
         "rows": sum(len(s) for s in images.sources()),
@@ -316,9 +317,12 @@ def _provenance(encoder, fingerprint, bench: Benchmark, images: BenchmarkImages,
         "dataset": bench.provenance,
         "model": {"name": encoder.name, **encoder.provenance, "fingerprint": fingerprint,
                   "training_cutoff": encoder.training_cutoff,
+                  "training_datasets": None if trained is None else {k: list(v) for k, v in trained.items()},
                   "preprocessing": encoder.preprocessing, "embedding_dim": int(embeddings.matrix.shape[1]),
                   **({"text_tower": encoder.text_tower} if settings.queries != "image" else {})},
         **settings.provenance(),
+        # in-distribution or zero-shot: the model's declared training data against the data's sources
+        **ZeroShot.judge(trained, bench.provenance.get("sources")).to_json(),
         "device": getattr(encoder, "device", "cpu"),
         "processes": processes.world,
         "search": ("exact (faiss knn, inner product of unit vectors = cosine)" if settings.index == "flat"

@@ -20,7 +20,7 @@ from lookbench.leaderboard.render import terminal_safe
 from lookbench.metric.fine_recall.judging import combine_subsets
 from lookbench.results.trust import (CONSISTENT, FAILED, NOT_CHECKED, PLACED, PUBLISHED, REPRODUCED, SCORED_SEALED,
                                      verdict_status)
-from lookbench.schema import RELEASE_PATTERN
+from lookbench.schema import LOOKBENCH_DATA, RELEASE_PATTERN
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
 # Names of the published benchmark.json for the metrics of ``METRICS``.
@@ -162,8 +162,22 @@ def load_reference(name: str = DEFAULT_REFERENCE) -> tuple[list[Entry], str]:
             scores = {_PUBLISHED_METRICS[m]: dict(v) for m, v in metrics.items()}
             scores["num_queries"] = raw["query_counts"][subset]
             models.setdefault(model, {})[subset] = scores
-    return [Entry(model, group, subsets, f"published {name}", verified=PUBLISHED) for model, subsets in models.items()], \
-        raw["source"]
+    return [Entry(model, group, subsets, f"published {name}", {"zero_shot": zero_shot_shown(model, [LOOKBENCH_DATA])},
+                  verified=PUBLISHED) for model, subsets in models.items()], raw["source"]
+
+
+def zero_shot_shown(model: str | None, sources: list[str] | None, claim=None, submitted: bool = False) -> str:
+    """A row's zero-shot column: ``ZeroShot.judge`` of the registry's declaration for a registered model (by name or
+    published name) on data whose sources are known; else the result's own ``claim`` (a ``ZeroShot``), marked
+    "(claimed)" when it is a submission's, which nothing here checked."""
+    from lookbench.encoders.registry import BY_PUBLISHED_NAME, REGISTRY
+    from lookbench.results.provenance import ZeroShot
+
+    meta = REGISTRY.get(model) or BY_PUBLISHED_NAME.get(model) if isinstance(model, str) else None
+    derived = ZeroShot.judge(meta.training_datasets, sources) if meta is not None else None
+    if derived is not None and derived.value is not None or claim is None:
+        return (derived or ZeroShot(None, "")).word
+    return claim.word + (" (claimed)" if submitted and claim.value is not None else "")
 
 
 def _percent(value, what: str, failed: bool = False) -> float | None:
@@ -206,7 +220,7 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     value the table shows is type-checked, so a tampered file is a ``ValueError`` naming the field — except a claimed
     score of a result ``verified`` already marks failed, which is shown as no score. ``placement`` (a verified
     submission's, as verify recomputed it) places the row instead of what the file says."""
-    from lookbench.results.provenance import Provenance
+    from lookbench.results.provenance import Data, Provenance
 
     provenance = Provenance.of(result)
     measured = provenance.measured(placement)  # every field type-checked there
@@ -221,8 +235,11 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
     label_model = terminal_safe(model.name + (f"@{model.revision[:12]}" if model.revision and "@" not in model.name
                                               else ""))[:80]
     # What the board's filters read (lookbench.space.board.facts): the model as evaluated, the Hub repo submitted.
+    data = Data(placement) if placement is not None else provenance.dataset
     extra = {"training_cutoff": model.training_cutoff, "published_name": model.published_name,
-             "evaluated": model.evaluated, "submitted": model.hub_id}
+             "evaluated": model.evaluated, "submitted": model.hub_id,
+             "zero_shot": zero_shot_shown(model.evaluated, data.sources, provenance.zero_shot,
+                                          provenance.is_submission)}
     return Entry(label_model, group, subsets, origin, extra, verified)
 
 

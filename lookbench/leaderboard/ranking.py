@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lookbench.leaderboard import figures
 from lookbench.leaderboard.load import Entry, Group, load_reference, load_store
-from lookbench.leaderboard.render import CUTOFF_COLUMN, Section, render_sections
+from lookbench.leaderboard.render import CUTOFF_COLUMN, ZERO_SHOT_COLUMN, Section, render_sections
 from lookbench.results.trust import BLOCKS, PUBLISHED, TRUSTED, level
 from lookbench.schema import TEST_SUBSETS, resolve_subset
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
@@ -40,7 +40,16 @@ class Leaderboard:
     def trusted(self) -> "Leaderboard":
         """Only the trusted rows (``trust.TRUSTED``: reproduced or scored sealed), ranks and groups those of the full table;
         sections left empty are dropped."""
-        sections = [replace(s, rows=[r for r in s.rows if r["verified"] in TRUSTED]) for s in self.sections]
+        return self.keeping(lambda row: row["verified"] in TRUSTED)
+
+    def zero_shot(self) -> "Leaderboard":
+        """Only the zero-shot rows (their column says yes, derived or claimed), ranks and groups those of the full
+        table."""
+        return self.keeping(lambda row: row.get(ZERO_SHOT_COLUMN, "").startswith("yes"))
+
+    def keeping(self, keep) -> "Leaderboard":
+        """Only the rows ``keep(row)`` keeps; sections left empty are dropped."""
+        sections = [replace(s, rows=[r for r in s.rows if keep(r)]) for s in self.sections]
         return Leaderboard([s for s in sections if s.rows], self.skipped, self.metric, self.k)
 
     def figure(self):
@@ -232,6 +241,7 @@ class _Table:
             row["queries"] = entry.queries(names)
             if ranked:
                 row["ci95"], row["ci_method"] = interval(entry, key, k, subset, names, value, row["queries"])
+            row[ZERO_SHOT_COLUMN] = entry.extra.get("zero_shot") or "unknown"
             row["verified"] = entry.verified
             rows.append(row)
             pairs.append((row, entry))
@@ -250,6 +260,12 @@ class _Table:
             if releases:
                 row[CUTOFF_COLUMN] = entry.extra.get("training_cutoff")
         extra += [CUTOFF_COLUMN, *releases] if releases else []
+        # a column that would say unknown on every row (no model or data declares its sources) is left out
+        if any(r[ZERO_SHOT_COLUMN] != "unknown" for r in rows):
+            extra.append(ZERO_SHOT_COLUMN)
+        else:
+            for row in rows:
+                del row[ZERO_SHOT_COLUMN]
         columns = ["rank", "model", "group", score_name, "ci95", *extra] + (names if subset is None else []) + [
             "queries", "ci_method", "verified"]
         rows.sort(key=lambda r: (-(r[score_name] if r[score_name] is not None and not math.isnan(r[score_name]) else -1), r["model"]))

@@ -21,6 +21,10 @@ GROUPS_NOTE = ("ci95: the 95% interval of the ranked score, from the stored per-
                "the data cannot separate them from the group's best row (paired test p >= 0.05 where both have "
                "per-query outcomes, else overlapping intervals).")
 CUTOFF_COLUMN = "training cutoff"  # the model's declared training cutoff, shown beside its scores per release
+ZERO_SHOT_COLUMN = "zero-shot"  # yes / no / unknown: the model's declared training data shares no source with the data
+ZERO_SHOT_NOTE = ("zero-shot: yes when the model's declared training data shares no source with the data ranked; no: "
+                  "trained on that source (in-distribution); unknown: the model declares none. Registered models' "
+                  "declarations are the registry's; \"(claimed)\" is a submission's own claim, not checked.")
 
 
 @dataclass

@@ -167,13 +167,38 @@ def render(rows: list[dict], fmt: str, a_label: str = "A", b_label: str = "B", m
         header = (f"{METRICS[metric]}@{k}: A−B in points with its 95% paired bootstrap interval (outfits resampled "
                   f"whole); p: {test}; holm: p Holm-adjusted across the subsets; A+ / B+: queries only A / only B {right}")
         first = "subset"
+    # A hit rate's p (exact McNemar) and its interval (bootstrap) are two methods: marked where they disagree.
+    split = [metric != "ndcg" and disagree(r) for r in rows]
     at = terminal.width()
     lines = [*terminal.paragraph(f"A = {a_label}", at, "    "), *terminal.paragraph(f"B = {b_label}", at, "    ")]
     return "\n".join(lines + terminal.table(
         [terminal.Column(first, "left"), "A", "B", "A−B [95% interval]", "p", "holm", "n", "A+", "B+"],
         [[r[first], f"{r['a']:.1f}", f"{r['b']:.1f}", terminal.score(r["diff"], r["ci95"], signed=True),
-          f"{r['p']:.2g}", f"{r['p_holm']:.2g}", str(r["n_queries"]), str(r["a_only"]), str(r["b_only"])] for r in rows],
-        title=header, drop_order=["B+", "A+", "n", "p"], at=at))
+          f"{r['p']:.2g}" + ("*" if mark else ""), f"{r['p_holm']:.2g}", str(r["n_queries"]), str(r["a_only"]),
+          str(r["b_only"])] for r, mark in zip(rows, split)],
+        title=header, footnotes=[METHODS_NOTE] if any(split) else [], drop_order=["B+", "A+", "n", "p"], at=at))
+
+
+METHODS_NOTE = ("* the interval and p disagree (one excludes 0, the other is not below 0.05): they are two methods. "
+                "The interval is a bootstrap over outfits, approximate and narrow when few queries differ; p is exact "
+                "McNemar on the queries where the two differ. Decide by p (rank groups do).")
+
+
+def disagree(row: dict) -> bool:
+    """Whether a row's 95% interval and its p-value say different things about a difference of 0."""
+    lo, hi = row["ci95"]
+    return (lo > 0 or hi < 0) != (row["p"] < 0.05)
+
+
+def zero_shot_warning(a: dict, b: dict) -> str | None:
+    """A warning when one result is zero-shot and the other in-distribution (its model trained on the data's source):
+    their difference then measures what the training data gave as much as the models."""
+    za, zb = (Provenance(r.get("provenance") or {}).zero_shot for r in (a, b))
+    if {za.value, zb.value} != {True, False}:
+        return None
+    zero, trained, claim = ("A", "B", zb) if za.value else ("B", "A", za)
+    return (f"warning: {zero} is zero-shot, {trained} in-distribution ({claim.reason}): the difference mixes "
+            "what the training data gave with what the models do")
 
 
 def label(result: dict) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lookbench.errors import EvaluationError, shorten
+from lookbench.errors import EvaluationError, clip, shorten
 from lookbench.results.store import Settings
 from lookbench.settings import DEFAULT_QUERIES, EMBEDDED_MINI, MODES, TEXT_FORMS
 
@@ -54,9 +54,15 @@ class Data(_Part):
     releases, sealed = _Key("releases"), _Key("sealed")
 
     @property
+    def sources(self) -> list[str] | None:
+        """Where its images come from (``lookbench.schema``'s names; ``None``: not recorded, or not a list of names)."""
+        found = self.raw.get("sources")
+        return found if isinstance(found, list) and all(isinstance(s, str) for s in found) else None
+
+    @property
     def title(self) -> str:
-        """The data's name as a title shows it."""
-        return self.name or "LookBench"
+        """The data's name as a title shows it (never "LookBench" for data that may not be LookBench's)."""
+        return self.name or self.data or "unnamed data"
 
     @property
     def is_sealed(self) -> bool:
@@ -105,6 +111,11 @@ class Provenance(_Part):
     def settings(self) -> Settings:
         """The settings recorded (``store.Settings.of``)."""
         return Settings.of(self.raw)
+
+    @property
+    def zero_shot(self) -> "ZeroShot":
+        """Whether the model was trained on the data's source, as the result records it (``ZeroShot.read``)."""
+        return ZeroShot.read(self.raw)
 
     @property
     def is_submission(self) -> bool:
@@ -185,6 +196,48 @@ class ShownModel:
     hub_id: str | None
     training_cutoff: str | None
     published_name: str | None
+
+
+@dataclass(frozen=True)
+class ZeroShot:
+    """Whether a score is zero-shot, as MTEB marks it: ``True`` when the model's declared training data shares no source
+    with the evaluated data, ``False`` when it does (in-distribution), ``None`` when either is not declared; ``reason``
+    names the sources. A result records it as ``zero_shot`` and ``zero_shot_reason`` (results written before then
+    read as unknown)."""
+
+    value: bool | None
+    reason: str
+
+    @classmethod
+    def judge(cls, trained: dict | None, sources: list[str] | None) -> "ZeroShot":
+        """``trained``: the model's training data, source -> splits (``ModelMeta.training_datasets``); ``sources``: the
+        evaluated data's (``Data.sources``)."""
+        if trained is None:
+            return cls(None, "the model declares no training data")
+        if sources is None:
+            return cls(None, "the data's source is not recorded")
+        shared = sorted(set(trained) & set(sources))
+        if shared:
+            return cls(False, "trained on " + ", ".join(f"{s} ({'+'.join(trained[s]) or 'all'})" for s in shared))
+        return cls(True, f"trained on {', '.join(sorted(trained)) or 'no data'}; evaluated on {', '.join(sources)}")
+
+    @classmethod
+    def read(cls, raw: dict) -> "ZeroShot":
+        """The claim a provenance mapping records; anything but true, false or null is unknown."""
+        value, reason = raw.get("zero_shot"), raw.get("zero_shot_reason")
+        if "zero_shot" not in raw:
+            return cls(None, "not recorded (a result written before zero-shot was)")
+        if value is not None and not isinstance(value, bool) or not isinstance(reason, str):
+            return cls(None, "not true, false or null")
+        return cls(value, clip(reason, 200))  # a result's file may hold any text: never a flood
+
+    def to_json(self) -> dict:
+        return {"zero_shot": self.value, "zero_shot_reason": self.reason}
+
+    @property
+    def word(self) -> str:
+        """As a table shows it: yes, no or unknown."""
+        return {True: "yes", False: "no"}.get(self.value, "unknown")
 
 
 def _text(value, what: str, optional: bool = False):

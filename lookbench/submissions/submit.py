@@ -201,6 +201,7 @@ def _readme(data: dict, model: str, revision: str, sid: str, sealed: bool = Fals
             ("data", f"{dataset.name}: releases {', '.join(map(str, dataset.releases or []))}, "
                      f"data revision `{dataset.revision}`"),
             ("settings", ", ".join(settings)),
+            ("zero-shot (claimed)", f"{p.zero_shot.word}: {p.zero_shot.reason}"),
             ("overall Fine Recall@1", "sealed release: scored by the leaderboard against its withheld labels" if sealed
              else _headline(data["overall"])),
             ("lookbench", f"{p.version}, evaluated {p.evaluated_at}"),

@@ -217,7 +217,7 @@ def _placement(bench, settings: Settings, ks: list[int]) -> dict:
                if "source" in ds.column_names for s in ds.unique("source")}
     return {"data": data["data"], **{f: data[f] for f in _DATA_FIELDS}, "queries": settings.queries,
             "mode": settings.mode, "cutoff": settings.cutoff, "distractors": settings.distractors,
-            "subsets": sorted(bench.subsets), "k": ks,
+            "subsets": sorted(bench.subsets), "k": ks, "sources": data.get("sources"),
             "synthetic": "synthetic" in sources or any(r.startswith("mini-") for r in data["releases"])}
 
 

@@ -5,7 +5,8 @@ docs/architecture.md §5. It serves at once; at start and on **Refresh** it copi
 it has no verdict for in the background, one at a time, each in a child process with a time and a memory budget
 (``lookbench.space.board.judging``; verdicts kept by the key of the files: ``lookbench.space.board.repo``); until then
 its row is pending. Everything is ranked with ``lookbench.leaderboard`` — ci95, rank groups, per subset and per
-release, the plot — with filters on open weights, size and declared training cutoff (``lookbench.space.board.facts``).
+release, the plot — with filters on open weights, size and declared training cutoff (``lookbench.space.board.facts``)
+and on zero-shot rows (``Leaderboard.zero_shot``).
 Runs as ``python app.py`` in the staged Space, which carries the ``lookbench`` package it imports, and as
 ``python -m lookbench.space.board.app``.
 """
@@ -23,7 +24,7 @@ import gradio as gr
 
 from lookbench.leaderboard.load import Verdict, load_store
 from lookbench.leaderboard.ranking import Leaderboard, leaderboard
-from lookbench.leaderboard.render import GROUPS_NOTE
+from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
 from lookbench.terminal import markdown_safe
 from lookbench.results.provenance import UNSEALED, is_sealed
 from lookbench.results.trust import (CONSISTENT, FAILED, LADDER, NO, NOT_CHECKED, PENDING, REPRODUCED, SCORED_SEALED,
@@ -315,8 +316,9 @@ class Board:
         return found if found is not None else registered(model)
 
     def board(self, metric, k, subset, by_release=False, open_weights=False, size=ANY_SIZE, trained_before="",
-              trusted=False):
-        """The ranked sections, filtered (``trusted``: only rows reproduced or scored sealed); a bad metric, K, subset,
+              trusted=False, zero_shot=False):
+        """The ranked sections, filtered (``trusted``: only rows reproduced or scored sealed; ``zero_shot``: only rows
+        whose zero-shot column says yes, ``Leaderboard.zero_shot``); a bad metric, K, subset,
         size or date is a ``ValueError`` with the message. Ranked once per set of controls and load
         (``Loaded.ranked``); the result is shared: callers do not change it."""
         from lookbench.filtering import to_utc
@@ -334,13 +336,14 @@ class Board:
             to_utc(trained_before)
         subset = None if subset in (None, OVERALL) else subset
         loaded, ranking = self.loaded(), (metric, int(k), subset, bool(by_release))
-        controls = (*ranking, bool(open_weights), size, trained_before, bool(trusted))
+        controls = (*ranking, bool(open_weights), size, trained_before, bool(trusted), bool(zero_shot))
         cache = loaded.ranked
         if controls not in cache:
             if ranking not in cache:
                 cache[ranking] = leaderboard(reference=self.reference, metric=metric, k=int(k), subset=subset,
                                              by_release=bool(by_release), loaded=(list(loaded.entries), loaded.skipped))
             full = cache[ranking].trusted() if trusted else cache[ranking]
+            full = full.zero_shot() if zero_shot else full
             # A row scored while sealed is clean whatever its training cutoff: no one outside could see the labels.
             sections = [replace(s, rows=[r for r in s.rows if keeps(
                 self.facts(r["model"]), bool(open_weights), size,
@@ -356,11 +359,11 @@ class Board:
 
     def api_board(self, metric: str = "fine", k: int = 1, subset: str = OVERALL, by_release: bool = False,
                   open_weights: bool = False, size: str = ANY_SIZE, trained_before: str = "",
-                  trusted: bool = False) -> dict:
+                  trusted: bool = False, zero_shot: bool = False) -> dict:
         """The board as data (``/leaderboard``): the sections, their rows, the skipped files and every submission's
         verdict; a bad control is ``{"error": message}``."""
         try:
-            ranked = self.board(metric, k, subset, by_release, open_weights, size, trained_before, trusted)
+            ranked = self.board(metric, k, subset, by_release, open_weights, size, trained_before, trusted, zero_shot)
         except ValueError as err:
             return {"error": str(err)}
         return {"status": self.status(),
@@ -399,16 +402,18 @@ class Board:
             trained_before = gr.Textbox(label="Declared training cutoff on or before", placeholder="e.g. 2024-06-01",
                                         elem_id="trained-before")
             trusted = gr.Checkbox(False, label="Reproduced or scored sealed only", elem_id="trusted")
+            zero_shot = gr.Checkbox(False, label="Zero-shot only (not trained on the data's source)", elem_id="zero-shot")
         generation = gr.State(0)  # moved on by each refresh, so the tables are drawn again
 
-        @gr.render(inputs=[metric, k, subset, by_release, open_weights, size, trained_before, trusted, generation])
+        @gr.render(inputs=[metric, k, subset, by_release, open_weights, size, trained_before, trusted, zero_shot,
+                           generation])
         def _board(*controls):
             try:
                 ranked = self.board(*controls[:-1])
             except ValueError as err:
                 gr.Markdown(f"⚠️ {markdown_safe(err)}")
                 return
-            board_page(ranked, f"{GROUPS_NOTE}\n\n{LEGEND}\n\n{FILTERS_NOTE}")
+            board_page(ranked, f"{GROUPS_NOTE}\n\n{ZERO_SHOT_NOTE}\n\n{LEGEND}\n\n{FILTERS_NOTE}")
 
         with gr.Accordion("Submissions and their verification", open=True):
             table = gr.Dataframe(self.submissions, headers=["model", "submission", "verified"], interactive=False,

@@ -47,5 +47,5 @@ def test_real_photo_card_scores_are_reproduced(tmp_path, tmp_path_factory):
     assert main(["evaluate", "--data", str(release), "--model", "gr-lite-mini", "--no-distractors",
                  "--output", str(tmp_path / "out"), "--no-save", "--no-cache", "--quiet"]) == 0
     result = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert result["provenance"]["dataset"]["name"] == "LookBench Fashion-MNIST" and result["provenance"]["distractors"] is False
+    assert result["provenance"]["dataset"]["name"] == "Fashion-MNIST real photos in LookBench's format" and result["provenance"]["distractors"] is False
     check(expected, result, "strict", subsets=())

@@ -366,7 +366,7 @@ def test_the_demo_space_ships_both_galleries_prepared_and_whole(hub):
     assert mini.manifest["data"]["key"] == default_mini_dir().parent.name
     assert stale_reason(mini.manifest, wanted(None, encoders)) is None
     assert (photos.name, photos.manifest["data"]["license"], list(photos.manifest["ranges"])) == (
-        "LookBench Fashion-MNIST", "mit", ["RealStudioFlat"])
+        "Fashion-MNIST real photos in LookBench's format", "mit", ["RealStudioFlat"])
     for assets in (mini, photos):
         assert sorted(assets.models) == sorted(DEFAULT_MODELS)
         assert sorted(p.relative_to(assets.folder).as_posix() for p in assets.folder.rglob("*") if p.is_file()) == \

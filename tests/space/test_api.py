@@ -86,11 +86,11 @@ def test_api_same_benchmark_query_with_both_models(client, space_app):
 @pytest.mark.slow
 def test_api_each_gallery_answers_from_its_own_images(client, space_app):
     """The same query id in each gallery: each answer comes from the gallery chosen and says which it is."""
-    photos = space_app.galleries["LookBench Fashion-MNIST"]
+    photos = space_app.galleries["Fashion-MNIST real photos in LookBench's format"]
     status, _, annotation, _, panel_a, details_a, panel_b, _ = client.predict(
-        None, "RealStudioFlat/2", "all", True, "gr-lite-mini", "none", 6, "LookBench Fashion-MNIST", api_name="/search")
-    assert status == "RealStudioFlat/2: top 6 of LookBench Fashion-MNIST, all subsets, no noise gallery."
-    assert details_a.startswith("### gr-lite-mini · LookBench Fashion-MNIST") and panel_b == ""
+        None, "RealStudioFlat/2", "all", True, "gr-lite-mini", "none", 6, "Fashion-MNIST real photos in LookBench's format", api_name="/search")
+    assert status == "RealStudioFlat/2: top 6 of Fashion-MNIST real photos in LookBench's format, all subsets, no noise gallery."
+    assert details_a.startswith("### gr-lite-mini · Fashion-MNIST real photos in LookBench's format") and panel_b == ""
     query = photos.benchmark_query("RealStudioFlat/2")
     assert f"category **{query.annotation['category']}**" in annotation
     hits = photos.search(query, "gr-lite-mini", "all", True, 6).hits
@@ -99,10 +99,10 @@ def test_api_each_gallery_answers_from_its_own_images(client, space_app):
     assert mini[0].startswith("RealStudioFlat/2: top 6 of LookBench-Mini (synthetic)")
     assert _seen(mini[4]) != _seen(panel_a)
     status, *_ = client.predict(None, "RealStudioFlat/2", "AIGen-Studio", True, "gr-lite-mini", "none", 6,
-                                "LookBench Fashion-MNIST", api_name="/search")
-    assert status == "⚠️ LookBench Fashion-MNIST has no subset AIGen-Studio; it has RealStudioFlat"
-    image, query_id, seed, status = client.predict("all", 3, "", "LookBench Fashion-MNIST", api_name="/random")
-    assert query_id.startswith("RealStudioFlat/") and status.endswith("of LookBench Fashion-MNIST (seed 3).")
+                                "Fashion-MNIST real photos in LookBench's format", api_name="/search")
+    assert status == "⚠️ Fashion-MNIST real photos in LookBench's format has no subset AIGen-Studio; it has RealStudioFlat"
+    image, query_id, seed, status = client.predict("all", 3, "", "Fashion-MNIST real photos in LookBench's format", api_name="/random")
+    assert query_id.startswith("RealStudioFlat/") and status.endswith("of Fashion-MNIST real photos in LookBench's format (seed 3).")
 
 
 @pytest.mark.slow
@@ -118,11 +118,11 @@ def test_api_words_of_a_benchmark_query_and_free_words(client, space_app):
     direct = space_app.retriever().search(space_app.retriever().words(words, "RealStreetLook/2"), "gr-lite-mini", "all", True, 6)
     assert _seen(panel_a) == _shown(direct.hits)
     assert all(t["mark"] in ("fine", "coarse", "miss") for t in _tiles(panel_a))  # marked by the metric
-    status, note, annotation, *_ = client.predict("dark ankle boot", "", "all", True, 4, "LookBench Fashion-MNIST",
+    status, note, annotation, *_ = client.predict("dark ankle boot", "", "all", True, 4, "Fashion-MNIST real photos in LookBench's format",
                                                   api_name="/search_words")
-    assert status == "the words “dark ankle boot”: top 4 of LookBench Fashion-MNIST, all subsets, no noise gallery."
+    assert status == "the words “dark ankle boot”: top 4 of Fashion-MNIST real photos in LookBench's format, all subsets, no noise gallery."
     assert "no annotation" in annotation and note == "Read: dark, ankle, boot"
-    status, note, *rest = client.predict("a black leather handbag", "", "all", True, 4, "LookBench Fashion-MNIST",
+    status, note, *rest = client.predict("a black leather handbag", "", "all", True, 4, "Fashion-MNIST real photos in LookBench's format",
                                          api_name="/search_words")
     assert status.startswith("the words “a black leather handbag”: top 4") and len(_tiles(rest[2])) == 4
     assert note.startswith("Read: a, black · **ignored** (not in its vocabulary): leather, handbag · words it knows include ")

@@ -58,7 +58,7 @@ def test_the_real_photo_gallery_says_what_it_is(photo_assets):
     assets = SpaceAssets.load(photo_assets)
     data = assets.manifest["data"]
     assert (data["name"], data["license"], data["synthetic"], data["releases"]) == (
-        "LookBench Fashion-MNIST", "mit", False, ["v20170825"])
+        "Fashion-MNIST real photos in LookBench's format", "mit", False, ["v20170825"])
     assert "Zalando's Fashion-MNIST: real product photos" in data["origin"]
     assert assets.manifest["ranges"] == {"RealStudioFlat": [0, 180]} and len(assets.queries) == 20  # every tenth a query
     assert set(assets.gallery["category"]) <= {"t-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt",

@@ -150,7 +150,7 @@ def test_any_prepared_model_is_offered_two_at_a_time(photo_assets, tmp_path_fact
     assert app.models == list(three) and app.pair == ("gr-lite-mini", "efficientnet-lite0")
     status, _, _, _, panel_a, _, panel_b, _ = app.search(None, "RealStudioFlat/3", "all", False, "raw-pixels",
                                                          "gr-lite-mini", 5)
-    assert status.startswith("RealStudioFlat/3: top 5 of LookBench Fashion-MNIST")
+    assert status.startswith("RealStudioFlat/3: top 5 of Fashion-MNIST real photos in LookBench's format")
     retriever = app.retriever()
     query = retriever.benchmark_query("RealStudioFlat/3")
     for panel, model in ((panel_a, "raw-pixels"), (panel_b, "gr-lite-mini")):
@@ -184,20 +184,20 @@ def test_a_gallery_prepared_in_the_background_shows_its_progress_then_joins(spac
             release.wait(60)
         return SpaceAssets.load(photo_assets)
 
-    worker = app.prepare_later("LookBench Fashion-MNIST (real photos)", job)
+    worker = app.prepare_later("Fashion-MNIST real photos in LookBench's format", job)
     assert app.poll("LookBench-Mini (synthetic)")[2].active  # the page polls from its first view
     worker.start()
     assert counted.wait(60)
-    assert app.progress_note() == ("⏳ Preparing the gallery **LookBench Fashion-MNIST (real photos)** in the background: "
+    assert app.progress_note() == ("⏳ Preparing the gallery **Fashion-MNIST real photos in LookBench's format** in the background: "
                                    "encode gr-lite-mini 80 of 200. It joins the choices when ready.")
     choices, note, timer, *_ = app.poll("LookBench-Mini (synthetic)")
     assert choices["choices"] == ["LookBench-Mini (synthetic)"] and timer.active
     release.set()
     worker.join(60)
     choices, note, timer, *_ = app.poll("LookBench-Mini (synthetic)")
-    assert choices["choices"] == ["LookBench-Mini (synthetic)", "LookBench Fashion-MNIST"] and note == "" and not timer.active
+    assert choices["choices"] == ["LookBench-Mini (synthetic)", "Fashion-MNIST real photos in LookBench's format"] and note == "" and not timer.active
     assert app.search(None, "RealStudioFlat/2", "all", False, "gr-lite-mini", "none", 4,
-                      "LookBench Fashion-MNIST")[0].startswith("RealStudioFlat/2: top 4 of LookBench Fashion-MNIST")
+                      "Fashion-MNIST real photos in LookBench's format")[0].startswith("RealStudioFlat/2: top 4 of Fashion-MNIST real photos in LookBench's format")
 
     def broken(bars):
         raise ValueError("the t10k IDX files are missing")
