@@ -50,8 +50,8 @@ LADDER = (
     Level(CONSISTENT, "the claimed scores follow from the submitted rankings on the data's public labels (lookbench "
                       "verify): arithmetic, not a model; rankings made from the labels themselves are consistent too",
           standing=0, places=True),
-    Level(PENDING, f"a submission not judged yet; {OVER_CAP}: a sealed release's submission past its submitter's "
-                   "cap of scored submissions on that release, not scored until the release is unsealed", standing=1),
+    Level(PENDING, "a submission not judged yet, or (over the cap) a sealed release's submission past its "
+                   "submitter's cap of scored submissions on that release, not scored while it is sealed", standing=1),
     Level(NOT_CHECKED, "not re-scored from rankings (a stored result; a submission over the board's time or memory "
                        "budget, or naming data other than the benchmark's own): ranked only among the not-checked "
                        "rows of its group, below the rows above", standing=1),

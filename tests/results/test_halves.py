@@ -54,4 +54,4 @@ def test_a_sealed_verdict_shows_its_shown_half_while_sealed_and_its_held_half_on
 def test_over_the_cap_is_pending_on_the_one_ladder():
     assert OVER_CAP == "pending: over the cap"
     assert level(OVER_CAP).name == PENDING and verdict_status(OVER_CAP) == PENDING
-    assert OVER_CAP in level(PENDING).meaning
+    assert "over the cap" in level(PENDING).meaning
