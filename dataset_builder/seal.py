@@ -14,6 +14,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import os
+import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,9 @@ from lookbench.dataset_builder.sources import SourceError, read_contained
 from lookbench.dataset_builder.text_queries import TEXT_CONFIG
 
 SEALED_KEY = "lookbench_sealed"  # public card: {releases, until, labels (the labels repo)}
-UNSEALED_KEY = "lookbench_unsealed"  # unsealed card: {releases, sealed_revision, labels_revision}
-LABELS_KEY = "lookbench_labels"  # labels card: {releases, public_revision}
+UNSEALED_KEY = "lookbench_unsealed"  # unsealed card: {releases, sealed_revision, labels_revision, split_key}
+LABELS_KEY = "lookbench_labels"  # labels card: {releases, public_revision, split_key}
+SPLIT_KEY = "split_key"  # the secret of the shown/held halves (lookbench.results.halves), kept with the labels
 LABELS_REPO = "lookbench-labels"  # <namespace>/lookbench-labels, a private dataset repo
 LABEL_FIELDS = ("category", "main_attribute", "attributes")
 IDENTITY = ("row", "image_sha256", "item_id", "release")  # how a label row names its public row
@@ -179,8 +181,8 @@ def _write_labels(out: Path, tables: dict, sealed: Sealed, public_revision: str)
     layout = {}
     for config, split in tables:
         layout.setdefault(config, []).append({"split": split, "path": f"{config}/{split}-*"})
-    data = DatasetCardData(pretty_name="LookBench labels", **{LABELS_KEY: {"releases": list(sealed.releases),
-                                                                           "public_revision": public_revision}})
+    data = DatasetCardData(pretty_name="LookBench labels", **{LABELS_KEY: {
+        "releases": list(sealed.releases), "public_revision": public_revision, SPLIT_KEY: secrets.token_hex(32)}})
     MetadataConfigs({config: {"data_files": files} for config, files in layout.items()}).to_dataset_card_data(data)
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n# LookBench labels (private)\n\nThe labels of the sealed releases "
                        f"{', '.join(sealed.releases)} ({sealed.shown}). Each row names its public row by config, split, "
@@ -256,9 +258,10 @@ class Labels:
     """The labels of sealed rows by (config, split) → row position → label row, read from a labels folder or from an
     unsealed (or never sealed) built folder, and joined to a public part, every identity checked."""
 
-    def __init__(self, tables: dict, source: str, revision: str, public: bool):
+    def __init__(self, tables: dict, source: str, revision: str, public: bool, split_key: str | None = None):
         self.tables, self.source, self.revision = tables, source, revision
         self.public = public  # read from a public (unsealed) release, not from the withheld labels folder
+        self.split_key = split_key  # the halves' secret (None: labels sealed before there were halves)
 
     @classmethod
     def read(cls, folder: Path, releases) -> "Labels":
@@ -280,8 +283,11 @@ class Labels:
             raise SourceError(f"{folder} holds no labels: neither a labels folder ({LABELS_KEY} in its card) nor a public "
                               "release with its labels")
         joined = {key: pa.concat_tables(parts) for key, parts in tables.items()}
+        kept = card.get(LABELS_KEY) or card.get(UNSEALED_KEY)
+        split_key = kept.get(SPLIT_KEY) if isinstance(kept, dict) else None
         return cls({key: dict(zip(t.column("row").to_pylist(), t.to_pylist())) for key, t in joined.items()},
-                   str(folder), folder_revision(folder), LABELS_KEY not in card)
+                   str(folder), folder_revision(folder), LABELS_KEY not in card,
+                   split_key if isinstance(split_key, str) else None)
 
     def fill(self, shard: Path, start: int, sealed: Sealed) -> pa.Table:
         """The shard's table with its sealed rows' labels filled in; a sealed row without a label, or a label whose
@@ -355,7 +361,7 @@ def unseal(folder, labels) -> Sealed:
             write_card(target, pretty_name=built.pretty_name, history=built.history, infos=built.infos)
             card = DatasetCard.load(target / "README.md")
             card.data[UNSEALED_KEY] = {"releases": list(sealed.releases), "sealed_revision": folder_revision(folder),
-                                       "labels_revision": found.revision}
+                                       "labels_revision": found.revision, SPLIT_KEY: found.split_key}
             card.save(target / "README.md")
             replace_folder(target, folder)
     return sealed

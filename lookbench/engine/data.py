@@ -32,6 +32,7 @@ class DataSource:
     commit: str | None = None
     sealed: dict | None = None  # a sealed release: what is sealed, and the labels joined to it (None: not joined)
     cache: str | None = None  # the datasets cache's name, when not the revision (a joined folder)
+    split_key: str | None = dataclasses.field(default=None, repr=False)  # joined labels' halves secret (never provenance)
 
     @property
     def card(self) -> dict:
@@ -69,6 +70,7 @@ class Benchmark:
     noise: object | None
     provenance: dict
     all_queries: dict
+    split_key: str | None = dataclasses.field(default=None, repr=False)  # the halves' secret (``lookbench.results.halves``)
 
     @property
     def unlabelled(self) -> bool:
@@ -179,7 +181,7 @@ def with_labels(source: DataSource, labels=None) -> DataSource:
     except SourceError as err:
         raise EvaluationError(str(err)) from None
     sealed["labels"] = {"source": str(labels), "revision": found.revision, "public": found.public}
-    return dataclasses.replace(source, path=str(out), sealed=sealed, cache=f"joined-{stamp}")
+    return dataclasses.replace(source, path=str(out), sealed=sealed, cache=f"joined-{stamp}", split_key=found.split_key)
 
 
 def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
@@ -372,4 +374,4 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
 
         provenance["text_queries"] = {"config": TEXT_CONFIG, "column": TEXT_COLUMNS[text_form], "form": text_form,
                                       "template_version": sorted(loader.template_versions)}
-    return Benchmark(loaded, noise, provenance, all_queries)
+    return Benchmark(loaded, noise, provenance, all_queries, source.split_key)

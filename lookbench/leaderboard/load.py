@@ -18,6 +18,8 @@ from pathlib import Path
 from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.render import terminal_safe
 from lookbench.metric.fine_recall.judging import combine_subsets
+from lookbench.results.halves import HELD, SHOWN
+from lookbench.results.provenance import UNSEALED
 from lookbench.results.trust import (CONSISTENT, FAILED, NOT_CHECKED, PLACED, PUBLISHED, REPRODUCED, SCORED_SEALED,
                                      verdict_status)
 from lookbench.schema import LOOKBENCH_DATA, RELEASE_PATTERN
@@ -39,11 +41,26 @@ class Verdict:
     key: str = ""
     placement: dict | None = None
     scores: dict | None = None  # SCORED_SEALED: per subset and overall, the scores the leaderboard computed
+    halves: dict | None = None  # SCORED_SEALED: the headline on the shown and the held half (``results.halves``)
+    submitter: str | None = None  # SCORED_SEALED: the namespace its folder is in, whose cap it counts against
 
     @property
     def status(self) -> str:
         """Its text as one word (``trust.verdict_status``)."""
         return verdict_status(self.text)
+
+    @property
+    def scored_while_sealed(self) -> bool:
+        """Scored against the withheld labels, not yet re-checked against the labels published at unsealing."""
+        return self.text == SCORED_SEALED and (self.placement or {}).get("labels") != UNSEALED
+
+    @property
+    def headline(self) -> dict | None:
+        """What a SCORED_SEALED row shows and is ranked by: the shown half's headline while sealed, the held half's once
+        unsealed (Kaggle's public and private leaderboard)."""
+        if self.text != SCORED_SEALED:
+            return None
+        return self.halves[SHOWN if self.scored_while_sealed else HELD]
 
     def to_json(self) -> dict:
         """At most ``MAX_VERDICT_BYTES`` as JSON: the text cut, a placement that would not fit dropped (and the
@@ -52,7 +69,8 @@ class Verdict:
 
         text = clip(self.text, _REASON_CHARS)
         out = {"text": text, "key": self.key[:64], "placement": self.placement,
-               **({"scores": self.scores} if self.scores is not None else {})}
+               **{name: value for name in ("scores", "halves", "submitter")
+                  if (value := getattr(self, name)) is not None}}
         if len(json.dumps(out)) > MAX_VERDICT_BYTES:
             out = {"text": f"{NOT_CHECKED}: its placement is too large to keep", "key": self.key[:64], "placement": None}
         return out
@@ -62,12 +80,16 @@ class Verdict:
         """A kept verdict; a ``ValueError`` for anything that is not one (the store is the board's own memo)."""
         if not isinstance(raw, dict) or not isinstance(raw.get("text"), str) or not isinstance(raw.get("key"), str):
             raise ValueError("not a verdict")
-        placement, scores = raw.get("placement"), raw.get("scores")
+        placement, scores, halves, submitter = (raw.get(k) for k in ("placement", "scores", "halves", "submitter"))
         if placement is not None and not isinstance(placement, dict) or (raw["text"] in PLACED) != bool(placement):
             raise ValueError("a verdict's placement does not match its text")
-        if (raw["text"] == SCORED_SEALED) != isinstance(scores, dict):
-            raise ValueError("a sealed verdict without its scores, or scores without one")
-        return cls(raw["text"], raw["key"], placement, scores)
+        sealed = raw["text"] == SCORED_SEALED
+        if sealed != isinstance(scores, dict) or sealed != (isinstance(halves, dict) and all(
+                isinstance(halves.get(h), dict) for h in (SHOWN, HELD))):
+            raise ValueError("a sealed verdict without its scores and halves, or scores without one")
+        if submitter is not None and not isinstance(submitter, str):
+            raise ValueError("a verdict's submitter is no name")
+        return cls(raw["text"], raw["key"], placement, scores, halves, submitter)
 
 def references() -> list[str]:
     """Names of the published leaderboards shipped with the package (e.g. ``release_v2601``)."""
@@ -104,14 +126,20 @@ class Entry:
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
     verified: str = NOT_CHECKED  # a level's name (``lookbench.results.trust``), FAILED or NOT_CHECKED + …
+    # A sealed submission's only scores (``Verdict.headline``): overall, metric -> "@K" -> percent, and num_queries.
+    headline: dict | None = None
 
     def queries(self, names) -> int:
-        """The number of queries behind its scores on the subsets ``names``."""
+        """The number of queries behind its scores on the subsets ``names`` (a headline's own)."""
+        if self.headline is not None:
+            return int(self.headline.get("num_queries") or 0)
         return sum(int(self.subsets.get(s, {}).get("num_queries") or 0) for s in names)
 
     def score(self, metric: str, k: int, subset: str | None = None, over=None) -> float | None:
         """One subset's score, or the query-weighted overall over the subsets ``over`` (default: its own) with the
-        metric's combine_subsets; ``None`` when one of them is missing."""
+        metric's combine_subsets; ``None`` when one of them is missing. A headline has its overall only."""
+        if self.headline is not None:
+            return None if subset is not None else self.headline.get(metric, {}).get(f"@{k}")
         if subset is not None:
             return self.subsets.get(subset, {}).get(metric, {}).get(f"@{k}")
         flat = {}
@@ -128,7 +156,7 @@ class Entry:
         has none (a published row, or a result written before they were kept)."""
         from lookbench.results.outcomes import Outcomes
 
-        if any(not isinstance(self.subsets.get(s, {}).get("per_query"), dict) for s in names):
+        if self.headline is not None or any(not isinstance(self.subsets.get(s, {}).get("per_query"), dict) for s in names):
             return None
         try:
             return {s: Outcomes.from_json(self.subsets[s]["per_query"], f"{self.origin}: {s}") for s in names}
@@ -136,7 +164,9 @@ class Entry:
             return None
 
     def releases(self) -> list[str]:
-        """The releases this result scored separately (its subsets' ``per_release``), oldest first."""
+        """The releases this result scored separately (its subsets' ``per_release``; a headline none), oldest first."""
+        if self.headline is not None:
+            return []
         return sorted({r for scores in self.subsets.values() for r in scores.get("per_release") or {}})
 
     def on_release(self, release: str) -> "Entry":
@@ -215,11 +245,13 @@ def _checked_subset(name: str, scores, failed: bool = False) -> dict:
     return out
 
 
-def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, placement: dict | None = None) -> Entry:
+def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, placement: dict | None = None,
+                      headline: dict | None = None) -> Entry:
     """An entry from a results JSON written by ``lookbench evaluate`` (leaderboard shape plus provenance); every
     value the table shows is type-checked, so a tampered file is a ``ValueError`` naming the field — except a claimed
     score of a result ``verified`` already marks failed, which is shown as no score. ``placement`` (a verified
-    submission's, as verify recomputed it) places the row instead of what the file says."""
+    submission's, as verify recomputed it) places the row instead of what the file says; ``headline`` (a sealed
+    submission's, ``Verdict.headline``) is the only score it shows."""
     from lookbench.results.provenance import Data, Provenance
 
     provenance = Provenance.of(result)
@@ -240,7 +272,8 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
              "evaluated": model.evaluated, "submitted": model.hub_id,
              "zero_shot": zero_shot_shown(model.evaluated, data.sources, provenance.zero_shot,
                                           provenance.is_submission)}
-    return Entry(label_model, group, subsets, origin, extra, verified)
+    return Entry(label_model, group, subsets, origin, extra, verified,
+                 None if headline is None else _checked_subset("headline", headline))
 
 
 def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[Entry], list[str]]:
@@ -305,10 +338,10 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                 unbound = _unbound(raw, path.parent.relative_to(root))
                 if unbound and judged.status in PLACED:
                     judged = Verdict(FAILED + unbound, key)
-                scored = {**raw, **judged.scores} if judged.scores else raw  # a sealed row's scores: the board's own
                 trust = (REPRODUCED if judged.text == CONSISTENT and path.parent.is_relative_to(repo)
                          and reproduced(repo, path.parent, key) else judged.text)
-                entry = (entry_from_result(scored, str(path), trust, judged.placement)
+                # a sealed row shows only the headline the board computed (a half's), never the file's
+                entry = (entry_from_result(raw, str(path), trust, judged.placement, judged.headline)
                          if judged.status in PLACED else _unplaced(raw, path, root, judged.text))
                 entry.extra["key"] = key  # what its outcomes are, for the ranking's memo
                 entries.append(entry)
@@ -377,6 +410,7 @@ def _judged(folder: Path, key: str) -> Verdict:
 
 
 SEALED_HERE = "a sealed release, and its labels are not readable here (no pinned labels repo or no read token)"
+NO_HALVES = "a sealed release whose labels hold no key for the shown and held halves (sealed before them)"
 
 
 def judge_submission(folder: Path, allowed=None, labels=None) -> Verdict:
@@ -403,8 +437,10 @@ def judge_submission(folder: Path, allowed=None, labels=None) -> Verdict:
         return Verdict(f"{NOT_CHECKED}: its data cannot be loaded here ({_cut(err)})", key_now())
     except ValueError as err:  # the submission's own files
         return Verdict(FAILED + _cut(err), key_now())
+    if verification.verified and verification.scored is not None and verification.halves is None:
+        return Verdict(f"{NOT_CHECKED}: {NO_HALVES}", verification.key)
     if verification.verified and verification.scored is not None:
-        return Verdict(SCORED_SEALED, verification.key, verification.placement, verification.scored)
+        return Verdict(SCORED_SEALED, verification.key, verification.placement, verification.scored, verification.halves)
     if verification.verified:
         return Verdict(CONSISTENT, verification.key, verification.placement)
     if verification.sealed and verification.reasons == [SEALED]:

@@ -304,8 +304,8 @@ def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric:
         local, skipped = loaded
         entries += local
         skipped = list(skipped)
-    present = sorted({int(at[1:]) for e in entries for scores in e.subsets.values() for at in scores.get(key, {})
-                      if re.fullmatch(r"@\d+", at)})
+    present = sorted({int(at[1:]) for e in entries for scores in [*e.subsets.values(), e.headline or {}]
+                      for at in scores.get(key, {}) if re.fullmatch(r"@\d+", at)})
     if entries and k not in present:
         raise ValueError(f"no result has {metric} at K={k}; the Ks present are {', '.join(map(str, present)) or 'none'}")
     groups: dict[Group, list[Entry]] = {}

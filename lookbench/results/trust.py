@@ -13,6 +13,8 @@ REPRODUCED, SCORED_SEALED, CONSISTENT, PENDING, NOT_CHECKED, PUBLISHED = (
     "reproduced", "scored (sealed)", "consistent", "pending", "not checked", "published")
 NO = "no"  # a failed check's word in the board's status line
 FAILED = f"{NO}: "  # a failed check reads FAILED + its reason; "not checked" may be followed by ": <reason>" too
+# A sealed submission past its submitter's cap on the release (the board's card, ``lookbench_sealed_cap``): not scored.
+OVER_CAP = f"{PENDING}: over the cap"
 
 
 @dataclass(frozen=True)
@@ -41,12 +43,15 @@ LADDER = (
                       "rankings for this submission's exact files; it does not show who ran the re-run",
           standing=0, trusted=True, verdict=False),
     Level(SCORED_SEALED, "the leaderboard scored the rankings while the release's labels were held back: no one "
-                         "outside could fit them; it needs no training cutoff to be clean",
+                         "outside could fit them; it needs no training cutoff to be clean. While sealed it shows the "
+                         "overall scores on the shown half of the queries only, to one decimal; once unsealed it is "
+                         "ranked by the held half",
           standing=0, trusted=True, places=True),
     Level(CONSISTENT, "the claimed scores follow from the submitted rankings on the data's public labels (lookbench "
                       "verify): arithmetic, not a model; rankings made from the labels themselves are consistent too",
           standing=0, places=True),
-    Level(PENDING, "a submission not judged yet", standing=1),
+    Level(PENDING, "a submission not judged yet, or (over the cap) a sealed release's submission past its "
+                   "submitter's cap of scored submissions on that release, not scored while it is sealed", standing=1),
     Level(NOT_CHECKED, "not re-scored from rankings (a stored result; a submission over the board's time or memory "
                        "budget, or naming data other than the benchmark's own): ranked only among the not-checked "
                        "rows of its group, below the rows above", standing=1),
@@ -72,9 +77,12 @@ VERIFIED_NOTE = "verified, strongest first:\n" + "\n".join(f"- {lv.name}: {lv.me
 
 def level(text: str) -> Level:
     """The level a verified column's ``text`` stands at: the one it names, a failed check for FAILED + a reason,
-    else not checked (``not checked: <reason>``, or any text that names no level)."""
+    pending for ``pending: <reason>`` (``OVER_CAP``), else not checked (``not checked: <reason>``, or any text that
+    names no level)."""
     if text.startswith(FAILED):
         return _FAILED_LEVEL
+    if text.startswith(f"{PENDING}: "):
+        return _BY_NAME[PENDING]
     return _BY_NAME.get(text, _NOT_CHECKED_LEVEL)
 
 

@@ -30,10 +30,9 @@ from lookbench.results.outcomes import check_result
 from lookbench.results.provenance import Model, Provenance
 from lookbench.results.store import read_json, result_path
 from lookbench.submissions import DEFAULT_REPO
-from lookbench.submissions.verify import SEALED
+from lookbench.submissions.verify import SEALED, claimed_scores
 
 ROOT = "submissions"  # the results repo's folder of submissions
-_COUNTS = {"num_queries", "gallery_size", "self_matches_removed"}  # all a sealed run's blocks hold
 MARK = "lookbench-submission"  # "[<MARK> <id>]" in a pull request's title names the submission it adds
 
 
@@ -68,7 +67,7 @@ def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) 
     sealed = provenance.dataset.is_sealed
     if not sealed:
         check_result(data, str(path))  # the claimed scores are those its own outcomes give
-    elif any(isinstance(block, dict) and set(block) - _COUNTS for name, block in data.items() if name != "provenance"):
+    elif claimed_scores(data):
         raise ValueError(f"{path} is a run on a sealed release, yet it claims scores: a sealed submission sends "
                          "rankings only, and the leaderboard scores them")
     rankings = _rankings(path, data, provenance.saved_predictions)

@@ -26,6 +26,7 @@ from lookbench.errors import EvaluationError, clip, shorten
 from lookbench.hub import looks_like_hub_id
 from lookbench.results.attributes import differences as attribute_differences
 from lookbench.results.folder import deepest_k, read_submitted
+from lookbench.results.halves import HELD, SHOWN, headline, rounded, shown
 from lookbench.results.rankings import TEXT_COLUMN, Ranking
 from lookbench.results.provenance import UNSEALED, Provenance, named_data
 from lookbench.results.store import Settings
@@ -36,6 +37,8 @@ _NOT_SCORES = ("ci95", "per_query", "per_release", "per_category", "self_matches
 _SHOWN = 10  # problems named per subset
 # The fields of provenance.dataset the data itself gives, compared one by one.
 _DATA_FIELDS = ("name", "key", "revision", "commit", "releases")
+_SEALED_FIELDS = ("releases", "until", "repo")  # of provenance.dataset.sealed: what is sealed (its labels are the board's)
+SEALED_BLOCK = frozenset({"num_queries", "gallery_size", "self_matches_removed"})  # all a sealed run's blocks hold
 
 
 SEALED = "sealed: scored by the leaderboard (the release's labels are withheld until it is unsealed)"
@@ -59,6 +62,7 @@ class Verification:
     attributes_checked: bool = False  # did the result claim attribute errors (each then checked)?
     sealed: bool = False  # a sealed release's rankings: scored only where its labels are (``scored``)
     scored: dict | None = None  # a sealed submission's scores, as the leaderboard ranks them (``sealed_scores``)
+    halves: dict | None = None  # and its headline on each half of the queries (``lookbench.results.halves``)
     judged: "Judged | None" = field(default=None, repr=False, compare=False)  # verified and not sealed: what was judged
 
 
@@ -97,14 +101,25 @@ def _benchmark(data, settings: Settings, text_form, labels):
 
 def sealed_scores(judged) -> dict:
     """Per subset and overall: every ranked metric at every K and the query count, as a result's blocks hold them."""
-    from lookbench.metric.fine_recall.judging import DEFAULT_K
-    from lookbench.settings import METRICS
+    return {**{name: headline(j.scores) for name, j in judged.subsets.items()}, "overall": headline(judged.overall)}
 
-    def block(flat):
-        return {**{m: {f"@{k}": flat[f"{m}@{k}"] for k in DEFAULT_K} for m in METRICS.values()},
-                "num_queries": int(flat["num_queries"])}
 
-    return {**{name: block(j.scores) for name, j in judged.subsets.items()}, "overall": block(judged.overall)}
+def claimed_scores(result: dict) -> list[str]:
+    """What a run on a sealed release claims beyond its counts (``SEALED_BLOCK``), as ``block field`` names: a sealed
+    submission sends rankings only, and no answer may compare a claim with what the withheld labels give."""
+    return [clip(f"{name} {field}", 80) for name, block in result.items() if name != "provenance" and isinstance(block, dict)
+            for field in block if field not in SEALED_BLOCK]
+
+
+def _halves(bench, matrices: dict, mode: str) -> dict | None:
+    """The headline on the shown half of the queries (to one decimal) and on the held half, each judged on its own
+    queries alone; ``None`` when the labels hold no split key."""
+    if bench.split_key is None:
+        return None
+    masks = {name: shown(bench.split_key, _column(bench.subsets[name]["query"], "item_id")) for name in matrices}
+    shown_half, held_half = (_rejudge(bench, matrices, mode, {n: m == side for n, m in masks.items()})
+                             for side in (True, False))
+    return {SHOWN: rounded(headline(shown_half.overall)), HELD: headline(held_half.overall)}
 
 
 def verify_submission(path, data=None, allowed=None, labels=None) -> Verification:
@@ -125,8 +140,17 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
         verdict.placement = _placement(bench, settings, [])
         return verdict
     verdict.reasons += _data_differences(provenance, bench.provenance, text_form)
-    if sealed and not isinstance(bench.provenance.get("sealed"), dict):
+    truth = bench.provenance.get("sealed")
+    if sealed and not isinstance(truth, dict):
         verdict.reasons.append(f"provenance.dataset says {label} is sealed; the data it names is not")
+    elif isinstance(truth, dict) and _what_is_sealed(provenance.dataset.sealed) != _what_is_sealed(truth):
+        verdict.reasons.append(f"provenance.dataset.sealed is {shorten(provenance.dataset.sealed, 60)}; the data judged "
+                               f"is a sealed release ({shorten(_what_is_sealed(truth), 100)})")
+    elif sealed and claimed_scores(result):
+        claimed = claimed_scores(result)
+        verdict.reasons.append(f"a run on a sealed release claims {', '.join(claimed[:3])}"
+                               + (f" and {len(claimed) - 3} more" if len(claimed) > 3 else "")
+                               + ": a sealed submission sends rankings only, and the leaderboard scores them")
     if verdict.reasons:
         return verdict
     if set(blocks) != set(bench.subsets) or sorted(provenance.subsets) != sorted(bench.subsets):
@@ -174,10 +198,16 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
 
         verdict.placement = _placement(bench, settings, list(DEFAULT_K) if sealed else _claimed_ks(verdict.scores))
         verdict.scored = sealed_scores(judged) if sealed else None
+        verdict.halves = _halves(bench, matrices, settings.mode) if sealed else None
         verdict.judged = None if sealed else Judged(bench, matrices, judged, settings.mode)
         if sealed:  # which labels scored it: the board re-checks what it scored while sealed once they are public
             verdict.placement["labels"] = UNSEALED if bench.provenance["sealed"]["labels"]["public"] else "withheld"
     return verdict
+
+
+def _what_is_sealed(sealed) -> dict | None:
+    """The fields of ``provenance.dataset.sealed`` a result is bound by (which labels joined it is the verifier's)."""
+    return {f: sealed.get(f) for f in _SEALED_FIELDS} if isinstance(sealed, dict) else None
 
 
 def _kept(truth: dict, block: dict, claimed_attributes: bool) -> dict:
@@ -312,8 +342,9 @@ def _matrix(ranking: Ranking, query_ids: list, gallery_ids: list, subset: str, s
     return [], matrix
 
 
-def _rejudge(bench, matrices: dict, mode: str):
-    """The one judge on these rankings, as the engine ran it: each subset's gallery followed by the noise gallery."""
+def _rejudge(bench, matrices: dict, mode: str, keep: dict | None = None):
+    """The one judge on these rankings, as the engine ran it: each subset's gallery followed by the noise gallery.
+    ``keep``: per subset, which queries are judged (a half's; a subset left with none is left out)."""
     from lookbench.metric.fine_recall.records import GalleryColumns
     from lookbench.results.judge import combine, gallery_columns, judge_subset, query_columns
 
@@ -321,6 +352,11 @@ def _rejudge(bench, matrices: dict, mode: str):
     judged = {}
     for name, matrix in matrices.items():
         queries = bench.subsets[name]["query"]
+        if keep is not None:
+            rows = np.flatnonzero(keep[name])
+            if not rows.size:
+                continue
+            queries, matrix = queries.select(rows), matrix[rows]
         judged[name] = judge_subset(matrix, queries.select_columns(query_columns(queries)),
                                     gallery_columns(bench.subsets[name]["gallery"], noise), mode)
     return combine(judged)
@@ -406,7 +442,7 @@ def render(verdict: Verification, fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps({"verified": verdict.verified, "attributes_checked": verdict.attributes_checked,
                            "result": verdict.result, "data": verdict.data, "sealed": verdict.sealed,
-                           "scored": verdict.scored, "reasons": verdict.reasons, "scores": [
+                           "scored": verdict.scored, "halves": verdict.halves, "reasons": verdict.reasons, "scores": [
                                {"name": n, "claimed": plain(c), "recomputed": r, "agrees": _agrees(c, r)}
                                for n, c, r in verdict.scores]}, indent=2)
     if verdict.sealed and not verdict.scores:

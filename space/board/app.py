@@ -25,15 +25,15 @@ import gradio as gr
 from lookbench.leaderboard.load import Verdict, load_store
 from lookbench.leaderboard.ranking import Leaderboard, leaderboard
 from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
+from lookbench.results.provenance import UNSEALED, Provenance, is_sealed
+from lookbench.results.trust import (CONSISTENT, FAILED, LADDER, NO, NOT_CHECKED, OVER_CAP, PENDING, REPRODUCED,
+                                     SCORED_SEALED, TRUSTED, VERIFIED_NOTE, verdict_status)
 from lookbench.terminal import markdown_safe
-from lookbench.results.provenance import UNSEALED, is_sealed
-from lookbench.results.trust import (CONSISTENT, FAILED, LADDER, NO, NOT_CHECKED, PENDING, REPRODUCED, SCORED_SEALED,
-                                     TRUSTED, VERIFIED_NOTE, verdict_status)
 from lookbench.schema import TEST_SUBSETS
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
 from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_entry, registered
-from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins
-from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch
+from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins, sealed_cap
+from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch, submitter
 from lookbench.space.views import CSS, board_page
 
 CONCURRENCY = 2
@@ -106,11 +106,6 @@ class Loaded:
     ranked: dict = field(default_factory=dict)  # controls -> Leaderboard, filled as renders ask (Board.board)
 
 
-def scored_while_sealed(verdict: Verdict) -> bool:
-    """A verdict scored against the withheld labels, not yet re-checked against the labels published at unsealing."""
-    return verdict.text == SCORED_SEALED and (verdict.placement or {}).get("labels") != UNSEALED
-
-
 def recheck(earlier: Verdict, now: Verdict) -> Verdict:
     """``earlier`` (scored while sealed) against ``now``: once the release is unsealed, the scores it published must
     be those the public labels give; a difference is the row's verdict, never hidden. Still sealed, or not judged
@@ -118,7 +113,7 @@ def recheck(earlier: Verdict, now: Verdict) -> Verdict:
     if now.text != SCORED_SEALED or (now.placement or {}).get("labels") != UNSEALED:
         return earlier
     if now.scores == earlier.scores:
-        return now
+        return replace(now, submitter=earlier.submitter)
     then, later = (v.scores["overall"]["fine_recall"]["@1"] for v in (earlier, now))
     return Verdict(f"{FAILED}{SCORED_SEALED} overall fine_recall@1 {then:.6f} while sealed; its unsealed labels give "
                    f"{later:.6f}", earlier.key)
@@ -127,11 +122,13 @@ def recheck(earlier: Verdict, now: Verdict) -> Verdict:
 class Board:
     """The Space over one results repo; its handlers are plain methods (the tests call them too). ``judge``
     (``(folder, key) -> Verdict``, default ``Judge`` with the environment's budgets and the card's data) runs in one
-    background thread; ``allowed``: the Hub datasets it may load (default: the card's ``lookbench_data``)."""
+    background thread; ``allowed``: the Hub datasets it may load (default: the card's ``lookbench_data``); ``cap``:
+    the sealed submissions scored per submitter and release (default: the card's ``lookbench_sealed_cap``)."""
 
     def __init__(self, repo_id: str | None = None, folder=None, reference: str = DEFAULT_REFERENCE,
-                 verdicts: Verdicts | None = None, judge=None, allowed=None):
+                 verdicts: Verdicts | None = None, judge=None, allowed=None, cap: int | None = None):
         self.repo_id, self.folder, self.reference = repo_id, folder, reference
+        self.cap = sealed_cap(CARD) if cap is None else cap
         self.verdicts = verdicts if verdicts is not None else Verdicts()
         self.allowed = allowed = allowed_data(CARD) if allowed is None else allowed
         self.judge = judge or Judge.from_environment(allowed)
@@ -213,7 +210,7 @@ class Board:
         with self._lock:
             known = self.verdicts.get(key) or self._transient.get(key)
             if known is not None:
-                if scored_while_sealed(known) and key not in self._rechecked:  # judged again once per start: unsealed since?
+                if known.scored_while_sealed and key not in self._rechecked:  # judged again once per start: unsealed since?
                     self._rechecked.add(key)
                     self._enqueue(folder, key)
                 return known
@@ -237,21 +234,49 @@ class Board:
             folder, key = self._queue.get()
             try:
                 earlier = self.verdicts.get(key)
-                verdict = (recheck(earlier, self.judge(folder, key)) if earlier is not None and scored_while_sealed(earlier)
-                           else earlier or self.judge(folder, key))
+                if earlier is not None and earlier.scored_while_sealed:
+                    verdict = recheck(earlier, self.judge(folder, key))
+                elif earlier is not None:
+                    verdict = earlier
+                else:
+                    verdict = self._capped(folder, key) or self._sealed_by(folder, self.judge(folder, key))
                 if verdict.key != key:
                     verdict = Verdict(f"{NOT_CHECKED}: its files changed while it was judged", key)
             except Exception as err:  # a failure of the board itself: said on the row, tried again next refresh
                 log.exception("judging %s failed", folder)
                 verdict = Verdict(f"{NOT_CHECKED}: the check failed ({type(err).__name__})", key)
             with self._lock:
-                if not self.verdicts.keep(verdict):
+                if verdict.text == OVER_CAP or not self.verdicts.keep(verdict):
                     self._transient[key] = verdict
                 self._queued.discard(key)
                 self._changes += 1
                 idle = not self._queued
             if idle:  # the queue is done: the next view is ranked here, not in a visitor's request
                 self._warm()
+
+    def _capped(self, folder: Path, key: str, release: str | None = None) -> Verdict | None:
+        """OVER_CAP for a sealed submission whose submitter has ``cap`` submissions scored on its ``release`` (data
+        key; default: the one its result claims) already: the worker judges one at a time, so the count is exact.
+        Counted: every kept verdict scored while sealed, also of a submission since removed or replaced, so neither
+        renaming nor replacing files buys another score; the first scored keep their place (a refresh's new ones are
+        judged in the order of their folders). Never kept: looked at again at each refresh (unsealed since?)."""
+        if release is None:
+            _, raw = self._snapshots.get(folder, (None, None))
+            if not is_sealed(raw or {}):
+                return None  # judged first, and counted then (``_sealed_by``)
+            release = Provenance.of(raw).dataset.key
+        who = submitter(folder, self.state.copy.folder)
+        scored = sum(1 for v in self.verdicts.all() if v.scored_while_sealed and v.submitter == who
+                     and (v.placement or {}).get("key") == release)
+        return Verdict(OVER_CAP, key) if scored >= self.cap else None
+
+    def _sealed_by(self, folder: Path, verdict: Verdict) -> Verdict:
+        """A verdict scored while sealed with the namespace it counts against, or OVER_CAP when that namespace reached
+        its cap meanwhile (``_capped``; its scores are dropped unseen)."""
+        if not verdict.scored_while_sealed:
+            return verdict
+        return self._capped(folder, verdict.key, verdict.placement["key"]) or replace(
+            verdict, submitter=submitter(folder, self.state.copy.folder))
 
     def loaded(self, wait: float | None = LOAD_WAIT) -> Loaded:
         """The copy as ``load_store`` reads it with the verdicts known now, read again only after a refresh or a
@@ -302,9 +327,13 @@ class Board:
         for s in loaded.submissions:
             counts[s.status] += 1
         told = [f"{n} {word}" for word, n in counts.items() if n and word != PENDING]
-        if counts[PENDING]:
-            told.append(f"{counts[PENDING]} {PENDING} (judged in the background, one at a time; Refresh shows the "
+        over = sum(s.shown == OVER_CAP for s in loaded.submissions)
+        if counts[PENDING] > over:
+            told.append(f"{counts[PENDING] - over} {PENDING} (judged in the background, one at a time; Refresh shows the "
                         "verdicts)")
+        if over:
+            told.append(f"{over} {OVER_CAP} (while a release is sealed, at most {self.cap} submissions per submitter "
+                        "are scored on it)")
         unreadable = (" No read token (HF_TOKEN, a Space secret) for the sealed labels: sealed submissions stay "
                       f"{PENDING}." if self.sealed_unreadable else "")
         return (f"Results from {markdown_safe(state.copy.source)}: {len(loaded.submissions)} submission(s)"

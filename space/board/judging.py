@@ -24,6 +24,7 @@ TIME_VARIABLE = "LOOKBENCH_BOARD_TIME_BUDGET"  # seconds of wall time per submis
 MEMORY_VARIABLE = "LOOKBENCH_BOARD_MEMORY_BUDGET"  # GB of address space per submission (default 3)
 DEFAULT_TIME_S, DEFAULT_MEMORY_GB = 600.0, 3.0
 CARD_KEY = BOARD_DATA_KEY  # the Space card's list of Hub dataset ids the board may load
+CAP_KEY, DEFAULT_CAP = "lookbench_sealed_cap", 5  # the card's cap of scored sealed submissions per submitter and release
 # The not-checked reasons that are kept for their key: the same files would meet them again.
 OVER_BUDGET = f"{NOT_CHECKED}: over budget"
 UNKNOWN_DATA = f"{NOT_CHECKED}: unknown data"
@@ -34,17 +35,35 @@ _CHILD = ("import importlib, json, sys; sys.path[:] = json.loads(sys.argv[1]); "
 log = logging.getLogger("lookbench.space.board")
 
 
-def allowed_data(card: Path) -> frozenset[str]:
-    """The Hub dataset ids the card's YAML lists under ``lookbench_data``; none (no card, no list) when it cannot be
-    read, so the board then judges the embedded Mini only."""
+def _card(card: Path, key: str, otherwise: str):
+    """The value at ``key`` of the card's YAML; ``None`` (logged, with what the board does ``otherwise``) when the
+    card cannot be read."""
     from huggingface_hub import SpaceCard
 
     try:
-        listed = SpaceCard.load(card).data.to_dict().get(CARD_KEY)
+        return SpaceCard.load(card).data.to_dict().get(key)
     except (OSError, ValueError) as err:
-        log.warning("cannot read %s from %s (%s); judging the embedded LookBench-Mini only", CARD_KEY, card, err)
-        return frozenset()
+        log.warning("cannot read %s from %s (%s); %s", key, card, err, otherwise)
+        return None
+
+
+def allowed_data(card: Path) -> frozenset[str]:
+    """The Hub dataset ids the card's YAML lists under ``lookbench_data``; none (no card, no list) when it cannot be
+    read, so the board then judges the embedded Mini only."""
+    listed = _card(card, CARD_KEY, "judging the embedded LookBench-Mini only")
     return frozenset(d for d in listed or () if isinstance(d, str))
+
+
+def sealed_cap(card: Path) -> int:
+    """The card's ``lookbench_sealed_cap``: how many submissions per submitter namespace and sealed release are
+    scored while it is sealed (default ``DEFAULT_CAP``; what is not a whole number >= 0 is the default, logged)."""
+    value = _card(card, CAP_KEY, f"scoring at most {DEFAULT_CAP} sealed submissions per submitter and release")
+    if value is None:
+        return DEFAULT_CAP
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        log.warning("%s=%r in %s is not a whole number >= 0; using %d", CAP_KEY, value, card, DEFAULT_CAP)
+        return DEFAULT_CAP
+    return value
 
 
 def labels_pins(allowed) -> dict[str, str]:

@@ -76,6 +76,14 @@ def submission_folders(root: Path) -> list[Path]:
     return sorted(found)
 
 
+def submitter(folder: Path, root: Path | None) -> str:
+    """The namespace a submission's folder is in (``submissions/<owner>/…``, the pull request's path; ``_unbound`` in
+    ``lookbench.leaderboard.load`` binds its result to it): whose cap of sealed submissions it counts against."""
+    parts = Path(folder).relative_to(root).parts if root is not None and Path(folder).is_relative_to(root) else ()
+    parts = parts[1:] if parts[:1] == (SUBMISSIONS,) else parts
+    return parts[0] if parts else ""
+
+
 class Verdicts:
     """The verdicts by submission key (``lookbench.results.folder.snapshot``: the sha256 of its files, never a
     path, size or time), kept in ``board_dir()/verdicts.json`` across restarts as ``Verdict.to_json()`` each.
@@ -104,6 +112,10 @@ class Verdicts:
         with self._lock:
             return self.known.get(key)
 
+    def all(self) -> list[Verdict]:
+        with self._lock:
+            return list(self.known.values())
+
     def keep(self, verdict: Verdict) -> bool:
         """Keep ``verdict`` under its key unless it may change for the same files (data that could not be loaded
         now is tried again at the next refresh); whether it was kept."""
@@ -118,10 +130,11 @@ class Verdicts:
         return True
 
     def retain(self, keys) -> None:
-        """Drop the verdicts of keys not in ``keys`` (the submissions of the current copy)."""
+        """Drop the verdicts of keys not in ``keys`` (the submissions of the current copy), except those scored while
+        sealed: they count against their submitter's cap until the release is unsealed, gone or not."""
         keys = set(keys)
         with self._lock:
-            gone = [k for k in self.known if k not in keys]
+            gone = [k for k, v in self.known.items() if k not in keys and not v.scored_while_sealed]
             for key in gone:
                 del self.known[key]
             if gone:
