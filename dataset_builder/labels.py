@@ -170,6 +170,10 @@ def _records(folder: Path, releases, withheld: bool, only: tuple[str, str] | Non
             continue
         table = pq.read_table(shard)
         if withheld:
+            absent = [name for name in (*LABEL_COLUMNS, "image") if name not in table.column_names]
+            if absent:
+                raise SourceError(f"{shard}: no labels shard of this version (it lacks {', '.join(absent)}); seal the "
+                                  "release again from its built folder")
             yield key, table
             continue
         mask = sealed_mask(table, releases)

@@ -1,13 +1,3 @@
-"""Sealed releases: a built folder split into its public part (every label of the sealed releases withheld) and its
-labels (a dataset folder of their own, published as a private repo), joined again to score or to unseal.
-
-docs/publishing.md. The public part keeps the record schema (docs/architecture.md §3): the sealed rows' ``category``,
-``main_attribute`` and ``attributes`` are null, and the ``text`` config (whose words are made from the labels) and the
-validation reports (which quote rows) move to the labels. The card's YAML says what is sealed (``SEALED_KEY``), so
-every command reads it instead of guessing. A label row names its public row by config, split, position and the
-sha256 of the image bytes (item ids may repeat), and a join checks all four: labels that do not match their public
-part are refused, naming the row.
-"""
 """Sealed releases: a built folder split into its public part and its labels (a dataset folder of their own,
 published as a private repo), joined again to score or to unseal.
 
@@ -115,7 +105,7 @@ def _check_ids(source: Path, maps: dict, found: list[Path]) -> None:
     taken = {v for shard in found for name in ("item_id", "outfit_id")
              for v in pq.read_table(shard, columns=[name]).column(name).to_pylist()}
     if len(set(ids)) != len(ids) or taken & set(ids):
-        raise SourceError(f"{source}: two drawn row ids collide; seal it again")
+        raise SourceError(f"{source}: a drawn row id collides with another id; seal it again")
 
 
 def _write_labels(out: Path, records: dict, maps: dict, sealed: Sealed, public_revision: str) -> None:
