@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from lookbench.files import folder_revision
 from lookbench.schema import SUBSETS
 
-from lookbench.dataset_builder.sealed import (LABEL_FIELDS, LABELS_KEY, SEALED_ROWS, Sealed, card_yaml, digests, files,
+from lookbench.dataset_builder.sealed import (LABEL_FIELDS, LABELS_KEY, Sealed, card_yaml, digests, files,
                                               link, positions, read_maps, sealed_mask, sealed_state, shards, split_of)
 from lookbench.dataset_builder.sources import SourceError
 
@@ -70,7 +70,7 @@ class Labels:
         without one, or whose id, image or release is not its entry's, is refused naming the row."""
         config, split = shard.parent.name, split_of(shard)
         if self.rows is None:
-            raise SourceError(f"the labels {self.source} hold no map of the sealed rows ({SEALED_ROWS}/<release>.parquet): "
+            raise SourceError(f"the labels {self.source} hold no map of the sealed rows (sealed_rows-<release>.parquet): "
                               "only the labels folder `lookbench seal` wrote, or the release unsealed from it, can be "
                               "joined to a sealed public part")
         mapped, have = self.rows.get((config, split), {}), self.tables.get((config, split), {})

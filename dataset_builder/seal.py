@@ -33,8 +33,8 @@ from lookbench.dataset_builder.append import BuiltFolder
 from lookbench.dataset_builder.card import is_report, write_card
 from lookbench.dataset_builder.export import staging_folder
 from lookbench.dataset_builder.labels import Labels, record_rows
-from lookbench.dataset_builder.sealed import (LABEL_FIELDS, LABELS_KEY, LABELS_REPO, SEALED_KEY, SEALED_ROWS,
-                                              UNSEALED_KEY, Sealed, check_until, files, link, positions,
+from lookbench.dataset_builder.sealed import (LABEL_FIELDS, LABELS_KEY, LABELS_REPO, SEALED_KEY,
+                                              UNSEALED_KEY, Sealed, check_until, files, is_map, link, positions,
                                               sealed_mask, sealed_state, shards, split_of, write_map)
 from lookbench.dataset_builder.sources import SourceError
 from lookbench.dataset_builder.text_queries import TEXT_CONFIG
@@ -126,7 +126,7 @@ def _write_labels(out: Path, records: dict, maps: dict, sealed: Sealed, public_r
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n# LookBench labels (private)\n\nThe labels of the sealed releases "
                        f"{', '.join(sealed.releases)} ({sealed.shown}): each sealed row's original record, with its "
                        "position in its config and split (`row`) and the sha256 of its image bytes; "
-                       f"`{SEALED_ROWS}/<release>.parquet` names the public row of each (position, opaque row id, sha256 "
+                       "`sealed_rows-<release>.parquet` names the public row of each (position, opaque row id, sha256 "
                        "of the public image). `lookbench unseal` joins them back.\n")
     card.save(out / "README.md")
 
@@ -218,7 +218,7 @@ def unseal(folder, labels) -> Sealed:
             found.join_into(folder, target, sealed)
             for path in files(labels, sorted(labels.rglob("*"))):  # the words, the reports and the maps
                 relative = path.relative_to(labels)
-                if not path.is_dir() and (relative.parts[0] in (TEXT_CONFIG, SEALED_ROWS) or is_report(relative.name)):
+                if not path.is_dir() and (relative.parts[0] == TEXT_CONFIG or is_report(relative.name) or is_map(relative.name)):
                     link(path, target / relative)
             (target / "README.md").unlink()
             write_card(target, pretty_name=built.pretty_name, history=built.history, infos=built.infos)

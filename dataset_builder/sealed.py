@@ -1,8 +1,8 @@
 """What a sealed folder is on disk, read by sealing, joining and unsealing alike (docs/publishing.md): the card's
 declaration (``SEALED_KEY``, ``Sealed``), the record shards in the order datasets reads them, and the map of the
-sealed rows, ``sealed_rows/<release>.parquet``: one row per sealed row — its config, split, position in the original
-release (``row``), position in the public part (``public_row``), opaque id (``row_id``) and the sha256 of its public
-image bytes (``public_sha256``). The map lives with the labels while a release is sealed and is published at unseal,
+sealed rows, ``sealed_rows-<release>.parquet`` beside the card: one row per sealed row — its config, split, position
+in the original release (``row``), position in the public part (``public_row``), opaque id (``row_id``) and the
+sha256 of its public image bytes (``public_sha256``). The map lives with the labels while a release is sealed and is published at unseal,
 so rankings made on the sealed public part can still be scored from the unsealed release.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ UNSEALED_KEY = "lookbench_unsealed"  # unsealed card: {releases, sealed_revision
 LABELS_KEY = "lookbench_labels"  # labels card: {releases, public_revision}
 LABELS_REPO = "lookbench-labels"  # <namespace>/lookbench-labels, a private dataset repo
 LABEL_FIELDS = ("category", "main_attribute", "attributes")
-SEALED_ROWS = "sealed_rows"  # the folder of the maps, one file per sealed release
+MAP_PREFIX = "sealed_rows-"  # the maps, sealed_rows-<release>.parquet beside the card (no config's folder)
 MAP_COLUMNS = ("config", "split", "row", "public_row", "row_id", "public_sha256")
 
 
@@ -137,12 +137,16 @@ def sealed_mask(table: pa.Table, releases) -> pa.Array:
 
 
 def map_path(folder: Path, release: str) -> Path:
-    return Path(folder) / SEALED_ROWS / f"{release}.parquet"
+    return Path(folder) / f"{MAP_PREFIX}{release}.parquet"
+
+
+def is_map(name: str) -> bool:
+    """Whether a file name is a map of sealed rows (``map_path``)."""
+    return name.startswith(MAP_PREFIX) and name.endswith(".parquet")
 
 
 def write_map(folder: Path, release: str, rows: list[dict]) -> None:
     path = map_path(folder, release)
-    path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table({name: [r[name] for r in rows] for name in MAP_COLUMNS},
                             schema=pa.schema([(n, pa.int64() if n.endswith("row") else pa.string()) for n in MAP_COLUMNS])),
                    path)
@@ -166,7 +170,7 @@ def read_maps(folder: Path, releases) -> dict | None:
     twice = [key for key, rows in maps.items()
              if len({r["row"] for r in rows.values()}) != len(rows) or len({r["row_id"] for r in rows.values()}) != len(rows)]
     if twice or total != sum(map(len, maps.values())):
-        raise SourceError(f"{folder / SEALED_ROWS}: a row is named twice; it is no map of sealed rows")
+        raise SourceError(f"{folder}: a map of sealed rows names a row twice")
     return maps
 
 

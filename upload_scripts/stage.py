@@ -114,14 +114,15 @@ def _stage_dataset(source: Path, target: Path, shown: str | None = None) -> None
     append's validation report, the release's taxonomy and the maps of its sealed rows too), each copied through ``_copy_contained``: nothing from
     outside ``--data`` reaches the mirror."""
     from lookbench.dataset_builder.card import is_report
-    from lookbench.dataset_builder.sealed import SEALED_ROWS
+    from lookbench.dataset_builder.sealed import is_map
     from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
     from lookbench.dataset_builder.text_queries import TEXT_CONFIG
     from lookbench.schema import SUBSETS
 
     target.mkdir(parents=True)
-    names = ["README.md", *sorted(p.name for p in source.iterdir() if is_report(p.name) or p.name == TAXONOMY_FILE)]
-    names += sorted(f"{p.parent.name}/{p.name}" for p in source.glob("*/*.parquet") if p.parent.name in (*SUBSETS, TEXT_CONFIG, SEALED_ROWS))
+    names = ["README.md", *sorted(p.name for p in source.iterdir()
+                                  if is_report(p.name) or is_map(p.name) or p.name == TAXONOMY_FILE)]
+    names += sorted(f"{p.parent.name}/{p.name}" for p in source.glob("*/*.parquet") if p.parent.name in (*SUBSETS, TEXT_CONFIG))
     for name in names:
         (target / name).parent.mkdir(exist_ok=True)
         _copy_contained(source, name, target / name, shown)
