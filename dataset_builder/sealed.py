@@ -2,8 +2,8 @@
 declaration (``SEALED_KEY``, ``Sealed``), the record shards in the order datasets reads them, and the map of the
 sealed rows, ``sealed_rows-<release>.parquet`` beside the card: one row per sealed row — its config, split, position
 in the original release (``row``), position in the public part (``public_row``), opaque id (``row_id``) and the
-sha256 of its public image bytes (``public_sha256``). The map lives with the labels while a release is sealed and is published at unseal,
-so rankings made on the sealed public part can still be scored from the unsealed release.
+sha256 of its public image bytes (``public_sha256``). The map lives with the labels while a release is sealed and is
+published at unseal, so rankings made on the sealed public part can still be scored from the unsealed release.
 """
 from __future__ import annotations
 

@@ -240,7 +240,8 @@ def _build(data, out: Path, encoders: dict, want: dict, quiet: bool, bars=stage_
         with bars("load", quiet=quiet, unit="config") as bar:
             bench = load_benchmark(source, distractors=noise, progress=bar)
         if bench.unlabelled:  # the demo shows each row's annotation and outfit: a sealed release has none to show
-            raise EvaluationError(f"{source.label} is sealed (its labels are withheld): the demo serves public releases only")
+            raise EvaluationError(f"{source.label} is sealed (its labels are withheld): the demo serves public "
+                                  "releases only")
         images = BenchmarkImages.of(bench)
         with bars("hash", quiet=quiet, unit="img") as bar:
             images.hash(bar)

@@ -110,11 +110,9 @@ def test_no_public_column_links_a_query_to_its_matches(sealed):
     assert {"image", "item_id", "timestamp", "outfit_id", "release"} <= set(found)  # the scan sees the columns
     outside = {name: got for name, got in found.items() if not got[1][0] <= got[0] <= got[1][1]}
     assert outside == {}, outside
-    # the same rankings on the release before it was sealed: its ids and outfits link every query to its matches
-    before = _linked(built)
-    for name in ("item_id", "timestamp"):
-        count, (_, high) = before[name]
-        assert count > 2 * high, (name, before[name])
+    # the same rankings on the release before it was sealed: a query's item id is its matches'
+    count, (_, high) = _linked(built)["item_id"]
+    assert count > 5 * high, (count, high)
 
 
 @pytest.mark.slow
