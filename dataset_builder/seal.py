@@ -218,9 +218,8 @@ def unseal(folder, labels) -> Sealed:
             found.join_into(folder, target, sealed)
             for path in files(labels, sorted(labels.rglob("*"))):  # the words, the reports and the maps
                 relative = path.relative_to(labels)
-                if path.is_dir() or relative.parts[0] in SUBSETS or relative.as_posix() == "README.md":
-                    continue
-                if relative.parts[0] == TEXT_CONFIG or is_report(relative.name) or is_map(relative.name):
+                withheld = relative.parts[0] == TEXT_CONFIG or is_report(relative.name) or is_map(relative.name)
+                if withheld and not path.is_dir():
                     link(path, target / relative)
             (target / "README.md").unlink()
             write_card(target, pretty_name=built.pretty_name, history=built.history, infos=built.infos)
