@@ -67,7 +67,7 @@ class Labels:
 
     def _mapped(self, shard: Path, start: int, table: pa.Table, mask: pa.Array) -> list[tuple[int, dict]]:
         """(position in the shard, label row) of each sealed public row, its map entry and identity checked: a row
-        without one, or whose id, image or release is not its entry's, is refused naming the row."""
+        without one, or whose id or image is not its entry's, is refused naming the row."""
         config, split = shard.parent.name, split_of(shard)
         if self.rows is None:
             raise SourceError(f"the labels {self.source} hold no map of the sealed rows (sealed_rows-<release>.parquet): "
@@ -76,7 +76,7 @@ class Labels:
         mapped, have = self.rows.get((config, split), {}), self.tables.get((config, split), {})
         at_rows = pc.indices_nonzero(mask).to_pylist()
         shown = digests(table.column("image").take(at_rows))
-        ids, stamps = table.column("item_id").to_pylist(), table.column("release").to_pylist()
+        ids = table.column("item_id").to_pylist()
         out = []
         for at, digest in zip(at_rows, shown):
             where = f"{config}/{split} row {start + at} (item {str(ids[at])[:64]!r})"
@@ -85,8 +85,8 @@ class Labels:
             if label is None:
                 raise SourceError(f"the labels {self.source} have no label for {where}: they do not belong to this "
                                   "public part")
-            public = {"row_id": ids[at], "public_sha256": digest, "release": stamps[at]}
-            theirs = {"row_id": entry["row_id"], "public_sha256": entry["public_sha256"], "release": label["release"]}
+            public = {"row_id": ids[at], "public_sha256": digest}
+            theirs = {"row_id": entry["row_id"], "public_sha256": entry["public_sha256"]}
             differ = [f for f in public if theirs[f] != public[f]]
             if differ:
                 raise SourceError(f"the labels {self.source} do not match {where}: their {differ[0]} is "
@@ -109,6 +109,7 @@ class Labels:
                 continue
             mapped = self._mapped(shard, start, table, mask)
             seen += len(mapped)
+            target.parent.mkdir(parents=True, exist_ok=True)
             pq.write_table(write(shard, start, table, mask, mapped), target)
         if seen != expected:
             raise SourceError(f"the labels {self.source} map {expected} rows, the public part {public} has {seen} sealed "

@@ -72,21 +72,25 @@ def _row_id(key: bytes, config: str, split: str, row: int) -> str:
 
 def _public_rows(shard: Path, start: int, table: pa.Table, mask: pa.Array, keys: dict, maps: dict) -> pa.Table:
     """The public part of one shard: its sealed rows shuffled among their positions (in the order of their row ids)
-    and reduced to what a model may use; each one's map row added to ``maps`` (by release)."""
+    and reduced to what a model may use, each under the newest sealed release and its date (a query's matches are
+    of its own release, so a release told apart would point to them); each one's map row added to ``maps`` (by its
+    own release)."""
     config, split = shard.parent.name, split_of(shard)
+    block = max(keys, key=release_date)
     sealed_at = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
     releases = table.column("release").to_pylist()
     ids = {int(at): _row_id(keys[releases[at]], config, split, start + int(at)) for at in sealed_at}
     order = np.arange(len(table))
     order[sealed_at] = sorted(ids, key=ids.get)
     shuffled = table.take(order)
-    values = {name: shuffled.column(name).to_pylist() for name in ("image", "item_id", "timestamp", "bbox", *WITHHELD)}
+    values = {name: shuffled.column(name).to_pylist()
+              for name in ("image", "item_id", "release", "timestamp", "bbox", *WITHHELD)}
     for at in sealed_at:
         origin, release = int(order[at]), releases[order[at]]
         image = scrubbed(values["image"][at]["bytes"], f"{config}/{split} row {start + origin}")
         values["image"][at] = {"bytes": image, "path": None}  # a file name may carry the item id
         values["item_id"][at] = ids[origin]
-        values["timestamp"][at] = release_date(release)
+        values["release"][at], values["timestamp"][at] = block, release_date(block)
         values["bbox"][at] = values["bbox"][at] if split == "query" else None
         for name in WITHHELD:
             values[name][at] = None
@@ -142,9 +146,10 @@ def _sealed_card(public: Path, built: BuiltFolder, sealed: Sealed) -> None:
                  "attribute, attributes and query texts of these releases are withheld; the leaderboard scores "
                  "submitted rankings against them (docs/publishing.md). Nothing public links a query to its matches: "
                  "in their rows `item_id` is an opaque row id drawn at random for the release, `outfit_id`, "
-                 "`raw_image` and a gallery row's `bbox` are withheld, `timestamp` is the release's date, the images "
-                 "are re-encoded without metadata and the rows are shuffled. The `text` config and the validation "
-                 f"reports are published when the release is unsealed.\n\n{rest}")
+                 "`raw_image` and a gallery row's `bbox` are withheld, `release` and `timestamp` are the newest sealed "
+                 f"release, {sealed.releases[-1]}, and its date, the images are re-encoded without metadata and the "
+                 "rows are shuffled. The rows of each release, the `text` config and the validation reports are "
+                 f"published when the release is unsealed.\n\n{rest}")
     card.save(public / "README.md")
 
 
