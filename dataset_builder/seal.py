@@ -135,9 +135,30 @@ def _write_labels(out: Path, records: dict, maps: dict, sealed: Sealed, public_r
     card.save(out / "README.md")
 
 
+def _sealed_sections(text: str, sealed: Sealed) -> str:
+    """The body of a build's card as the sealed card shows it: the fields as a sealed row carries them, and the
+    taxonomy named by its file instead of tabled (its category names are label values): the card names none."""
+    head, *sections = text.split("\n## ")
+    titled = {section.split("\n", 1)[0]: section for section in sections}
+    if "Fields" in titled:
+        titled["Fields"] = (
+            f"Fields\n\nEach row of {', '.join(sealed.releases)} carries, while sealed:\n\n| field | in a sealed row |\n"
+            "|---|---|\n| `image` | the image, decoded and encoded again without metadata |\n"
+            "| `item_id` | an opaque row id, drawn at random for the release: it says nothing of which rows belong "
+            "together |\n| `category`, `main_attribute`, `attributes` | withheld (null) |\n"
+            "| `bbox` | a query's crop box; null in a gallery or noise row |\n| `outfit_id`, `raw_image` | withheld (null) |\n"
+            f"| `timestamp` | the date of {sealed.releases[-1]} |\n| `release` | {sealed.releases[-1]}, the newest "
+            "sealed release |\n| `source` | as published |\n\nThe rows of the other releases are as the record schema "
+            "says (the LookBench docs, building-a-release.md).\n")
+    if "Taxonomy" in titled:
+        titled["Taxonomy"] = "Taxonomy\n\nThe categories and attributes the labels follow: `taxonomy.json`, beside this card.\n"
+    return "\n## ".join([head, *titled.values()])
+
+
 def _sealed_card(public: Path, built: BuiltFolder, sealed: Sealed) -> None:
     """The public part's card: written as a build writes it (no text config, no validation report: both carry
-    labels), with ``SEALED_KEY`` in its YAML and the seal said first."""
+    labels), with ``SEALED_KEY`` in its YAML, the seal said first and its body as a sealed row is
+    (``_sealed_sections``)."""
     write_card(public, pretty_name=built.pretty_name, history=built.history, infos=built.infos)
     card = DatasetCard.load(public / "README.md")
     card.data[SEALED_KEY] = sealed.to_yaml()
@@ -149,7 +170,7 @@ def _sealed_card(public: Path, built: BuiltFolder, sealed: Sealed) -> None:
                  "`raw_image` and a gallery row's `bbox` are withheld, `release` and `timestamp` are the newest sealed "
                  f"release, {sealed.releases[-1]}, and its date, the images are re-encoded without metadata and the "
                  "rows are shuffled. The rows of each release, the `text` config and the validation reports are "
-                 f"published when the release is unsealed.\n\n{rest}")
+                 f"published when the release is unsealed.\n\n{_sealed_sections(rest, sealed)}")
     card.save(public / "README.md")
 
 
