@@ -22,6 +22,7 @@ from lookbench.dataset_builder.fashion_mnist import package_folder
 from lookbench.dataset_builder.builder import LookBench
 from lookbench.dataset_builder.card import AUDIT_NAME, REPORT_NAME, Step, is_report, write_card, write_train_card
 from lookbench.dataset_builder.review.audit import write_audit
+from lookbench.dataset_builder.sealed import is_map
 from lookbench.dataset_builder.catalog import SOURCES, either, open_source
 from lookbench.dataset_builder.sources import TRAIN, SourceError
 from lookbench.dataset_builder.text_queries import TEXT_CONFIG, text_split
@@ -114,7 +115,8 @@ def build_release(
         for flag, target in targets.items():
             target.parent.mkdir(parents=True, exist_ok=True)
             staged.enter_context(folder_lock(target))  # held to the swap: a concurrent build or append is refused
-            _check_replaceable(flag, target, {"data"} if flag == "train_out" else set(SUBSETS) | {TEXT_CONFIG, UNPAIRED, TAXONOMY_FILE})
+            _check_replaceable(flag, target, {"data"} if flag == "train_out"
+                               else set(SUBSETS) | {TEXT_CONFIG, UNPAIRED, TAXONOMY_FILE})
         left = unpaired_training_set(targets["out"])  # the mark of a build killed between its two swaps
         staging = {}
         for flag, target in targets.items():
@@ -198,7 +200,8 @@ def _check_replaceable(flag: str, target: Path, folders: set[str]) -> None:
     if target.exists() and not target.is_dir():
         raise SourceError(f"--{flag.replace('_', '-')} {target} is a file, not a dataset folder")
     if target.is_dir():
-        foreign = sorted(p.name for p in target.iterdir() if p.name not in folders | {"README.md"} and not is_report(p.name))
+        foreign = sorted(p.name for p in target.iterdir() if p.name not in folders | {"README.md"}
+                         and not is_report(p.name) and not is_map(p.name))
         if foreign:
             raise SourceError(
                 f"--{flag.replace('_', '-')} {target} holds {', '.join(foreign[:5])}, which no build wrote; a build replaces "

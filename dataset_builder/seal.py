@@ -1,205 +1,176 @@
-"""Sealed releases: a built folder split into its public part (every label of the sealed releases withheld) and its
-labels (a dataset folder of their own, published as a private repo), joined again to score or to unseal.
+"""Sealed releases: a built folder split into its public part and its labels (a dataset folder of their own,
+published as a private repo), joined again to score or to unseal.
 
-docs/publishing.md. The public part keeps the record schema (docs/architecture.md §3): the sealed rows' ``category``,
-``main_attribute`` and ``attributes`` are null, and the ``text`` config (whose words are made from the labels) and the
-validation reports (which quote rows) move to the labels. The card's YAML says what is sealed (``SEALED_KEY``), so
-every command reads it instead of guessing. A label row names its public row by config, split, position and the
-sha256 of the image bytes (item ids may repeat), and a join checks all four: labels that do not match their public
-part are refused, naming the row.
+docs/publishing.md. The public part keeps the record schema (docs/architecture.md §3) and, per row of a sealed
+release, only what a model may use: the image (re-encoded, metadata stripped), an opaque row id in ``item_id`` (drawn
+per release from a secret that is never written), subset, split, release, source, a query's crop box, and the
+release's date as its timestamp; labels, ``outfit_id``, ``raw_image`` and a gallery row's ``bbox`` are null, and the
+sealed rows of each shard are shuffled (in the order of their row ids). So nothing public links a query to its
+matches. The labels folder keeps each sealed row's original record, and the map of the sealed rows (``sealed.py``)
+names its public row; the ``text`` config (words made from the labels) and the validation reports (which quote rows)
+move there too. The card's YAML says what is sealed (``SEALED_KEY``), so every command reads it instead of guessing.
 """
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
-import os
+import hmac
+import io
 import secrets
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from lookbench.files import contained_file, folder_lock, folder_revision, replace_folder
+from lookbench.files import folder_lock, folder_revision, replace_folder
 from lookbench.schema import SUBSETS, release_date
 
 from lookbench.dataset_builder.append import BuiltFolder
 from lookbench.dataset_builder.card import is_report, write_card
 from lookbench.dataset_builder.export import staging_folder
-from lookbench.dataset_builder.sources import SourceError, read_contained
+from lookbench.dataset_builder.labels import Labels, record_rows
+from lookbench.dataset_builder.sealed import (LABEL_FIELDS, LABELS_KEY, LABELS_REPO, SEALED_KEY, SPLIT_KEY,
+                                              UNSEALED_KEY, Sealed, check_until, files, is_map, link, positions,
+                                              sealed_mask, sealed_state, shards, split_of, write_map)
+from lookbench.dataset_builder.sources import SourceError
 from lookbench.dataset_builder.text_queries import TEXT_CONFIG
+from lookbench.dataset_builder.validation import open_image
 
-SEALED_KEY = "lookbench_sealed"  # public card: {releases, until, labels (the labels repo)}
-UNSEALED_KEY = "lookbench_unsealed"  # unsealed card: {releases, sealed_revision, labels_revision, split_key}
-LABELS_KEY = "lookbench_labels"  # labels card: {releases, public_revision, split_key}
-SPLIT_KEY = "split_key"  # the secret of the shown/held halves (lookbench.results.halves), kept with the labels
-LABELS_REPO = "lookbench-labels"  # <namespace>/lookbench-labels, a private dataset repo
-LABEL_FIELDS = ("category", "main_attribute", "attributes")
-IDENTITY = ("row", "image_sha256", "item_id", "release")  # how a label row names its public row
+WITHHELD = (*LABEL_FIELDS, "outfit_id", "raw_image")  # null in every public row of a sealed release
+ROW_ID_HEX = 20  # an opaque row id: 80 bits of a keyed hash
 
 
-@dataclass(frozen=True)
-class Sealed:
-    """What a card says is sealed: the releases whose labels are withheld, until when (None: until unsealed), and
-    the Hub repo that holds them."""
-
-    releases: tuple[str, ...]
-    until: str | None
-    labels: str
-
-    def to_yaml(self) -> dict:
-        return {"releases": list(self.releases), "until": self.until, "labels": self.labels}
-
-    @property
-    def shown(self) -> str:
-        return f"sealed until {self.until}" if self.until else "sealed until the maintainers unseal it"
+def _secret() -> bytes:
+    """A release's key for its row ids and order: random, used once, never written (the map keeps the outcome)."""
+    return secrets.token_bytes(32)
 
 
-def check_until(until: str | None) -> str | None:
-    """``--until`` as an ISO date, or a one-line refusal."""
-    if until is None:
-        return None
+def scrubbed(data: bytes, name: str) -> bytes:
+    """The image in ``data`` decoded (with the builder's bomb guard) and encoded again with nothing but its pixels:
+    no EXIF, ICC profile, comment or text chunk. A JPEG stays a JPEG with its own quantisation tables (the least
+    change to what a model sees); everything else becomes a lossless PNG of its first frame."""
     try:
-        return dt.date.fromisoformat(until).isoformat()
-    except (TypeError, ValueError):
-        raise SourceError(f"--until {str(until)[:40]!r} is not a date (YYYY-MM-DD)") from None
+        image = open_image(data, name)
+    except ValueError as err:
+        raise SourceError(str(err)) from None
+    image.info = {key: value for key, value in image.info.items() if key == "transparency"}  # a palette's, not metadata
+    out = io.BytesIO()
+    if image.format == "JPEG":
+        image.save(out, "JPEG", quality="keep", subsampling="keep")
+    else:
+        image.save(out, "PNG", compress_level=3)  # as the Mini's renderer writes them: twice as fast as the default
+    return out.getvalue()
 
 
-def _within(folder: Path, relative: str) -> tuple[Path, str]:
-    """Where a file of ``folder`` must lie, as (base, path relative to it): inside the folder, or for a Hub cache
-    snapshot (its files are links into its repo's blobs/) inside the repo's cache folder."""
-    folder = Path(folder)
-    if folder.parent.name == "snapshots":
-        return folder.parent.parent, f"snapshots/{folder.name}/{relative}"
-    return folder, relative
+def _row_id(key: bytes, config: str, split: str, row: int) -> str:
+    return hmac.new(key, f"{config}/{split}/{row}".encode(), hashlib.sha256).hexdigest()[:ROW_ID_HEX]
 
 
-def card_yaml(folder: Path) -> dict:
-    """The YAML of the folder's card; read only as a regular file inside the folder (a link out is refused, never
-    followed), like every file the builder reads."""
-    folder = Path(folder)
-    card = folder / "README.md"
-    if not card.exists() and not card.is_symlink():
-        return {}
-    return DatasetCard(read_contained(*_within(folder, "README.md")).decode("utf-8")).data.to_dict()
+def _public_rows(shard: Path, start: int, table: pa.Table, mask: pa.Array, keys: dict, maps: dict) -> pa.Table:
+    """The public part of one shard: its sealed rows shuffled among their positions (in the order of their row ids)
+    and reduced to what a model may use, each under the newest sealed release and its date (a query's matches are
+    of its own release, so a release told apart would point to them); each one's map row added to ``maps`` (by its
+    own release)."""
+    config, split = shard.parent.name, split_of(shard)
+    block = max(keys, key=release_date)
+    sealed_at = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+    releases = table.column("release").to_pylist()
+    ids = {int(at): _row_id(keys[releases[at]], config, split, start + int(at)) for at in sealed_at}
+    order = np.arange(len(table))
+    order[sealed_at] = sorted(ids, key=ids.get)
+    shuffled = table.take(order)
+    values = {name: shuffled.column(name).to_pylist()
+              for name in ("image", "item_id", "release", "timestamp", "bbox", *WITHHELD)}
+    for at in sealed_at:
+        origin, release = int(order[at]), releases[order[at]]
+        image = scrubbed(values["image"][at]["bytes"], f"{config}/{split} row {start + origin}")
+        values["image"][at] = {"bytes": image, "path": None}  # a file name may carry the item id
+        values["item_id"][at] = ids[origin]
+        values["release"][at], values["timestamp"][at] = block, release_date(block)
+        values["bbox"][at] = values["bbox"][at] if split == "query" else None
+        for name in WITHHELD:
+            values[name][at] = None
+        maps.setdefault(release, []).append({"config": config, "split": split, "row": start + origin,
+                                             "public_row": start + int(at), "row_id": ids[origin],
+                                             "public_sha256": hashlib.sha256(image).hexdigest()})
+    for name, column in values.items():
+        at = shuffled.schema.get_field_index(name)
+        shuffled = shuffled.set_column(at, shuffled.schema.field(at), pa.array(column, shuffled.schema.field(at).type))
+    return shuffled
 
 
-def _files(folder: Path, paths) -> list[Path]:
-    """``paths`` (files of ``folder``), each a regular file inside it: a link out is refused naming it, so sealing,
-    joining or unsealing never turns a file from elsewhere into one of the folders it writes."""
-    folder = Path(folder)
-    for path in paths:
-        if path.is_dir():  # walked, not read (a link to a folder is not walked)
-            continue
-        try:
-            contained_file(*_within(folder, path.relative_to(folder).as_posix()))
-        except ValueError as err:
-            raise SourceError(f"{folder}: {err}") from None
-    return list(paths)
+def _check_ids(source: Path, maps: dict, found: list[Path]) -> None:
+    """Row ids are unique and none is an item or outfit id of the release (never so in practice: 80 random bits)."""
+    ids = [row["row_id"] for rows in maps.values() for row in rows]
+    taken = {v for shard in found for name in ("item_id", "outfit_id")
+             for v in pq.read_table(shard, columns=[name]).column(name).to_pylist()}
+    if len(set(ids)) != len(ids) or taken & set(ids):
+        raise SourceError(f"{source}: a drawn row id collides with another id; seal it again")
 
 
-def sealed_state(folder: Path) -> Sealed | None:
-    """The sealed state a folder's card declares, ``None`` for a public one; a malformed declaration is refused (a
-    sealed folder must never pass for a public one)."""
-    value = card_yaml(folder).get(SEALED_KEY)
-    if value is None:
-        return None
-    if (not isinstance(value, dict) or not isinstance(value.get("releases"), list) or not value["releases"]
-            or not isinstance(value.get("labels"), str)):
-        raise SourceError(f"{folder / 'README.md'}: {SEALED_KEY} is not {{releases, until, labels}}; the folder cannot "
-                          "be read as sealed or public")
-    return Sealed(tuple(map(str, value["releases"])), None if value.get("until") is None else str(value["until"]),
-                  value["labels"])
-
-
-def _shards(folder: Path) -> list[Path]:
-    """Every shard of the record configs, in the order datasets reads them (per config and split, sorted by name)."""
-    return _files(folder, sorted(p for p in folder.glob("*/*.parquet") if p.parent.name in SUBSETS))
-
-
-def _split(shard: Path) -> str:
-    return shard.name.split("-", 1)[0]
-
-
-def _digests(images: pa.ChunkedArray) -> list[str]:
-    return [hashlib.sha256(b).hexdigest() for b in images.combine_chunks().field("bytes").to_pylist()]
-
-
-def _positions(shards: list[Path]) -> dict[Path, int]:
-    """Each shard's first row position within its config and split."""
-    starts, seen = {}, {}
-    for shard in shards:
-        key = (shard.parent.name, _split(shard))
-        starts[shard] = seen.get(key, 0)
-        seen[key] = starts[shard] + pq.ParquetFile(shard).metadata.num_rows
-    return starts
-
-
-def _sealed_mask(table: pa.Table, releases) -> pa.Array:
-    return pc.is_in(table.column("release"), value_set=pa.array(sorted(releases), pa.string())).combine_chunks()
-
-
-def _withheld(table: pa.Table, mask: pa.Array) -> pa.Table:
-    """``table`` with the label fields of the masked rows null, the schema (and its metadata) unchanged."""
-    for name in LABEL_FIELDS:
-        at = table.schema.get_field_index(name)
-        column = table.column(name)
-        table = table.set_column(at, table.schema.field(at), pc.if_else(mask, pa.nulls(len(table), column.type), column))
-    return table
-
-
-def label_rows(table: pa.Table, start: int, mask: pa.Array) -> pa.Table:
-    """The labels of the masked rows of one shard, each naming its public row (``IDENTITY``)."""
-    rows = pc.indices_nonzero(mask)
-    taken = table.take(rows)
-    return pa.table({"row": pc.add(rows.cast(pa.int64()), start), "image_sha256": _digests(taken.column("image")),
-                     "item_id": taken.column("item_id"), "release": taken.column("release"),
-                     **{name: taken.column(name) for name in LABEL_FIELDS}})
-
-
-def _link(path: Path, target: Path) -> None:
-    """``path``'s file at ``target``: a hard link of the file itself (a Hub snapshot's files are links into its
-    blobs, and a relative link moved elsewhere would dangle), a copy where the file system refuses one."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(path.resolve(), target)
-    except OSError:
-        shutil.copy2(path, target)
-
-
-def _write_labels(out: Path, tables: dict, sealed: Sealed, public_revision: str) -> None:
-    """The labels folder: ``<Config>/<split>-00000-of-00001.parquet`` per config and split with sealed rows, and its
-    card (``LABELS_KEY``: which public revision they belong to)."""
-    for (config, split), parts in tables.items():
+def _write_labels(out: Path, records: dict, maps: dict, sealed: Sealed, public_revision: str) -> None:
+    """The labels folder: ``<Config>/<split>-00000-of-00001.parquet`` per config and split with sealed rows (their
+    original records), the map of each sealed release, and its card (``LABELS_KEY``: which public revision they
+    belong to)."""
+    for (config, split), parts in records.items():
         (out / config).mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.concat_tables(parts), out / config / f"{split}-00000-of-00001.parquet")
+    for release, rows in maps.items():
+        write_map(out, release, rows)
     layout = {}
-    for config, split in tables:
+    for config, split in records:
         layout.setdefault(config, []).append({"split": split, "path": f"{config}/{split}-*"})
     data = DatasetCardData(pretty_name="LookBench labels", **{LABELS_KEY: {
         "releases": list(sealed.releases), "public_revision": public_revision, SPLIT_KEY: secrets.token_hex(32)}})
     MetadataConfigs({config: {"data_files": files} for config, files in layout.items()}).to_dataset_card_data(data)
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n# LookBench labels (private)\n\nThe labels of the sealed releases "
-                       f"{', '.join(sealed.releases)} ({sealed.shown}). Each row names its public row by config, split, "
-                       "position (`row`) and the sha256 of its image bytes; `lookbench unseal` joins them back.\n")
+                       f"{', '.join(sealed.releases)} ({sealed.shown}): each sealed row's original record, with its "
+                       "position in its config and split (`row`) and the sha256 of its image bytes; "
+                       "`sealed_rows-<release>.parquet` names the public row of each (position, opaque row id, sha256 "
+                       "of the public image). `lookbench unseal` joins them back.\n")
     card.save(out / "README.md")
+
+
+def _sealed_sections(text: str, sealed: Sealed) -> str:
+    """The body of a build's card as the sealed card shows it: the fields as a sealed row carries them, and the
+    taxonomy named by its file instead of tabled (its category names are label values): the card names none."""
+    head, *sections = text.split("\n## ")
+    titled = {section.split("\n", 1)[0]: section for section in sections}
+    if "Fields" in titled:
+        titled["Fields"] = (
+            f"Fields\n\nEach row of {', '.join(sealed.releases)} carries, while sealed:\n\n| field | in a sealed row |\n"
+            "|---|---|\n| `image` | the image, decoded and encoded again without metadata |\n"
+            "| `item_id` | an opaque row id, drawn at random for the release: it says nothing of which rows belong "
+            "together |\n| `category`, `main_attribute`, `attributes` | withheld (null) |\n"
+            "| `bbox` | a query's crop box; null in a gallery or noise row |\n| `outfit_id`, `raw_image` | withheld (null) |\n"
+            f"| `timestamp` | the date of {sealed.releases[-1]} |\n| `release` | {sealed.releases[-1]}, the newest "
+            "sealed release |\n| `source` | as published |\n\nThe rows of the other releases are as the record schema "
+            "says (the LookBench docs, building-a-release.md).\n")
+    if "Taxonomy" in titled:
+        titled["Taxonomy"] = "Taxonomy\n\nThe categories and attributes the labels follow: `taxonomy.json`, beside this card.\n"
+    return "\n## ".join([head, *titled.values()])
 
 
 def _sealed_card(public: Path, built: BuiltFolder, sealed: Sealed) -> None:
     """The public part's card: written as a build writes it (no text config, no validation report: both carry
-    labels), with ``SEALED_KEY`` in its YAML and the seal said first."""
+    labels), with ``SEALED_KEY`` in its YAML, the seal said first and its body as a sealed row is
+    (``_sealed_sections``)."""
     write_card(public, pretty_name=built.pretty_name, history=built.history, infos=built.infos)
     card = DatasetCard.load(public / "README.md")
     card.data[SEALED_KEY] = sealed.to_yaml()
     head, _, rest = card.text.partition("\n\n")
     card.text = (f"{head}\n\n> **Sealed: {', '.join(sealed.releases)}** — {sealed.shown}. The category, main "
                  "attribute, attributes and query texts of these releases are withheld; the leaderboard scores "
-                 "submitted rankings against them (docs/publishing.md).\n\n{rest}")
+                 "submitted rankings against them (docs/publishing.md). Nothing public links a query to its matches: "
+                 "in their rows `item_id` is an opaque row id drawn at random for the release, `outfit_id`, "
+                 "`raw_image` and a gallery row's `bbox` are withheld, `release` and `timestamp` are the newest sealed "
+                 f"release, {sealed.releases[-1]}, and its date, the images are re-encoded without metadata and the "
+                 "rows are shuffled. The rows of each release, the `text` config and the validation reports are "
+                 f"published when the release is unsealed.\n\n{_sealed_sections(rest, sealed)}")
     card.save(public / "README.md")
 
 
@@ -216,25 +187,28 @@ def seal_into(source: Path, public: Path, labels: Path, releases, until: str | N
     if sealed_state(source) is not None:
         raise SourceError(f"{source} is sealed already ({SEALED_KEY} in its card); unseal it first")
     sealed = Sealed(tuple(releases), until, labels_repo)
-    shards = _shards(source)
-    starts, tables = _positions(shards), {}
-    for shard in shards:
+    keys = {release: _secret() for release in releases}
+    found = shards(source)
+    records, maps = {}, {}
+    for shard, start in positions(found).items():
         target = public / shard.relative_to(source)
         table = pq.read_table(shard)
-        mask = _sealed_mask(table, releases)
+        mask = sealed_mask(table, releases)
         if not pc.any(mask).as_py():
-            _link(shard, target)  # no sealed row: byte-identical
+            link(shard, target)  # no sealed row: byte-identical
             continue
-        tables.setdefault((shard.parent.name, _split(shard)), []).append(label_rows(table, starts[shard], mask))
+        rows = pc.add(pc.indices_nonzero(mask).cast(pa.int64()), start)
+        records.setdefault((shard.parent.name, split_of(shard)), []).append(record_rows(table, rows, mask))
         target.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(_withheld(table, mask), target)
-    for path in _files(source, sorted(source.rglob("*"))):  # the rest: the text config and the reports carry labels
+        pq.write_table(_public_rows(shard, start, table, mask, keys, maps), target)
+    _check_ids(source, maps, found)
+    for path in files(source, sorted(source.rglob("*"))):  # the rest: the text config and the reports carry labels
         relative = path.relative_to(source)
         if path.is_dir() or relative.parts[0] in SUBSETS or relative.as_posix() == "README.md":
             continue
-        _link(path, (labels if relative.parts[0] == TEXT_CONFIG or is_report(relative.name) else public) / relative)
+        link(path, (labels if relative.parts[0] == TEXT_CONFIG or is_report(relative.name) else public) / relative)
     _sealed_card(public, built, sealed)
-    _write_labels(labels, tables, sealed, folder_revision(public))
+    _write_labels(labels, records, maps, sealed, folder_revision(public))
     return sealed
 
 
@@ -254,91 +228,6 @@ def seal(folder, releases=None, until=None, labels_out=None, labels_repo: str = 
     return sealed
 
 
-class Labels:
-    """The labels of sealed rows by (config, split) → row position → label row, read from a labels folder or from an
-    unsealed (or never sealed) built folder, and joined to a public part, every identity checked."""
-
-    def __init__(self, tables: dict, source: str, revision: str, public: bool, split_key: str | None = None):
-        self.tables, self.source, self.revision = tables, source, revision
-        self.public = public  # read from a public (unsealed) release, not from the withheld labels folder
-        self.split_key = split_key  # the halves' secret (None: labels sealed before there were halves)
-
-    @classmethod
-    def read(cls, folder: Path, releases) -> "Labels":
-        folder = Path(folder)
-        card = card_yaml(folder)
-        tables = {}
-        if LABELS_KEY in card:
-            for shard in _shards(folder):
-                table = pq.read_table(shard)
-                tables.setdefault((shard.parent.name, _split(shard)), []).append(table)
-        elif sealed_state(folder) is None and any(_shards(folder)):
-            shards = _shards(folder)
-            for shard, start in _positions(shards).items():
-                table = pq.read_table(shard)
-                mask = _sealed_mask(table, releases)
-                if pc.any(mask).as_py():
-                    tables.setdefault((shard.parent.name, _split(shard)), []).append(label_rows(table, start, mask))
-        else:
-            raise SourceError(f"{folder} holds no labels: neither a labels folder ({LABELS_KEY} in its card) nor a public "
-                              "release with its labels")
-        joined = {key: pa.concat_tables(parts) for key, parts in tables.items()}
-        kept = card.get(LABELS_KEY) or card.get(UNSEALED_KEY)
-        split_key = kept.get(SPLIT_KEY) if isinstance(kept, dict) else None
-        return cls({key: dict(zip(t.column("row").to_pylist(), t.to_pylist())) for key, t in joined.items()},
-                   str(folder), folder_revision(folder), LABELS_KEY not in card,
-                   split_key if isinstance(split_key, str) else None)
-
-    def fill(self, shard: Path, start: int, sealed: Sealed) -> pa.Table:
-        """The shard's table with its sealed rows' labels filled in; a sealed row without a label, or a label whose
-        identity is not the row's, is refused naming the row."""
-        table = pq.read_table(shard)
-        mask = _sealed_mask(table, sealed.releases)
-        if not pc.any(mask).as_py():
-            return table
-        config, split = shard.parent.name, _split(shard)
-        have = self.tables.get((config, split), {})
-        rows = pc.indices_nonzero(mask).to_pylist()
-        digests = _digests(table.take(rows).column("image"))
-        item_ids, stamps = table.column("item_id").to_pylist(), table.column("release").to_pylist()
-        values = {name: table.column(name).to_pylist() for name in LABEL_FIELDS}
-        for at, digest in zip(rows, digests):
-            label = have.get(start + at)
-            where = f"{config}/{split} row {start + at} (item {item_ids[at]!r})"
-            if label is None:
-                raise SourceError(f"the labels {self.source} have no label for {where}: they do not belong to this "
-                                  "public part")
-            public = {"row": start + at, "image_sha256": digest, "item_id": item_ids[at], "release": stamps[at]}
-            differ = [f for f in IDENTITY if label[f] != public[f]]
-            if differ:
-                raise SourceError(f"the labels {self.source} do not match {where}: their {differ[0]} is "
-                                  f"{str(label[differ[0]])[:64]!r}, the public row's {str(public[differ[0]])[:64]!r}")
-            for name in LABEL_FIELDS:
-                values[name][at] = label[name]
-        for name in LABEL_FIELDS:
-            at = table.schema.get_field_index(name)
-            table = table.set_column(at, table.schema.field(at), pa.array(values[name], table.schema.field(at).type))
-        return table
-
-    def join_into(self, public: Path, out: Path, sealed: Sealed) -> None:
-        """The public part with its labels back, as a new built folder ``out`` (its card still the sealed one's)."""
-        expected = sum(len(rows) for rows in self.tables.values())
-        filled = 0
-        for shard, start in _positions(_shards(public)).items():
-            table = self.fill(shard, start, sealed)
-            filled += pc.sum(_sealed_mask(table, sealed.releases)).as_py() or 0
-            target = out / shard.relative_to(public)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table, target)
-        if filled != expected:
-            raise SourceError(f"the labels {self.source} hold {expected} rows, the public part {public} {filled} sealed "
-                              "rows: they do not belong together")
-        for path in _files(public, sorted(public.rglob("*"))):
-            relative = path.relative_to(public)
-            if not path.is_dir() and relative.parts[0] not in SUBSETS:
-                _link(path, out / relative)
-
-
 def unseal(folder, labels) -> Sealed:
     """``lookbench unseal``: the sealed ``folder`` with its labels (a labels folder) joined back, the text config and
     validation reports restored, and its card public again (``UNSEALED_KEY`` records what was sealed); replaced whole
@@ -353,10 +242,11 @@ def unseal(folder, labels) -> Sealed:
         with staging_folder(folder, "unsealing") as staging:
             target = staging / folder.name
             found.join_into(folder, target, sealed)
-            for path in _files(labels, sorted(labels.rglob("*"))):
+            for path in files(labels, sorted(labels.rglob("*"))):  # the words, the reports and the maps
                 relative = path.relative_to(labels)
-                if not path.is_dir() and (relative.parts[0] == TEXT_CONFIG or is_report(relative.name)):
-                    _link(path, target / relative)
+                withheld = relative.parts[0] == TEXT_CONFIG or is_report(relative.name) or is_map(relative.name)
+                if withheld and not path.is_dir():
+                    link(path, target / relative)
             (target / "README.md").unlink()
             write_card(target, pretty_name=built.pretty_name, history=built.history, infos=built.infos)
             card = DatasetCard.load(target / "README.md")

@@ -23,7 +23,7 @@ import numpy as np
 
 from lookbench.engine import BenchmarkImages, encode_images, load_benchmark, resolve_data
 from lookbench.engine.search import build_index
-from lookbench.errors import one_line
+from lookbench.errors import EvaluationError, one_line
 from lookbench.files import contained_file, new_sibling, read_at_most, read_regular, replace_folder
 from lookbench.hub import hub_reachable, split_revision, transport_errors
 from lookbench.paths import space_assets_dir
@@ -239,6 +239,9 @@ def _build(data, out: Path, encoders: dict, want: dict, quiet: bool, bars=stage_
     with quiet_libraries(False):
         with bars("load", quiet=quiet, unit="config") as bar:
             bench = load_benchmark(source, distractors=noise, progress=bar)
+        if bench.unlabelled:  # the demo shows each row's annotation and outfit: a sealed release has none to show
+            raise EvaluationError(f"{source.label} is sealed (its labels are withheld): the demo serves public "
+                                  "releases only")
         images = BenchmarkImages.of(bench)
         with bars("hash", quiet=quiet, unit="img") as bar:
             images.hash(bar)

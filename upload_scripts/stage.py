@@ -111,15 +111,17 @@ def _dataset_source(data) -> Path:
 
 def _stage_dataset(source: Path, target: Path, shown: str | None = None) -> None:
     """The card and the Parquet shards of every config folder, the text queries' included (the build's and each
-    append's validation report and the release's taxonomy too), each copied through ``_copy_contained``: nothing from
+    append's validation report, the release's taxonomy and the maps of its sealed rows too), each copied through ``_copy_contained``: nothing from
     outside ``--data`` reaches the mirror."""
     from lookbench.dataset_builder.card import is_report
+    from lookbench.dataset_builder.sealed import is_map
     from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE
     from lookbench.dataset_builder.text_queries import TEXT_CONFIG
     from lookbench.schema import SUBSETS
 
     target.mkdir(parents=True)
-    names = ["README.md", *sorted(p.name for p in source.iterdir() if is_report(p.name) or p.name == TAXONOMY_FILE)]
+    names = ["README.md", *sorted(p.name for p in source.iterdir()
+                                  if is_report(p.name) or is_map(p.name) or p.name == TAXONOMY_FILE)]
     names += sorted(f"{p.parent.name}/{p.name}" for p in source.glob("*/*.parquet") if p.parent.name in (*SUBSETS, TEXT_CONFIG))
     for name in names:
         (target / name).parent.mkdir(exist_ok=True)
@@ -147,7 +149,7 @@ def _copy_contained(source: Path, relative: str, destination: Path, shown: str |
 def _labels_source(source: Path, labels) -> Path | None:
     """The labels folder of a sealed ``--data`` (required, and written by ``seal`` for exactly that public part);
     ``--labels`` for a public one is refused."""
-    from lookbench.dataset_builder.seal import LABELS_KEY, card_yaml, sealed_state
+    from lookbench.dataset_builder.sealed import LABELS_KEY, card_yaml, sealed_state
     from lookbench.files import folder_revision
 
     try:
@@ -188,7 +190,7 @@ def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None
 def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: list[Carried], photos=None,
                 labels: Path | None = None) -> Staging:
     from lookbench.dataset_builder.card import release_facts
-    from lookbench.dataset_builder.seal import LABELS_REPO
+    from lookbench.dataset_builder.sealed import LABELS_REPO
     from lookbench.files import folder_revision
 
     tmp = new_sibling(out, "staging", folder=True)
@@ -212,7 +214,7 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
         for card in (tmp / DATASET, *(tmp / namespace / name for name in NAMED)):
             _retarget(card / "README.md", namespace)
         nested = tuple(f"{name}/**" for name in (*NAMED, *(LABELS_REPO for _ in private))) if namespace == DATASET else ()
-        from lookbench.dataset_builder.seal import UNSEALED_KEY, card_yaml
+        from lookbench.dataset_builder.sealed import UNSEALED_KEY, card_yaml
 
         dataset = StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested, tuple(release_facts(tmp / DATASET)),
                              folder_revision(tmp / DATASET), unsealed=UNSEALED_KEY in card_yaml(tmp / DATASET))

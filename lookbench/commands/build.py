@@ -57,7 +57,7 @@ def run_build(args) -> int:
     if not args.seal and (args.until or args.labels_out):
         raise SourceError("--until and --labels-out describe a sealed build: give them with --seal")
     if args.seal:
-        from lookbench.dataset_builder.seal import check_until
+        from lookbench.dataset_builder.sealed import check_until
 
         check_until(args.until)
     if args.append is APPEND_INPUT:

@@ -145,10 +145,12 @@ def resolve_data(data) -> DataSource:
 
 def with_labels(source: DataSource, labels=None) -> DataSource:
     """``source`` as the engine loads it. A sealed release (its card's ``lookbench_sealed``) without ``labels`` is
-    marked sealed with none joined, so nothing scores it; with ``labels`` (a labels folder or Hub id, or an unsealed
-    copy of the release) the labels are joined to its rows once per pair of revisions, every row's identity checked,
+    marked sealed with none joined, so nothing scores it; with ``labels`` (a labels folder or Hub id, or the release
+    unsealed) the labels are filled into its rows once per pair of revisions (``Labels.fill_into``: every row where it
+    was published, with the opaque id rankings name it by, its identity checked against the map of the sealed rows),
     and the data keeps the sealed release's name, key and revision. ``labels`` for a public release is refused."""
-    from lookbench.dataset_builder.seal import Labels, sealed_state
+    from lookbench.dataset_builder.labels import Labels
+    from lookbench.dataset_builder.sealed import sealed_state
     from lookbench.dataset_builder.sources import SourceError
 
     try:
@@ -176,7 +178,7 @@ def with_labels(source: DataSource, labels=None) -> DataSource:
             out.parent.mkdir(parents=True, exist_ok=True)
             with folder_lock(out, wait=True), staging_folder(out, "joining") as staging:
                 if not (out / "README.md").is_file():
-                    found.join_into(Path(source.path), staging / out.name, state)
+                    found.fill_into(Path(source.path), staging / out.name, state)
                     replace_folder(staging / out.name, out)
     except SourceError as err:
         raise EvaluationError(str(err)) from None

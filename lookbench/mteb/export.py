@@ -74,7 +74,11 @@ def export_result(result_path, out) -> Path:
     except ValueError as err:
         raise EvaluationError(f"{result_path} is not a LookBench result JSON: {err}") from err
     from lookbench.results.outcomes import check_result
+    from lookbench.results.provenance import is_sealed
 
+    if is_sealed(result):
+        raise EvaluationError(f"{result_path} is a run on a sealed release: it holds rankings and no score, so it has "
+                              "no mteb counterpart (the leaderboard scores it)")
     try:
         check_result(result, str(result_path))  # the scores exported are the ones its outcomes give
     except ValueError as err:

@@ -149,6 +149,9 @@ def lookbench_tasks(data=None, mode: str = DEFAULT_MODE, subsets=None, distracto
     text = queries == "text"
     source = resolve_data(data)
     bench = load_benchmark(source, subsets, distractors=distractors, text_form=text_form if text else None)
+    if bench.unlabelled:
+        raise EvaluationError(f"{source.label} is sealed: its labels are withheld, so it has no qrels and no mteb task "
+                              "until it is unsealed")
     images = BenchmarkImages.of(bench)
     images.hash()
     noise_columns = GalleryColumns(bench.noise) if bench.noise is not None else None

@@ -4,8 +4,8 @@ lies (``<stem>.predictions/<subset>.parquet``), its columns, its writer and its 
 One row per (query, rank): ``query`` (1-based, in the order of the evaluated queries), its ``query_item_id`` (for text
 queries also its words, ``query_text``) and annotation, ``rank`` (1-based), ``gallery_index`` (0-based into the subset
 gallery followed by the noise gallery, as the metric sees it), the retrieved ``item_id``, its cosine ``score`` and
-annotation, and ``fine_hit`` / ``coarse_hit`` as the judge flagged them; a sealed release's carries ids, ranks and
-scores only. ``datasets.load_dataset("parquet", data_files=...)`` reads it.
+annotation, and ``fine_hit`` / ``coarse_hit`` as the judge flagged them; a sealed release's carries ids (the opaque
+row ids its public part gives, never item ids), ranks and scores only. ``datasets.load_dataset("parquet", data_files=...)`` reads it.
 
 A ranking may come from a stranger, so the reader bounds every cost before it is paid: rows are capped from the
 footer, the decoded size is taken from the page headers themselves (a footer can understate what its pages hold; the

@@ -64,7 +64,8 @@ def test_a_reviewed_release_appended_with_seal_is_published_sealed_and_the_earli
     new release's reviewed labels (docs/publishing.md) and leaves the earlier release public and byte-identical."""
     import pyarrow.parquet as pq
 
-    from lookbench.dataset_builder.seal import Labels, sealed_state
+    from lookbench.dataset_builder.labels import Labels
+    from lookbench.dataset_builder.sealed import sealed_state
 
     first, second = tmp_path / "raw-june", tmp_path / "raw-july"
     truth, later = write_annotated(first, n=9), write_annotated(second, n=9, prefix="july", month=7)

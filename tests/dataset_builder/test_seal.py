@@ -9,7 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lookbench.dataset_builder import build_release
-from lookbench.dataset_builder.seal import LABEL_FIELDS, Labels, seal, sealed_state, unseal
+from lookbench.dataset_builder.labels import Labels
+from lookbench.dataset_builder.seal import seal, unseal
+from lookbench.dataset_builder.sealed import LABEL_FIELDS, sealed_state
 from lookbench.dataset_builder.sources import SourceError
 
 

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lookbench.cli import main
-from lookbench.dataset_builder.seal import LABEL_FIELDS, SEALED_KEY, card_yaml
+from lookbench.dataset_builder.sealed import LABEL_FIELDS, SEALED_KEY, card_yaml
 from lookbench.results.trust import SCORED_SEALED
 from lookbench.upload_scripts.stage import stage
 from tests.helpers.board import judged

@@ -18,7 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lookbench.dataset_builder.seal import LABEL_FIELDS, LABELS_KEY, SPLIT_KEY, Labels, card_yaml, seal, unseal
+from lookbench.dataset_builder.labels import Labels
+from lookbench.dataset_builder.seal import seal, unseal
+from lookbench.dataset_builder.sealed import LABEL_FIELDS, LABELS_KEY, SPLIT_KEY, card_yaml
 from lookbench.leaderboard.load import Verdict, judge_submission, load_store
 from lookbench.results.halves import HELD, SHOWN, shown
 from lookbench.results.provenance import UNSEALED
