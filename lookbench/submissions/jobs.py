@@ -27,12 +27,13 @@ from lookbench.submissions.submit import ROOT
 IMAGE = "python:3.12"  # torch's wheels from the package index carry the CUDA runtime; the job's GPU gives the driver
 WORK = "/tmp/results"  # where the job downloads the submission
 SUBMISSION_PARTS = 6  # submissions/<owner>/<name>/<commit>/<data>/<settings>
-DROPPED = "LOOKBENCH_TOKEN_DROPPED"  # set in the tokenless environment: a token seen there is refused, never looped on
+DROPPED = "LOOKBENCH_JOB_RERUN"  # set in the tokenless environment: a token seen there is refused, never looped on
 BEGIN, END = "-----BEGIN LOOKBENCH RERUN-----", "-----END LOOKBENCH RERUN-----"
 MAX_RERUN_FILES = 8  # the re-run's results.json and a ranking per subset
 MAX_BLOCK_CHARS = 256 * 1024 * 1024  # of the block's base64 in a log
 LINE = 76  # characters of base64 per log line
 _TOKEN_FILES = ("HF_TOKEN_PATH", "HF_STORED_TOKENS_PATH")  # pointed at an empty file in the tokenless environment
+_SET = (*_TOKEN_FILES, "HF_HUB_DISABLE_IMPLICIT_TOKEN")  # the token-named variables the tokenless environment sets
 
 
 def repo_path(path: str) -> str:
@@ -133,7 +134,7 @@ def in_job(path, argv: list[str]) -> None:
     from lookbench.results.folder import read_submitted
 
     if os.environ.get(DROPPED):
-        if get_token() is not None or set(_token_names(os.environ)) - set(_TOKEN_FILES):
+        if get_token() is not None or set(_token_names(os.environ)) - set(_SET):
             raise ValueError("a token is still visible after it was dropped: the submitted model is not run next to it")
         return
     prefetch(read_submitted(path))

@@ -143,7 +143,8 @@ def test_the_job_runs_the_submitted_code_with_no_token_and_the_record_is_made_an
 
     (seen,) = [json.loads(line) for line in (work / "spy.jsonl").read_text().splitlines()]  # the model ran once
     assert TOKEN not in json.dumps(seen) and seen["get_token"] is None
-    assert sorted(k for k in seen["environ"] if "TOKEN" in k.upper()) == ["HF_STORED_TOKENS_PATH", "HF_TOKEN_PATH"]
+    assert sorted(k for k in seen["environ"] if "TOKEN" in k.upper()) == [
+        "HF_HUB_DISABLE_IMPLICIT_TOKEN", "HF_STORED_TOKENS_PATH", "HF_TOKEN_PATH"]
     assert seen["environ"]["HF_TOKEN_PATH"] == os.devnull and seen["environ"]["HF_HUB_DISABLE_IMPLICIT_TOKEN"] == "1"
     assert seen["environ"]["HF_HUB_OFFLINE"] == "1" and seen["token_file"] == ""
 
