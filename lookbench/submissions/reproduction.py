@@ -325,11 +325,8 @@ def as_submission(files: dict[str, bytes], folder: str, made: dict):
 
 def contradictions(made: dict, rerun_result: dict, submission: Submitted) -> list[str]:
     """Why a record can never stand for ``submission``, signed or not, whatever its rankings say: its
-    ``reproduction.json`` says it did not reproduce or names another model, commit or data, or its re-run does
-    (``rerun_contradictions``)."""
+    ``reproduction.json`` names another model, commit or data, or its re-run does (``rerun_contradictions``)."""
     reasons = []
-    if made.get("reproduced") is not True:
-        reasons.append(f"its {RECORD} says it did not reproduce")
     _, hub_id, commit = pinned_model(submission.provenance)
     named = made.get("model") if isinstance(made.get("model"), dict) else {}
     if (named.get("id"), named.get("commit")) != (hub_id, commit):
@@ -366,10 +363,10 @@ def rerun_contradictions(rerun_result: dict, submission: Submitted) -> list[str]
 
 def check_record(record: Path, submission: Submitted, keys: dict, signed: str) -> tuple[Reproduction | None, str | None]:
     """A record folder judged again for ``submission`` as it is now: (``None``, ``None``) when the record is not bound
-    to the submission's current key (another submission's record); (``None``, why) when it cannot count — unreadable,
-    not signed by one of ``keys`` (``signing.trusted_keys``) over its digest ``signed`` (``record_digest``) and this
-    key, or contradicting the submission (``contradictions``) —; else the comparison recomputed from both rankings:
-    the record's typed figures are never read. No reason quotes a figure."""
+    to the submission's current key (another submission's record) or, signed, says it did not reproduce; (``None``,
+    why) when it cannot count — unreadable, not signed by one of ``keys`` (``signing.trusted_keys``) over its digest
+    ``signed`` (``record_digest``) and this key, or contradicting the submission (``contradictions``) —; else the
+    comparison recomputed from both rankings: the record's typed figures are never read. No reason quotes a figure."""
     from lookbench.submissions.signing import unsigned_reason
 
     try:
@@ -379,6 +376,8 @@ def check_record(record: Path, submission: Submitted, keys: dict, signed: str) -
         unsigned = unsigned_reason(record, signed, submission.key, keys)
         if unsigned is not None:
             return None, unsigned
+        if made.get("reproduced") is not True:  # its signer's own word: not reproduced, whatever the rankings say
+            return None, None
         rerun = f"{RERUN}/{RESULT_NAME}"
         rerun_result = parse_json(read_regular(contained_file(record, rerun), MAX_RESULT_BYTES, rerun))
         against = contradictions(made, rerun_result, submission)
@@ -460,9 +459,6 @@ def reproduced(root: Path, folder: Path, key: str, keys: dict) -> Standing:
             if submission.key != key:  # its files changed since the row was read: that row is not shown reproduced
                 return Standing(False, tuple(ignored))
             found, why = check_record(record, submission, keys, record_digest(hashes))
-            if found is not None and not found.reproduced:
-                why = (f"its re-run does not agree with the submission (top-1 agreement under {TOP1:g}% or a claimed "
-                       "score outside its interval: lookbench reproduce-submission names them)")
             if len(_CHECKED) >= MAX_CHECKED:
                 _CHECKED.clear()
             _CHECKED[(key, seen, trusted)] = (found is not None and found.reproduced, why)
