@@ -186,8 +186,8 @@ def test_a_result_folder_holding_reproductions_is_refused_in_one_line(honest, tm
 
 
 def test_the_board_ignores_a_reproductions_folder_inside_a_submission_saying_why(dry_run, tmp_path):
-    """A pull request that slips a record into a submission's own folder: never read as a record (nor as a JSON beside
-    the result), one skipped line says why, and the row stays what its rankings make it."""
+    """A pull request that slips a record into a submission's own folder: never read as a record, one skipped line
+    says why, and the submission, holding a second JSON, is no row at all."""
     from lookbench.leaderboard.load import load_store
 
     repo = tmp_path / "repo"
@@ -195,7 +195,10 @@ def test_the_board_ignores_a_reproductions_folder_inside_a_submission_saying_why
     folder = submission_folder(repo)
     (folder / "reproductions" / "cpu-fp32").mkdir(parents=True)
     (folder / "reproductions" / "cpu-fp32" / "reproduction.json").write_text('{"reproduced": true}')
-    (entry,), skipped = load_store(repo / "submissions")
-    assert entry.verified != "reproduced"
-    assert skipped == [f"{folder.relative_to(repo / 'submissions').as_posix()}/reproductions: not read: a reproduction "
-                       "record lies in the results repo's reproductions/, signed by a maintainer, never in a submission"]
+    entries, skipped = load_store(repo / "submissions")
+    assert entries == []  # its folder holds a second JSON: not a submission at all
+    inside = folder.relative_to(repo / "submissions").as_posix()
+    assert skipped == [f"{inside}/reproductions: not read: a reproduction record lies in the results repo's "
+                       "reproductions/, signed by a maintainer, never in a submission",
+                       f"{inside}/results.json: not a LookBench result ('reproductions/cpu-fp32/reproduction.json' is a "
+                       "second JSON beside results.json: a submission holds exactly one result)"]
