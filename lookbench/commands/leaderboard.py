@@ -7,6 +7,7 @@ is re-scored from its rankings (``lookbench verify``'s check), which reads its P
 from __future__ import annotations
 
 import sys
+from importlib import resources
 from pathlib import Path
 
 
@@ -32,6 +33,9 @@ def register(sub) -> None:
     lb.add_argument("--zero-shot", action="store_true",
                     help="show only zero-shot rows: the model's declared training data shares no source with the data "
                          "(ranks stay those of the full table); with --trusted, the trusted zero-shot rows")
+    lb.add_argument("--card", type=Path, metavar="README.md",
+                    help="the leaderboard Space card whose reproduction_keys sign the reproduction records that count "
+                         "(default: the card this package ships)")
     lb.add_argument("--format", choices=FORMATS, default="table")
     lb.add_argument("--plot", type=Path, metavar="FILE.png",
                     help="also draw the ranking as a bar chart (with --by-release: score against release date, one line per "
@@ -46,11 +50,15 @@ def run(args) -> int:
     from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
     from lookbench.progress import quiet_libraries
     from lookbench.results.trust import VERIFIED_NOTE
+    from lookbench.submissions.signing import card_keys
 
     plot = plot_path(args.plot) if args.plot else None  # a refusal before the store is read
+    card = args.card or resources.files("lookbench.space.board") / "README.md"
+    if args.card is not None and not args.card.is_file():
+        raise ValueError(f"--card {args.card} is not a file (the leaderboard Space's README.md)")
     with quiet_libraries():  # re-scoring a submission loads its data: datasets' bars are not this command's output
         board = leaderboard(results=args.results or paths.results_dir(), reference=args.reference, metric=args.metric,
-                            k=args.k, subset=args.subset, by_release=args.by_release)
+                            k=args.k, subset=args.subset, by_release=args.by_release, keys=card_keys(card))
     if args.trusted:
         board = board.trusted()
     if args.zero_shot:

@@ -276,7 +276,7 @@ def entry_from_result(result: dict, origin: str, verified: str = NOT_CHECKED, pl
                  None if headline is None else _checked_subset("headline", headline))
 
 
-def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[Entry], list[str]]:
+def load_store(root, verify=None, snapshots: dict | None = None, keys: dict | None = None) -> tuple[list[Entry], list[str]]:
     """Every result JSON under ``root`` — a results store, or a folder of submissions as ``lookbench submit --dry-run``
     writes them — with what was verified, and one line per file not shown and why.
 
@@ -285,7 +285,9 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     placed by the verdict's placement. Any other JSON inside or above a submission is never a row. Other results (a
     store's) are checked against their own per-query outcomes and never say ``CONSISTENT``. A consistent submission
     with a reproduction record bound to its key that agrees, recomputed from both rankings, is ``REPRODUCED``
-    (``reproduction.reproduced``; records live in ``reproductions/`` beside ``submissions/``, never rows). Each file is
+    (``reproduction.reproduced``; records live in ``reproductions/`` beside ``submissions/``, never rows) and signed by
+    one of ``keys`` (``signing.trusted_keys``: the leaderboard card's; none given, no record counts); a record that
+    cannot count, and a ``reproductions/`` folder inside a submission's, is a skipped line saying why. Each file is
     read as
     ``lookbench.results.store.read_json`` reads one (inside the folder, regular, size-capped, non-blocking,
     depth-checked), so no single file can stop, hang or corrupt the table. ``snapshots`` (folder -> (key, result)),
@@ -295,8 +297,8 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     from lookbench.results.folder import RESULT_NAME, snapshot
     from lookbench.results.provenance import Provenance, is_sealed
     from lookbench.results.store import parse_json, read_json
-    from lookbench.submissions.reproduction import ROOT as RECORDS, reproduced
-    from lookbench.submissions.submit import ROOT as SUBMISSIONS
+    from lookbench.submissions.reproduction import reproduced
+    from lookbench.submissions.submit import RECORDS, ROOT as SUBMISSIONS
 
     entries, skipped = [], []
     snapshots = {} if snapshots is None else snapshots
@@ -307,7 +309,10 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
     # could not be read), while an ``evaluate --output`` folder's results-<mode>.json are rows of their own.
     found = []
     for top, folders, names in os.walk(root):
-        folders[:] = [f for f in folders if Path(top, f) != repo / RECORDS]  # records are read with their submission
+        for inside in (f for f in folders if f == RECORDS and Path(top, f) != repo / RECORDS):
+            skipped.append(f"{terminal_safe(str(Path(top, inside).relative_to(root)))[:200]}: not read: a reproduction "
+                           f"record lies in the results repo's {RECORDS}/, signed by a maintainer, never in a submission")
+        folders[:] = [f for f in folders if f != RECORDS]  # records are read with their submission, from repo/RECORDS
         found += [Path(top) / name for name in names if name.endswith(".json")]
     found.sort(key=lambda p: (p.name != RESULT_NAME, p))
     holders = [p.parent for p in found if p.name == RESULT_NAME]
@@ -338,8 +343,10 @@ def load_store(root, verify=None, snapshots: dict | None = None) -> tuple[list[E
                 unbound = _unbound(raw, path.parent.relative_to(root))
                 if unbound and judged.status in PLACED:
                     judged = Verdict(FAILED + unbound, key)
-                trust = (REPRODUCED if judged.text == CONSISTENT and path.parent.is_relative_to(repo)
-                         and reproduced(repo, path.parent, key) else judged.text)
+                standing = (reproduced(repo, path.parent, key, keys or {}) if judged.text == CONSISTENT
+                            and path.parent.is_relative_to(repo) else None)
+                skipped += [terminal_safe(line)[:400] for line in standing.ignored] if standing else []
+                trust = REPRODUCED if standing and standing.reproduced else judged.text
                 # a sealed row shows only the headline the board computed (a half's), never the file's
                 entry = (entry_from_result(raw, str(path), trust, judged.placement, judged.headline)
                          if judged.status in PLACED else _unplaced(raw, path, root, judged.text))

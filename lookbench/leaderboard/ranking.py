@@ -281,12 +281,13 @@ class _Table:
 
 
 def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric: str = "fine", k: int = 1,
-                subset: str | None = None, by_release: bool = False, verify=None, loaded=None) -> Leaderboard:
+                subset: str | None = None, by_release: bool = False, verify=None, loaded=None,
+                keys: dict | None = None) -> Leaderboard:
     """Ranked tables of the published leaderboard and of a results store (or a folder of submissions), one per
     comparable group and standing (``trust.Level.standing``); ``by_release`` adds each model's declared training
     cutoff and its score on every release's queries (the gallery whole); ``verify``: how a submission is re-scored
-    (``load_store``). ``loaded``: ``load_store``'s (entries, skipped), read once and ranked many times (the board),
-    instead of ``results``."""
+    (``load_store``), and ``keys`` the reproduction records' trusted keys. ``loaded``: ``load_store``'s (entries,
+    skipped), read once and ranked many times (the board), instead of ``results``."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -299,7 +300,7 @@ def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric:
         entries += published
         sources[published[0].group] = source
     if loaded is None and results is not None:
-        loaded = load_store(results, verify)
+        loaded = load_store(results, verify, keys=keys)
     if loaded is not None:
         local, skipped = loaded
         entries += local

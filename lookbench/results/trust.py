@@ -40,7 +40,8 @@ class Level:
 LADDER = (
     Level(REPRODUCED, "the model at its pinned commit was re-run on the same data and its rankings agree (top-1 "
                       "agreement >= 98%, every claimed score inside the re-run's 95% interval), recomputed from both "
-                      "rankings for this submission's exact files; it does not show who ran the re-run",
+                      "rankings for this submission's exact files, from a record signed by a maintainer key the "
+                      "leaderboard's card lists that names the submission's model, commit, data and settings",
           standing=0, trusted=True, verdict=False),
     Level(SCORED_SEALED, "the leaderboard scored the rankings while the release's labels were held back: no one "
                          "outside could fit them; it needs no training cutoff to be clean. While sealed it shows the "

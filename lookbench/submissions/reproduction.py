@@ -11,10 +11,12 @@ the results repo under ``reproductions/``, mirroring the submission's folder::
         reproduction.json                   device, precision, library versions, the submission's key, the figures
         README.md                           the same in words (the pull request's description)
         rerun/results.json                  the re-run, as ``evaluate --output`` writes it, its rankings beside it
+        signature.json                      ``--sign``: a maintainer's signature (``lookbench.submissions.signing``)
 
 ``rerun/`` is laid out as a submission, so ``lookbench verify <record>/rerun`` re-judges the re-run from its rankings.
-The leaderboard never takes the record's typed figures: it recomputes them from both rankings for the submission's
-current key.
+The leaderboard counts a record only when a key its card lists signed it and it contradicts nothing the submission
+says (``contradictions``), and never takes its typed figures: it recomputes them from both rankings for the
+submission's current key.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +37,8 @@ from lookbench.results.rankings import MAX_RANKING_BYTES, Ranking
 from lookbench.results.provenance import Provenance, named_data, result_parts
 from lookbench.results.store import MAX_RESULT_BYTES, parse_json
 from lookbench.results.trust import REPRODUCED
+from lookbench.submissions.submit import RECORDS
 
-ROOT = "reproductions"  # the results repo's folder of reproduction records
 RECORD = "reproduction.json"
 RERUN = "rerun"  # the re-run's result and rankings, a submission-shaped folder inside the record
 RECORD_FORMAT = 1
@@ -47,6 +49,8 @@ MAX_RECORD_BYTES = 1024 * 1024
 MAX_REASONS = 12
 MAX_RECORD_FILES = 16  # a record, its README, the re-run and its rankings
 MAX_CHECKED = 10_000  # records judged and kept by the board (one per submission a copy can hold)
+RECORDED_DATA = ("name", "key", "revision", "commit")  # the data as reproduction.json names it
+RERUN_DATA = ("data", "name", "key", "revision", "commit", "releases", "sealed")  # what the re-run must share
 LIBRARIES = ("lookbench", "torch", "transformers", "datasets", "faiss-cpu", "numpy", "huggingface_hub")
 
 
@@ -234,7 +238,7 @@ def record_folder(submission: Submitted, device: str, precision: str) -> str:
     provenance = submission.provenance
     _, hub_id, commit = pinned_model(provenance)
     run = printable_name(re.sub(r"[^A-Za-z0-9._-]+", "-", f"{device}-{precision}").strip("-"), "the device")
-    return f"{folder_of(provenance, hub_id, commit, str(submission.folder), root=ROOT)}/{run}"
+    return f"{folder_of(provenance, hub_id, commit, str(submission.folder), root=RECORDS)}/{run}"
 
 
 def record(submission: Submitted, rerun_result: dict, loaded: str, found: Reproduction) -> dict:
@@ -245,19 +249,32 @@ def record(submission: Submitted, rerun_result: dict, loaded: str, found: Reprod
             "model": {"id": hub_id, "commit": commit, "loaded_as": loaded,
                       "weights_sha256": provenance.model.weights_sha256},
             "device": provenance.device, "precision": provenance.precision, "versions": versions(),
-            "data": {f: getattr(provenance.dataset, f) for f in ("name", "key", "revision", "commit")},
+            "data": {f: getattr(provenance.dataset, f) for f in RECORDED_DATA},
             "ran_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), **found.to_json()}
 
 
 def files_of(folder: str, made: dict, work: Path) -> dict[str, bytes]:
     """The record's files at their paths in the results repo: the record, its README and the re-run."""
     files = {f"{folder}/{RECORD}": json.dumps(made, indent=2).encode(), f"{folder}/README.md": readme(made).encode()}
-    rerun = ResultFolder(work)
-    for path in sorted(p for p in work.rglob("*") if p.is_file()):
-        relative = path.relative_to(work).as_posix()
-        if relative == RESULT_NAME or rerun.is_ranking(relative):
-            files[f"{folder}/{RERUN}/{relative}"] = path.read_bytes()
+    files.update({f"{folder}/{RERUN}/{relative}": (work / relative).read_bytes() for relative in rerun_files(work)})
     return files
+
+
+def rerun_files(work: Path) -> list[str]:
+    """The re-run's files in ``work`` (its ``results.json`` and rankings), relative to it, sorted."""
+    rerun = ResultFolder(work)
+    found = (p.relative_to(work).as_posix() for p in work.rglob("*") if p.is_file())
+    return sorted(relative for relative in found if relative == RESULT_NAME or rerun.is_ranking(relative))
+
+
+def signed_files(files: dict[str, bytes], folder: str, key, submission_key: str) -> dict[str, bytes]:
+    """The record's ``files`` (``files_of``) with the signature of ``key`` (``signing.private_key``) beside them, over
+    their ``record_digest`` and the submission's key: what the board trusts when the card lists the key."""
+    from lookbench.submissions.signing import SIGNATURE, sign
+
+    hashes = [(Path(name).relative_to(folder).as_posix(), hashlib.sha256(content).hexdigest())
+              for name, content in files.items()]
+    return {**files, f"{folder}/{SIGNATURE}": sign(key, record_digest(hashes), submission_key)}
 
 
 def said(reproduced: bool) -> str:
@@ -306,35 +323,94 @@ def as_submission(files: dict[str, bytes], folder: str, made: dict):
 
 # ------------------------------------------------------------------------------------------ the board's side
 
-def check_record(record: Path, submission: Submitted) -> Reproduction | None:
-    """A record folder judged again for ``submission`` as it is now: ``None`` when the record is not bound to the
-    submission's current key (or cannot be read), else the comparison recomputed from both rankings — the record's
-    typed figures are never read."""
+def contradictions(made: dict, rerun_result: dict, submission: Submitted) -> list[str]:
+    """Why a record can never stand for ``submission``, signed or not, whatever its rankings say: its
+    ``reproduction.json`` names another model, commit or data, or its re-run does (``rerun_contradictions``)."""
+    reasons = []
+    _, hub_id, commit = pinned_model(submission.provenance)
+    named = made.get("model") if isinstance(made.get("model"), dict) else {}
+    if (named.get("id"), named.get("commit")) != (hub_id, commit):
+        reasons.append(f"its {RECORD} names the model {shorten(named.get('id'), 80)} at {shorten(named.get('commit'), 50)}"
+                       f", not the submission's {hub_id} at {commit}")
+    data = submission.provenance.dataset
+    if made.get("data") != {f: getattr(data, f) for f in RECORDED_DATA}:
+        reasons.append(f"its {RECORD} names other data than the submission's")
+    return reasons + rerun_contradictions(rerun_result, submission)
+
+
+def rerun_contradictions(rerun_result: dict, submission: Submitted) -> list[str]:
+    """Why a re-run is not the submission's model re-run: it ran another model, commit, data or settings (the precision
+    aside: a re-run may choose it), or it is no re-run at all (a submitted result, or the submission's own provenance:
+    a copy of its files)."""
+    _, hub_id, commit = pinned_model(submission.provenance)
+    try:
+        rerun = Provenance.of(rerun_result)
+        ran = pinned_model(rerun)[1:]
+        settings = replace(rerun.settings, precision=submission.settings.precision)
+    except (KeyError, TypeError, ValueError):
+        return ["its re-run's provenance does not say what ran (model, commit, settings)"]
+    reasons = []
+    if rerun.is_submission or rerun.raw == {k: v for k, v in submission.provenance.raw.items() if k != "submission"}:
+        reasons.append("its re-run is the submission's own result (a copy of its files, not a re-run)")
+    if ran != (hub_id, commit):
+        reasons.append(f"its re-run ran {shorten(ran[0], 80)} at {shorten(ran[1], 50)}, not the submission's model")
+    if any(getattr(rerun.dataset, f) != getattr(submission.provenance.dataset, f) for f in RERUN_DATA):
+        reasons.append("its re-run ran on other data than the submission's")
+    if settings != submission.settings:
+        reasons.append("its re-run ran with other settings than the submission's")
+    return reasons
+
+
+def check_record(record: Path, submission: Submitted, keys: dict, signed: str) -> tuple[Reproduction | None, str | None]:
+    """A record folder judged again for ``submission`` as it is now: (``None``, ``None``) when the record is not bound
+    to the submission's current key (another submission's record) or, signed, says it did not reproduce; (``None``,
+    why) when it cannot count — unreadable, not signed by one of ``keys`` (``signing.trusted_keys``) over its digest
+    ``signed`` (``record_digest``) and this key, or contradicting the submission (``contradictions``) —; else the
+    comparison recomputed from both rankings: the record's typed figures are never read. No reason quotes a figure."""
+    from lookbench.submissions.signing import unsigned_reason
+
     try:
         made = parse_json(read_regular(contained_file(record, RECORD), MAX_RECORD_BYTES, RECORD))
         if not isinstance(made, dict) or made.get("submission_key") != submission.key:
-            return None
+            return None, None
+        unsigned = unsigned_reason(record, signed, submission.key, keys)
+        if unsigned is not None:
+            return None, unsigned
+        if made.get("reproduced") is not True:  # its signer's own word: not reproduced, whatever the rankings say
+            return None, None
         rerun = f"{RERUN}/{RESULT_NAME}"
         rerun_result = parse_json(read_regular(contained_file(record, rerun), MAX_RESULT_BYTES, rerun))
+        against = contradictions(made, rerun_result, submission)
+        if against:
+            return None, against[0] + (f" (and {len(against) - 1} more)" if len(against) > 1 else "")
         rerun_rankings = rankings_of(record / RERUN, rerun_result, RERUN)
-    except ValueError:
-        return None
-    return compare(submission.result, submission.rankings, rerun_result, rerun_rankings)
+    except ValueError as err:
+        return None, f"it cannot be read ({shorten(str(err), 120)})"
+    return compare(submission.result, submission.rankings, rerun_result, rerun_rankings), None
 
 
 def records_of(root: Path, relative: str) -> list[Path]:
     """The record folders of the submission at ``relative`` (``submissions/…``) in the results repo ``root``; links
     are not followed."""
     parts = Path(relative).parts
-    base = Path(root, ROOT, *(parts[1:] if parts[:1] == ("submissions",) else parts))
+    base = Path(root, RECORDS, *(parts[1:] if parts[:1] == ("submissions",) else parts))
     if not base.is_dir() or not base.resolve().is_relative_to(Path(root).resolve()):
         return []
     return sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink() and (p / RECORD).is_file())
 
 
-def _digest(record: Path) -> str | None:
-    """The sha256 of every file of a record (names and bytes, each read within its limit), or ``None`` if one cannot
-    be read or there are more than ``MAX_RECORD_FILES``: a check is never kept for bytes that were not hashed."""
+def record_digest(hashes) -> str:
+    """What a signature covers: the one digest (``lookbench.files.digest``) of a record's files, as (path relative to
+    the record, sha256) pairs, sorted by path, the signature's own file left out."""
+    from lookbench.submissions.signing import SIGNATURE
+
+    return digest(sorted((name, sha) for name, sha in hashes if name != SIGNATURE))
+
+
+def _hashes(record: Path) -> list | None:
+    """(path relative to the record, sha256) of every file of a record, each read within its limit, or ``None`` if
+    one cannot be read or there are more than ``MAX_RECORD_FILES``: a check is never kept for bytes that were not
+    hashed."""
     hashes = []
     try:
         files = sorted(p for p in record.rglob("*") if p.is_file() and not p.is_symlink())
@@ -346,32 +422,49 @@ def _digest(record: Path) -> str | None:
             hashes.append((relative, hashlib.sha256(read_regular(path, limit, relative)).hexdigest()))
     except (OSError, ValueError):
         return None
-    return digest(hashes)
+    return hashes
 
 
-_CHECKED: dict = {}  # (submission key, record digest) -> reproduced: the board asks again at every new verdict
+_CHECKED: dict = {}  # (submission key, record digest, keys) -> (reproduced, why not): asked again at every new verdict
 
 
-def reproduced(root: Path, folder: Path, key: str) -> bool:
-    """Whether a record under ``root``/reproductions/ agrees with the submission in ``folder`` (inside ``root``) whose
-    files hash to ``key``: bound to that key, and agreeing when recomputed from both rankings (``compare``)."""
+@dataclass(frozen=True)
+class Standing:
+    """What the records of one submission earn it: ``reproduced``, and one line per record that was ignored (its
+    folder relative to the results repo and why)."""
+
+    reproduced: bool
+    ignored: tuple[str, ...] = ()
+
+
+def reproduced(root: Path, folder: Path, key: str, keys: dict) -> Standing:
+    """Whether a record under ``root``/reproductions/ vouches for the submission in ``folder`` (inside ``root``) whose
+    files hash to ``key``: bound to that key, signed by one of ``keys`` (the card's), consistent with the submission,
+    and agreeing when recomputed from both rankings (``compare``). A record that cannot count is named with why."""
     records = records_of(root, folder.relative_to(root).as_posix())
-    digests = [(record, _digest(record)) for record in records]
-    submission = None
-    for record, seen in digests:
-        if seen is None:
+    submission, ignored, trusted = None, [], tuple(sorted(keys))
+    for record in records:
+        hashes = _hashes(record)
+        shown = record.relative_to(root).as_posix()
+        if hashes is None:
+            ignored.append(f"{shown}: reproduction record ignored: its files cannot all be read (at most "
+                           f"{MAX_RECORD_FILES}, each within its limit)")
             continue
-        if (key, seen) not in _CHECKED:
+        seen = digest(sorted(hashes))  # every file, the signature's too: a record signed since is judged again
+        if (key, seen, trusted) not in _CHECKED:
             try:
                 submission = submission or read_submitted(folder)
             except (OSError, ValueError):
-                return False
+                return Standing(False, tuple(ignored))
             if submission.key != key:  # its files changed since the row was read: that row is not shown reproduced
-                return False
-            found = check_record(record, submission)
+                return Standing(False, tuple(ignored))
+            found, why = check_record(record, submission, keys, record_digest(hashes))
             if len(_CHECKED) >= MAX_CHECKED:
                 _CHECKED.clear()
-            _CHECKED[(key, seen)] = found is not None and found.reproduced
-        if _CHECKED[(key, seen)]:
-            return True
-    return False
+            _CHECKED[(key, seen, trusted)] = (found is not None and found.reproduced, why)
+        counted, why = _CHECKED[(key, seen, trusted)]
+        if counted:
+            return Standing(True, tuple(ignored))
+        if why is not None:
+            ignored.append(f"{shown}: reproduction record ignored: {why}")
+    return Standing(False, tuple(ignored))

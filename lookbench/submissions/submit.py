@@ -33,6 +33,7 @@ from lookbench.submissions import DEFAULT_REPO
 from lookbench.submissions.verify import SEALED, claimed_scores
 
 ROOT = "submissions"  # the results repo's folder of submissions
+RECORDS = "reproductions"  # its folder of reproduction records (lookbench.submissions.reproduction), never a submission's
 MARK = "lookbench-submission"  # "[<MARK> <id>]" in a pull request's title names the submission it adds
 
 
@@ -60,6 +61,9 @@ def check_repo(repo: str) -> str:
 def prepare(result, model_id: str | None = None, allow_synthetic: bool = False) -> Submission:
     """The submission of the result at ``result`` (a store file or an ``--output`` folder), every check passed."""
     path = result_file(result)
+    if os.path.lexists(path.parent / RECORDS):
+        raise ValueError(f"{path.parent} holds a {RECORDS}/ folder: a submission never carries a reproduction record (a "
+                         "maintainer makes and signs one: lookbench reproduce-submission --sign)")
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict):
         raise ValueError(f"{path} is not a LookBench result: it has no provenance")

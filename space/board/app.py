@@ -35,6 +35,7 @@ from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, ke
 from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins, sealed_cap
 from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch, submitter
 from lookbench.space.views import CSS, board_page
+from lookbench.submissions.signing import card_keys
 
 CONCURRENCY = 2
 OVERALL = "overall"
@@ -49,7 +50,8 @@ INTRO = f"""# LookBench leaderboard
 The published LookBench leaderboard beside the community's submissions. A submission is a result **with its
 rankings** (`lookbench submit`, a pull request on the results repo); this Space re-judges every ranked item against the
 data's own ground truth and recomputes every score it claims (`lookbench verify`), and reads the reproduction records
-of the results repo (`lookbench reproduce-submission`), recomputing their agreement from both rankings. The
+of the results repo (`lookbench reproduce-submission`) signed by a key its card lists, recomputing their agreement
+from both rankings. The
 **verified** column says how far each row can be trusted, strongest first (the legend under the table):
 {", ".join(f"**{markdown_safe(level.name)}**" for level in LADDER)}.
 **{CONSISTENT}**: the claimed scores follow from the submitted rankings, which does not show that a model produced them.
@@ -123,14 +125,18 @@ class Board:
     """The Space over one results repo; its handlers are plain methods (the tests call them too). ``judge``
     (``(folder, key) -> Verdict``, default ``Judge`` with the environment's budgets and the card's data) runs in one
     background thread; ``allowed``: the Hub datasets it may load (default: the card's ``lookbench_data``); ``cap``:
-    the sealed submissions scored per submitter and release (default: the card's ``lookbench_sealed_cap``)."""
+    the sealed submissions scored per submitter and release (default: the card's ``lookbench_sealed_cap``); ``keys``:
+    the keys whose signed reproduction records count (``signing.trusted_keys``; default: the card's
+    ``reproduction_keys``)."""
 
     def __init__(self, repo_id: str | None = None, folder=None, reference: str = DEFAULT_REFERENCE,
-                 verdicts: Verdicts | None = None, judge=None, allowed=None, cap: int | None = None):
+                 verdicts: Verdicts | None = None, judge=None, allowed=None, cap: int | None = None,
+                 keys: dict | None = None):
         self.repo_id, self.folder, self.reference = repo_id, folder, reference
         self.cap = sealed_cap(CARD) if cap is None else cap
         self.verdicts = verdicts if verdicts is not None else Verdicts()
         self.allowed = allowed = allowed_data(CARD) if allowed is None else allowed
+        self.keys = card_keys(CARD) if keys is None else keys
         self.judge = judge or Judge.from_environment(allowed)
         # Sealed submissions are scored only with a token to read the pinned labels; without one they stay pending.
         self.sealed_unreadable = bool(labels_pins(allowed)) and not can_read_labels()
@@ -308,7 +314,7 @@ class Board:
             seen[folder] = self._verdict(folder, key)
             return seen[folder]
 
-        entries, skipped = load_store(root, verify, self._snapshots)
+        entries, skipped = load_store(root, verify, self._snapshots, self.keys)
         by_folder = {Path(e.origin).parent: e for e in entries}
         submissions = tuple(Submission(folder.relative_to(state.copy.folder).as_posix(), by_folder[folder].model,
                                        verdict, of_entry(by_folder[folder]), by_folder[folder].verified)

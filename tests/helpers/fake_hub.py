@@ -15,6 +15,7 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
 
 import yaml
 
@@ -141,8 +142,10 @@ class FakeHub:
             def _file(self, body=None):
                 """A file of ``hub.served`` at ``/<type>s/<owner>/<name>/resolve/<revision>/<path>`` (None: no such
                 file); with ``body`` given, answered with the headers huggingface_hub reads (and the bytes)."""
-                m = re.fullmatch(r"/(\w+)s/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", self.path.split("?")[0])
-                held = hub.served.get(f"{m[1]}/{m[2]}") if m else None
+                path = unquote(self.path.split("?")[0])
+                m = (re.fullmatch(r"/(\w+)s/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path)  # a model's has no type
+                     or re.fullmatch(r"/()([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path))
+                held = hub.served.get(f"{m[1] or 'model'}/{m[2]}") if m else None
                 if held is None or m[3] not in ("main", held["revision"]) or m[4] not in held["files"]:
                     return None
                 if body is None:

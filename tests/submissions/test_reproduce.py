@@ -2,8 +2,9 @@
 DINOv2 in the test's Hub cache at the entry's pinned commit) submitted honestly is re-run at that commit and shows
 `reproduced`; rankings made from the labels (the `category-text` oracle) submitted as that model are `consistent` and
 refused naming the agreement figures; edited rankings are not reproduced; the board recomputes every record itself and
-honours one only for the submission's current key; `--job` starts the same command as a Hugging Face Job on the
-loopback fake."""
+honours one only for the submission's current key, signed by a key its card lists (issue 53 item 3), and consistent
+with the submission: a copied or self-contradicting record never counts, signed or not. The Hugging Face Job:
+test_jobs.py."""
 from __future__ import annotations
 
 import json
@@ -13,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.fake_jobs_hub import USER, FakeJobsHub
 from tests.helpers.hub_cache import cache_family, put_snapshot, tiny_dinov2, with_processor
-from tests.helpers.staged_hub import TOKEN, run_cli
+from tests.helpers.signing import new_signer, sign_again
 from tests.helpers.submissions import files, lookbench, submission_folder
 
 SUBSETS = ["AIGen-Studio", "RealStudioFlat"]
@@ -46,9 +46,15 @@ def _evaluated(model: str, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def repo(hub, tmp_path_factory):
+def signer(tmp_path_factory):
+    """The maintainer's key pair and a leaderboard card listing its public key."""
+    return new_signer(tmp_path_factory.mktemp("maintainer"))
+
+
+@pytest.fixture(scope="module")
+def repo(hub, signer, tmp_path_factory):
     """A results repo with the honest submission of dinov2-vitl and the oracle's rankings submitted as
-    someone/labels-model, each reproduced (--dry-run --out into the same repo); the two commands' outputs."""
+    someone/labels-model, each reproduced and signed (--dry-run --out into the same repo); the two commands' outputs."""
     root = tmp_path_factory.mktemp("results") / "repo"
     honest = _evaluated("dinov2-vitl", tmp_path_factory.mktemp("honest") / "out")
     oracle = _evaluated("category-text", tmp_path_factory.mktemp("oracle") / "out")
@@ -58,7 +64,7 @@ def repo(hub, tmp_path_factory):
     runs = {}
     for name, owner in (("honest", "facebook"), ("oracle", "someone")):
         runs[name] = lookbench("reproduce-submission", submission_folder(root / "submissions" / owner), "--dry-run",
-                               "--out", root, cwd=root.parent)
+                               "--out", root, "--sign", signer.pem, cwd=root.parent)
     return root, runs
 
 
@@ -67,12 +73,18 @@ def _record(root: Path, owner: str) -> Path:
     return found.parent
 
 
-def _trust(root: Path) -> dict[str, str]:
+def _judged(root: Path, keys: dict) -> tuple[dict[str, str], list[str]]:
+    """Each row's trust, and the skipped lines (records ignored, and why)."""
     from lookbench.leaderboard.load import load_store
 
-    entries, skipped = load_store(root / "submissions")
+    entries, skipped = load_store(root / "submissions", keys=keys)
+    return {e.model.split("@")[0]: e.verified for e in entries}, skipped
+
+
+def _trust(root: Path, keys: dict) -> dict[str, str]:
+    trust, skipped = _judged(root, keys)
     assert skipped == []
-    return {e.model.split("@")[0]: e.verified for e in entries}
+    return trust
 
 
 @pytest.mark.slow
@@ -88,7 +100,7 @@ def test_an_honest_registered_model_submission_is_reproduced_and_its_record_is_b
     record = _record(root, "facebook")
     assert record.relative_to(root / "reproductions") == submission.relative_to(root / "submissions") / "cpu-fp32"
     assert files(record) == ["README.md", "reproduction.json", "rerun/results.json",
-                             *(f"rerun/results.predictions/{s}.parquet" for s in SUBSETS)]
+                             *(f"rerun/results.predictions/{s}.parquet" for s in SUBSETS), "signature.json"]
     made = json.loads((record / "reproduction.json").read_text())
     assert made["submission_key"] == snapshot(submission)[0]
     assert made["model"] == {**made["model"], "id": "facebook/dinov2-large", "commit": hub, "loaded_as": "dinov2-vitl"}
@@ -101,7 +113,7 @@ def test_an_honest_registered_model_submission_is_reproduced_and_its_record_is_b
 
 
 @pytest.mark.slow
-def test_an_oracle_submission_is_consistent_never_reproduced_and_refused_naming_the_figures(repo):
+def test_an_oracle_submission_is_consistent_never_reproduced_and_refused_naming_the_figures(repo, signer):
     root, runs = repo
     proc = runs["oracle"]
     assert proc.returncode == 1, proc.stderr
@@ -113,12 +125,12 @@ def test_an_oracle_submission_is_consistent_never_reproduced_and_refused_naming_
     assert "outside the re-run's 95% interval" in proc.stdout  # the labels score far above the model
     made = json.loads((_record(root, "someone") / "reproduction.json").read_text())
     assert made["reproduced"] is False and made["agreement"]["overall"]["top1"] == pytest.approx(top1, abs=0.01)
-    trust = _trust(root)
+    trust = _trust(root, signer.keys)  # signed, and honest: it says it did not reproduce, and nothing is ignored
     assert trust == {"facebook/dinov2-large": "reproduced", ORACLE_MODEL: "consistent"}
 
 
 @pytest.mark.slow
-def test_the_board_recomputes_a_record_and_never_takes_its_typed_figures(repo, tmp_path):
+def test_the_board_recomputes_a_record_and_never_takes_its_typed_figures(repo, signer, tmp_path):
     """A record copied onto the oracle's submission, bound to its key and claiming 100% agreement, is judged again from
     both rankings: the oracle stays consistent. The honest row's record stops counting once its files change."""
     from lookbench.results.folder import snapshot
@@ -135,25 +147,125 @@ def test_the_board_recomputes_a_record_and_never_takes_its_typed_figures(repo, t
     honest = submission_folder(root / "submissions" / "facebook")
     with open(honest / "README.md", "a") as readme:  # still consistent, but no longer the files the record re-ran
         readme.write("\nedited after the reproduction\n")
-    assert _trust(root) == {"facebook/dinov2-large": "consistent", ORACLE_MODEL: "consistent"}
+    trust, skipped = _judged(root, signer.keys)
+    assert trust == {"facebook/dinov2-large": "consistent", ORACLE_MODEL: "consistent"}
+    assert [line.partition(": reproduction record ignored: ")[2] for line in skipped] == [
+        "its signature does not match its files and this submission (changed since it was signed)"]
+    sign_again(forged, signer)  # signed as it is: the board still recomputes it from both rankings
+    assert _judged(root, signer.keys)[0][ORACLE_MODEL] == "consistent"
 
 
 @pytest.mark.slow
-def test_a_record_of_more_files_than_are_hashed_never_counts(repo, tmp_path):
+def test_a_record_of_more_files_than_are_hashed_never_counts(repo, signer, tmp_path):
     """A check is kept by the digest of every file of its record: a record padded past MAX_RECORD_FILES (names that
     sort before its own files) has bytes no digest would cover, so it is not read at all."""
     from lookbench.submissions.reproduction import MAX_RECORD_FILES
 
     root = tmp_path / "repo"
     shutil.copytree(repo[0], root)
-    assert _trust(root)["facebook/dinov2-large"] == "reproduced"
+    assert _judged(root, signer.keys)[0]["facebook/dinov2-large"] == "reproduced"
     for i in range(MAX_RECORD_FILES):
         (_record(root, "facebook") / f"a{i:02d}").write_text("padding")
-    assert _trust(root)["facebook/dinov2-large"] == "consistent"
+    trust, skipped = _judged(root, signer.keys)
+    assert trust["facebook/dinov2-large"] == "consistent"
+    assert f"{_record(root, 'facebook').relative_to(root).as_posix()}: reproduction record ignored: its files cannot " \
+           f"all be read (at most {MAX_RECORD_FILES}, each within its limit)" in skipped
+
+
+def _honest_copy(repo, tmp_path) -> tuple[Path, Path, Path]:
+    """A copy of the repo: its root, the honest submission's folder and its (signed, agreeing) record."""
+    root = tmp_path / "repo"
+    shutil.copytree(repo[0], root)
+    return root, submission_folder(root / "submissions" / "facebook"), _record(root, "facebook")
+
+
+def _ignored(root: Path, keys: dict, record: Path) -> str:
+    """The honest row's trust must be consistent; the one line saying why its record was ignored."""
+    trust, skipped = _judged(root, keys)
+    assert trust["facebook/dinov2-large"] == "consistent", skipped
+    lines = [line for line in skipped if line.startswith(f"{record.relative_to(root).as_posix()}: ")]
+    assert len(lines) <= 1, lines
+    return lines[0].partition(": reproduction record ignored: ")[2] if lines else ""
 
 
 @pytest.mark.slow
-def test_edited_rankings_are_not_reproduced_naming_the_figures(hub, repo, tmp_path):
+def test_a_copied_record_never_counts_even_signed(repo, signer, tmp_path):
+    """A record whose rerun/ is the submission's own files agrees 100% with it: it is refused as a copy, signed or
+    not; so is one whose re-run was stripped of the submission's name but is otherwise the submission's result."""
+    root, submission, record = _honest_copy(repo, tmp_path)
+    assert _trust(root, signer.keys)["facebook/dinov2-large"] == "reproduced"  # before: the signed honest record
+    shutil.rmtree(record / "rerun")
+    shutil.copytree(submission, record / "rerun", ignore=shutil.ignore_patterns("README.md"))
+    assert _ignored(root, signer.keys, record).startswith("its signature does not match its files")
+    sign_again(record, signer)
+    assert _ignored(root, signer.keys, record) == ("its re-run is the submission's own result (a copy of its files, "
+                                                   "not a re-run)")
+    result = json.loads((record / "rerun" / "results.json").read_text())
+    del result["provenance"]["submission"]
+    (record / "rerun" / "results.json").write_text(json.dumps(result))
+    sign_again(record, signer)
+    assert _ignored(root, signer.keys, record) == ("its re-run is the submission's own result (a copy of its files, "
+                                                   "not a re-run)")
+
+
+def _other_commit(made, rerun):
+    rerun["provenance"]["model"]["revision"] = "f" * 40
+
+
+def _other_data(made, rerun):
+    rerun["provenance"]["dataset"]["revision"] = "local-0000000000000000"
+
+
+def _other_settings(made, rerun):
+    rerun["provenance"]["cutoff"] = "2020-01-01"
+
+
+def _says_not_reproduced(made, rerun):
+    made["reproduced"] = False
+
+
+def _names_another_model(made, rerun):
+    made["model"]["id"] = "someone/other-model"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit, reason", [
+    (_says_not_reproduced, ""),  # its signer's word: not reproduced, nothing to say
+    (_names_another_model, "its reproduction.json names the model 'someone/other-model' at "),
+    (_other_commit, "its re-run ran "),
+    (_other_data, "its re-run ran on other data than the submission's"),
+    (_other_settings, "its re-run ran with other settings than the submission's"),
+])
+def test_a_self_contradicting_record_never_counts_even_signed(repo, signer, tmp_path, edit, reason):
+    """The honest record, its rankings untouched (they agree), edited to say it did not reproduce or to name another
+    model, or with a re-run that names another commit, data or settings, then signed: never reproduced."""
+    root, _, record = _honest_copy(repo, tmp_path)
+    made, rerun = (json.loads((record / name).read_text()) for name in ("reproduction.json", "rerun/results.json"))
+    edit(made, rerun)
+    (record / "reproduction.json").write_text(json.dumps(made))
+    (record / "rerun" / "results.json").write_text(json.dumps(rerun))
+    sign_again(record, signer)
+    why = _ignored(root, signer.keys, record)
+    assert why.startswith(reason) and not re.search(r"\d+\.\d+%", why), why
+
+
+@pytest.mark.slow
+def test_an_unsigned_or_foreign_signed_record_is_ignored_saying_why(repo, signer, tmp_path):
+    """The honest record is reproduced only by the card's key: without its signature, signed by another key, or
+    read with a card that lists none, it is ignored with the reason (and no figure)."""
+    root, _, record = _honest_copy(repo, tmp_path)
+    assert _ignored(root, {}, record) == ("signed by a key the leaderboard's card does not list (reproduction_keys)")
+    sign_again(record, new_signer(tmp_path / "stranger"))
+    assert _ignored(root, signer.keys, record) == ("signed by a key the leaderboard's card does not list "
+                                                   "(reproduction_keys)")
+    (record / "signature.json").unlink()
+    assert _ignored(root, signer.keys, record).startswith("not signed (no readable signature.json")
+    sign_again(record, signer)
+    assert _trust(root, signer.keys)["facebook/dinov2-large"] == "reproduced"
+
+
+@pytest.mark.slow
+def test_edited_rankings_are_not_reproduced_naming_the_figures(hub, repo, signer, tmp_path):
     """The honest submission with every query's first two items swapped in one subset (its claims left as they were):
     the board says no, and the re-run refuses it naming the agreement."""
     import numpy as np
@@ -173,19 +285,20 @@ def test_edited_rankings_are_not_reproduced_naming_the_figures(hub, repo, tmp_pa
     assert re.search(r"^RealStudioFlat +\d+ +0\.00% +100\.00%$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^AIGen-Studio +\d+ +100\.00% +100\.00%$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^not reproduced: top-1 agreement [\d.]+% of \d+ queries \(needs 98%\)", proc.stdout, re.M)
-    (trust,) = _trust(root).values()
+    (trust,) = _trust(root, signer.keys).values()
     assert trust.startswith("no: RealStudioFlat")
 
 
 @pytest.mark.slow
-def test_the_trusted_filter_keeps_reproduced_rows_with_their_full_table_rank(repo, tmp_path):
+def test_the_trusted_filter_keeps_reproduced_rows_with_their_full_table_rank(repo, signer, tmp_path):
     root, _ = repo
     proc = lookbench("leaderboard", "--results", root, "--reference", "none", "--trusted", "--format", "json",
-                     cwd=tmp_path)
+                     "--card", signer.card, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     rows = [row for section in json.loads(proc.stdout) for row in section["rows"]]
     assert [(r["model"].split("@")[0], r["verified"]) for r in rows] == [("facebook/dinov2-large", "reproduced")]
-    full = lookbench("leaderboard", "--results", root, "--reference", "none", "--format", "json", cwd=tmp_path)
+    full = lookbench("leaderboard", "--results", root, "--reference", "none", "--format", "json", "--card", signer.card,
+                     cwd=tmp_path)
     ranks = {r["model"]: r["rank"] for s in json.loads(full.stdout) for r in s["rows"]}
     assert rows[0]["rank"] == ranks[rows[0]["model"]] and len(ranks) == 2
     table = lookbench("leaderboard", "--results", root, "--reference", "none", cwd=tmp_path).stdout
@@ -193,66 +306,15 @@ def test_the_trusted_filter_keeps_reproduced_rows_with_their_full_table_rank(rep
         assert f"\n- {value}: " in table  # the legend under the table, one line each
 
 
-# ------------------------------------------------------------------------------------------ as a Hugging Face Job
-
 @pytest.mark.slow
-def test_job_starts_the_same_command_on_the_hub_with_the_token_as_a_secret(repo, tmp_path):
-    from lookbench._version import __version__
-
-    root, _ = repo
-    path = submission_folder(root / "submissions" / "facebook").relative_to(root).as_posix()
-    with FakeJobsHub() as hub:
-        proc = run_cli("reproduce-submission", path, "--job", "a10g-small", "--repo", "someone/results",
-                       "--precision", "bf16", endpoint=hub.url, token=TOKEN, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    (job,) = hub.jobs
-    spec = job["spec"]
-    assert job["namespace"] == USER and job["authorization"] == f"Bearer {TOKEN}"
-    assert spec["flavor"] == "a10g-small" and spec["dockerImage"] == "python:3.12"
-    assert spec["secrets"] == {"HF_TOKEN": TOKEN} and TOKEN not in json.dumps(spec["command"] + [spec["environment"]])
-    assert spec["command"][:2] == ["bash", "-c"]
-    steps = spec["command"][2].split(" && ")
-    assert steps == [f"pip install --quiet lookbench=={__version__}",
-                     f"hf download someone/results --repo-type dataset --include '{path}/*' --local-dir /tmp/results",
-                     f"lookbench reproduce-submission /tmp/results/{path} --device cuda --repo someone/results "
-                     "--precision bf16"]
-    assert f"started job job1 on a10g-small: {hub.url}/jobs/{USER}/job1" in proc.stdout
-
-
-@pytest.mark.parametrize("argv, token, message", [
-    (["/etc/passwd"], TOKEN, "with --job, PATH is a submission's folder in the results repo"),
-    (["submissions/a/b/c/../e"], TOKEN, "with --job, PATH is a submission's folder in the results repo"),
-    (["submissions/a/b/c/d/e"], None, "not logged in to the Hugging Face Hub"),
-    (["submissions/a/b/c/d/e", "--dry-run", "--out", "x"], TOKEN, "--job runs on the Hub"),
-])
-def test_a_job_that_cannot_start_is_one_line_and_sends_nothing(argv, token, message, tmp_path):
-    with FakeJobsHub() as hub:
-        proc = run_cli("reproduce-submission", *argv, "--job", "a10g-small", endpoint=hub.url, token=token,
-                       cwd=tmp_path)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert proc.stderr.startswith(f"lookbench reproduce-submission: error: {message}")
-    assert hub.jobs == [] and hub.requests == []
-
-
-def test_a_job_the_hub_refuses_is_one_line_naming_the_flavor(tmp_path):
-    with FakeJobsHub(refuse=403) as hub:
-        proc = run_cli("reproduce-submission", "submissions/a/b/c/d/e", "--job", "h100", endpoint=hub.url,
-                       token=TOKEN, cwd=tmp_path)
-    last = proc.stderr.splitlines()[-1]  # above it, huggingface_hub's debug log of the request
-    assert proc.returncode == 2 and last.startswith("lookbench reproduce-submission: error: cannot start the job "
-                                                     "(h100): the token may not write there (403)"), proc.stderr
-    assert "Traceback" not in proc.stderr and hub.jobs == []
-
-
-@pytest.mark.slow
-def test_the_board_shows_the_reproduced_and_the_consistent_row_truthfully(repo, tmp_path):
+def test_the_board_shows_the_reproduced_and_the_consistent_row_truthfully(repo, signer, tmp_path):
     """The leaderboard Space over the repo, each submission judged in its child process as the Hub runs it: the honest
     row reproduced, the oracle's consistent, in the rows, the submissions table, the status line and the filter."""
     from lookbench.space.board.app import Board
     from lookbench.space.board.repo import Verdicts
     from tests.helpers.board import judged
 
-    board = Board(folder=repo[0], verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=frozenset())
+    board = Board(folder=repo[0], verdicts=Verdicts(tmp_path / "verdicts.json"), allowed=frozenset(), keys=signer.keys)
     board.refresh()
     status = judged(board)
     assert status.endswith("2 submission(s) — verified: 1 reproduced, 1 consistent.")

@@ -168,3 +168,37 @@ def test_a_dry_run_replaces_its_own_earlier_folder_whole(honest, tmp_path):
     proc = lookbench(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "stale.parquet" not in files(folder) and len(files(folder)) == 6
+
+
+def test_a_result_folder_holding_reproductions_is_refused_in_one_line(honest, tmp_path):
+    """Issue 53 item 3: a submission never carries a reproduction record (a maintainer signs one)."""
+    copy = tmp_path / "out"
+    shutil.copytree(honest.parent, copy)
+    (copy / "reproductions" / "cpu-fp32").mkdir(parents=True)
+    (copy / "reproductions" / "cpu-fp32" / "reproduction.json").write_text('{"reproduced": true}')
+    with FakeResultsHub() as hub:
+        proc = run_cli("submit", str(copy), "--allow-synthetic", "--model-id", MODEL_ID, endpoint=hub.url, token=TOKEN,
+                       cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"lookbench submit: error: {copy} holds a reproductions/ folder: a submission never "
+                                  "carries a reproduction record")
+    assert hub.requests == []
+
+
+def test_the_board_ignores_a_reproductions_folder_inside_a_submission_saying_why(dry_run, tmp_path):
+    """A pull request that slips a record into a submission's own folder: never read as a record, one skipped line
+    says why, and the submission, holding a second JSON, is no row at all."""
+    from lookbench.leaderboard.load import load_store
+
+    repo = tmp_path / "repo"
+    shutil.copytree(dry_run, repo)
+    folder = submission_folder(repo)
+    (folder / "reproductions" / "cpu-fp32").mkdir(parents=True)
+    (folder / "reproductions" / "cpu-fp32" / "reproduction.json").write_text('{"reproduced": true}')
+    entries, skipped = load_store(repo / "submissions")
+    assert entries == []  # its folder holds a second JSON: not a submission at all
+    inside = folder.relative_to(repo / "submissions").as_posix()
+    assert skipped == [f"{inside}/reproductions: not read: a reproduction record lies in the results repo's "
+                       "reproductions/, signed by a maintainer, never in a submission",
+                       f"{inside}/results.json: not a LookBench result ('reproductions/cpu-fp32/reproduction.json' is a "
+                       "second JSON beside results.json: a submission holds exactly one result)"]
