@@ -104,6 +104,7 @@ class Entry:
     origin: str  # the reference name or the result file
     extra: dict = field(default_factory=dict)
     verified: str = NOT_CHECKED  # a level's name (``lookbench.results.trust``), FAILED or NOT_CHECKED + …
+    overall: dict | None = None  # a score claimed only overall (a Hub community row: ``hub_rows``), metric -> "@K"
 
     def queries(self, names) -> int:
         """The number of queries behind its scores on the subsets ``names``."""
@@ -111,9 +112,11 @@ class Entry:
 
     def score(self, metric: str, k: int, subset: str | None = None, over=None) -> float | None:
         """One subset's score, or the query-weighted overall over the subsets ``over`` (default: its own) with the
-        metric's combine_subsets; ``None`` when one of them is missing."""
+        metric's combine_subsets; ``None`` when one of them is missing (``overall``, when claimed, is the overall)."""
         if subset is not None:
             return self.subsets.get(subset, {}).get(metric, {}).get(f"@{k}")
+        if self.overall is not None:
+            return self.overall.get(metric, {}).get(f"@{k}")
         flat = {}
         for name in over or self.subsets:
             scores = self.subsets.get(name, {})
