@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from lookbench.errors import shorten
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, TEST_SUBSETS
@@ -242,7 +243,7 @@ def benchmark_task_ids(path) -> set[str]:
     return {t["id"] for t in tasks}
 
 
-def write(found: list, out, tasks=None) -> "Path":
+def write(found: list, out, tasks=None) -> Path:
     """``out/.eval_results/lookbench.yaml`` holding ``found``, written atomically; with ``tasks`` (a benchmark's task
     ids) every entry's task must be one of them, checked before anything is written."""
     from pathlib import Path

@@ -44,8 +44,10 @@ def test_submit_with_model_repo_opens_the_model_pull_request_beside_the_results_
         assert read_notes(entry.notes)[1].trust == "pending"
     overall = next(e for e in entries if e.task_id.startswith("overall-"))
     assert overall.value == round(result["overall"]["fine_recall"]["@1"], 2)
-    assert f"opened pull request #2 on lookbench/gr-lite-mini: {hub.url}/models/lookbench/gr-lite-mini" in " ".join(
-        proc.stdout.split()) or "opened pull request #2 on lookbench/gr-lite-mini" in proc.stdout
+    said = " ".join(proc.stdout.split())
+    assert f"opened pull request #1 on someone/results: {pull_url}" in said
+    assert f"opened pull request #2 on lookbench/gr-lite-mini: {hub.url}/models/lookbench/gr-lite-mini/discussions/2" \
+        in said
     assert {r["modelId"] for r in rows} == {"lookbench/gr-lite-mini"} and all(r["pullRequest"] == 2 for r in rows)
     assert again.returncode == 0 and len(hub.pulls) == 2 and again.stdout.count("already submitted") == 2
 
