@@ -85,3 +85,16 @@ def test_a_sealed_release_names_only_its_public_part(tmp_path, photos):
     assert tasks and all(t["split"] in has[t["config"]] for t in tasks)
     assert not (mirror / "sealer/lookbench-labels/eval.yaml").exists()  # the private labels are no Benchmark
     assert all(t["config"] != "text" for t in tasks) or "text" in has
+
+
+@pytest.mark.slow
+def test_a_real_releases_card_says_how_scores_reach_the_hubs_leaderboard(tmp_path):
+    from lookbench.dataset_builder import build_release, ensure_default_mini
+    from tests.helpers.raw_release import write_release
+
+    build_release("raw", tmp_path / "data", input_path=write_release(tmp_path / "raw"), release="v20251201")
+    card = " ".join((tmp_path / "data/README.md").read_text().split())
+    assert "## On the Hub's leaderboard" in card and "lookbench export RESULT --format eval-results" in card
+    assert "--model-repo" in card and "overall-fine-r1-leaderboard" in card
+    # LookBench-Mini is synthetic: its card (and so its data revision) stays as it was
+    assert "On the Hub's leaderboard" not in (ensure_default_mini() / "README.md").read_text()

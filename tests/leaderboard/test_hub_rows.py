@@ -14,7 +14,8 @@ from lookbench.leaderboard.load import entry_from_result
 from lookbench.results import hub_results
 from lookbench.results.trust import HUB_COMMUNITY, NOT_CHECKED
 from tests.helpers.fake_results_hub import FakeResultsHub
-from tests.helpers.leaderboard import FOUR, result, run_cli
+from tests.helpers import leaderboard as helpers
+from tests.helpers.leaderboard import run_cli, scored
 
 DATASET = "someone/lookbench"
 
@@ -26,14 +27,8 @@ def online(monkeypatch):
     return monkeypatch
 
 
-def eval_results(data: dict, trust: str = NOT_CHECKED, source: str = "https://example.org/row") -> str:
-    return hub_results.to_yaml(hub_results.entries(data, DATASET, source, trust))
-
-
-def scored(model: str, value: float, **changes) -> dict:
-    data = result(model, {s: (value, n) for s, (_, n) in FOUR.items()}, mode="leaderboard", **changes)
-    data["overall"] = {"fine_recall": {"@1": value}, "num_queries": sum(n for _, n in FOUR.values())}
-    return data
+def eval_results(data: dict) -> str:
+    return helpers.eval_results(data, DATASET)
 
 
 def test_hub_rows_stand_in_their_group_as_not_checked_and_link_a_submission(tmp_path, online, capsys):
