@@ -39,8 +39,8 @@ def test_the_model_repos_carry_eval_results_of_their_model_index(hub, model):
     ids = {t["id"] for t in eval_spec(hub)["tasks"]}
     assert entries and all(e.dataset_id == "lookbench/lookbench" and e.task_id in ids for e in entries)
     legacy = ModelCard.load(hub / f"lookbench/{model}/README.md").data.eval_results
-    headline = {(r.dataset_config, r.metric_name): r.metric_value for r in legacy if r.metric_name.startswith("Fine R@1")
-                and r.source_name == entries[0].source_name}
+    headline = {(r.dataset_config, r.metric_name): r.metric_value for r in legacy
+                if r.metric_name.startswith("Fine R@1 (") and r.source_name == entries[0].source_name}
     assert len(entries) == len(headline)  # each task once: one table's values
     for entry in entries:
         task, measured = read_notes(entry.notes)
