@@ -18,11 +18,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from compare_encoders import SUBSETS, Table, card_args, interval_words, replace_block, table, write_results_section
+from compare_encoders import (DATASET_ID, SUBSETS, Table, card_args, interval_words, replace_block, table,
+                              write_results_section)
 
 from lookbench.encoders.entries import gr_lite_mini_text_folder
 
 CARD = gr_lite_mini_text_folder() / "README.md"
+CARD_URL = "https://huggingface.co/lookbench/gr-lite-mini-text"  # where a model-index entry's table is (the card itself)
 THIS_MODEL = "GR-Lite-mini-text (this model)"
 ORACLE = "category-text (oracle)"
 BAR_OVERALL, BAR_SUBSET = 25.0, 10.0  # issue 39's Done-when: points of strict Fine R@1 above the oracle
@@ -63,9 +65,33 @@ def verdict(rows: list[tuple[str, str, dict]], spec: Table, ours: str) -> str:
     return " ".join(lines)
 
 
-def write(name: str, body: str) -> None:
+def write(name: str, body: str, rows: list[tuple[str, str, dict]], ours: str) -> None:
     CARD.write_text(replace_block(CARD.read_text(), f"<!-- results:{name}:begin -->", f"<!-- results:{name}:end -->", body))
+    if TABLES[name].model_index:
+        write_model_index(name, [(form, result) for model, form, result in rows if model == ours])
     write_results_section(TABLES[name].title, body)
+
+
+def source_name(name: str) -> str:
+    """What a table's model-index entries are known by: the script and table that measured them."""
+    return f"benchmarks/compare_text_models.py --table {name}"
+
+
+def write_model_index(name: str, rows: list[tuple[str, dict]]) -> None:
+    """This model's headline scores of one table as the card's ``model-index``, per text form: the values its
+    ``.eval_results`` are staged from (``lookbench.results.hub_results``, one function for both)."""
+    from huggingface_hub import ModelCard
+
+    from lookbench.results.hub_results import headline_scores, model_index
+
+    card = ModelCard.load(CARD)
+    kept = [r for r in card.data.eval_results or [] if r.source_name != source_name(name)]
+    for form, result in rows:
+        provenance, dataset = result["provenance"], result["provenance"]["dataset"]
+        kept += model_index(headline_scores(result), DATASET_ID, f"{dataset['name']}: {dataset['data']}",
+                            dataset["revision"], provenance["mode"], CARD_URL, source_name(name), provenance["queries"])
+    card.data.model_name, card.data.eval_results = "GR-Lite-mini-text", kept
+    card.save(CARD)
 
 
 def main() -> None:
@@ -97,7 +123,7 @@ def main() -> None:
     )
     print(body)
     if args.write:
-        write(args.table, body)
+        write(args.table, body, rows, ours)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from lookbench._version import __version__
 from lookbench.citation import BIBTEX
+from lookbench.hub import DATASET_ID
 from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date
 from lookbench.terminal import markdown_safe, terminal_safe
 
@@ -32,7 +33,7 @@ REPORT_NAME = "validation_report.json"
 AUDIT_NAME = "annotation_audit.json"  # a reviewed release's audit (review.audit); an append's is audit_name(its report)
 HISTORY_KEY = "lookbench_history"  # the card's YAML record of how the folder was built, one Step per build or append
 # The Hub id the card's usage names (``lookbench stage --namespace`` retargets it).
-HUB_ID = "lookbench/lookbench"
+HUB_ID = DATASET_ID
 
 
 @dataclass
@@ -211,6 +212,7 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
             f"- {', '.join(step.releases)}: {text}" for step, text in reports),
         "license_text": " ".join(s.licence for s in known) or "Not recorded.",
         "notes": first.card_notes() if first else "",
+        "benchmark": not synthetic,  # a real release is the Hub Benchmark its eval.yaml declares (lookbench stage)
         "history_configs": configs,
         "text": text_card,
         "taxonomy": _taxonomy_card(out),

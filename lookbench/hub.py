@@ -12,6 +12,8 @@ from pathlib import Path
 from lookbench.errors import one_line
 
 UPSTREAM = "srpone/look-bench"  # the published LookBench release (a dataset repo): what reproduces the paper's figures
+DATASET_ID = "lookbench/lookbench"  # the project's dataset repo, a Hub Benchmark (`lookbench stage --namespace` retargets it)
+BOARD_SPACE = "lookbench/leaderboard"  # LookBench's own leaderboard Space
 
 _REPO_ID = re.compile(r"\w[\w.-]*/\w[\w.-]*")
 # What git check-ref-format refuses anywhere in a ref, each with the words that name it; a backslash and '//' are

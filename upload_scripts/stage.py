@@ -196,6 +196,7 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
     tmp = new_sibling(out, "staging", folder=True)
     try:
         _stage_dataset(source, tmp / DATASET)
+        _stage_benchmark(tmp / DATASET)
         private = ()
         if labels is not None:
             _stage_dataset(labels, tmp / namespace / LABELS_REPO, shown=f"--labels {labels}")
@@ -211,6 +212,8 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
         # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
         _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
         _stage_board(tmp / namespace / BOARD, [f"{r.repo_id}@{r.release_tag}" for r in private])
+        for name in (MODEL, TEXT_MODEL):
+            _stage_eval_results(tmp / namespace / name, tmp / DATASET, namespace)
         for card in (tmp / DATASET, *(tmp / namespace / name for name in NAMED)):
             _retarget(card / "README.md", namespace)
         nested = tuple(f"{name}/**" for name in (*NAMED, *(LABELS_REPO for _ in private))) if namespace == DATASET else ()
@@ -235,6 +238,43 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return staging
+
+
+def _stage_benchmark(dataset: Path) -> None:
+    """The dataset repo's ``eval.yaml``, which makes it a Hub Benchmark: its tasks name the configs and splits its card
+    declares (a sealed release's public part: the card staged is the public one), in every mode."""
+    import yaml
+    from huggingface_hub import DatasetCard
+
+    from lookbench.results.hub_results import EVAL_YAML, eval_yaml
+    from lookbench.settings import MODES
+
+    data = DatasetCard.load(dataset / "README.md").data
+    configs = {c["config_name"]: [f["split"] for f in c.get("data_files") or [] if isinstance(f, dict)]
+               for c in data.get("configs") or [] if isinstance(c, dict) and "config_name" in c}
+    spec = eval_yaml(data.get("pretty_name") or "LookBench", configs, MODES)
+    (dataset / EVAL_YAML).write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def _stage_eval_results(model: Path, dataset: Path, namespace: str) -> None:
+    """A model repo's ``.eval_results``: its card's ``model-index`` scores on the dataset repo (the same values,
+    ``hub_results.from_model_index``), pointing at ``<namespace>/lookbench`` and at tasks of its ``eval.yaml``; none
+    when the card names no score there."""
+    from huggingface_hub import ModelCard
+
+    from lookbench.files import folder_revision
+    from lookbench.results.hub_results import RESULTS_FILE, Measured, from_model_index, to_yaml
+    from lookbench.results.trust import NOT_CHECKED
+
+    settings = Measured("strict", True, None, "image", folder_revision(dataset), NOT_CHECKED)
+    found = from_model_index(ModelCard.load(model / "README.md").data.eval_results or [], f"lookbench/{DATASET}",
+                             settings, f"https://huggingface.co/{namespace}/{model.name}")
+    if not found:
+        return
+    for entry in found:
+        entry.dataset_id = f"{namespace}/{DATASET}"
+    (model / RESULTS_FILE).parent.mkdir(exist_ok=True)
+    (model / RESULTS_FILE).write_text(to_yaml(found), encoding="utf-8")
 
 
 def _stage_board(target: Path, pins: list[str]) -> None:

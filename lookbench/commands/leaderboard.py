@@ -14,6 +14,7 @@ from pathlib import Path
 def register(sub) -> None:
     from lookbench.leaderboard.load import references
     from lookbench.leaderboard.render import FORMATS
+    from lookbench.hub import DATASET_ID
     from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
     lb = sub.add_parser("leaderboard", help="rank stored results beside the published leaderboard, per comparable group")
@@ -36,6 +37,9 @@ def register(sub) -> None:
     lb.add_argument("--card", type=Path, metavar="README.md",
                     help="the leaderboard Space card whose reproduction_keys sign the reproduction records that count "
                          "(default: the card this package ships)")
+    lb.add_argument("--hub", nargs="?", const=DATASET_ID, metavar="DATASET",
+                    help="also the rows of the Hub's own leaderboard of the dataset (default: "
+                         f"{DATASET_ID}), each in its comparable group as not checked: a Hub community result")
     lb.add_argument("--format", choices=FORMATS, default="table")
     lb.add_argument("--plot", type=Path, metavar="FILE.png",
                     help="also draw the ranking as a bar chart (with --by-release: score against release date, one line per "
@@ -45,7 +49,10 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from lookbench import paths, terminal
+    from lookbench.hub import check_hub_id
     from lookbench.leaderboard.figures import plot_path
+    from lookbench.leaderboard.hub_rows import hub_entries
+    from lookbench.leaderboard.load import load_store
     from lookbench.leaderboard.ranking import leaderboard
     from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
     from lookbench.progress import quiet_libraries
@@ -56,9 +63,14 @@ def run(args) -> int:
     card = args.card or resources.files("lookbench.space.board") / "README.md"
     if args.card is not None and not args.card.is_file():
         raise ValueError(f"--card {args.card} is not a file (the leaderboard Space's README.md)")
+    hub = None if args.hub is None else check_hub_id(args.hub, "--hub")
     with quiet_libraries():  # re-scoring a submission loads its data: datasets' bars are not this command's output
-        board = leaderboard(results=args.results or paths.results_dir(), reference=args.reference, metric=args.metric,
-                            k=args.k, subset=args.subset, by_release=args.by_release, keys=card_keys(card))
+        entries, skipped = load_store(args.results or paths.results_dir(), keys=card_keys(card))
+        if hub is not None:
+            rows, unplaced = hub_entries(hub, entries)
+            entries, skipped = [*entries, *rows], [*skipped, *unplaced]
+        board = leaderboard(reference=args.reference, metric=args.metric, k=args.k, subset=args.subset,
+                            by_release=args.by_release, loaded=(entries, skipped))
     if args.trusted:
         board = board.trusted()
     if args.zero_shot:

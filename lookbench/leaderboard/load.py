@@ -128,6 +128,7 @@ class Entry:
     verified: str = NOT_CHECKED  # a level's name (``lookbench.results.trust``), FAILED or NOT_CHECKED + …
     # A sealed submission's only scores (``Verdict.headline``): overall, metric -> "@K" -> percent, and num_queries.
     headline: dict | None = None
+    overall: dict | None = None  # a score claimed only overall (a Hub community row: ``hub_rows``), metric -> "@K"
 
     def queries(self, names) -> int:
         """The number of queries behind its scores on the subsets ``names`` (a headline's own)."""
@@ -137,11 +138,14 @@ class Entry:
 
     def score(self, metric: str, k: int, subset: str | None = None, over=None) -> float | None:
         """One subset's score, or the query-weighted overall over the subsets ``over`` (default: its own) with the
-        metric's combine_subsets; ``None`` when one of them is missing. A headline has its overall only."""
+        metric's combine_subsets; ``None`` when one of them is missing (``overall``, when claimed, is the overall).
+        A headline has its overall only."""
         if self.headline is not None:
             return None if subset is not None else self.headline.get(metric, {}).get(f"@{k}")
         if subset is not None:
             return self.subsets.get(subset, {}).get(metric, {}).get(f"@{k}")
+        if self.overall is not None:
+            return self.overall.get(metric, {}).get(f"@{k}")
         flat = {}
         for name in over or self.subsets:
             scores = self.subsets.get(name, {})

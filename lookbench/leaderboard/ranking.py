@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lookbench.leaderboard import figures
+from lookbench.leaderboard.hub_rows import ORIGIN, hub_origin
 from lookbench.leaderboard.load import Entry, Group, load_reference, load_store
 from lookbench.leaderboard.render import CUTOFF_COLUMN, ZERO_SHOT_COLUMN, Section, render_sections
 from lookbench.results.trust import BLOCKS, PUBLISHED, TRUSTED, level
@@ -305,7 +306,8 @@ def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric:
         local, skipped = loaded
         entries += local
         skipped = list(skipped)
-    present = sorted({int(at[1:]) for e in entries for scores in [*e.subsets.values(), e.headline or {}]
+    present = sorted({int(at[1:]) for e in entries
+                      for scores in [*e.subsets.values(), e.headline or {}, e.overall or {}]
                       for at in scores.get(key, {}) if re.fullmatch(r"@\d+", at)})
     if entries and k not in present:
         raise ValueError(f"no result has {metric} at K={k}; the Ks present are {', '.join(map(str, present)) or 'none'}")
@@ -325,10 +327,12 @@ def leaderboard(results=None, reference: str | None = DEFAULT_REFERENCE, metric:
                 continue
             title = group.label + (BLOCKS[rank] if rank == len(BLOCKS) - 1 or any(blocks[:rank]) else "")
             origin = sources.get(group) if any(e.verified == PUBLISHED for e in block) else None
+            hub = hub_origin(block)
+            local = [e for e in block if e.verified != PUBLISHED and not e.origin.startswith(ORIGIN)]
             if origin is None:
-                origin = "local results store"
-            elif any(e.verified != PUBLISHED for e in block):
-                origin += "; other rows: local results store"
+                origin = "; ".join(["local results store"] * bool(local or not hub) + [hub] * bool(hub))
+            elif local or hub:
+                origin += "; other rows: " + "; ".join(["local results store"] * bool(local) + [hub] * bool(hub))
             sections.append(table.section(title, origin, block, names, published_here, ranked=rank < len(BLOCKS) - 1))
     return Leaderboard(sections, skipped, metric, k)
 

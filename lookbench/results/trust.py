@@ -12,6 +12,9 @@ from dataclasses import dataclass
 REPRODUCED, SCORED_SEALED, CONSISTENT, PENDING, NOT_CHECKED, PUBLISHED = (
     "reproduced", "scored (sealed)", "consistent", "pending", "not checked", "published")
 NO = "no"  # a failed check's word in the board's status line
+# A row read back from the Hub's own leaderboard (a model repo's .eval_results): a claim no one re-scored here, never
+# merged into a row LookBench checked (docs/results-and-leaderboard.md).
+HUB_COMMUNITY = f"{NOT_CHECKED}: Hub community result"
 FAILED = f"{NO}: "  # a failed check reads FAILED + its reason; "not checked" may be followed by ": <reason>" too
 # A sealed submission past its submitter's cap on the release (the board's card, ``lookbench_sealed_cap``): not scored.
 OVER_CAP = f"{PENDING}: over the cap"

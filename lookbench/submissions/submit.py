@@ -242,6 +242,44 @@ def write(submission: Submission, out) -> Path:
 def open_pull_request(submission: Submission, repo: str = DEFAULT_REPO) -> str:
     """Open the pull request adding ``submission`` to the dataset ``repo`` (or name the open one that adds it already);
     returns what to tell the user. A missing token, a refusal or an unreachable Hub is a one-line ValueError."""
+    return pull_request(repo, "dataset", submission.files, submission.title, submission.description, submission.id)[0]
+
+
+def eval_results(submission: Submission, source: str) -> str:
+    """The submission's headline scores as the Hub's ``.eval_results/lookbench.yaml`` (``hub_results``), on the Hub
+    dataset it names (else LookBench's), ``source`` its pull request; its notes say the row is pending on LookBench's
+    board (or, sealed, scored there once judged)."""
+    from lookbench.hub import DATASET_ID
+    from lookbench.results import hub_results
+    from lookbench.results.trust import PENDING
+
+    result = json.loads(submission.files[f"{submission.folder}/{RESULT_NAME}"])
+    named = Provenance.of(result).dataset.data
+    dataset = named.partition("@")[0] if isinstance(named, str) and looks_like_hub_id(named) else DATASET_ID
+    found = hub_results.entries(result, dataset, source, PENDING, "the submission")
+    text = hub_results.to_yaml(found)
+    hub_results.parse(text, hub_results.RESULTS_FILE)  # what the Hub reads, through huggingface_hub's parser
+    return text
+
+
+def open_model_pull_request(submission: Submission, model_repo: str, source: str) -> str:
+    """Open the pull request adding the submission's ``.eval_results`` to the model's own repo (the Hub shows it with
+    the ``community`` badge while open), or name the open one that adds it; what to tell the user."""
+    from lookbench.results.hub_results import RESULTS_FILE
+
+    model_repo = check_hub_id(model_repo, "--model-repo")
+    files = {RESULTS_FILE: eval_results(submission, source).encode()}
+    title = f"LookBench scores of {submission.title.split(': ', 1)[0]} [{MARK} {submission.id[:16]}]"
+    description = (f"Adds `{RESULTS_FILE}`: this model's LookBench scores as the Hub's evaluation results (shown on "
+                   f"the model page and on the benchmark's leaderboard). They come from the submission {source}, which "
+                   "LookBench's leaderboard re-scores from its rankings (docs/submitting.md).")
+    return pull_request(model_repo, "model", files, title, description, submission.id)[0]
+
+
+def pull_request(repo: str, repo_type: str, files: dict[str, bytes], title: str, description: str,
+                  sid: str) -> tuple[str, str | None]:
+    """Open a pull request adding ``files`` to ``repo`` unless an open one carries the submission's mark; (what to tell
+    the user, the pull request's URL)."""
     from huggingface_hub import CommitOperationAdd, HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
@@ -250,14 +288,15 @@ def open_pull_request(submission: Submission, repo: str = DEFAULT_REPO) -> str:
         raise ValueError("not logged in to the Hugging Face Hub: run `hf auth login` or set HF_TOKEN, then submit again "
                          "(or write the files with --dry-run --out DIR)")
     api = HfApi(token=token)
-    mark = f"[{MARK} {submission.id[:16]}]"
+    mark = f"[{MARK} {sid[:16]}]"
     try:
-        for pull in api.get_repo_discussions(repo, repo_type="dataset", discussion_type="pull_request"):
+        for pull in api.get_repo_discussions(repo, repo_type=repo_type, discussion_type="pull_request"):
             if mark in pull.title and pull.status != "closed":
-                return f"already submitted: pull request #{pull.num} on {repo} ({pull.status}, {pull.url}); nothing sent"
-        info = api.create_commit(repo, [CommitOperationAdd(name, content) for name, content in submission.files.items()],
-                                 commit_message=submission.title, commit_description=submission.description,
-                                 repo_type="dataset", create_pr=True)
+                return (f"already submitted: pull request #{pull.num} on {repo} ({pull.status}, {pull.url}); "
+                        "nothing sent", pull.url)
+        info = api.create_commit(repo, [CommitOperationAdd(name, content) for name, content in files.items()],
+                                 commit_message=title, commit_description=description, repo_type=repo_type,
+                                 create_pr=True)
     except (HfHubHTTPError, *transport_errors()) as err:
         raise ValueError(f"cannot open the pull request on {repo}: {error_line(err)}") from None
-    return f"opened pull request #{info.pr_num} on {repo}: {info.pr_url}"
+    return f"opened pull request #{info.pr_num} on {repo}: {info.pr_url}", info.pr_url

@@ -131,9 +131,11 @@ class Board:
 
     def __init__(self, repo_id: str | None = None, folder=None, reference: str = DEFAULT_REFERENCE,
                  verdicts: Verdicts | None = None, judge=None, allowed=None, cap: int | None = None,
-                 keys: dict | None = None):
+                 keys: dict | None = None, hub: str | None = None):
         self.repo_id, self.folder, self.reference = repo_id, folder, reference
         self.cap = sealed_cap(CARD) if cap is None else cap
+        # ``hub``: the Benchmark dataset whose Hub leaderboard rows are shown beside, not checked (read at refresh)
+        self.hub, self._hub_rows, self._hub_problem = hub, (), None
         self.verdicts = verdicts if verdicts is not None else Verdicts()
         self.allowed = allowed = allowed_data(CARD) if allowed is None else allowed
         self.keys = card_keys(CARD) if keys is None else keys
@@ -159,6 +161,7 @@ class Board:
         """Copy the results repo again and queue what has no verdict (one refresh at a time); the status line."""
         with self._refreshing:
             copy = fetch(self.repo_id, self.folder)
+            self._read_hub()
             with self._lock:
                 self._transient.clear()
                 self._snapshots = {}
@@ -169,6 +172,18 @@ class Board:
         self._refreshed_at = time.monotonic()
         self._warm()
         return self.status()
+
+    def _read_hub(self) -> None:
+        """The Hub's own leaderboard rows of ``hub`` (``lookbench.leaderboard.hub_rows``), kept until the next refresh;
+        a failed read keeps none and says why in the status line."""
+        if self.hub is None:
+            return
+        from lookbench.leaderboard.hub_rows import read_leaderboard
+
+        try:
+            self._hub_rows, self._hub_problem = tuple(read_leaderboard(self.hub)), None
+        except ValueError as err:
+            self._hub_rows, self._hub_problem = (), str(err)
 
     def refresh_from_page(self) -> str:
         """The Refresh button and ``/refresh``, open to anyone: a refresh re-reads and re-hashes the whole copy, so at
@@ -315,6 +330,11 @@ class Board:
             return seen[folder]
 
         entries, skipped = load_store(root, verify, self._snapshots, self.keys)
+        if self._hub_rows:
+            from lookbench.leaderboard.hub_rows import hub_entries
+
+            rows, unplaced = hub_entries(self.hub, entries, self._hub_rows)
+            entries, skipped = [*entries, *rows], [*skipped, *unplaced]
         by_folder = {Path(e.origin).parent: e for e in entries}
         submissions = tuple(Submission(folder.relative_to(state.copy.folder).as_posix(), by_folder[folder].model,
                                        verdict, of_entry(by_folder[folder]), by_folder[folder].verified)
@@ -342,8 +362,9 @@ class Board:
                         "are scored on it)")
         unreadable = (" No read token (HF_TOKEN, a Space secret) for the sealed labels: sealed submissions stay "
                       f"{PENDING}." if self.sealed_unreadable else "")
+        hub = f" The Hub's own leaderboard was not read: {markdown_safe(self._hub_problem)}." if self._hub_problem else ""
         return (f"Results from {markdown_safe(state.copy.source)}: {len(loaded.submissions)} submission(s)"
-                + (f" — verified: {', '.join(told)}." if told else ".") + unreadable)
+                + (f" — verified: {', '.join(told)}." if told else ".") + unreadable + hub)
 
     def facts(self, model: str) -> Facts | None:
         """A row's facts: a submission's (by its row label), else the registry's (a published or registered model)."""
@@ -460,11 +481,13 @@ class Board:
         refresh.click(_refresh, generation, [status, generation, table], api_name="refresh")
 
 
-def serve(host=None, port=None, repo_id=None, folder=None, board: Board | None = None, **launch_kwargs):
+def serve(host=None, port=None, repo_id=None, folder=None, board: Board | None = None, hub: str | None = None,
+          **launch_kwargs):
     """Serve the board at once, then copy the results repo: every submission is judged in the background, so no
     submission can keep the board from serving (``prevent_thread_lock=True`` returns instead of serving on).
-    ``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback)."""
-    board = board or Board(repo_id, folder)
+    ``host`` None: gradio's GRADIO_SERVER_NAME, else 127.0.0.1 (loopback). ``hub``: the Benchmark dataset whose
+    Hub leaderboard rows it shows beside (the Space: LookBench's)."""
+    board = board or Board(repo_id, folder, hub=hub)
     board.warm_views = True
     block = not launch_kwargs.pop("prevent_thread_lock", False)
     demo = board.blocks()
@@ -478,4 +501,6 @@ def serve(host=None, port=None, repo_id=None, folder=None, board: Board | None =
 if __name__ == "__main__":  # as a Hub Space: gradio reads GRADIO_SERVER_NAME / GRADIO_SERVER_PORT
     logging.basicConfig(format="%(asctime)s %(name)s: %(message)s")
     log.setLevel(logging.INFO)
-    serve()
+    from lookbench.hub import DATASET_ID
+
+    serve(hub=DATASET_ID)

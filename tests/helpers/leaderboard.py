@@ -18,6 +18,20 @@ def result(model: str, fine: dict, *, name="LookBench-Mini", revision="local-abc
     return out
 
 
+def scored(model: str, value: float, **changes) -> dict:
+    """A leaderboard-mode result scoring ``value`` on every subset and overall (what a Hub row's notes describe)."""
+    data = result(model, {s: (value, n) for s, (_, n) in FOUR.items()}, mode="leaderboard", **changes)
+    data["overall"] = {"fine_recall": {"@1": value}, "num_queries": sum(n for _, n in FOUR.values())}
+    return data
+
+
+def eval_results(data: dict, dataset: str, trust: str = "not checked", source: str = "https://example.org/row") -> str:
+    """``data``'s headline scores as the ``.eval_results`` file ``lookbench export --format eval-results`` writes."""
+    from lookbench.results import hub_results
+
+    return hub_results.to_yaml(hub_results.entries(data, dataset, source, trust))
+
+
 def run_cli(capsys, *argv):
     """``lookbench leaderboard *argv``: (exit code, stdout, stderr)."""
     from lookbench.cli import main
