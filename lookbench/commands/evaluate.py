@@ -48,6 +48,9 @@ def register(sub) -> None:
                     help="evaluate again even if the store holds an identical finished evaluation, and replace it")
     ev.add_argument("--save-predictions", action="store_true",
                     help="also save each query's top-20 gallery rows as Parquet beside the result (see `lookbench explain`)")
+    ev.add_argument("--details", action="store_true",
+                    help="also print the scores per release, the attribute errors at top-1 and how each interval is drawn "
+                         "(an identical run is answered from the results store)")
     ev.add_argument("--quiet", action="store_true", help="no progress bars")
     ev.add_argument("--verbose", action="store_true", help="also show the libraries' own progress bars and logging")
     ev.set_defaults(run=run_evaluate)
@@ -76,7 +79,7 @@ def run_evaluate(args) -> int:
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
     board = result.modes.get("leaderboard") if hasattr(result, "plot") else None  # a sealed run has no score
-    print(result.table(published=None if board is None else published_best(board.to_dict())))
+    print(result.table(published=None if board is None else published_best(board.to_dict()), details=args.details))
     stored = [r.stored for r in result.modes.values() if r.stored is not None]
     lines = []
     if result.reused:
@@ -89,7 +92,23 @@ def run_evaluate(args) -> int:
         others = [str(args.output / mode_file(m)) for m in list(result.modes)[1:]]
         plots = f"; plots: {args.output}" if hasattr(result, "plot") else ""
         lines.append(f"results: {', '.join([str(args.output / 'results.json'), *others])}{plots}")
+    lines += further(result, args.details, args.output or (stored[0] if stored else None))
     for line in lines:
         print("\n".join(terminal.paragraph(line)))
     return 0
+
+
+def further(result, details: bool, written) -> list[str]:
+    """What else there is to see and how, a line each: the same command with --details (unless given), and
+    `lookbench explain` of the result written (``written``: the --output folder or the stored file; none: nothing)."""
+    lines = [] if details or not hasattr(result, "plot") else [
+        "more: --details adds the scores per release, the attribute errors at top-1 and how each interval is drawn"]
+    if written is not None and hasattr(result, "plot"):
+        if result.meta.saved():
+            lines.append(f"what a query's results lack: lookbench explain {written} --subset SUBSET --query N, or "
+                         "--report worst.html for the worst queries")
+        else:
+            lines.append(f"attribute errors: lookbench explain {written}; a query's results too: evaluate with "
+                         "--save-predictions")
+    return lines
 
