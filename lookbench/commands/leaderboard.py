@@ -12,7 +12,7 @@ from pathlib import Path
 
 def register(sub) -> None:
     from lookbench.leaderboard.load import references
-    from lookbench.leaderboard.render import FORMATS
+    from lookbench.leaderboard.render import FORMATS, TOP
     from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
     lb = sub.add_parser("leaderboard", help="rank stored results beside the published leaderboard, per comparable group")
@@ -29,6 +29,8 @@ def register(sub) -> None:
     lb.add_argument("--trusted", action="store_true",
                     help="show only rows reproduced or scored sealed (more than arithmetic on public labels; ranks "
                          "stay those of the full table)")
+    lb.add_argument("--all", action="store_true",
+                    help=f"every row of each table (default: its top {TOP}, and your own runs beside the published rows)")
     lb.add_argument("--format", choices=FORMATS, default="table")
     lb.add_argument("--plot", type=Path, metavar="FILE.png",
                     help="also draw the ranking as a bar chart (with --by-release: score against release date, one line per "
@@ -52,7 +54,7 @@ def run(args) -> int:
         board = board.trusted()
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
         print("\n".join(terminal.paragraph(f"lookbench leaderboard: skipped {line}", indent="  ")), file=sys.stderr)
-    print(board.render(args.format), flush=True)
+    print(board.render(args.format, top=None if args.all else TOP), flush=True)
     if args.format == "markdown" and board.sections:  # a file's text: Markdown wraps it
         print("\n" + GROUPS_NOTE + "\n\n" + VERIFIED_NOTE)
     elif args.format == "table" and board.sections:
@@ -60,5 +62,5 @@ def run(args) -> int:
         notes += [line for given in VERIFIED_NOTE.split("\n") for line in terminal.paragraph(given, indent="  ")]
         print("\n" + "\n".join(notes))
     if plot:
-        print(f"plot: {board.plot(plot)}", file=sys.stderr)
+        terminal.say(f"plot: {board.plot(plot)}", file=sys.stderr)
     return 0
