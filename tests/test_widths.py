@@ -17,14 +17,22 @@ from tests.helpers.leaderboard import FOUR, result
 LONG_NAME = "someone-with-a-long-handle/" + "a-very-long-model-name-" * 5 + "v2@0123456789ab"
 
 
-def lookbench(*argv, columns: int | None, check: bool = True) -> str:
-    """``lookbench *argv`` in a process of its own, stdout a pipe (not a terminal); its stdout."""
+def run(*argv, columns: int | None) -> subprocess.CompletedProcess:
+    """``lookbench *argv`` in a process of its own, stdout and stderr pipes (not a terminal)."""
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     if columns is not None:
         env["COLUMNS"] = str(columns)
-    proc = subprocess.run([sys.executable, "-m", "lookbench", *argv], env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run([sys.executable, "-m", "lookbench", *argv], env=env, capture_output=True, text=True, timeout=900)
+
+
+def lookbench(*argv, columns: int | None, check: bool = True) -> str:
+    """``lookbench *argv`` (``run``); its stdout, its stderr no wider than the terminal either."""
+    proc = run(*argv, columns=columns)
     assert proc.returncode == 0 or not check, proc.stderr
     assert "Generating" not in proc.stderr and "split" not in proc.stderr, proc.stderr  # no library bars
+    if proc.stderr.strip():
+        widest = max(proc.stderr.splitlines(), key=cell_len)
+        assert cell_len(widest) <= (columns or terminal.DEFAULT_WIDTH), (argv, widest)
     return proc.stdout
 
 
@@ -55,7 +63,7 @@ def commands(store, outputs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("columns", [80, 100, None])
+@pytest.mark.parametrize("columns", [60, 80, 100, None])
 def test_no_command_prints_a_line_wider_than_the_terminal(runs, columns):
     store, outputs = runs
     width = columns or terminal.DEFAULT_WIDTH  # stdout is a pipe: 100
