@@ -92,23 +92,23 @@ def run_evaluate(args) -> int:
         others = [str(args.output / mode_file(m)) for m in list(result.modes)[1:]]
         plots = f"; plots: {args.output}" if hasattr(result, "plot") else ""
         lines.append(f"results: {', '.join([str(args.output / 'results.json'), *others])}{plots}")
-    lines += further(result, args.details, args.output or (stored[0] if stored else None))
+    lines += further(result, args.details, args.output, stored[0] if stored else None)
     for line in lines:
         print("\n".join(terminal.paragraph(line)))
     return 0
 
 
-def further(result, details: bool, written) -> list[str]:
+def further(result, details: bool, output, stored) -> list[str]:
     """What else there is to see and how, a line each: the same command with --details (unless given), and
-    `lookbench explain` of the result written (``written``: the --output folder or the stored file; none: nothing)."""
-    lines = [] if details or not hasattr(result, "plot") else [
-        "more: --details adds the scores per release, the attribute errors at top-1 and how each interval is drawn"]
-    if written is not None and hasattr(result, "plot"):
-        if result.meta.saved():
-            lines.append(f"what a query's results lack: lookbench explain {written} --subset SUBSET --query N, or "
-                         "--report worst.html for the worst queries")
-        else:
-            lines.append(f"attribute errors: lookbench explain {written}; a query's results too: evaluate with "
-                         "--save-predictions")
+    `lookbench explain` of the result written (the --output folder, else the stored file named above)."""
+    if not hasattr(result, "plot"):  # a sealed run: no score to explain
+        return []
+    lines = [] if details else [
+        "more: --details adds the scores per release, the attribute errors and how each interval is drawn"]
+    if output is None and stored is None:
+        return lines
+    target = str(output) if output is not None else f"RESULT (the {Path(stored).name} above)"
+    lines.append(f"explain: lookbench explain {target} shows its attribute errors"
+                 + ("; with --subset and --query a query's results, with --report the worst queries as HTML"
+                    if result.meta.saved() else "; evaluate with --save-predictions for a query's results too"))
     return lines
-

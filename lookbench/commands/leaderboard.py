@@ -42,7 +42,7 @@ def run(args) -> int:
     from lookbench import paths, terminal
     from lookbench.leaderboard.figures import plot_path
     from lookbench.leaderboard.ranking import leaderboard
-    from lookbench.leaderboard.render import GROUPS_NOTE
+    from lookbench.leaderboard.render import GROUPS_NOTE, TOP
     from lookbench.progress import quiet_libraries
     from lookbench.results.trust import VERIFIED_NOTE
 
