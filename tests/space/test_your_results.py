@@ -263,8 +263,11 @@ def test_browser_on_a_phone_a_page_opened_after_a_cold_start_has_both_models_and
                 page.locator(selector).scroll_into_view_if_needed()
                 box = page.locator(selector).bounding_box()
                 assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390 + 1, (selector, box)
+            picker = page.locator("#your-result").bounding_box()
+            assert picker["width"] >= 280, picker  # a row of its own, not half the screen
             page.locator("#your-result input").click()
             page.get_by_role("option", name="saved/results.json", exact=True).click()
+            assert page.locator("#your-result input").evaluate("e => e.scrollWidth <= e.clientWidth")  # its name whole
             expect(page.locator("#your-note")).to_contain_text("raw-pixels on LookBench-Mini (synthetic)")
             page.locator("#your-subset input").click()
             expect(page.get_by_role("option").first).to_be_visible()
