@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Callable
 
-from lookbench.errors import report_errors
+from lookbench.errors import report_errors, tell
 from lookbench.commands import (
     annotate,
     audit,
@@ -31,8 +31,18 @@ from lookbench.commands import (
 )
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage error is one message wrapped to the terminal's width (``errors.tell``), as every
+    other error; its subcommands' parsers are of this class too."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        tell(f"{self.prog}: error: {message}")
+        sys.exit(2)
+
+
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="lookbench", description="LookBench: attribute-supervised fashion image retrieval.")
+    root = Parser(prog="lookbench", description="LookBench: attribute-supervised fashion image retrieval.")
     sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build.register(sub)
     annotate.register(sub)

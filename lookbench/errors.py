@@ -1,6 +1,7 @@
-"""The library's error type and the one way a failure reaches a user: one line naming its cause, never a traceback.
+"""The library's error type and the one way a failure reaches a user: one message naming its cause, never a traceback.
 
-A leaf: the engine, the commands and the model scripts import it, and it imports nothing of lookbench."""
+Near a leaf: the engine, the commands and the model scripts import it; it imports only ``lookbench.terminal``, on a
+failure, to wrap the message to the terminal's width as every other printed line is."""
 from __future__ import annotations
 
 import os
@@ -38,23 +39,32 @@ class EvaluationError(ValueError):
     """Bad input or unusable model output; the message names the subset, row, item id or model at fault."""
 
 
+def tell(text, file=None) -> None:
+    """``text`` as one message on stderr: its whitespace runs one space (``one_line``), wrapped to the terminal's width
+    with its continuation indented (``lookbench.terminal.say``), so a 300-character error neither runs past the
+    edge nor reads as several."""
+    from lookbench.terminal import say
+
+    say(one_line(text), file=file or sys.stderr)
+
+
 def report_errors(prog: str, run: Callable[[], object]) -> int:
-    """Run a command so that a failure reaches the user as one line naming its cause, not as a traceback; the
-    exit code is the command's own when it returns one. Shared by `lookbench` and the model scripts."""
+    """Run a command so that a failure reaches the user as one message naming its cause (``tell``), not as a
+    traceback; the exit code is the command's own when it returns one. Shared by `lookbench` and the model scripts."""
     try:
         result = run()
         return result if isinstance(result, int) else 0
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
+        tell(f"{prog}: interrupted")
         return 130
     except BrokenPipeError:  # `lookbench leaderboard | head`: the reader has gone; end quietly, as SIGPIPE would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
         return 141
     except (ValueError, OSError) as err:  # bad input: the message names the file, row, id or model at fault
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        tell(f"{prog}: error: {err}")
         return 2
     except Exception as err:  # a failure inside torch/transformers/faiss: still one line (LOOKBENCH_DEBUG=1 for the traceback)
         if os.environ.get("LOOKBENCH_DEBUG") == "1":
             raise
-        print(f"{prog}: error: {type(err).__name__}: {one_line(err)}", file=sys.stderr)
+        tell(f"{prog}: error: {type(err).__name__}: {err}")
         return 2

@@ -32,7 +32,7 @@ from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets
 from lookbench.space.preparing import later
 from lookbench.space.requests import (MAX_UPLOAD_BYTES, error, image_file, images_folder, read_upload, refused,
                                       uploaded, whole)
-from lookbench.space.retrieval import ALL, MAX_WORDS, Query, QueryError, Retriever
+from lookbench.space.retrieval import ALL, MAX_WORDS, NotYet, Query, QueryError, Retriever
 from lookbench.space.warm import readers, warm_encoders
 from lookbench.space.yours import YourResults
 from lookbench.space.views import (CSS, annotation_markdown, board_page, details_markdown, gallery_markdown,
@@ -95,13 +95,16 @@ class SpaceApp:
         """What the page says of a gallery being prepared: its stage and count, or why it failed ("" when none)."""
         return "" if self.preparing is None else self.preparing.note()
 
-    def poll(self, gallery, model=None, second=None):
+    def poll(self, gallery, model=None, second=None, chosen=False):
         """The gallery choice, the progress line, and the model choices (a model prepared later joins them; the
-        visitor's choices are kept), every few seconds while something is being prepared."""
+        visitor's choices are kept), when a page opens and every few seconds while something is being prepared. The
+        second model is the default's (``pair``: side by side once a second model is ready, also on a page opened
+        before it was) unless the visitor ``chosen`` one, none included."""
+        kept = second in self.models or (chosen and second == NONE)
         return (gr.update(choices=list(self.galleries), value=gallery if gallery in self.galleries else self.default),
                 self.progress_note(), gr.Timer(active=self.preparing is not None and not self.preparing.error),
                 gr.update(choices=self.models, value=model if model in self.models else self.pair[0]),
-                gr.update(choices=[NONE, *self.models], value=second if second in self.models else NONE))
+                gr.update(choices=[NONE, *self.models], value=second if kept else self.pair[1]))
 
     def retriever(self, gallery=None) -> Retriever:
         """The chosen gallery's retriever (None: the default one)."""
@@ -118,7 +121,7 @@ class SpaceApp:
             return retriever.benchmark_query(str(query_id))
         blob = uploaded(image)
         if blob is None:
-            raise QueryError("No query yet: upload an image, click an example or press Random query")
+            raise NotYet("No query yet: upload an image, click an example or press Random query")
         return retriever.upload(blob)
 
     def chosen(self, model, second) -> list[str]:
@@ -180,7 +183,8 @@ class SpaceApp:
             results = [retriever.search(query, n, subset, bool(distractors), k) for n in names]
         except ValueError as err:  # QueryError, an unknown subset, an unusable model: the user's input
             message = refused(err)
-            gr.Warning(message)
+            if not isinstance(err, NotYet):  # a control used before any query: the status line says so, no toast
+                gr.Warning(message)
             return f"⚠️ {message}", note, "", None, "", "", "", ""
         except Exception as err:  # never a traceback in front of the user; the app keeps serving
             log.exception("search failed")
@@ -216,14 +220,16 @@ class SpaceApp:
         subset = subset if subset in retriever.subsets else ALL
         return gr.update(), "", *self.search(image, "", subset, NOISE in retriever.ranges, model, second, k, gallery)
 
-    def words_image(self, words, query_id, gallery=None):
-        """The query image beside a text query's results: the benchmark query's when the words are its own, else none
-        (the image of an earlier query is not what these results answer)."""
+    def words_query(self, words, query_id, gallery=None):
+        """The query image and benchmark query id beside a text query's results: the benchmark query's when the words
+        are its own, else none and an empty box (an earlier query's image and id are not what these results answer)."""
         try:
             query = self.retriever(gallery).words(words, query_id)
         except ValueError:
-            return None
-        return None if query.benchmark_row is None else image_file(self.retriever(gallery).assets.queries[query.benchmark_row]["image"])
+            return None, gr.update()
+        if query.benchmark_row is None:
+            return None, ""
+        return image_file(self.retriever(gallery).assets.queries[query.benchmark_row]["image"]), gr.update()
 
     def choose_gallery(self, gallery, subset):
         """The controls of a newly chosen gallery: its subsets (the current one kept when it has it), whether it has
@@ -260,8 +266,7 @@ class SpaceApp:
     def crop(self, editor):
         """Shop the look: the cropped garment of the editor (its composite, a file path) becomes the query image."""
         composite = editor.get("composite") if isinstance(editor, dict) else None
-        if not composite:
-            gr.Warning(refused("Load a street photo into Shop the look and crop one garment first"))
+        if not composite:  # used before a photo: said in the status line, no toast
             return gr.update(), gr.update(), "⚠️ Nothing to crop: load a street photo and crop one garment."
         from PIL import Image
 
@@ -280,7 +285,8 @@ class SpaceApp:
         return composite, "", "Cropped garment loaded as the query."
 
     def outfit_for_crop(self, query_id, gallery=None):
-        """The current benchmark street look's full outfit photo, to crop another garment from."""
+        """The current benchmark street look's full outfit photo, to crop another garment from, and the status line
+        (unchanged; without a street-look query, what to pick first, said there: no toast)."""
         try:
             retriever = self.retriever(gallery)
         except ValueError as err:
@@ -290,9 +296,8 @@ class SpaceApp:
         except QueryError:
             query = None
         if query is None or not retriever.assets.queries[query.benchmark_row]["photo"]:
-            gr.Warning(refused("Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)"))
-            return gr.update()
-        return image_file(retriever.assets.queries[query.benchmark_row]["photo"])
+            return gr.update(), f"⚠️ {refused('Pick a street-look benchmark query first (RealStreetLook or AIGen-StreetLook)')}"
+        return image_file(retriever.assets.queries[query.benchmark_row]["photo"]), gr.update()
 
     def examples(self) -> list:
         """The first query of each subset of each gallery, the first two models, k=8; noise distractors when the
@@ -403,8 +408,12 @@ class SpaceApp:
                 for control in (subset, distractors, model, second):
                     control.input(**run)
                 k.release(**run)
-                timer.tick(self.poll, [gallery, model, second], [gallery, progress, timer, model, second],
-                           api_name=False, queue=False)
+                chosen = gr.State(False)  # the visitor chose the second model (none included): polls keep it
+                second.input(lambda: True, outputs=chosen, api_name=False, queue=False)
+                polled = dict(fn=self.poll, inputs=[gallery, model, second, chosen],
+                              outputs=[gallery, progress, timer, model, second], api_name=False, queue=False)
+                timer.tick(**polled)
+                demo.load(**polled)  # a page opened after a model joined: its choices and the pair, not the start's
                 # Every change of gallery (a visitor's, an example's) sets its controls; a visitor's also clears a
                 # benchmark query of the other gallery, or searches an upload there. Neither checks the subset against
                 # the dropdown's choices (preprocess=False): both run at once, and the first to finish changed them.
@@ -421,14 +430,14 @@ class SpaceApp:
                                     preprocess=False, api_name="random").success(**run)
                 by_words = dict(fn=self.search_words, inputs=[words, query_id, subset, distractors, k, gallery],
                                 outputs=outputs, preprocess=False)
-                words_image = dict(fn=self.words_image, inputs=[words, query_id, gallery], outputs=image,
+                words_query = dict(fn=self.words_query, inputs=[words, query_id, gallery], outputs=[image, query_id],
                                    preprocess=False, api_name=False)
-                words_button.click(**by_words, api_name="search_words").then(**words_image)
-                words.submit(**by_words, api_name=False).then(**words_image)
+                words_button.click(**by_words, api_name="search_words").then(**words_query)
+                words.submit(**by_words, api_name=False).then(**words_query)
                 describe_button.click(self.describe, [query_id, gallery], words, preprocess=False,
                                       api_name="describe").success(
-                    **by_words, api_name=False).then(**words_image)
-                outfit_button.click(self.outfit_for_crop, [query_id, gallery], editor, api_name=False)
+                    **by_words, api_name=False).then(**words_query)
+                outfit_button.click(self.outfit_for_crop, [query_id, gallery], [editor, status], api_name=False)
                 crop_button.click(self.crop, editor, [image, query_id, status], api_name=False).then(**run)
                 gr.Examples(self.examples(), inputs, outputs, fn=self.search, cache_examples=True, cache_mode="lazy",
                             preprocess=False, label="Examples: a benchmark query of each subset of each gallery")

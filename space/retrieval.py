@@ -39,6 +39,11 @@ class QueryError(ValueError):
     """A query the Space cannot run; the message is shown to the user as it is."""
 
 
+class NotYet(QueryError):
+    """Nothing to search yet (no query, no words): a control used before a query, said in the status line, never a
+    toast over the page."""
+
+
 @dataclass
 class Hit:
     """One retrieved gallery row as the Space shows it."""
@@ -144,7 +149,7 @@ class Retriever:
         text queries), it is that query in words."""
         text = " ".join(str(text or "").split())
         if not text:
-            raise QueryError("No words yet: describe the item, e.g. 'striped red long-sleeved v-neck top'")
+            raise NotYet("No words yet: describe the item, e.g. 'striped red long-sleeved v-neck top'")
         if len(text) > MAX_WORDS:
             raise QueryError(f"The description has {len(text)} characters; a text query has at most {MAX_WORDS}")
         read, ignored = self.reading(text)

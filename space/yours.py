@@ -204,8 +204,9 @@ class YourResults:
         gr.Markdown(self.INTRO)
         listing = self.listing()
         with gr.Row():
+            # a row of its own on a phone (its name is a path): at half a 390 px screen it was cut off
             stored = gr.Dropdown(listing, value=next(iter(self.values()), None), label="Stored result",
-                                 elem_id="your-result", scale=2)
+                                 elem_id="your-result", scale=2, min_width=280)
             filters = [gr.Dropdown([ALL], value=ALL, label=name.title(), elem_id=f"your-{name}")
                        for name in ("subset", "category", "attribute")]
         note = gr.Markdown("" if listing else f"⚠️ {markdown_safe(self.empty)}", elem_id="your-note")

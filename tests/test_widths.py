@@ -17,14 +17,22 @@ from tests.helpers.leaderboard import FOUR, result
 LONG_NAME = "someone-with-a-long-handle/" + "a-very-long-model-name-" * 5 + "v2@0123456789ab"
 
 
-def lookbench(*argv, columns: int | None, check: bool = True) -> str:
-    """``lookbench *argv`` in a process of its own, stdout a pipe (not a terminal); its stdout."""
+def run(*argv, columns: int | None) -> subprocess.CompletedProcess:
+    """``lookbench *argv`` in a process of its own, stdout and stderr pipes (not a terminal)."""
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     if columns is not None:
         env["COLUMNS"] = str(columns)
-    proc = subprocess.run([sys.executable, "-m", "lookbench", *argv], env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run([sys.executable, "-m", "lookbench", *argv], env=env, capture_output=True, text=True, timeout=900)
+
+
+def lookbench(*argv, columns: int | None, check: bool = True) -> str:
+    """``lookbench *argv`` (``run``); its stdout, its stderr no wider than the terminal either."""
+    proc = run(*argv, columns=columns)
     assert proc.returncode == 0 or not check, proc.stderr
     assert "Generating" not in proc.stderr and "split" not in proc.stderr, proc.stderr  # no library bars
+    if proc.stderr.strip():
+        widest = max(proc.stderr.splitlines(), key=cell_len)
+        assert cell_len(widest) <= (columns or terminal.DEFAULT_WIDTH), (argv, widest)
     return proc.stdout
 
 
@@ -55,7 +63,7 @@ def commands(store, outputs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("columns", [80, 100, None])
+@pytest.mark.parametrize("columns", [60, 80, 100, None])
 def test_no_command_prints_a_line_wider_than_the_terminal(runs, columns):
     store, outputs = runs
     width = columns or terminal.DEFAULT_WIDTH  # stdout is a pipe: 100
@@ -70,7 +78,8 @@ def test_no_command_prints_a_line_wider_than_the_terminal(runs, columns):
         assert cell_len(widest) <= width, (argv, widest)
         assert "±" not in out, argv
     board = lookbench("leaderboard", "--results", str(store), columns=columns)
-    assert "someone-with-a-long-handle/" in board and "Left out to fit" in board  # folded, not cut; drops named
+    handle = "someone-with-a-long-handle/" if columns != 60 else "someone-with"  # at 60 its cell is narrower
+    assert handle in board and "Left out to fit" in board  # folded, not cut; drops named
     if columns == 80:  # the evaluate table keeps Fine@1 and the queries, and says what it left out
         table = lookbench("evaluate", "--model", "raw-pixels", "--results", str(store), "--quiet", columns=80)
         header = table.splitlines()[2].split()
@@ -123,3 +132,50 @@ def test_plain_lines_are_wrapped_to_the_width_and_keep_their_indent(capsys, monk
     second = next(i for i, line in enumerate(lines) if line.startswith("  dataset"))
     assert all(line.startswith("    ") for line in lines[second + 1:-1])  # its own indent, two spaces past it
     assert "".join(line.strip() for line in lines[:second]).replace(" ", "") == f"wrote3filesto{path}(nothingsent)"
+
+
+@pytest.mark.slow
+def test_the_default_evaluate_fits_one_screen_and_details_add_the_rest(runs):
+    """Issue 56 item 3: the quickstart printed 55 lines; at 100 columns it fits 30 with a line to spare (for one more
+    line of the headline), and says how to see what it left out."""
+    store, _ = runs
+    argv = ("evaluate", "--model", "raw-pixels", "--results", str(store), "--quiet")
+    short = lookbench(*argv, columns=100)
+    assert len(short.splitlines()) <= 29, short
+    said = " ".join(short.split())
+    assert "Per release" not in short and "Attribute errors at top-1" not in short
+    assert "more: --details adds the scores per release, the attribute errors and how each interval is drawn" in said
+    assert ("explain: lookbench explain RESULT (the strict.json above) shows its attribute errors; with --subset and "
+            "--query a query's results, with --report the worst queries as HTML") in said  # its rankings are saved
+    assert "stored results of an identical evaluation" in said
+    full = lookbench(*argv, "--details", columns=100)
+    assert "Per release" in full and "Attribute errors at top-1" in full and "more: --details" not in full
+    assert full.splitlines()[:12] == short.splitlines()[:12]  # the same table first
+
+
+def errors(outputs) -> list[tuple[str, ...]]:
+    """Commands that fail with a long message: a cutoff of the wrong kind (320 characters at COLUMNS=80 before), an
+    unknown subset, an unknown K, a query of a result without saved rankings, an unknown model, a bad choice
+    (argparse's usage error)."""
+    return [("evaluate", "--model", "raw-pixels", "--cutoff", "v20250101", "--no-save", "--quiet"),
+            ("leaderboard", "--subset", "RealStret"), ("leaderboard", "--k", "3"),
+            ("explain", str(outputs["random"]), "--subset", "RealStreetLook", "--query", "1"),
+            ("reproduce", "--models", "no-such-model"), ("evaluate", "--mode", "no-such-mode")]
+
+
+@pytest.mark.slow
+def test_an_error_is_one_message_wrapped_to_the_terminal(runs):
+    """Issue 56 item 3: error lines of 147 and 320 characters ran past an 80-column terminal; an error is still one
+    message (its continuation indented), only wrapped."""
+    _, outputs = runs
+    for argv in errors(outputs):
+        wide, narrow = run(*argv, columns=1000), run(*argv, columns=60)
+        assert wide.returncode == narrow.returncode == 2, (argv, wide.stderr)
+        message = [line for line in wide.stderr.splitlines() if not line.startswith(("usage:", " "))]
+        assert len(message) == 1 and message[0].startswith(f"lookbench {argv[0]}: error: ") and len(message[0]) > 60, \
+            (argv, wide.stderr)
+        lines = narrow.stderr.splitlines()
+        assert max(map(cell_len, lines)) <= 60, (argv, narrow.stderr)
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"lookbench {argv[0]}: error:"))
+        assert all(line.startswith("  ") for line in lines[start + 1:]), narrow.stderr
+        assert "".join("".join(lines[start:]).split()) == "".join(message[0].split()), (argv, narrow.stderr)  # all of it

@@ -48,6 +48,9 @@ def register(sub) -> None:
                     help="evaluate again even if the store holds an identical finished evaluation, and replace it")
     ev.add_argument("--save-predictions", action="store_true",
                     help="also save each query's top-20 gallery rows as Parquet beside the result (see `lookbench explain`)")
+    ev.add_argument("--details", action="store_true",
+                    help="also print the scores per release, the attribute errors at top-1 and how each interval is drawn "
+                         "(an identical run is answered from the results store)")
     ev.add_argument("--quiet", action="store_true", help="no progress bars")
     ev.add_argument("--verbose", action="store_true", help="also show the libraries' own progress bars and logging")
     ev.set_defaults(run=run_evaluate)
@@ -76,7 +79,7 @@ def run_evaluate(args) -> int:
     if result is None:  # a non-main accelerate process: the main process prints and writes
         return 0
     board = result.modes.get("leaderboard") if hasattr(result, "plot") else None  # a sealed run has no score
-    print(result.table(published=None if board is None else published_best(board.to_dict())))
+    print(result.table(published=None if board is None else published_best(board.to_dict()), details=args.details))
     stored = [r.stored for r in result.modes.values() if r.stored is not None]
     zero_shot = result.meta.zero_shot
     trained_on = zero_shot.reason.removeprefix("trained on ")
@@ -92,7 +95,23 @@ def run_evaluate(args) -> int:
         others = [str(args.output / mode_file(m)) for m in list(result.modes)[1:]]
         plots = f"; plots: {args.output}" if hasattr(result, "plot") else ""
         lines.append(f"results: {', '.join([str(args.output / 'results.json'), *others])}{plots}")
+    lines += further(result, args.details, args.output, stored[0] if stored else None)
     for line in lines:
         print("\n".join(terminal.paragraph(line)))
     return 0
 
+
+def further(result, details: bool, output, stored) -> list[str]:
+    """What else there is to see and how, a line each: the same command with --details (unless given), and
+    `lookbench explain` of the result written (the --output folder, else the stored file named above)."""
+    if not hasattr(result, "plot"):  # a sealed run: no score to explain
+        return []
+    lines = [] if details else [
+        "more: --details adds the scores per release, the attribute errors and how each interval is drawn"]
+    if output is None and stored is None:
+        return lines
+    target = str(output) if output is not None else f"RESULT (the {Path(stored).name} above)"
+    lines.append(f"explain: lookbench explain {target} shows its attribute errors"
+                 + ("; with --subset and --query a query's results, with --report the worst queries as HTML"
+                    if result.meta.saved() else "; evaluate with --save-predictions for a query's results too"))
+    return lines

@@ -13,7 +13,7 @@ from pathlib import Path
 
 def register(sub) -> None:
     from lookbench.leaderboard.load import references
-    from lookbench.leaderboard.render import FORMATS
+    from lookbench.leaderboard.render import FORMATS, TOP
     from lookbench.hub import DATASET_ID
     from lookbench.settings import DEFAULT_REFERENCE, METRICS
 
@@ -40,6 +40,8 @@ def register(sub) -> None:
     lb.add_argument("--hub", nargs="?", const=DATASET_ID, metavar="DATASET",
                     help="also the rows of the Hub's own leaderboard of the dataset (default: "
                          f"{DATASET_ID}), each in its comparable group as not checked: a Hub community result")
+    lb.add_argument("--all", action="store_true",
+                    help=f"every row of each table (default: its top {TOP}, and your own runs beside the published rows)")
     lb.add_argument("--format", choices=FORMATS, default="table")
     lb.add_argument("--plot", type=Path, metavar="FILE.png",
                     help="also draw the ranking as a bar chart (with --by-release: score against release date, one line per "
@@ -54,7 +56,7 @@ def run(args) -> int:
     from lookbench.leaderboard.hub_rows import hub_entries
     from lookbench.leaderboard.load import load_store
     from lookbench.leaderboard.ranking import leaderboard
-    from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
+    from lookbench.leaderboard.render import GROUPS_NOTE, TOP, ZERO_SHOT_NOTE
     from lookbench.progress import quiet_libraries
     from lookbench.results.trust import VERIFIED_NOTE
     from lookbench.submissions.signing import card_keys
@@ -77,7 +79,7 @@ def run(args) -> int:
         board = board.zero_shot()
     for line in board.skipped:  # stderr, in every format: stdout stays the table (csv/json parse cleanly)
         print("\n".join(terminal.paragraph(f"lookbench leaderboard: skipped {line}", indent="  ")), file=sys.stderr)
-    print(board.render(args.format), flush=True)
+    print(board.render(args.format, top=None if args.all else TOP), flush=True)
     if args.format == "markdown" and board.sections:  # a file's text: Markdown wraps it
         print("\n" + GROUPS_NOTE + "\n\n" + ZERO_SHOT_NOTE + "\n\n" + VERIFIED_NOTE)
     elif args.format == "table" and board.sections:
@@ -85,5 +87,5 @@ def run(args) -> int:
         notes += [line for given in VERIFIED_NOTE.split("\n") for line in terminal.paragraph(given, indent="  ")]
         print("\n" + "\n".join(notes))
     if plot:
-        print(f"plot: {board.plot(plot)}", file=sys.stderr)
+        terminal.say(f"plot: {board.plot(plot)}", file=sys.stderr)
     return 0

@@ -113,8 +113,10 @@ def load_encoder(model=None, device: str | None = None, precision: str = DEFAULT
         elif Path(name).expanduser().exists() or looks_like_hub_id(name):
             encoder = as_registered(TransformersEncoder(name, trust_remote_code=trust_remote_code), trust_remote_code)
         else:
+            close = _suggest(name)  # with a close match, the 20 registered names would only bury it
             raise EncoderError(
-                f"Unknown model {name!r}.{_suggest(name)} Use a registered name ({', '.join(REGISTRY)}), "
+                f"Unknown model {name!r}.{close} Use a registered name "
+                f"({'`lookbench models` lists them' if close else ', '.join(REGISTRY)}), "
                 "a local transformers model folder, or a Hub id such as owner/name[@revision]."
             )
     elif callable(getattr(model, "encode", None)) and hasattr(model, "name"):

@@ -34,9 +34,9 @@ class Leaderboard:
     metric: str
     k: int
 
-    def render(self, fmt: str = "table") -> str:
-        """The sections as text (``lookbench.leaderboard.render``)."""
-        return render_sections(self.sections, self.skipped, fmt)
+    def render(self, fmt: str = "table", top: int | None = None) -> str:
+        """The sections as text (``lookbench.leaderboard.render``); ``top``: a terminal table's rows per section."""
+        return render_sections(self.sections, self.skipped, fmt, top=top)
 
     def trusted(self) -> "Leaderboard":
         """Only the trusted rows (``trust.TRUSTED``: reproduced or scored sealed), ranks and groups those of the full table;

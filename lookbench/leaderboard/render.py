@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from lookbench import terminal
+from lookbench.results.trust import PUBLISHED
 from lookbench.terminal import markdown_safe, terminal_safe
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -20,6 +21,7 @@ GROUPS_NOTE = ("ci95: the 95% interval of the ranked score, from the stored per-
                "published row's is a Wilson interval from its score and query count, approximate. group: rows share a rank group when "
                "the data cannot separate them from the group's best row (paired test p >= 0.05 where both have "
                "per-query outcomes, else overlapping intervals).")
+TOP = 5  # the rows of each section the terminal table shows (`lookbench leaderboard --all`: every row)
 CUTOFF_COLUMN = "training cutoff"  # the model's declared training cutoff, shown beside its scores per release
 ZERO_SHOT_COLUMN = "zero-shot"  # yes / no / unknown: the model's declared training data shares no source with the data
 ZERO_SHOT_NOTE = ("zero-shot: yes when the model's declared training data shares no source with the data ranked; no: "
@@ -51,15 +53,17 @@ class Section:
         return frame.drop(columns="ci95").round(2)
 
 
-def render_sections(sections: list[Section], skipped: list[str], fmt: str = "table", at: int | None = None) -> str:
-    """The sections as text; the terminal table no wider than ``at`` (default: the terminal's). The skipped files are
-    part of the JSON only (``lookbench leaderboard`` names them on stderr, in every format)."""
+def render_sections(sections: list[Section], skipped: list[str], fmt: str = "table", at: int | None = None,
+                    top: int | None = None) -> str:
+    """The sections as text; the terminal table no wider than ``at`` (default: the terminal's) and, with ``top``,
+    each section's first ``top`` rows (``shown``). The skipped files are part of the JSON only (``lookbench
+    leaderboard`` names them on stderr, in every format); Markdown, CSV and JSON are files' text and keep every row."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt == "json":
         return json.dumps([{"title": s.title, "source": s.source, "rows": s.rows} for s in sections]
                           + ([{"skipped": skipped}] if skipped else []), indent=2, allow_nan=False)
-    parts = [_render_section(s, fmt, at) for s in sections]
+    parts = [_render_section(s, fmt, at, top) for s in sections]
     if not sections and fmt != "csv":
         parts.append("No results to show.")
     return "\n\n".join(parts)
@@ -73,7 +77,16 @@ def _drop_order(section: Section) -> list[str]:
     return ["ci_method", "queries", *reversed(middle), "group"]
 
 
-def _render_section(section: Section, fmt: str, at: int | None = None) -> str:
+def shown(section: Section, top: int | None) -> list[dict]:
+    """The rows a terminal table shows: its first ``top`` (all for None), and beside a published table every row that
+    is not published (a user's own run stays in view however it ranks)."""
+    if top is None or len(section.rows) <= top:
+        return section.rows
+    mixed = any(r["verified"] == PUBLISHED for r in section.rows)
+    return [r for i, r in enumerate(section.rows) if i < top or (mixed and r["verified"] != PUBLISHED)]
+
+
+def _render_section(section: Section, fmt: str, at: int | None = None, top: int | None = None) -> str:
     def cell(v):
         if isinstance(v, list):  # an interval
             return terminal.bounds(v, 2)
@@ -93,7 +106,10 @@ def _render_section(section: Section, fmt: str, at: int | None = None) -> str:
                  "|" + "|".join("---:" if i != 1 else "---" for i in range(len(section.columns))) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in cells]
         return "\n".join(lines + ["", f"Source: {markdown_safe(section.source)}"])
+    rows = shown(section, top)
+    left = len(section.rows) - len(rows)
+    more = [f"{len(rows)} of {len(section.rows)} rows shown; --all shows the other {left}."] if left else []
     return "\n".join(terminal.table(
         [terminal.Column(c, "left" if c == "model" else "right") for c in section.columns],
-        [[cell(r[c]) for c in section.columns] for r in section.rows],
-        title=section.title, footnotes=[f"source: {section.source}"], drop_order=_drop_order(section), at=at))
+        [[cell(r[c]) for c in section.columns] for r in rows],
+        title=section.title, footnotes=[*more, f"source: {section.source}"], drop_order=_drop_order(section), at=at))

@@ -114,15 +114,16 @@ class EvaluationResult:
         out["provenance"] = self.provenance
         return out
 
-    def table(self, width: int | None = None, published: str | None = None) -> str:
+    def table(self, width: int | None = None, published: str | None = None, details: bool = True) -> str:
         """Subsets (and the overall) × the leading scores as ``85.8 [80.1, 90.2]`` (the 95 % interval), never wider
         than ``width`` (default: the terminal's, ``lookbench.terminal``): columns are left out from the end to fit.
         Under it, one line per other mode the run judged (its overall Fine@1), the leaderboard mode's with
         ``published`` (what the published table holds on this data, ``lookbench.leaderboard.ranking.published_best``).
-        Data of more than one release adds a block of the scores per release (``lookbench.results.table``)."""
+        Data of more than one release adds a block of the scores per release, then the attribute errors at top-1
+        (``lookbench.results.table``); ``details=False`` leaves both out (`lookbench evaluate` without --details)."""
         from lookbench.results.table import table
 
-        return table(self, width, published)
+        return table(self, width, published, details)
 
     def save(self, output_dir) -> dict[str, Path]:
         """Write results.json (and the saved rankings), ``results-<mode>.json`` for each other mode of the run, and
@@ -191,7 +192,7 @@ class SealedRun:
         total = sum(block["num_queries"] for block in self.subsets.values())
         return {**self.subsets, "overall": {"num_queries": total}, "provenance": self.provenance}
 
-    def table(self, width: int | None = None, published=None) -> str:
+    def table(self, width: int | None = None, published=None, details: bool = True) -> str:
         from lookbench.results.table import sealed_table
 
         return sealed_table(self, width)

@@ -14,6 +14,9 @@ _COLUMNS = (("Fine@1", "fine_recall@1"), ("Coarse@1", "coarse_recall@1"), ("nDCG
             ("nDCG@10", "ndcg@10"))
 
 
+# The intervals' note when the details are left out (the method in full: stats.note, with --details).
+BRIEF_NOTE = "[lo, hi]: the 95% interval (how it is drawn: --details); all scores and intervals in results.json."
+
 # What each mode counts as a fine hit, for the table's line of the other mode.
 _MODE_WORDS = {"strict": "category + every query attribute, the paper's", "leaderboard": "category + main attribute, "
                "the published table's"}
@@ -62,9 +65,11 @@ def attribute_lines(errors: dict, width: int) -> list[str]:
                     "(attribute_errors).", drop_order=[*reversed(subsets), "most confused"], at=width)
 
 
-def table(result, width: int | None = None, published: str | None = None) -> str:
+def table(result, width: int | None = None, published: str | None = None, details: bool = True) -> str:
     """``EvaluationResult.table``: subsets (and the overall) × the leading scores as ``85.8 [80.1, 90.2]``, never
-    wider than ``width``; a line per other mode judged, the per-release block, the attribute errors, the counts."""
+    wider than ``width``; a line per other mode judged, the per-release block, the attribute errors, the counts.
+    ``details`` False: the per-release block and the attribute errors left out and the intervals' method in a few
+    words, so `lookbench evaluate` fits one screen (its --details prints them)."""
     at = width or terminal.width()
     rows = list(result.subsets.items()) + [("overall", result.overall)]
     p = result.meta
@@ -86,15 +91,16 @@ def table(result, width: int | None = None, published: str | None = None) -> str
         said += [published] if mode == "leaderboard" and published else []
         lines += terminal.paragraph("; ".join(said), at) if said else []
     releases = list(result.per_release.get("overall", {}))
-    if len(releases) > 1:
+    if details and len(releases) > 1:
         lines += [""] + _release_table(result, releases, at)
-    lines += attribute_lines({n: r.get("attribute_errors") for n, r in rows}, at)
+    if details:
+        lines += attribute_lines({n: r.get("attribute_errors") for n, r in rows}, at)
     counts = p.counts
     skipped = len(counts["invalid_images_skipped"])
     intervals = p.intervals
     # a result answered from the store did no work now: its counts and seconds are those of the run that made it
     when = f"stored result of {p.evaluated_at or 'an earlier run'}: " if result.reused else ""
-    footer = ((stats.note(intervals) + " " if intervals else "")
+    footer = (((stats.note(intervals) if details else BRIEF_NOTE) + " " if intervals else "")
               + f"{when}{counts['self_matches_removed']} self-match(es) removed; {counts['forward_images']} image(s) "
               f"encoded, {counts['cache_hits']} from cache; "
               + (f"{counts['texts_encoded']} text(s) encoded; " if counts.get("texts_encoded") else "")

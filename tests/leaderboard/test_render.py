@@ -125,3 +125,29 @@ def test_every_format_carries_the_verified_column_and_the_blocks(submissions, ca
         assert shown["raw-pixels"][0].endswith(" — not checked (ranked among themselves, below the verified and "
                                                "published rows)")
         assert shown["edited/raw-pixels@aaaaaaaaaaaa"][0].endswith(" — not verified (a check failed: unranked)")
+
+
+def test_the_terminal_table_shows_each_sections_top_rows_and_a_count(capsys, own_results_store):
+    """Issue 56 item 3: `lookbench leaderboard` printed 60+ lines before the number a user wants; each table now
+    shows its top rows and how many more `--all` shows (files' formats keep every row)."""
+    from lookbench.leaderboard.render import TOP, Section, shown
+
+    for i in range(TOP + 2):
+        (own_results_store / f"r{i}.json").write_text(json.dumps(result(f"model-{i}", {"RealStudioFlat": (90.0 - i, 100)})))
+    code, out, _ = run_cli(capsys)
+    assert code == 0
+    published, local = out.split("\n\n")[:2]
+    ranked = [line.split()[1] for line in published.splitlines() if re.match(r"\s+\d+\s", line)]
+    assert ranked == ["GR-Pro", "Tianmu-MERE", "GR-Lite", "Marqo-fashionCLIP", "Marqo-fashionSigLIP"]
+    assert f"{TOP} of 16 rows shown; --all shows the other 11." in " ".join(published.split())
+    assert [line.split()[1] for line in local.splitlines() if re.match(r"\s+\d+\s", line)] == [f"model-{i}" for i in range(TOP)]
+    assert f"{TOP} of {TOP + 2} rows shown; --all shows the other 2." in " ".join(local.split())
+    code, every, _ = run_cli(capsys, "--all")
+    assert "InternViT-6B" in every and f"model-{TOP + 1}" in every and "rows shown" not in every
+    code, markdown, _ = run_cli(capsys, "--format", "markdown")
+    assert "InternViT-6B" in markdown and f"model-{TOP + 1}" in markdown  # a file's text keeps every row
+    # beside published rows, a user's own run stays in view however it ranks
+    rows = [{"model": f"p{i}", "verified": "published"} for i in range(10)] + [{"model": "mine", "verified": "not checked"}]
+    section = Section("t", "s", ["model", "verified"], rows)
+    assert [r["model"] for r in shown(section, 3)] == ["p0", "p1", "p2", "mine"]
+    assert shown(section, None) == rows

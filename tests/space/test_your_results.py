@@ -229,3 +229,48 @@ def test_browser_your_results_opens_a_stored_result_and_a_filter_narrows_it(your
     if os.environ.get("LOOKBENCH_SCREENSHOTS"):  # how the docs' screenshots are refreshed
         Image.open(tmp_path / "space-your-results.png").convert("RGB").quantize(128).save(
             Path(os.environ["LOOKBENCH_SCREENSHOTS"]) / "space-your-results.png", optimize=True)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@needs_chromium
+def test_browser_on_a_phone_a_page_opened_after_a_cold_start_has_both_models_and_every_control(space_app, space_assets,
+                                                                                               stored, tmp_path):
+    """Issue 56 item 5, at 390x844: a page opened after the second model joined (the page itself built before it was)
+    puts it beside the first; a control used before any query says so in the status line, not in a toast; the
+    stored-result picker and its filters lie wholly in view and open a result."""
+    from playwright.sync_api import expect
+
+    from lookbench.space.app import SpaceApp
+
+    encoders = {**space_app.encoders, **{"gr-lite-mini-text": r for r in space_app.readers.values()}}
+    app = SpaceApp([space_assets], results=stored["root"], encoders=encoders)
+    both = list(app.models)
+    app.models = both[:1]  # a cold start: the page is built while the second model is being prepared
+    serving = _serving(app)
+    url = next(serving)
+    app.models = both  # ... and it joined before this page opened
+    try:
+        with chromium_page(tmp_path / "profile", 390, 844) as page:
+            page.goto(url)
+            expect(page.locator("#second input")).to_have_value(both[1])
+            page.locator("#second input").click()
+            page.get_by_role("option", name="none", exact=True).click()
+            expect(page.locator("#status")).to_contain_text("No query yet: upload an image, click an example")
+            expect(page.locator(".toast-body")).to_have_count(0)
+            page.get_by_role("tab", name="Your results").click()
+            for selector in ("#your-result", "#your-subset", "#your-category", "#your-attribute"):
+                page.locator(selector).scroll_into_view_if_needed()
+                box = page.locator(selector).bounding_box()
+                assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390 + 1, (selector, box)
+            picker = page.locator("#your-result").bounding_box()
+            assert picker["width"] >= 280, picker  # a row of its own, not half the screen
+            page.locator("#your-result input").click()
+            page.get_by_role("option", name="saved/results.json", exact=True).click()
+            assert page.locator("#your-result input").evaluate("e => e.scrollWidth <= e.clientWidth")  # its name whole
+            expect(page.locator("#your-note")).to_contain_text("raw-pixels on LookBench-Mini (synthetic)")
+            page.locator("#your-subset input").click()
+            expect(page.get_by_role("option").first).to_be_visible()
+            page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
+    finally:
+        next(serving, None)
