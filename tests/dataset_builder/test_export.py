@@ -9,6 +9,7 @@ from lookbench import cli
 
 from tests.helpers.raw_release import DELETE, edit_rows
 from tests.helpers.raw_build import build
+from tests.helpers.messages import unwrapped
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -22,7 +23,7 @@ def test_failed_rebuild_leaves_the_previous_folder_untouched_and_lists_every_sub
     edit_rows(release, "AIGen-Studio", "gallery", {line: {"category": DELETE} for line in range(1, 11)})
     edit_rows(release, "noise", "gallery", {5: {"timestamp": "2999-01-01T00:00:00Z"}})
     assert build(release, out) == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "11 invalid row(s) (11 problem(s))" in err
     assert ("AIGen-Studio/gallery.jsonl: missing required field(s): category — 10 rows: lines 1 ('AIGe0'), 2 ('AIGe1'), "
             "3 ('AIGe2') and 7 more") in err

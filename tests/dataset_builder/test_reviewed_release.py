@@ -15,6 +15,7 @@ from lookbench.dataset_builder.decisions import LABEL, DecisionStore
 from lookbench.space.review.app import open_review
 
 from tests.helpers.annotated_release import NA, TAXONOMY, review_from_truth, write_annotated
+from tests.helpers.messages import unwrapped
 
 
 def rows_of(out, config="RealStudioFlat"):
@@ -130,7 +131,7 @@ def test_unreviewed_and_disputed_items_are_refused_or_left_out_and_counted(tmp_p
     review.decide("ann", other, labels["category"], [labels["attributes"][n] for n in TAXONOMY.categories[labels["category"]].attributes])
     out = tmp_path / "out"
     assert build("--source", "raw", "--input", raw, "--out", out) == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "lookbench build: error: 9 invalid row(s) (9 problem(s))" in err
     assert "not reviewed (no reviewer has labelled it; lookbench review) — " in err
     assert f"(item_id={disputed.rsplit('/', 1)[1]!r}): reviewers disagree (ann, ben); see lookbench audit" in err and not out.exists()
@@ -157,7 +158,7 @@ def test_a_row_whose_image_changed_since_review_or_that_carries_labels_is_refuse
     rows[0]["category"] = "tops"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert build("--source", "raw", "--input", raw, "--out", tmp_path / "out") != 0
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "its image changed since ann reviewed it; review it again" in err and "item-000" in err
     assert "an annotated row (with proposals) takes its labels from its review, yet it carries category" in err
     assert key in {e.item for e in DecisionStore(raw).events("ann") if e.action == LABEL}

@@ -13,6 +13,7 @@ from lookbench.dataset_builder import ValidationError, build_release, sources
 
 from tests.helpers.raw_release import edit_rows, garment_png, write_release, write_upstream
 from tests.helpers.raw_build import FLAT, build
+from tests.helpers.messages import unwrapped
 
 
 def parquet_images(out: Path) -> list[dict]:
@@ -44,7 +45,7 @@ def test_files_outside_the_subset_folder_or_not_regular_are_invalid_rows(release
                                          6: {"image": "images/zero.png"}})
 
     assert build(release, tmp_path / "out") == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     for line, expected in [
         (1, f"images/link.png lies outside the {FLAT}/ folder (it resolves to {secret})"),
         (2, f"../../secret.png lies outside the {FLAT}/ folder"),
@@ -75,7 +76,7 @@ def test_files_over_the_size_limit_are_invalid_rows(release, tmp_path, monkeypat
     monkeypatch.setattr(sources, "MAX_FILE_BYTES", big.stat().st_size - 1)
     edit_rows(release, FLAT, "query", {2: {"image": "images/big.png"}})
     assert build(release, tmp_path / "out", "--subsets", FLAT) == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert f"{FLAT}/query.jsonl line 2 (item_id='Real1'): images/big.png is larger than the {big.stat().st_size - 1}-byte limit" in err
 
 
@@ -98,7 +99,7 @@ def test_subset_folders_go_through_the_alias_table(release, tmp_path, capsys):
     (release / "RealStudoFlat").mkdir()
     (release / "AIGen-Studio" / "query.jsonl").unlink()
     assert build(release, tmp_path / "out2") == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "folder RealStudoFlat/: Unknown LookBench subset 'RealStudoFlat'. Did you mean 'RealStudioFlat'" in err
     assert "folder AIGen-Studio/ has no query.jsonl" in err
 
@@ -111,7 +112,7 @@ def test_jsonl_that_is_not_utf8_is_named_and_skippable(release, tmp_path, capsys
     utf16 = release / "AIGen-Studio" / "query.jsonl"
     utf16.write_bytes(utf16.read_text().encode("utf-16"))
     assert build(release, tmp_path / "out") == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "noise/gallery.jsonl line 3 (item_id=None): not UTF-8 text (byte 0xe9 at column " in err
     assert "AIGen-Studio/query.jsonl: not UTF-8 text (it looks like UTF-16; save the file as UTF-8) — 6 rows: lines 1 (None)" in err
 

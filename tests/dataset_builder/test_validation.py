@@ -8,6 +8,7 @@ from PIL import Image
 
 from tests.helpers.raw_release import DELETE, bomb_png, edit_rows, write_release
 from tests.helpers.raw_build import FLAT, build
+from tests.helpers.messages import unwrapped
 
 
 def test_decompression_bombs_are_that_rows_problem(release, tmp_path, monkeypatch, capsys):
@@ -15,7 +16,7 @@ def test_decompression_bombs_are_that_rows_problem(release, tmp_path, monkeypatc
     (release / FLAT / "images" / "text.png").write_text("not an image")
     edit_rows(release, FLAT, "query", {1: {"image": "images/bomb.png"}, 2: {"image": "images/text.png"}})
     assert build(release, tmp_path / "out", "--subsets", FLAT) == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert f"{FLAT}/query.jsonl line 1 (item_id='Real0'): images/bomb.png: refused as a decompression bomb (Image size (900000000 pixels)" in err
     assert f"{FLAT}/query.jsonl line 2 (item_id='Real1'): images/text.png is not an image format PIL can read" in err
     assert "BytesIO" not in err
@@ -24,7 +25,7 @@ def test_decompression_bombs_are_that_rows_problem(release, tmp_path, monkeypatc
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 64 * 64 - 1)
     edit_rows(release, FLAT, "query", {1: {"image": "images/Real0-1.png"}, 2: {"image": "images/Real1-1.png"}})
     assert build(release, tmp_path / "out", "--subsets", FLAT, "--skip-invalid") == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "every one of its 6 row(s) is invalid; nothing is left to build" in err
     assert f"{FLAT}/query.jsonl line 1 (item_id='Real0'): images/Real0-1.png: refused as a decompression bomb (Image size (4096 pixels)" in err
 
@@ -37,7 +38,7 @@ def test_strict_types_and_bboxes(release, tmp_path, capsys):
     edit_rows(release, FLAT, "gallery", {1: {"bbox": [0, 0, True, 5]}, 2: {"bbox": [0, 0, float("inf"), 5]},
                                          3: {"attributes": {"colour": 5}}, 4: {"timestamp": 20250101}})
     assert build(release, tmp_path / "out", "--subsets", FLAT) == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "10 invalid row(s) (11 problem(s))" in err  # line 6 has two problems and is one row
     q, g = f"{FLAT}/query.jsonl", f"{FLAT}/gallery.jsonl"
     for expected in [
@@ -65,13 +66,13 @@ def test_row_release_must_be_a_snapshot_name(release, tmp_path, capsys):
 def test_empty_split_and_all_invalid_split_are_clear_lookbench_errors(release, tmp_path, capsys):
     (release / "AIGen-Studio" / "query.jsonl").write_text("\n")
     assert build(release, tmp_path / "out") == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "AIGen-Studio/query.jsonl: has no rows" in err and "corresponds to no data" not in err
 
     write_release(release)  # back to a clean release
     edit_rows(release, "noise", "gallery", {line: {"main_attribute": DELETE} for line in range(1, 6)})
     assert build(release, tmp_path / "out", "--skip-invalid") == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert "noise/gallery.jsonl: every one of its 5 row(s) is invalid; nothing is left to build" in err
     assert "noise/gallery.jsonl: missing required field(s): main_attribute — 5 rows" in err
     assert "corresponds to no data" not in err
@@ -86,6 +87,6 @@ def test_malformed_taxonomy_names_the_file_and_the_problem(release, tmp_path, ca
     taxonomy = tmp_path / "taxonomy.json"
     taxonomy.write_text(text)
     assert build(release, tmp_path / "out", "--taxonomy", str(taxonomy)) == 2
-    err = capsys.readouterr().err
+    err = unwrapped(capsys.readouterr().err)
     assert f"taxonomy {taxonomy}: " in err
     assert re.search(expected, err), err
