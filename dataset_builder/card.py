@@ -212,7 +212,6 @@ def write_card(out: Path, *, pretty_name: str, history: list[Step], infos: dict)
             f"- {', '.join(step.releases)}: {text}" for step, text in reports),
         "license_text": " ".join(s.licence for s in known) or "Not recorded.",
         "notes": first.card_notes() if first else "",
-        "benchmark": not synthetic,  # a real release is the Hub Benchmark its eval.yaml declares (lookbench stage)
         "history_configs": configs,
         "text": text_card,
         "taxonomy": _taxonomy_card(out),

@@ -88,13 +88,13 @@ def test_a_sealed_release_names_only_its_public_part(tmp_path, photos):
 
 
 @pytest.mark.slow
-def test_a_real_releases_card_says_how_scores_reach_the_hubs_leaderboard(tmp_path):
+def test_every_releases_card_says_how_scores_reach_the_hubs_leaderboard(tmp_path):
+    """A real release and the embedded LookBench-Mini: `lookbench stage` makes either the Benchmark of its repo."""
     from lookbench.dataset_builder import build_release, ensure_default_mini
     from tests.helpers.raw_release import write_release
 
     build_release("raw", tmp_path / "data", input_path=write_release(tmp_path / "raw"), release="v20251201")
-    card = " ".join((tmp_path / "data/README.md").read_text().split())
-    assert "## On the Hub's leaderboard" in card and "lookbench export RESULT --format eval-results" in card
-    assert "--model-repo" in card and "overall-fine-r1-leaderboard" in card
-    # LookBench-Mini is synthetic: its card (and so its data revision) stays as it was
-    assert "On the Hub's leaderboard" not in (ensure_default_mini() / "README.md").read_text()
+    for folder in (tmp_path / "data", ensure_default_mini()):
+        card = " ".join((folder / "README.md").read_text().split())
+        assert "## On the Hub's leaderboard" in card and "lookbench export RESULT --format eval-results" in card
+        assert "--model-repo" in card and "overall-fine-r1-leaderboard" in card
