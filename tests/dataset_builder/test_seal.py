@@ -95,3 +95,18 @@ def test_a_link_out_of_the_folder_is_refused_never_sealed_into_a_regular_file(bu
         seal(folder, ["mini-v20251201"])
     assert sealed_state(folder) is None and sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == before
     assert not (tmp_path / "data-labels").exists()
+
+
+@pytest.mark.slow
+def test_the_demo_refuses_a_sealed_release_in_one_line_and_prepares_nothing(built, tmp_path):
+    """Nothing published beside a sealed release carries a label: the demo, which shows each row's annotation and
+    outfit, serves public releases only."""
+    from lookbench.encoders.registry import load_encoder
+    from lookbench.errors import EvaluationError
+    from lookbench.space.assets import open_assets
+
+    folder = _copy(built, tmp_path)
+    seal(folder)
+    with pytest.raises(EvaluationError, match=r"is sealed \(its labels are withheld\): the demo serves public releases only"):
+        open_assets(folder, tmp_path / "assets", models=("random",), encoders={"random": load_encoder("random")}, quiet=True)
+    assert not (tmp_path / "assets").exists() or not any((tmp_path / "assets").iterdir())
