@@ -223,7 +223,9 @@ def test_a_model_prepared_after_the_start_joins_the_choices_of_every_visitor(tmp
     assert served_at_once(None, folder, DEFAULT_MODELS, encoders) == DEFAULT_MODELS
     gallery, _, _, model, second = app.poll(mini, "gr-lite-mini", "none")
     assert model["choices"] == ["gr-lite-mini", "efficientnet-lite0"] and model["value"] == "gr-lite-mini"
-    assert second["choices"] == ["none", "gr-lite-mini", "efficientnet-lite0"] and second["value"] == "none"
+    # side by side once the second model is ready (issue 56), unless the visitor chose "none" themselves
+    assert second["choices"] == ["none", "gr-lite-mini", "efficientnet-lite0"] and second["value"] == "efficientnet-lite0"
+    assert app.poll(mini, "gr-lite-mini", "none", chosen=True)[4]["value"] == "none"
     status = app.search(None, "RealStudioFlat/1", "all", False, "gr-lite-mini", "efficientnet-lite0", 4, mini)[0]
     assert status.startswith("RealStudioFlat/1: top 4 of LookBench-Mini (synthetic)"), status
 

@@ -20,7 +20,7 @@ import pytest
 
 from lookbench.dataset_builder.labels import Labels
 from lookbench.dataset_builder.seal import seal, unseal
-from lookbench.dataset_builder.sealed import LABEL_FIELDS, LABELS_KEY, SPLIT_KEY, card_yaml
+from lookbench.dataset_builder.sealed import LABEL_FIELDS, LABELS_KEY, MAP_PREFIX, SPLIT_KEY, card_yaml
 from lookbench.leaderboard.load import Verdict, judge_submission, load_store
 from lookbench.results.halves import HELD, SHOWN, shown
 from lookbench.results.provenance import UNSEALED
@@ -41,11 +41,15 @@ class Pixels:
 
 def _relabelled(labels: Path, out: Path, key: str) -> Path:
     """A copy of the labels folder whose held-half queries' labels are rotated among themselves (the shown half's
-    and every gallery row's as they were): labels B."""
+    and every gallery row's as they were): labels B. A query's half is that of its public row id (the board scores
+    the public rows), read from the labels' maps of sealed rows."""
     shutil.copytree(labels, out)
+    row_ids = {(config, split, m["row"]): m["row_id"] for m_path in sorted(out.glob(f"{MAP_PREFIX}*.parquet"))
+               for config, split, m in ((r["config"], r["split"], r) for r in pq.read_table(m_path).to_pylist())}
     for shard in sorted(out.glob("*/query-*.parquet")):
         table = pq.read_table(shard)
-        held = np.flatnonzero(~shown(key, table["item_id"].to_pylist()))
+        config = shard.parent.name
+        held = np.flatnonzero(~shown(key, [row_ids[(config, "query", r)] for r in table["row"].to_pylist()]))
         for name in LABEL_FIELDS:
             values = table[name].to_pylist()
             for at, source in zip(held, np.roll(held, 1)):
