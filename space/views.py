@@ -129,17 +129,25 @@ def board_frame(section):
 
 def board_html(section) -> tuple[str, str]:
     """A leaderboard section as an HTML table with every row (no inner scroll box) and two decimals throughout
-    (whole numbers stay whole), and the line under it (``board_frame``'s)."""
-    frame, facts = board_frame(section)
+    (whole numbers stay whole) — one in a row scored while its release is sealed, which is all the board shows of
+    it — and the line under it (``board_frame``'s)."""
+    from lookbench.results.trust import SCORED_SEALED
 
-    def cell(value) -> str:
+    frame, facts = board_frame(section)
+    verified = list(frame.columns).index("verified") if "verified" in frame.columns else None
+
+    def cell(value, places: int) -> str:
         if isinstance(value, float):
-            return "" if value != value else f"{value:.2f}"
+            return "" if value != value else f"{value:.{places}f}"
         return escape(str(value)) if value is not None else ""
+
+    def places(row) -> int:
+        return 1 if verified is not None and str(row[verified]).startswith(SCORED_SEALED) else 2
 
     numeric = [str(frame[c].dtype).startswith(("float", "int")) for c in frame.columns]
     head = "".join(f"<th class='{'num' if n else ''}'>{escape(str(c))}</th>" for c, n in zip(frame.columns, numeric))
-    body = "".join("<tr>" + "".join(f"<td class='{'num' if n else ''}'>{cell(v)}</td>" for v, n in zip(row, numeric))
+    body = "".join("<tr>" + "".join(f"<td class='{'num' if n else ''}'>{cell(v, places(row))}</td>"
+                                    for v, n in zip(row, numeric))
                    + "</tr>" for row in frame.itertuples(index=False))
     return (f"<div class='board-wrap'><table class='board-table'><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table></div>"), facts

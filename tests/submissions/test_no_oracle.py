@@ -209,6 +209,9 @@ def test_an_adaptive_attacker_learns_nothing_of_the_held_half_and_is_stopped_by_
                 assert not [c for c, v in row.items() if c.startswith(("Real", "AIGen", "mini-v")) and v is not None], row
             else:
                 assert score is None, row
+        # and the page writes a sealed row's score with its one decimal, as the API gives it
+        sealed_rows = [r for table, _ in view["page"] for r in re.findall(r"<tr>(.*?)</tr>", table) if SCORED_SEALED in r]
+        assert sealed_rows and all(not re.search(r"<td class='num'>\d+\.\d\d</td>", r) for r in sealed_rows), name
 
 
 def _tampered(sealed, tmp_path, edit) -> Path:
