@@ -120,3 +120,32 @@ def test_push_only_the_dataset_uploads_only_that_repo(hub, tmp_path):
         not in ("fine_recall", "gr-lite-mini", "gr-lite-mini-text", "demo", "leaderboard"))
     assert missing.returncode != 0 and "--only labels: " in missing.stderr and "holds no such repo; it holds dataset, " \
         "fine_recall" in missing.stderr, missing.stderr
+
+
+@pytest.mark.slow
+def test_a_full_stage_reuses_the_prepared_galleries_until_an_input_changes(photos, tmp_path, monkeypatch):
+    """The demo's galleries prepared once (``shared_photos``) are copied, not rebuilt, while the data, the photos and
+    the models' weights are unchanged; new photos re-prepare that gallery alone. The galleries are read from a copy of
+    the run's prepared ones, so the run's own stay as they are."""
+    import shutil
+
+    import lookbench.space.assets as assets
+    from lookbench.paths import space_assets_dir
+
+    from tests.helpers.photos import small_photos
+
+    root = tmp_path / "space"
+    shutil.copytree(space_assets_dir(), root, ignore=shutil.ignore_patterns(".*"))
+    monkeypatch.setattr(assets, "space_assets_dir", lambda: root)
+    encoded = []
+    real_encode = assets.encode_images
+    monkeypatch.setattr(assets, "encode_images", lambda encoder, *a, **k: encoded.append(encoder.name) or real_encode(encoder, *a, **k))
+    stage(tmp_path / "HUB", photos=photos, only="demo")
+    assert encoded == []
+    shipped = tmp_path / "HUB/lookbench/demo/assets"
+    assert sorted(p.name for p in shipped.iterdir()) == ["fashion-mnist", "mini"]
+    assert (shipped / "mini/manifest.json").read_bytes() == (root / "mini/manifest.json").read_bytes()
+
+    stage(tmp_path / "HUB", photos=small_photos(tmp_path / "photos-50", n=50), only="demo")
+    assert encoded == list(assets.DEFAULT_MODELS)  # the photo gallery alone, once per model
+    assert json.loads((shipped / "fashion-mnist/manifest.json").read_text())["ranges"]["RealStudioFlat"][1] < 50
