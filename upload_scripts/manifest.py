@@ -14,6 +14,29 @@ MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, TEXT_MODEL, SPACE, BOARD = (
     "lookbench", "fine_recall", "gr-lite-mini", "gr-lite-mini-text", "demo", "leaderboard")
 NAMED = (METRIC, MODEL, TEXT_MODEL, SPACE, BOARD)  # the repos beside the dataset, <namespace>/<name>
+# What ``--only`` of stage and push names: one part per repo of the mirror, the dataset and its labels by what they are.
+PARTS = ("dataset", "labels", *NAMED)
+
+
+def parts_of(only: str | None) -> tuple[str, ...]:
+    """The parts a ``--only`` comma list names (``None``: every part), in ``PARTS`` order; an unknown name is refused
+    with the list of parts."""
+    if only is None:
+        return PARTS
+    asked = {name.strip() for name in only.split(",")} - {""}
+    unknown = sorted(asked - set(PARTS))
+    if unknown or not asked:
+        raise ValueError(f"--only {only!r}: {'no part named' if not unknown else 'unknown part ' + repr(unknown[0])}; "
+                         f"the parts are {', '.join(PARTS)}")
+    return tuple(part for part in PARTS if part in asked)
+
+
+def part_of(repo_id: str) -> str:
+    """The part (``PARTS``) a repo ``<namespace>/<name>`` of the mirror is."""
+    from lookbench.dataset_builder.sealed import LABELS_REPO
+
+    name = repo_id.split("/", 1)[1]
+    return {DATASET: "dataset", LABELS_REPO: "labels"}.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -123,6 +146,20 @@ class Staging:
             raise ValueError(f"{MANIFEST} lists {missing[0]}, which no repo folder of {hub} holds; stage again "
                              "(nothing was uploaded)")
         return sent
+
+    def only(self, hub: Path, parts: tuple[str, ...]) -> "Staging":
+        """This manifest narrowed to the repos of ``parts`` and the files it lists of them (each checked by
+        ``files_of``); a part the mirror does not hold is refused, naming those it holds."""
+        held = {part_of(repo.repo_id) for repo in self.repos}
+        missing = [part for part in parts if part not in held]
+        if missing:
+            raise ValueError(f"--only {missing[0]}: {hub} holds no such repo; it holds "
+                             f"{', '.join(p for p in PARTS if p in held)}")
+        repos = tuple(repo for repo in self.repos if part_of(repo.repo_id) in parts)
+        listed = frozenset(self.files)
+        kept = {f"{repo.folder}/{p.relative_to((hub / repo.folder).resolve()).as_posix()}"
+                for repo in repos for p in files_of(hub, repo, listed)}
+        return Staging(self.namespace, repos, tuple(f for f in self.files if f in kept))
 
     def save(self, hub: Path) -> None:
         manifest = {"namespace": self.namespace, "repos": [{**asdict(r), "ignore": list(r.ignore), "releases": list(r.releases)}

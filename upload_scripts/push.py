@@ -14,7 +14,7 @@ from pathlib import Path
 from lookbench import terminal
 from lookbench.hub import error_line, transport_errors
 
-from lookbench.upload_scripts.manifest import StagedRepo, Staging, check_namespace, files_of
+from lookbench.upload_scripts.manifest import StagedRepo, Staging, check_namespace, files_of, parts_of
 
 LARGE_FOLDER_BYTES = 5 * 1024**3  # above this a dataset goes through upload_large_folder (resumable, many commits)
 
@@ -108,13 +108,18 @@ def _tag(api, repo: StagedRepo, commit: str | None) -> str:
     return f"tagged {repo.release_tag}"
 
 
-def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False) -> None:
-    """Create and upload every repo of the staged mirror ``hub`` (only print the plan when ``dry_run`` or tokenless)."""
+def push(hub, namespace: str | None = None, *, private: bool = False, revision: str | None = None, dry_run: bool = False,
+         only: str | None = None) -> None:
+    """Create and upload every repo of the staged mirror ``hub`` (only print the plan when ``dry_run`` or tokenless);
+    ``only``: the parts (a comma list of ``PARTS``) to push, the others left as they are on the Hub."""
     from huggingface_hub import HfApi, constants, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
     hub = Path(hub).expanduser()
+    parts = None if only is None else parts_of(only)  # an unknown part is refused before the mirror is read
     staging = Staging.load(hub)
+    if parts is not None:
+        staging = staging.only(hub, parts)
     if namespace is not None and check_namespace(namespace) != staging.namespace:
         raise ValueError(f"{hub} was staged for namespace {staging.namespace!r}, whose ids its cards name; "
                          f"run `lookbench stage --namespace {namespace}` first")

@@ -21,12 +21,13 @@ import re
 import shutil
 import stat
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from lookbench.files import contained_file, folder_lock, new_sibling, replace_folder
 from lookbench.upload_scripts.carried import Carried, carried
-from lookbench.upload_scripts.manifest import (BOARD, DATASET, MANIFEST, METRIC, MODEL, NAMED, SPACE, TEXT_MODEL,
-                                               StagedRepo, Staging, check_namespace, files_of)
+from lookbench.upload_scripts.manifest import (BOARD, DATASET, MANIFEST, METRIC, MODEL, NAMED, PARTS, SPACE, TEXT_MODEL,
+                                               StagedRepo, Staging, check_namespace, files_of, part_of, parts_of)
 
 
 def _check_replaceable(out: Path) -> None:
@@ -171,65 +172,102 @@ def _labels_source(source: Path, labels) -> Path | None:
     return labels
 
 
-def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None) -> Staging:
+def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None, only=None) -> Staging:
     """Write the six repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
     replaced whole; anything else is refused and nothing is deleted). ``photos``: the folder of Fashion-MNIST's IDX
     files the demo's real-photo gallery is built from (default: the Debian package dataset-fashion-mnist's).
     ``labels``: a sealed ``data``'s labels folder, staged as a seventh repo, the private ``<namespace>/lookbench-labels``,
-    which the leaderboard Space's card pins at the release's tag."""
+    which the leaderboard Space's card pins at the release's tag. ``only``: the parts (``PARTS``, a comma list) to
+    stage; the other repos of an earlier staging in ``out`` are kept as they are, and nothing is prepared for a part
+    not asked for (no demo assets, no encoder)."""
     namespace = check_namespace(namespace)
+    parts = parts_of(only if only is None or isinstance(only, str) else ",".join(only))
     out = Path(out).expanduser()
     source = _dataset_source(data)
     labels = _labels_source(source, labels)
-    plan = carried(namespace)  # every project file listed and checked before anything is written
+    if labels is not None and len({"dataset", "labels"} & set(parts)) == 1:
+        raise ValueError(f"--data {source} is sealed: its dataset and labels are staged together (--only dataset,labels), "
+                         "so the labels repo always holds the labels of the public part beside it")
+    named = {f"{namespace}/{name}" for name in NAMED if name in parts}
+    # every project file listed and checked before anything is written
+    plan = [item for item in carried(namespace) if "/".join(item.target.split("/")[:2]) in named] if named else []
     with folder_lock(out):  # a second stage into the same folder is refused, not raced
         _check_replaceable(out)
-        return _stage_into(out, source, data is None, namespace, plan, photos, labels)
+        kept = _kept(out, namespace, parts)
+        return _stage_into(out, source, data is None, namespace, plan, photos, labels, parts, kept)
+
+
+def _kept(out: Path, namespace: str, parts: tuple[str, ...]) -> Staging | None:
+    """The repos of the earlier staging in ``out`` that ``parts`` leaves as they are (None: nothing to keep)."""
+    if parts == PARTS or not out.is_dir() or not any(out.iterdir()):
+        return None
+    earlier = Staging.load(out)
+    if earlier.namespace != namespace:
+        raise ValueError(f"--out {out} was staged for namespace {earlier.namespace!r}, whose ids its cards name; stage "
+                         f"every part for namespace {namespace!r} (without --only) or into a new folder")
+    left = tuple(part for part in PARTS if part not in parts)
+    return earlier.only(out, tuple(part for part in left if part in {part_of(r.repo_id) for r in earlier.repos}))
+
+
+def _link_kept(out: Path, tmp: Path, kept: Staging) -> None:
+    """The kept repos' files (exactly those the earlier manifest lists, checked by ``files_of``) in the new mirror:
+    hard links where the file system allows, else copies."""
+    for name in kept.files:
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(out / name, tmp / name)
+        except OSError:
+            shutil.copyfile(out / name, tmp / name)
 
 
 def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: list[Carried], photos=None,
-                labels: Path | None = None) -> Staging:
+                labels: Path | None = None, parts: tuple[str, ...] = PARTS, kept: Staging | None = None) -> Staging:
     from lookbench.dataset_builder.card import release_facts
-    from lookbench.dataset_builder.sealed import LABELS_REPO
+    from lookbench.dataset_builder.sealed import LABELS_REPO, UNSEALED_KEY, card_yaml
     from lookbench.files import folder_revision
 
     tmp = new_sibling(out, "staging", folder=True)
     try:
-        _stage_dataset(source, tmp / DATASET)
-        _stage_benchmark(tmp / DATASET)
-        private = ()
+        fresh = {}
+        data = tmp / DATASET if "dataset" in parts else source  # the dataset's facts, from its staged copy if staged
+        if "dataset" in parts:
+            _stage_dataset(source, data)
+            _stage_benchmark(data)
+            fresh["dataset"] = StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, (), tuple(release_facts(data)),
+                                          folder_revision(data), unsealed=UNSEALED_KEY in card_yaml(data))
+        pins = []  # a sealed release's labels repo at its tag, which the leaderboard pins
         if labels is not None:
-            _stage_dataset(labels, tmp / namespace / LABELS_REPO, shown=f"--labels {labels}")
-            private = (StagedRepo(f"{namespace}/{LABELS_REPO}", "dataset", f"{namespace}/{LABELS_REPO}",
-                                  releases=tuple(release_facts(tmp / DATASET)),
-                                  data_revision=folder_revision(tmp / namespace / LABELS_REPO), private=True),)
+            held = tmp / namespace / LABELS_REPO if "labels" in parts else labels
+            if "labels" in parts:
+                _stage_dataset(labels, held, shown=f"--labels {labels}")
+            private = StagedRepo(f"{namespace}/{LABELS_REPO}", "dataset", f"{namespace}/{LABELS_REPO}",
+                                 releases=tuple(release_facts(data)), data_revision=folder_revision(held), private=True)
+            fresh["labels"] = private
+            pins.append(f"{private.repo_id}@{private.release_tag}")
         for item in plan:
             (tmp / item.target).parent.mkdir(parents=True, exist_ok=True)
             _copy_contained(item.source, item.name, tmp / item.target, shown=item.source)
-        (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
-        _stage_demo_assets(tmp / namespace / SPACE, photos)
-        _space_card(tmp / namespace / METRIC / "README.md")
-        # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
-        _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
-        _stage_board(tmp / namespace / BOARD, [f"{r.repo_id}@{r.release_tag}" for r in private])
+        if SPACE in parts:
+            (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
+            _stage_demo_assets(tmp / namespace / SPACE, photos)
+            # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
+            _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
+        if METRIC in parts:
+            _space_card(tmp / namespace / METRIC / "README.md")
+        if BOARD in parts:
+            _stage_board(tmp / namespace / BOARD, pins)
         for name in (MODEL, TEXT_MODEL):
-            _stage_eval_results(tmp / namespace / name, tmp / DATASET, namespace)
+            if name in parts:
+                _stage_eval_results(tmp / namespace / name, data, namespace)
+        for name in NAMED:
+            if name in parts:
+                fresh[name] = StagedRepo(f"{namespace}/{name}", MODEL_TYPES.get(name, "space"), f"{namespace}/{name}")
         for card in (tmp / DATASET, *(tmp / namespace / name for name in NAMED)):
-            _retarget(card / "README.md", namespace)
-        nested = tuple(f"{name}/**" for name in (*NAMED, *(LABELS_REPO for _ in private))) if namespace == DATASET else ()
-        from lookbench.dataset_builder.sealed import UNSEALED_KEY, card_yaml
-
-        dataset = StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested, tuple(release_facts(tmp / DATASET)),
-                             folder_revision(tmp / DATASET), unsealed=UNSEALED_KEY in card_yaml(tmp / DATASET))
-        repos = (
-            dataset,
-            StagedRepo(f"{namespace}/{METRIC}", "space", f"{namespace}/{METRIC}"),
-            StagedRepo(f"{namespace}/{MODEL}", "model", f"{namespace}/{MODEL}"),
-            StagedRepo(f"{namespace}/{TEXT_MODEL}", "model", f"{namespace}/{TEXT_MODEL}"),
-            StagedRepo(f"{namespace}/{SPACE}", "space", f"{namespace}/{SPACE}"),
-            StagedRepo(f"{namespace}/{BOARD}", "space", f"{namespace}/{BOARD}"),
-            *private,
-        )
+            if card.is_dir() and part_of(f"{namespace}/{card.name}") in parts:
+                _retarget(card / "README.md", namespace)
+        if kept is not None:
+            _link_kept(out, tmp, kept)
+        repos = _in_order({part: fresh[part] for part in parts if part in fresh}, kept, namespace)
         sent = sorted(f"{repo.folder}/{path.relative_to((tmp / repo.folder).resolve()).as_posix()}"
                       for repo in repos for path in files_of(tmp, repo))
         staging = Staging(namespace, repos, tuple(sent))  # the manifest lists exactly what push sends
@@ -238,6 +276,21 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return staging
+
+
+MODEL_TYPES = {MODEL: "model", TEXT_MODEL: "model"}  # the other named repos are Spaces
+
+
+def _in_order(fresh: dict, kept: Staging | None, namespace: str) -> tuple[StagedRepo, ...]:
+    """The mirror's repos, staged now or kept, in the manifest's order (the dataset first, the private labels last).
+    The dataset's ``ignore`` names the repos nested in its folder (with the default namespace, all of them)."""
+    from lookbench.dataset_builder.sealed import LABELS_REPO
+
+    repos = {**{part_of(r.repo_id): r for r in (kept.repos if kept else ())}, **fresh}
+    if "dataset" in repos and namespace == DATASET:
+        nested = (*NAMED, *((LABELS_REPO,) if "labels" in repos else ()))
+        repos["dataset"] = replace(repos["dataset"], ignore=tuple(f"{name}/**" for name in nested))
+    return tuple(repos[part] for part in ("dataset", *NAMED, "labels") if part in repos)
 
 
 def _stage_benchmark(dataset: Path) -> None:

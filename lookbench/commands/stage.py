@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lookbench import terminal
+from lookbench.upload_scripts.manifest import PARTS
 
 
 def register(sub) -> None:
@@ -15,6 +16,8 @@ def register(sub) -> None:
                                                   "built from (default: the Debian package dataset-fashion-mnist's)")
     stage.add_argument("--labels", type=Path, metavar="DIR", help="a sealed --data's labels folder (from `lookbench seal`): "
                                                                   "staged as the private repo <namespace>/lookbench-labels")
+    stage.add_argument("--only", metavar="PARTS", help="stage only these repos, keeping the others of an earlier staging "
+                                                       f"in --out; a comma list of: {', '.join(PARTS)}")
     stage.set_defaults(run=run_stage)
 
 
@@ -23,7 +26,8 @@ def run_stage(args) -> int:
     from lookbench.upload_scripts.stage import stage
 
     with quiet_libraries(False):
-        staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels)
+        staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels,
+                        only=args.only)
     from lookbench.upload_scripts.manifest import files_of
 
     terminal.say(f"Staged {args.out}:")
