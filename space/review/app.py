@@ -40,7 +40,7 @@ def build_app(review: Review, identity: Identity):
         category = category if isinstance(category, str) and category in review.taxonomy.categories else None
         names = list(review.taxonomy.categories[category].attributes) if category is not None else []
         out = [gr.update(choices=list(review.taxonomy.categories), value=category, visible=True,
-                         label=f"0. category — {confidence(proposals.get('category'))}")]
+                         label=f"category — {confidence(proposals.get('category'))}")]
         for slot in range(review.slots):
             if slot >= len(names):
                 out.append(gr.update(visible=False, value=None, choices=[]))

@@ -41,7 +41,7 @@ KEYS = """
 """
 CSS = """
 #review-image img, #review-street img {max-height: calc(100vh - 190px); object-fit: contain}
-#review-fields {gap: 4px}
+#review-fields > .form {display: grid !important; grid-template-columns: 1fr 1fr}
 #review-header h3 {margin: 0}
 """
 HELP = ("Keys: **a** accept all as shown · **s** skip (it comes back last) · **u** undo your last decision · **0** the "
