@@ -171,12 +171,13 @@ def _labels_source(source: Path, labels) -> Path | None:
     return labels
 
 
-def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None) -> Staging:
+def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None, review=None) -> Staging:
     """Write the six repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
     replaced whole; anything else is refused and nothing is deleted). ``photos``: the folder of Fashion-MNIST's IDX
     files the demo's real-photo gallery is built from (default: the Debian package dataset-fashion-mnist's).
     ``labels``: a sealed ``data``'s labels folder, staged as a seventh repo, the private ``<namespace>/lookbench-labels``,
-    which the leaderboard Space's card pins at the release's tag."""
+    which the leaderboard Space's card pins at the release's tag. ``review``: an annotated raw release, staged as the
+    private review Space ``<namespace>/lookbench-review`` (``review_space.py``)."""
     namespace = check_namespace(namespace)
     out = Path(out).expanduser()
     source = _dataset_source(data)
@@ -184,11 +185,11 @@ def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None
     plan = carried(namespace)  # every project file listed and checked before anything is written
     with folder_lock(out):  # a second stage into the same folder is refused, not raced
         _check_replaceable(out)
-        return _stage_into(out, source, data is None, namespace, plan, photos, labels)
+        return _stage_into(out, source, data is None, namespace, plan, photos, labels, review)
 
 
 def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: list[Carried], photos=None,
-                labels: Path | None = None) -> Staging:
+                labels: Path | None = None, review=None) -> Staging:
     from lookbench.dataset_builder.card import release_facts
     from lookbench.dataset_builder.sealed import LABELS_REPO
     from lookbench.files import folder_revision
@@ -214,9 +215,13 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
         _stage_board(tmp / namespace / BOARD, [f"{r.repo_id}@{r.release_tag}" for r in private])
         for name in (MODEL, TEXT_MODEL):
             _stage_eval_results(tmp / namespace / name, tmp / DATASET, namespace)
+        if review is not None:
+            from lookbench.upload_scripts.review_space import stage_review
+            private += (stage_review(tmp, review, namespace),)
         for card in (tmp / DATASET, *(tmp / namespace / name for name in NAMED)):
             _retarget(card / "README.md", namespace)
-        nested = tuple(f"{name}/**" for name in (*NAMED, *(LABELS_REPO for _ in private))) if namespace == DATASET else ()
+        nested = (tuple(f"{name}/**" for name in (*NAMED, *(r.folder.split("/", 1)[1] for r in private)))
+                  if namespace == DATASET else ())
         from lookbench.dataset_builder.sealed import UNSEALED_KEY, card_yaml
 
         dataset = StagedRepo(f"{namespace}/{DATASET}", "dataset", DATASET, nested, tuple(release_facts(tmp / DATASET)),

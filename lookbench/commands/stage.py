@@ -15,6 +15,8 @@ def register(sub) -> None:
                                                   "built from (default: the Debian package dataset-fashion-mnist's)")
     stage.add_argument("--labels", type=Path, metavar="DIR", help="a sealed --data's labels folder (from `lookbench seal`): "
                                                                   "staged as the private repo <namespace>/lookbench-labels")
+    stage.add_argument("--review", type=Path, metavar="RAW", help="an annotated raw release: its review app staged as the "
+                                                                  "private Space <namespace>/lookbench-review (Hub login)")
     stage.set_defaults(run=run_stage)
 
 
@@ -23,7 +25,8 @@ def run_stage(args) -> int:
     from lookbench.upload_scripts.stage import stage
 
     with quiet_libraries(False):
-        staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels)
+        staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels,
+                        review=args.review)
     from lookbench.upload_scripts.manifest import files_of
 
     terminal.say(f"Staged {args.out}:")
