@@ -47,10 +47,10 @@ def release_files(raw: Path) -> list[Path]:
     return files
 
 
-def stage_review(tmp: Path, raw, namespace: str) -> StagedRepo:
-    """The private review Space in the staging folder ``tmp``, beside the demo Space whose package it copies."""
+def stage_review(tmp: Path, raw, namespace: str, requirements: str, space_card, lfs_rules) -> StagedRepo:
+    """The private review Space in the staging folder ``tmp``, beside the demo Space whose package it copies;
+    ``requirements``, ``space_card`` and ``lfs_rules`` are stage's, as every Space it stages gets them."""
     from lookbench.space.review import hub_space
-    from lookbench.upload_scripts.stage import _space_card, _space_requirements, lfs_rules
 
     raw = Path(raw)
     if not (raw / "taxonomy.json").is_file():
@@ -61,8 +61,8 @@ def stage_review(tmp: Path, raw, namespace: str) -> StagedRepo:
     for relative in release_files(raw):
         (target / "release" / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(raw / relative, target / "release" / relative)
-    (target / "requirements.txt").write_text(_space_requirements() + "authlib\nitsdangerous\n")  # gradio[oauth]'s
+    (target / "requirements.txt").write_text(requirements + "authlib\nitsdangerous\n")  # gradio[oauth]'s
     (target / "README.md").write_text(CARD, encoding="utf-8")
-    _space_card(target / "README.md")
+    space_card(target / "README.md")
     (target / ".gitattributes").write_text(lfs_rules(target))
     return StagedRepo(f"{namespace}/{REVIEW}", "space", f"{namespace}/{REVIEW}", private=True)

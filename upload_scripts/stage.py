@@ -217,7 +217,7 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
             _stage_eval_results(tmp / namespace / name, tmp / DATASET, namespace)
         if review is not None:
             from lookbench.upload_scripts.review_space import stage_review
-            private += (stage_review(tmp, review, namespace),)
+            private += (stage_review(tmp, review, namespace, _space_requirements(), _space_card, lfs_rules),)
         for card in (tmp / DATASET, *(tmp / namespace / name for name in NAMED)):
             _retarget(card / "README.md", namespace)
         nested = (tuple(f"{name}/**" for name in (*NAMED, *(r.folder.split("/", 1)[1] for r in private)))
