@@ -18,7 +18,7 @@ from lookbench.dataset_builder.review.plan import queue
 from lookbench.terminal import markdown_safe
 
 from lookbench.space.review import bulk
-from lookbench.space.review.identity import Identity, link
+from lookbench.space.review.identity import Identity, link, read_invites
 from lookbench.space.review.page import CSS, HELP, KEYS, confidence, header_of
 from lookbench.space.review.session import Review, kept, open_review, prefill
 
@@ -199,6 +199,9 @@ def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=
         terminal.say(f"{len(problems)} row(s) cannot be reviewed (above); a build refuses them or leaves them out")
     terminal.say(f"{len(review.items)} items, taxonomy {review.taxonomy.label}; shared sample {len(review.plan.shared)} items "
                  f"x {review.plan.overlap} reviewers; decisions in {review.store.folder}")
+    invited = sorted(read_invites(raw))
+    terminal.say(f"invited: {', '.join(invited) or 'nobody'} (lookbench review RAW --invite NAME)"
+                 + (f"; Hub users mapped: {len(identity.hub)}" if identity.hub else ""))
     app = build_app(review, identity)
     app.launch(server_name=host, server_port=port, js=KEYS, css=CSS, show_error=True, quiet=True,
                prevent_thread_lock=True, **launch_kwargs)

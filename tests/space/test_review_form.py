@@ -46,6 +46,9 @@ def test_the_form_fits_takes_the_focus_and_its_keys_replace_values(tmp_path, ser
     served = serve(raw, "--reviewer", "kim", "--overlap", "1", "--shared", "0")
     store = DecisionStore(raw)
     with chromium_page(tmp_path / "profile", 1280, 800) as page:
+        page.goto(served.url)  # no token: the page shows no item, only the refusal
+        expect(page.get_by_text("no reviewer token").first).to_be_visible()
+        assert page.locator("#review-header h3").count() == 0
         page.goto(served.link)
         header = page.locator("#review-header h3")
         expect(header).to_contain_text("RealStudioFlat/")

@@ -107,6 +107,11 @@ def test_a_mapped_hub_user_reviews_as_their_reviewer_and_an_unmapped_one_is_refu
     assert identity.reviewer_of(Session("bob-hf")) == "bob" and identity.is_adjudicator(Session("bob-hf"))
     profile = gr.OAuthProfile(Session("alice-hf").session["oauth_info"]["userinfo"])
     assert profile.username == "alice-hf"  # the user Gradio would hand a handler is the one mapped
+    from starlette.requests import Request
+
+    signed_in = gr.Request(Request({"type": "http", "method": "GET", "path": "/", "headers": [], "query_string": b"",
+                                    "session": Session("alice-hf").session}))  # as a handler gets it behind OAuth
+    assert identity.reviewer_of(signed_in) == "alice"
     with pytest.raises(IdentityError, match="'mallory' is not a reviewer"):
         identity.reviewer_of(Session("mallory"))
     with pytest.raises(IdentityError, match="no reviewer token"):
