@@ -14,7 +14,7 @@ def register(sub) -> None:
     review.add_argument("--invite", action="append", default=[], metavar="NAME",
                         help="print a link with a new secret token for reviewer NAME (again: a new link, the old one "
                              "stops working) and exit; may be given several times")
-    review.add_argument("--adjudicator", action="store_true", help="with --invite: the reviewers invited settle disputes")
+    review.add_argument("--adjudicator", action="store_true", help="with --invite or --reviewer: that reviewer settles disputes")
     review.add_argument("--revoke", action="append", default=[], metavar="NAME", help="NAME's link stops working, at once")
     review.add_argument("--overlap", type=int, help="how many reviewers decide each item of the shared sample, for their "
                                                     "agreement (default 2; fixed by the release's first review)")
@@ -28,13 +28,14 @@ def register(sub) -> None:
 def run_review(args) -> int:
     if args.invite or args.revoke:
         return manage(args)
-    if args.adjudicator:
+    if args.adjudicator and not args.reviewer:
         from lookbench.dataset_builder.decisions import ReviewError
 
-        raise ReviewError("--adjudicator goes with --invite NAME")
+        raise ReviewError("--adjudicator goes with --invite NAME or --reviewer NAME")
     from lookbench.space.review.app import serve
 
-    serve(args.raw, reviewer=args.reviewer, overlap=args.overlap, shared=args.shared, host=args.host, port=args.port)
+    serve(args.raw, reviewer=args.reviewer, overlap=args.overlap, shared=args.shared, host=args.host, port=args.port,
+          adjudicator=args.adjudicator)
     return 0
 
 

@@ -185,12 +185,13 @@ def build_app(review: Review, identity: Identity):
     return app
 
 
-def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=None, **launch_kwargs):
+def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=None, adjudicator=False,
+          **launch_kwargs):
     """Open the release, say what cannot be reviewed, and serve the app (gradio prints ``Running on …``); with
     ``reviewer``, a link for them valid while this server runs (the maintainer reviewing on their own machine)."""
     review, problems = open_review(raw, overlap, shared)
     identity = Identity.from_environment(raw)
-    token = identity.for_this_run(reviewer) if reviewer is not None else None
+    token = identity.for_this_run(reviewer, adjudicator) if reviewer is not None else None
     if reviewer is not None:
         review.store.check_folder(reviewer)
     for line in problems:

@@ -133,6 +133,8 @@ def test_a_token_names_its_reviewer_and_a_revoked_one_nobody(tmp_path):
     assert identity.reviewer_of(Asked(token)) == "dee" and identity.is_adjudicator(Asked(token))
     own = identity.for_this_run("eve")
     assert identity.reviewer_of(Asked(own)) == "eve" and "eve" not in read_invites(raw)
+    assert not identity.is_adjudicator(Asked(own))
+    assert identity.is_adjudicator(Asked(identity.for_this_run("fin", adjudicator=True)))  # --reviewer fin --adjudicator
     with pytest.raises(IdentityError) as refused:
         identity.reviewer_of(Asked(token[:-1] + "x"))
     assert token[:-1] not in str(refused.value)  # the refusal never repeats a token
