@@ -139,7 +139,9 @@ class Identity:
 
     @classmethod
     def from_environment(cls, raw) -> "Identity":
-        return cls(raw, hub_reviewers(os.environ.get(HUB_REVIEWERS)))
+        """On a Space (``SPACE_ID``, where Gradio's OAuth signs users in) the Hub users ``LOOKBENCH_REVIEWERS`` maps;
+        elsewhere tokens only (a local Gradio's login is a mock of the machine's own Hub account)."""
+        return cls(raw, hub_reviewers(os.environ.get(HUB_REVIEWERS)) if os.environ.get("SPACE_ID") else {})
 
     def for_this_run(self, name: str, adjudicator: bool = False) -> str:
         """A token for ``name`` valid until this server stops; recorded nowhere."""

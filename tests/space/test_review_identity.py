@@ -102,6 +102,9 @@ def test_a_mapped_hub_user_reviews_as_their_reviewer_and_an_unmapped_one_is_refu
     import gradio as gr
 
     monkeypatch.setenv(HUB_REVIEWERS, "alice-hf=alice, bob-hf=bob:adjudicator")
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert Identity.from_environment(tmp_path).hub == {}  # off a Space: tokens only
+    monkeypatch.setenv("SPACE_ID", "owner/lookbench-review")
     identity = Identity.from_environment(tmp_path)
     assert identity.reviewer_of(Session("alice-hf")) == "alice" and not identity.is_adjudicator(Session("alice-hf"))
     assert identity.reviewer_of(Session("bob-hf")) == "bob" and identity.is_adjudicator(Session("bob-hf"))
