@@ -2,7 +2,7 @@
 (``lookbench stage --review RAW``; docs/building-a-release.md "Reviewing on a private Space").
 
 The Space carries what it serves: the app (``space/review/hub_space.py`` as ``app.py``), the ``lookbench`` package
-(the demo Space's copy), and the release itself in ``release/`` — its rows, images and taxonomy, and the review plan
+(as the demo Space carries it), and the release itself in ``release/`` — its rows, images and taxonomy, and the review plan
 when one was drawn, so every reviewer works to it; never a decision or an invitation (reviewers sign in with Hugging
 Face; decisions go to the dataset repo named by ``LOOKBENCH_DECISIONS``). Its card turns Gradio's OAuth on.
 """
@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from lookbench.dataset_builder.decisions import PLAN, REVIEWS
+from lookbench.upload_scripts.carried import carried
 from lookbench.upload_scripts.manifest import SPACE, StagedRepo
 
 REVIEW = "lookbench-review"
@@ -48,15 +49,19 @@ def release_files(raw: Path) -> list[Path]:
 
 
 def stage_review(tmp: Path, raw, namespace: str, requirements: str, space_card, lfs_rules) -> StagedRepo:
-    """The private review Space in the staging folder ``tmp``, beside the demo Space whose package it copies;
-    ``requirements``, ``space_card`` and ``lfs_rules`` are stage's, as every Space it stages gets them."""
+    """The private review Space in the staging folder ``tmp``; ``requirements``, ``space_card`` and ``lfs_rules`` are
+    stage's, as every Space it stages gets them."""
     from lookbench.space.review import hub_space
 
     raw = Path(raw)
     if not (raw / "taxonomy.json").is_file():
         raise ValueError(f"--review {raw}: no taxonomy.json; stage an annotated release (lookbench annotate --out RAW)")
     target = tmp / namespace / REVIEW
-    shutil.copytree(tmp / namespace / SPACE / "lookbench", target / "lookbench")
+    package = f"{namespace}/{SPACE}/lookbench/"  # the package the demo carries (checked by ``carried``), whether or not
+    for item in carried(namespace):             # the demo is staged too
+        if item.target.startswith(package):
+            (target / "lookbench" / item.target[len(package):]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(item.source / item.name, target / "lookbench" / item.target[len(package):])
     shutil.copyfile(hub_space.__file__, target / "app.py")
     for relative in release_files(raw):
         (target / "release" / relative).parent.mkdir(parents=True, exist_ok=True)
