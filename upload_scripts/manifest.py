@@ -14,8 +14,9 @@ MANIFEST = "repos.json"
 DATASET, METRIC, MODEL, TEXT_MODEL, SPACE, BOARD = (
     "lookbench", "fine_recall", "gr-lite-mini", "gr-lite-mini-text", "demo", "leaderboard")
 NAMED = (METRIC, MODEL, TEXT_MODEL, SPACE, BOARD)  # the repos beside the dataset, <namespace>/<name>
+REVIEW = "lookbench-review"  # the private review Space, staged only with --review RAW (review_space.py)
 # What ``--only`` of stage and push names: one part per repo of the mirror, the dataset and its labels by what they are.
-PARTS = ("dataset", "labels", *NAMED)
+PARTS = ("dataset", "labels", *NAMED, "review")
 
 
 def parts_of(only: str | None) -> tuple[str, ...]:
@@ -36,7 +37,7 @@ def part_of(repo_id: str) -> str:
     from lookbench.dataset_builder.sealed import LABELS_REPO
 
     name = repo_id.split("/", 1)[1]
-    return {DATASET: "dataset", LABELS_REPO: "labels"}.get(name, name)
+    return {DATASET: "dataset", LABELS_REPO: "labels", REVIEW: "review"}.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,9 @@ class Staging:
                 raise ValueError(f"repo {repo_id} names folder {folder!r}, which repo {seen.get(resolved, repo_id)} has too")
             seen[resolved] = repo_id
             flags = [entry.get(flag, False) for flag in ("private", "unsealed")]
-            if any(not isinstance(f, bool) or f and kind != "dataset" for f in flags):
-                raise ValueError(f"repo {repo_id}: private / unsealed {flags!r} are not true or false of a dataset"[:300])
+            if any(not isinstance(f, bool) for f in flags) or flags[0] and kind == "model" or flags[1] and kind != "dataset":
+                raise ValueError(f"repo {repo_id}: private / unsealed {flags!r} are not true or false of a dataset (private "
+                                 "also of a Space)"[:300])
             repos.append(StagedRepo(repo_id, kind, folder, tuple(ignore), *_data_of(repo_id, kind, entry), *flags))
         return cls(namespace, tuple(repos), tuple(files))
 

@@ -26,8 +26,9 @@ from pathlib import Path
 
 from lookbench.files import contained_file, folder_lock, new_sibling, replace_folder
 from lookbench.upload_scripts.carried import Carried, carried
-from lookbench.upload_scripts.manifest import (BOARD, DATASET, MANIFEST, METRIC, MODEL, NAMED, PARTS, SPACE, TEXT_MODEL,
-                                               StagedRepo, Staging, check_namespace, files_of, part_of, parts_of)
+from lookbench.upload_scripts.manifest import (BOARD, DATASET, MANIFEST, METRIC, MODEL, NAMED, PARTS, REVIEW, SPACE,
+                                               TEXT_MODEL, StagedRepo, Staging, check_namespace, files_of, part_of,
+                                               parts_of)
 
 
 def _check_replaceable(out: Path) -> None:
@@ -172,16 +173,19 @@ def _labels_source(source: Path, labels) -> Path | None:
     return labels
 
 
-def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None, only=None) -> Staging:
+def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None, only=None, review=None) -> Staging:
     """Write the six repos into ``out`` (new, empty or an earlier staging holding only what stage wrote, which is
     replaced whole; anything else is refused and nothing is deleted). ``photos``: the folder of Fashion-MNIST's IDX
     files the demo's real-photo gallery is built from (default: the Debian package dataset-fashion-mnist's).
     ``labels``: a sealed ``data``'s labels folder, staged as a seventh repo, the private ``<namespace>/lookbench-labels``,
-    which the leaderboard Space's card pins at the release's tag. ``only``: the parts (``PARTS``, a comma list) to
-    stage; the other repos of an earlier staging in ``out`` are kept as they are, and nothing is prepared for a part
-    not asked for (no demo assets, no encoder)."""
+    which the leaderboard Space's card pins at the release's tag. ``review``: an annotated raw release, staged as the
+    private review Space ``<namespace>/lookbench-review`` (``review_space.py``), the part ``review``. ``only``: the
+    parts (``PARTS``, a comma list) to stage; the other repos of an earlier staging in ``out`` are kept as they are,
+    and nothing is prepared for a part not asked for (no demo assets, no encoder)."""
     namespace = check_namespace(namespace)
     parts = parts_of(only if only is None or isinstance(only, str) else ",".join(only))
+    if only is not None and ("review" in parts) != (review is not None):
+        raise ValueError("--only review stages the review app of --review RAW: give both or neither")
     out = Path(out).expanduser()
     source = _dataset_source(data)
     labels = _labels_source(source, labels)
@@ -194,7 +198,7 @@ def stage(out, data=None, namespace: str = "lookbench", photos=None, labels=None
     with folder_lock(out):  # a second stage into the same folder is refused, not raced
         _check_replaceable(out)
         kept = _kept(out, namespace, parts)
-        return _stage_into(out, source, data is None, namespace, plan, photos, labels, parts, kept)
+        return _stage_into(out, source, data is None, namespace, plan, photos, labels, parts, kept, review)
 
 
 def _kept(out: Path, namespace: str, parts: tuple[str, ...]) -> Staging | None:
@@ -221,7 +225,8 @@ def _link_kept(out: Path, tmp: Path, kept: Staging) -> None:
 
 
 def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: list[Carried], photos=None,
-                labels: Path | None = None, parts: tuple[str, ...] = PARTS, kept: Staging | None = None) -> Staging:
+                labels: Path | None = None, parts: tuple[str, ...] = PARTS, kept: Staging | None = None,
+                review=None) -> Staging:
     from lookbench.dataset_builder.card import release_facts
     from lookbench.dataset_builder.sealed import LABELS_REPO, UNSEALED_KEY, card_yaml
     from lookbench.files import folder_revision
@@ -265,6 +270,10 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
         for card in (tmp / DATASET, *(tmp / namespace / name for name in NAMED)):
             if card.is_dir() and part_of(f"{namespace}/{card.name}") in parts:
                 _retarget(card / "README.md", namespace)
+        if review is not None and "review" in parts:
+            from lookbench.upload_scripts.review_space import stage_review
+
+            fresh["review"] = stage_review(tmp, review, namespace, _space_requirements(), _space_card, lfs_rules)
         if kept is not None:
             _link_kept(out, tmp, kept)
         repos = _in_order({part: fresh[part] for part in parts if part in fresh}, kept, namespace)
@@ -288,9 +297,9 @@ def _in_order(fresh: dict, kept: Staging | None, namespace: str) -> tuple[Staged
 
     repos = {**{part_of(r.repo_id): r for r in (kept.repos if kept else ())}, **fresh}
     if "dataset" in repos and namespace == DATASET:
-        nested = (*NAMED, *((LABELS_REPO,) if "labels" in repos else ()))
+        nested = (*NAMED, *((LABELS_REPO,) if "labels" in repos else ()), *((REVIEW,) if "review" in repos else ()))
         repos["dataset"] = replace(repos["dataset"], ignore=tuple(f"{name}/**" for name in nested))
-    return tuple(repos[part] for part in ("dataset", *NAMED, "labels") if part in repos)
+    return tuple(repos[part] for part in ("dataset", *NAMED, "labels", "review") if part in repos)
 
 
 def _stage_benchmark(dataset: Path) -> None:

@@ -18,6 +18,8 @@ def register(sub) -> None:
                                                                   "staged as the private repo <namespace>/lookbench-labels")
     stage.add_argument("--only", metavar="PARTS", help="stage only these repos, keeping the others of an earlier staging "
                                                        f"in --out; a comma list of: {', '.join(PARTS)}")
+    stage.add_argument("--review", type=Path, metavar="RAW", help="an annotated raw release: its review app staged as the "
+                                                                  "private Space <namespace>/lookbench-review (Hub login)")
     stage.set_defaults(run=run_stage)
 
 
@@ -27,7 +29,7 @@ def run_stage(args) -> int:
 
     with quiet_libraries(False):
         staging = stage(args.out, data=args.data, namespace=args.namespace, photos=args.photos, labels=args.labels,
-                        only=args.only)
+                        only=args.only, review=args.review)
     from lookbench.upload_scripts.manifest import files_of
 
     terminal.say(f"Staged {args.out}:")

@@ -13,7 +13,8 @@ import pytest
 from lookbench import cli
 from lookbench.dataset_builder.decisions import LABEL, DecisionStore, ReviewError, check_reviewer
 from lookbench.dataset_builder.review.audit import audit_release, checked
-from lookbench.space.review.app import header_of, open_review
+from lookbench.space.review.page import header_of
+from lookbench.space.review.session import open_review
 
 from tests.annotate.test_crawl_doors import bomb_png
 from tests.helpers.annotated_release import review_from_truth, write_annotated

@@ -12,7 +12,7 @@ import pytest
 
 from lookbench import cli
 from lookbench.dataset_builder.decisions import LABEL, DecisionStore
-from lookbench.space.review.app import open_review
+from lookbench.space.review.session import open_review
 
 from tests.helpers.annotated_release import NA, TAXONOMY, review_from_truth, write_annotated
 from tests.helpers.messages import unwrapped

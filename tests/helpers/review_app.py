@@ -17,6 +17,7 @@ class Served:
     """``lookbench review RAW`` in a subprocess, on a free loopback port it announces (``Running on http://…``)."""
 
     def __init__(self, raw, *args):
+        self.raw = raw
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
@@ -30,12 +31,29 @@ class Served:
                 break
         else:
             raise AssertionError("no 'Running on' line:\n" + "".join(self.output))
+        self.link = None  # with --reviewer: the maintainer's own link, printed next
+        if "--reviewer" in args:
+            self.output.append(line := self.process.stdout.readline())
+            self.link = re.search(r"(http://\S+\?token=\S+)", line).group(1)
         threading.Thread(target=lambda: self.output.extend(self.process.stdout), daemon=True).start()
 
-    def client(self):
+    def client(self, token: str | None = None):
+        """A reviewer's API client: ``token`` (an invitation's, or the ``--reviewer`` link's when not given) sent with
+        every call, as the page sends it in its query string."""
         from gradio_client import Client
 
-        return Client(self.url, verbose=False, httpx_kwargs={"timeout": 300})  # httpx's 5 s is short on a loaded machine
+        from lookbench.space.review.identity import TOKEN_HEADER
+
+        token = token or (self.link.split("token=")[1] if self.link else None)
+        headers = {TOKEN_HEADER: token} if token else {}
+        return Client(self.url, verbose=False, headers=headers,
+                      httpx_kwargs={"timeout": 300})  # httpx's 5 s is short on a loaded machine
+
+    def invited(self, name: str):
+        """A client for ``name``, invited now (as ``lookbench review RAW --invite NAME`` does)."""
+        from lookbench.space.review.identity import invite
+
+        return self.client(invite(self.raw, name))
 
     def stop(self, sig=signal.SIGTERM):
         if self.process.poll() is None:
@@ -71,13 +89,14 @@ def answer(labels: dict, taxonomy=TAXONOMY) -> list:
     return [labels["category"], *values, *[None] * (slots - len(values))]
 
 
-def review_all(client, name: str, truth: dict, acknowledged: list, taxonomy=TAXONOMY) -> None:
-    """Review every item the page gives ``name``, each with its truth; ``acknowledged``: the keys the page took."""
-    view = client.predict(name, api_name="/begin")
+def review_all(client, truth: dict, acknowledged: list, taxonomy=TAXONOMY) -> None:
+    """Review every item the page gives the client's reviewer, each with its truth; ``acknowledged``: the keys the
+    page took."""
+    view = client.predict(api_name="/begin")
     while (key := shown_key(view)) is not None:
         form = answer(truth[key], taxonomy)
         if view[4]["value"] != form[0]:
-            client.predict(form[0], api_name="/category")  # as the page does when the category is changed
+            client.predict(*form, api_name="/category")  # as the page does when the category is changed
         view = client.predict(*form, api_name="/accept")
         acknowledged.append(key)
 
@@ -88,10 +107,11 @@ def reviewing_at_once(served, truth: dict, names, taxonomy=TAXONOMY) -> dict[str
     """Each of ``names`` reviewing on its own page at the same time, until the page has nothing left for them; the keys
     each page acknowledged. A reviewer's failure fails the caller, with its error."""
     acknowledged, errors = {name: [] for name in names}, []
+    clients = {name: served.invited(name) for name in names}
 
     def work(name):
         try:
-            review_all(served.client(), name, truth, acknowledged[name], taxonomy)
+            review_all(clients[name], truth, acknowledged[name], taxonomy)
         except Exception as err:  # noqa: BLE001 — reported below, whatever it is
             errors.append(f"{name}: {err!r}")
 

@@ -38,7 +38,7 @@ def test_an_unknown_part_is_refused_with_the_list(tmp_path):
         with pytest.raises(ValueError) as err:
             parts_of(only)
         assert str(err.value).endswith("the parts are dataset, labels, fine_recall, gr-lite-mini, gr-lite-mini-text, "
-                                       "demo, leaderboard"), str(err.value)
+                                       "demo, leaderboard, review"), str(err.value)
     with pytest.raises(ValueError, match="unknown part 'demos'"):
         stage(tmp_path / "HUB", only="dataset,demos")
     assert not (tmp_path / "HUB").exists()

@@ -12,7 +12,7 @@ import pytest
 
 from lookbench.dataset_builder.reviewed_labels import verdicts
 from lookbench.dataset_builder.decisions import DecisionStore, current
-from lookbench.space.review.app import open_review
+from lookbench.space.review.session import open_review
 
 from tests.helpers.annotated_release import NA, TAXONOMY, write_annotated
 from tests.helpers.browser import chromium_page, needs_chromium
@@ -45,13 +45,13 @@ def test_two_reviewers_at_once_lose_nothing_and_share_the_sample(tmp_path, serve
 
 @pytest.mark.slow
 def test_skip_undo_refusals_and_resume(tmp_path, serve):
-    from gradio_client.exceptions import AppError
+    from gradio_client.exceptions import AppError, ValidationError
 
     raw = tmp_path / "raw"
     truth = write_annotated(raw, n=6)
     served = serve(raw, "--reviewer", "carol", "--overlap", "1", "--shared", "0")
     client = served.client()
-    view = client.predict("carol", api_name="/begin")
+    view = client.predict(api_name="/begin")
     first = shown_key(view)
     assert view[4]["label"].startswith("category — proposed") and view[5]["value"] is not None  # prefilled
     view = client.predict(api_name="/skip")
@@ -59,11 +59,11 @@ def test_skip_undo_refusals_and_resume(tmp_path, serve):
     assert second != first
     wrong = answer(truth[second])
     wrong[1] = NA  # the main attribute (colour) cannot be "not applicable"
-    with pytest.raises(AppError, match="main attribute"):
+    with pytest.raises(ValidationError, match="main attribute"):  # beside its field (issue 54)
         client.predict(*wrong, api_name="/accept")
     blank = answer(truth[second])
     blank[2] = None
-    with pytest.raises(AppError, match="choose a value"):
+    with pytest.raises(ValidationError, match="choose a value"):
         client.predict(*blank, api_name="/accept")
     corrected = answer(truth[second])
     view = client.predict(*corrected, api_name="/accept")
@@ -77,12 +77,12 @@ def test_skip_undo_refusals_and_resume(tmp_path, serve):
     served.stop()
     # A new server resumes where carol stopped: the items she has not decided, her skipped one last.
     again = serve(raw, "--reviewer", "carol")
-    view = again.client().predict("carol", api_name="/begin")
+    view = again.client().predict(api_name="/begin")
     assert shown_key(view) == third
     done = {e.item for e in current(DecisionStore(raw).events("carol")).values() if e.action == "label"}
     assert done == {second}
-    with pytest.raises(AppError, match="reviewer name"):
-        again.client().predict("../etc", api_name="/begin")
+    with pytest.raises(AppError, match="not valid"):  # the first server's link ended with it (issue 54)
+        again.client(served.link.split("token=")[1]).predict(api_name="/begin")
 
 
 @pytest.mark.slow
@@ -91,10 +91,11 @@ def test_a_server_killed_while_decisions_flow_loses_no_acknowledged_one(tmp_path
     truth = write_annotated(raw, n=40)
     served = serve(raw, "--overlap", "1", "--shared", "0")
     acknowledged, failures = [], []
+    client = served.invited("dave")
 
     def decide():
         try:
-            review_all(served.client(), "dave", truth, acknowledged)
+            review_all(client, truth, acknowledged)
         except Exception as err:  # the kill cuts the connection: expected
             failures.append(err)
 
@@ -112,7 +113,7 @@ def test_a_server_killed_while_decisions_flow_loses_no_acknowledged_one(tmp_path
     on_disk = [b["item"] for b in bodies]
     assert on_disk[:len(acknowledged)] == acknowledged and len(on_disk) - len(acknowledged) <= 1  # one written, not yet answered
     again = serve(raw, "--reviewer", "dave")
-    view = again.client().predict("dave", api_name="/begin")
+    view = again.invited("dave").predict(api_name="/begin")
     assert shown_key(view) not in on_disk and shown_key(view) in truth
     assert len(DecisionStore(raw).events("dave")) == len(bodies)
 
@@ -123,12 +124,12 @@ def test_a_disputed_item_goes_back_once_to_each_reviewer_with_the_others_choice(
     truth = write_annotated(raw, n=4)
     served = serve(raw, "--overlap", "2", "--shared", "1")
     shared = json.loads((raw / "reviews" / "plan.json").read_text())["shared"][0]
-    ann, ben = served.client(), served.client()
-    view = ann.predict("ann", api_name="/begin")
+    ann, ben = served.invited("ann"), served.invited("ben")
+    view = ann.predict(api_name="/begin")
     assert shown_key(view) == shared
     view = ann.predict(*answer(truth[shared]), api_name="/accept")
     waiting = shown_key(view)  # ann's next item, shown before ben disagrees
-    view = ben.predict("ben", api_name="/begin")
+    view = ben.predict(api_name="/begin")
     assert shown_key(view) == shared
     changed = answer(truth[shared])
     changed[1] = "green" if changed[1] != "green" else "red"
@@ -165,7 +166,7 @@ def test_keyboard_in_a_browser_accepts_skips_and_undoes(tmp_path, serve):
     served = serve(raw, "--reviewer", "kim", "--overlap", "1", "--shared", "0")
     store = DecisionStore(raw)
     with chromium_page(str(tmp_path / "profile"), 1400, 1200) as page:
-        page.goto(served.url)
+        page.goto(served.link)
         header = page.locator("h3").first
         expect(header).to_contain_text("RealStudioFlat/")
         first = header.inner_text()
@@ -192,7 +193,7 @@ def test_keyboard_in_a_browser_accepts_skips_and_undoes(tmp_path, serve):
 def test_a_crawls_words_are_text_on_the_page_and_a_malformed_choice_is_one_line(tmp_path, serve):
     """A shop title is anyone's: a Markdown link or image in it reaches the reviewer's page escaped, never live; a
     category or value that is not text (the API takes any JSON) is refused in one line."""
-    from gradio_client.exceptions import AppError
+    from gradio_client.exceptions import ValidationError
 
     raw = tmp_path / "raw"
     truth = write_annotated(raw, n=2)
@@ -202,13 +203,13 @@ def test_a_crawls_words_are_text_on_the_page_and_a_malformed_choice_is_one_line(
         path.write_text("".join(json.dumps({**r, "title": hostile}) + "\n" for r in lines), encoding="utf-8")
     served = serve(raw, "--reviewer", "dana", "--overlap", "1", "--shared", "0")
     client = served.client()
-    view = client.predict("dana", api_name="/begin")
+    view = client.predict(api_name="/begin")
     header = view[0]
     assert "\\[Accept — required\\](https://evil.example) !\\[\\](https://evil.example/p.png) \\<b\\>bold\\</b\\>" in header
     key = shown_key(view)
     for slot in (0, 1):
         malformed = answer(truth[key])
         malformed[slot] = ["x"]
-        with pytest.raises(AppError, match="choose a category|is not a value"):
+        with pytest.raises(ValidationError, match="choose a category|is not a value"):
             client.predict(*malformed, api_name="/accept")
-    assert shown_key(client.predict("dana", api_name="/begin")) == key  # nothing was decided
+    assert shown_key(client.predict(api_name="/begin")) == key  # nothing was decided

@@ -39,7 +39,7 @@ def test_no_item_stops_the_queue_and_each_skip_is_the_shown_items(tmp_path, serv
     hostile_release(raw)
     served = serve(raw, "--reviewer", "sam", "--overlap", "1", "--shared", "0")
     client = served.client()
-    view = client.predict("sam", api_name="/begin")
+    view = client.predict(api_name="/begin")
     shown, headers = [shown_key(view)], [view[0]]
     for _ in range(6):
         view = client.predict(api_name="/skip")  # every view answers: a skip moves to the next item
@@ -63,7 +63,7 @@ def test_in_a_browser_a_crawls_words_link_nothing_and_run_nothing(tmp_path, serv
     with chromium_page(str(tmp_path / "profile"), 1400, 1200) as page:
         alerts = []
         page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
-        page.goto(served.url)
+        page.goto(served.link)
         words = page.locator(".lookbench-text").first
         expect(words).to_contain_text("visit https://evil.example or www.evil.example <img src=x onerror=alert(1)>")
         assert page.locator("a[href]", has_text="evil.example").count() == 0
