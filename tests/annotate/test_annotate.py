@@ -77,7 +77,7 @@ def test_metadata_proposals_the_row_contract_and_every_skip_named(shop_crawl, tm
     rows = {row["item_id"]: row for row in _rows(raw)}
     assert set(rows) == {"p1", "p2", "p3"}
     for row in rows.values():
-        assert not LABELS & set(row) and row["proposer"] == {"name": "metadata", "revision": "rules-1"}
+        assert not LABELS & set(row) and row["proposer"] == {"name": "metadata", "revision": "rules-2"}
         assert (raw / "RealStudioFlat" / row["image"]).read_bytes() == (crawl / row["image"].removeprefix("images/")).read_bytes()
     assert rows["p1"]["proposals"] == {"category": {"value": "tops", "confidence": 1.0}, "attributes": {
         "colour": {"value": "red", "confidence": 1.0}, "pattern": {"value": "stripes", "confidence": 1.0}}}
@@ -110,7 +110,7 @@ def test_zero_shot_proposes_every_attribute_of_its_category_and_beats_chance(min
     for row in rows:
         proposed = row["proposals"]
         category = proposed["category"]["value"]
-        assert row["proposer"]["name"] == "zero-shot:gr-lite-mini-text" and row["proposer"]["revision"].endswith("+prompts-1")
+        assert row["proposer"]["name"] == "zero-shot:gr-lite-mini-text" and row["proposer"]["revision"].endswith("+prompts-2")
         assert set(proposed["attributes"]) == set(taxonomy.categories[category].attributes)
         for name, answer in proposed["attributes"].items():
             assert taxonomy.allows(category, name, answer["value"]) and 0 < answer["confidence"] <= 1
