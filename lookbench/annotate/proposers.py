@@ -166,7 +166,9 @@ class Metadata(Proposer):
 
     @staticmethod
     def _says(text: str, phrases: set[str]) -> bool:
-        return any(re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", text) for p in phrases)
+        """Whether ``text`` states one of ``phrases`` as a whole word, and not denied ("no collar": no "collar")."""
+        return any(re.search(rf"(?<![\w-])(?<!\bno )(?<!\bwithout )(?<!\bwithout a ){re.escape(p)}(?![\w-])", text)
+                   for p in phrases)
 
     def propose(self, items, images, given=None) -> list[dict]:
         return [self._one(" ".join(item.text().lower().split()), (item.fields.get("shop_category") or "").strip().lower(),

@@ -13,7 +13,7 @@ import pytest
 
 from lookbench import cli
 from lookbench.annotate.vlm import parse_answer
-from lookbench.dataset_builder.crawl import read_truth, write_crawl
+from lookbench.dataset_builder.crawl import read_truth
 from lookbench.dataset_builder.taxonomy import NOT_APPLICABLE, Taxonomy, load
 
 from tests.helpers.hub_cache import put_snapshot, tiny_vlm
@@ -94,11 +94,6 @@ def test_the_output_refuses_to_build_until_reviewed(shop_crawl, tmp_path, capsys
     assert annotate(crawl, taxonomy, "metadata", tmp_path / "raw") == 0
     assert cli.main(["build", "--source", "raw", "--input", str(tmp_path / "raw"), "--out", str(tmp_path / "built"), "--quiet"]) == 2
     assert "not reviewed (no reviewer has labelled it; lookbench review)" in capsys.readouterr().err
-
-
-@pytest.fixture(scope="module")
-def mini_crawl(tmp_path_factory):
-    return write_crawl("mini", tmp_path_factory.mktemp("mini") / "c", scale=0.04)
 
 
 def test_zero_shot_proposes_every_attribute_of_its_category_and_beats_chance(mini_crawl, tmp_path):
