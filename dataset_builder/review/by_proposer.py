@@ -39,8 +39,13 @@ def by_proposer(reviewed: list[tuple[Item, str, dict[str, str]]], rate) -> dict:
                     tally[2] += value is not None and value == actual
                     tally[3] += field.get("source") == proposer
     return {proposer: {name: {"coverage": rate(answered, judged), "precision": rate(right, answered), "taken": taken}
-                       for name, (judged, answered, right, taken) in sorted(fields.items(), key=lambda f: (f[0] != CATEGORY, f[0] == ALL, f[0]))}
+                       for name, (judged, answered, right, taken) in sorted(fields.items(), key=_order)}
             for proposer, fields in counts.items()}
+
+
+def _order(field) -> tuple:
+    """The category first, every attribute by name, all attributes last."""
+    return field[0] != CATEGORY, field[0] == ALL, field[0]
 
 
 def by_proposer_lines(report: dict, percent, escape=str) -> list[str]:

@@ -140,8 +140,9 @@ class Metadata(Proposer):
     values of several attributes (``white``: a colour and a sole) goes to the main attribute, else to none. "Not
     applicable" when the words say the item has none of an attribute (``absence_words``: "no collar",
     "sleeveless") and name none of its values — or, where one of the attribute's values is such a phrase
-    ("sleeveless" in LookBench-Mini), that value ("no sleeves" is "sleeveless" there); never for the main attribute. Stated words are taken at their word: confidence 1. Told a category (``given``), it reads that
-    category's attributes in the words, whatever category they name."""
+    ("sleeveless" in LookBench-Mini), that value ("no sleeves" is "sleeveless" there); never for the main
+    attribute. A value denied ("no collar") is not stated. Stated words are taken at their word: confidence 1.
+    Told a category (``given``), it reads that category's attributes in the words, whatever category they name."""
 
     name = "metadata"
     revision = f"rules-{PROMPTS_VERSION}"
