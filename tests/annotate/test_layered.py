@@ -194,3 +194,11 @@ def test_a_resumed_run_refuses_another_proposer_list_and_checks_the_merged_batch
     assert annotate(crawl, mini_crawl / "taxonomy.json", "metadata", whole, "--proposer", ZS, "--batch-size", "5") == 0
     kept = [r for r in _rows(whole) if r["image"] != entries["entries"][0]["row"]["image"]]
     assert len(kept) == 11 and [r["proposals"] for r in _rows(raw)] == [r["proposals"] for r in kept]
+
+
+def test_a_proposer_named_twice_is_refused_in_one_line(worded, tmp_path, capsys):
+    crawl, taxonomy = worded
+    assert annotate(crawl, taxonomy, "metadata", tmp_path / "raw", "--proposer", "metadata") == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == "lookbench annotate: error: --proposer metadata is given twice; name each proposer once, the more precise first"
+    assert not (tmp_path / "raw").exists()
