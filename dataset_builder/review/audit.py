@@ -7,7 +7,8 @@
 - "not applicable" on its own, as a detection task: precision and recall of the proposals' "not applicable";
 - Cohen's κ per attribute for every pair of reviewers over the items both labelled (the plan's shared sample, and
   any item two reviewers happened to meet), and its mean over the pairs (Light's κ) when there are more;
-- the items reviewers disagree on, field by field.
+- the items reviewers disagree on, field by field;
+- for layered proposals, each proposer's coverage and precision (``by_proposer``).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from lookbench.terminal import markdown_safe, terminal_safe
 from lookbench.metric.fine_recall.bootstrap import wilson
 
 from lookbench.dataset_builder.decisions import REVIEWS
+from lookbench.dataset_builder.review.by_proposer import by_proposer, by_proposer_lines
 from lookbench.dataset_builder.review.items import Item
 from lookbench.dataset_builder.reviewed_labels import Verdict
 from lookbench.dataset_builder.taxonomy import Taxonomy
@@ -113,6 +115,8 @@ def audit(items: list[Item], verdicts: dict[str, Verdict], taxonomy: Taxonomy) -
         "overall_attributes": overall.to_dict(),
         "agreement": agreement(verdicts),
         "disagreements": disagreements(verdicts),
+        "by_proposer": by_proposer([(by_key[key], label.category, label.attributes) for key, v in agreed.items()
+                                    for label in [next(iter(v.labels.values()))]], rate),
     }
 
 
@@ -190,6 +194,7 @@ def lines(report: dict) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
     out = [summary(report, terminal_safe), ""] + ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     out += _pair_lines(report)
+    out += by_proposer_lines(report, _percent, terminal_safe)
     if report["disagreements"]:
         out += ["", f"{len(report['disagreements'])} item(s) reviewers disagree on:"]
         out += [f"  {d['item']}: " + "; ".join(f"{n}: " + ", ".join(f"{r} {v!r}" for r, v in sorted(vals.items()))

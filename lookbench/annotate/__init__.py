@@ -11,5 +11,7 @@ fields (``item_id``, ``image``, ``timestamp``, optional ``bbox``, ``outfit_id``,
                   "attributes": {name: {"value": value | "not applicable" | None, "confidence": float}}},
     "proposer": {"name": str, "revision": str}
 
-``attributes`` names every attribute of the proposed category; a value None is "not proposed" (counted).
+``attributes`` names every attribute of the proposed category; a value None is "not proposed" (counted). Several
+proposers layered (``lookbench.annotate.layered``) name themselves in order in ``proposer`` (``"a > b"``) and each
+field adds ``"source"`` (the proposer whose answer it is, or None) and ``"by"`` (every proposer's own answer).
 """

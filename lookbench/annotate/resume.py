@@ -16,6 +16,7 @@ from lookbench.errors import clip, shorten, shown
 from lookbench.files import contained_file, read_regular
 
 from lookbench.annotate.crawl import ITEMS, Crawl, Item
+from lookbench.annotate.layered import SEPARATOR, merged_field
 from lookbench.dataset_builder.taxonomy import Taxonomy
 
 MAX_BATCH_BYTES = 256 << 20
@@ -76,15 +77,17 @@ def _problem(entry: dict, item: Item, taxonomy: Taxonomy, proposer: dict, out: P
                 contained_file(out / item.config, row[key])
             except ValueError as err:
                 return f"its copy of the {key}: {err}"
-    return proposal_problem(row.get("proposals"), taxonomy)
+    layers = proposer["name"].split(SEPARATOR) if SEPARATOR in proposer["name"] else None
+    return proposal_problem(row.get("proposals"), taxonomy, layers)
 
 
-def proposal_problem(proposals, taxonomy: Taxonomy) -> str | None:
-    """What makes ``proposals`` no proposal against ``taxonomy`` (the row contract, lookbench/annotate/__init__.py)."""
+def proposal_problem(proposals, taxonomy: Taxonomy, layers: list[str] | None = None) -> str | None:
+    """What makes ``proposals`` no proposal against ``taxonomy`` (the row contract, lookbench/annotate/__init__.py);
+    ``layers``: the proposers' names of a layered run, whose every field is their merge (lookbench/annotate/layered.py)."""
     if not isinstance(proposals, dict) or set(proposals) != {"category", "attributes"}:
         return "its proposals are not {category, attributes}"
     category, attributes = proposals["category"], proposals["attributes"]
-    if why := _answer_problem(category):
+    if why := _field_problem(category, layers, lambda v: v in taxonomy.categories):
         return f"its category proposal {why}"
     value = category["value"]
     if value is not None and value not in taxonomy.categories:
@@ -93,10 +96,26 @@ def proposal_problem(proposals, taxonomy: Taxonomy) -> str | None:
     if not isinstance(attributes, dict) or not set(attributes) <= set(names):
         return f"its attributes {shown(attributes)} are not attributes of {shown(value)}"
     for name, answer in attributes.items():
-        if why := _answer_problem(answer):
+        if why := _field_problem(answer, layers, lambda v, name=name: taxonomy.allows(value, name, v)):
             return f"its {shown(name)} proposal {why}"
         if answer["value"] is not None and not taxonomy.allows(value, name, answer["value"]):
             return f"its {shown(name)} {shown(answer['value'])} is not a value of {shown(value)} in {taxonomy.label}"
+    return None
+
+
+def _field_problem(field, layers: list[str] | None, allowed) -> str | None:
+    """A field of one proposer is an answer; of layered proposers, the merge of each layer's answer (each allowed)."""
+    if layers is None:
+        return _answer_problem(field)
+    if not isinstance(field, dict) or not isinstance(field.get("by"), dict) or list(field["by"]) != layers:
+        return f"is not a merge of {', '.join(layers)}"
+    for name, answer in field["by"].items():
+        if why := _answer_problem(answer):
+            return f"by {shown(name)} {why}"
+        if answer["value"] is not None and not allowed(answer["value"]):
+            return f"by {shown(name)} is {shown(answer['value'])}, not allowed here"
+    if field != merged_field(field["by"]):
+        return "is not the first answer of its proposers"
     return None
 
 

@@ -93,8 +93,11 @@ def _state(out: Path, run: dict, crawl: Crawl, taxonomy: Taxonomy) -> tuple[dict
         earlier = None
     if earlier != run:
         differs = [k for k in run if earlier is None or earlier.get(k) != run[k]]
-        raise ValueError(f"--out {out} holds an unfinished annotate run of another {', '.join(differs)}; resume it with "
-                         "the same --input, --taxonomy and --proposer, or give a new folder")
+        was = earlier.get("proposer") if isinstance(earlier, dict) else None
+        named = (f" ({shown(was['name'])}, this run {shown(run['proposer']['name'])})" if "proposer" in differs and
+                 isinstance(was, dict) and isinstance(was.get("name"), str) and was["name"] != run["proposer"]["name"] else "")
+        raise ValueError(f"--out {out} holds an unfinished annotate run of another {', '.join(differs)}{named}; resume it "
+                         "with the same --input, --taxonomy and --proposer (every one, in the same order), or give a new folder")
     return resumed(work, crawl, taxonomy, run["proposer"])
 
 

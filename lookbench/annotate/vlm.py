@@ -15,11 +15,12 @@ import json
 
 import numpy as np
 
-from lookbench.annotate.proposers import NOT_PROPOSED, PROMPTS_VERSION, Proposer, proposal
+from lookbench.annotate.proposers import NOT_PROPOSED, Proposer, proposal
 from lookbench.dataset_builder.taxonomy import Taxonomy
 from lookbench.files import hash_files
 
 FILES = ("*.json", "*.txt", "*.jinja", "*.model", "README.md")  # config, processor, tokenizer, chat template
+PROMPTS_VERSION = 1  # the prompt below: part of the proposer's revision
 
 
 def prompt(taxonomy: Taxonomy) -> str:
@@ -65,6 +66,7 @@ def longest_answer(taxonomy: Taxonomy) -> str:
 
 
 class Vlm(Proposer):
+    conditions = False  # one generation answers the category and its attributes together
 
     def __init__(self, taxonomy: Taxonomy, hub_id: str, device: str | None = None):
         super().__init__(taxonomy)
@@ -91,7 +93,9 @@ class Vlm(Proposer):
         # Room for the longest valid answer with spacing and a little preamble; an answer cut short is invalid.
         self.max_new_tokens = 2 * len(self.processor.tokenizer(longest_answer(taxonomy))["input_ids"]) + 16
 
-    def propose(self, items, images) -> list[dict]:
+    def propose(self, items, images, given=None) -> list[dict]:
+        """``given``: its attributes count only where its category is the one given (a generated answer is of the
+        category it chose; asking again for another would be a second generation)."""
         import torch
 
         inputs = self.processor(images=list(images), text=[self.text] * len(images), return_tensors="pt",
@@ -104,13 +108,16 @@ class Vlm(Proposer):
         logprobs = self.model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True).float().cpu().numpy()
         pad = self.processor.tokenizer.pad_token_id
         proposals = []
-        for text, tokens, scores in zip(texts, answers.cpu().numpy(), logprobs):
+        for i, (text, tokens, scores) in enumerate(zip(texts, answers.cpu().numpy(), logprobs)):
             kept = scores[tokens != pad] if pad is not None else scores
             confidence = float(np.exp(np.mean(kept))) if len(kept) else 0.0
             category, values, valid = parse_answer(text, self.taxonomy)
             self.invalid += not valid
+            of = given[i] if given and given[i] is not None else category
+            if of != category:
+                values = dict.fromkeys(self.taxonomy.categories[of].attributes)
             if category is None:
-                proposals.append(proposal(None, 0.0))
+                proposals.append(proposal(None, 0.0, {name: dict(NOT_PROPOSED) for name in values}))
                 continue
             proposals.append(proposal(category, confidence, {
                 name: {"value": v, "confidence": confidence} if v is not None else dict(NOT_PROPOSED)

@@ -13,9 +13,11 @@ def register(sub) -> None:
     annotate.add_argument("--input", type=Path, required=True, metavar="CRAWL",
                           help="crawl folder: images + items.jsonl (image, item_id, timestamp, subset, split, ...)")
     annotate.add_argument("--taxonomy", type=Path, required=True, help="the taxonomy file to propose from")
-    annotate.add_argument("--proposer", required=True,
+    annotate.add_argument("--proposer", required=True, action="append",
                           help="zero-shot:MODEL (a registered model with a text tower, e.g. gr-lite-mini-text), "
-                               "vlm:HUB_ID (a transformers image-text-to-text model) or metadata (the item's own words)")
+                               "vlm:HUB_ID (a transformers image-text-to-text model) or metadata (the item's own words); "
+                               "give it several times to layer proposers, the more precise first: each field takes the "
+                               "first proposer's answer, the next ones fill in where it gave none")
     annotate.add_argument("--out", type=Path, required=True, metavar="RAW",
                           help="raw release folder to write; a killed run resumes when run again with the same arguments")
     annotate.add_argument("--batch-size", type=int, default=16, help="items per batch (and per resumable step)")
@@ -38,8 +40,17 @@ def run_annotate(args) -> int:
     return 0
 
 
-def make_proposer(spec: str, taxonomy, device: str | None = None):
-    """The proposer ``--proposer`` names: ``zero-shot:MODEL``, ``vlm:HUB_ID`` or ``metadata``."""
+def make_proposer(specs: list[str], taxonomy, device: str | None = None):
+    """The proposer the ``--proposer`` options name, layered in their order when there are several."""
+    if len(specs) == 1:
+        return _one_proposer(specs[0], taxonomy, device)
+    from lookbench.annotate.layered import Layered
+
+    return Layered(taxonomy, [_one_proposer(spec, taxonomy, device) for spec in specs])
+
+
+def _one_proposer(spec: str, taxonomy, device: str | None = None):
+    """The proposer one ``--proposer`` names: ``zero-shot:MODEL``, ``vlm:HUB_ID`` or ``metadata``."""
     kind, _, argument = spec.partition(":")
     from lookbench.annotate.proposers import Metadata, ZeroShot
 
