@@ -282,6 +282,10 @@ def _planned(encoder, fingerprint, bench: Benchmark, results_dir, settings: stor
     if encoder.provenance.get("loaded_from"):
         notes.append(f"{encoder.provenance['loaded_from']} holds the registered model {encoder.name} (the same weights "
                      f"fingerprint): evaluated, stored and ranked as {encoder.name}")
+    elif encoder.provenance.get("registered_as"):
+        notes.append(f"{encoder.name} holds the registered model {encoder.provenance['registered_as']} (the same weights "
+                     f"fingerprint): recorded as {encoder.provenance['model']} at {encoder.provenance['revision']}, "
+                     f"{encoder.provenance['registered_as']} kept as its alias")
     if results_dir is not None and fingerprint is None:
         notes.append(f"model {encoder.name} declares no revision or fingerprint, so its identity is unknown: a stored "
                      "result is never reused for it (give the object a revision to allow that)")
