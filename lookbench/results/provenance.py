@@ -52,6 +52,7 @@ class Data(_Part):
 
     name, data, key, revision, commit = _Key("name"), _Key("data"), _Key("key"), _Key("revision"), _Key("commit")
     releases, sealed = _Key("releases"), _Key("sealed")
+    releases_left_out = _Key("releases_left_out")  # the sealed releases a run on a sealed folder's public part left out
 
     @property
     def sources(self) -> list[str] | None:

@@ -131,7 +131,13 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
     folder, name, key, result = submitted.folder, submitted.name, submitted.key, submitted.result
     provenance, blocks, settings, kmax = submitted.provenance, submitted.blocks, submitted.settings, deepest_k(submitted.blocks)
     text_form, sealed = provenance.text_form, provenance.dataset.is_sealed
-    bench = _benchmark(named_data(provenance.dataset, allowed) if data is None else data, settings, text_form, labels)
+    data = named_data(provenance.dataset, allowed) if data is None else data
+    left_out = provenance.dataset.releases_left_out  # the public part of a sealed folder: judged on those rows alone
+    if left_out:
+        from lookbench.engine.data import public_part_of
+
+        data = public_part_of(data, [str(r) for r in left_out] if isinstance(left_out, list) else [str(left_out)])
+    bench = _benchmark(data, settings, text_form, labels)
     label, revision = bench.provenance["data"], bench.provenance["revision"]
     verdict = Verification(False, [], result=str(folder / name), data=f"{label} (revision {revision})", key=key,
                            claims=result, sealed=sealed or bench.unlabelled)
