@@ -193,6 +193,16 @@ def public_part_of(data, sealed) -> DataSource:
     return dataclasses.replace(resolve_data(data), left_out=tuple(sorted(sealed)))
 
 
+def as_recorded(data, dataset):
+    """``data`` (what ``--data`` takes) as a result's ``provenance.dataset`` (a ``results.provenance.Data``) says its
+    run loaded it: the public part of a sealed folder when it left releases out, judged and re-run on those rows
+    alone (also once the folder is unsealed); else as it is."""
+    left_out = dataset.releases_left_out
+    if not left_out:
+        return data
+    return public_part_of(data, [str(r) for r in left_out] if isinstance(left_out, list) else [str(left_out)])
+
+
 def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
     """The dataset's snapshot at ``pinned`` (else its ``main``): from the Hub when one answers, else at once from
     the local cache; either way a folder named by the commit it resolved to."""

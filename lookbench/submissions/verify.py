@@ -131,12 +131,9 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
     folder, name, key, result = submitted.folder, submitted.name, submitted.key, submitted.result
     provenance, blocks, settings, kmax = submitted.provenance, submitted.blocks, submitted.settings, deepest_k(submitted.blocks)
     text_form, sealed = provenance.text_form, provenance.dataset.is_sealed
-    data = named_data(provenance.dataset, allowed) if data is None else data
-    left_out = provenance.dataset.releases_left_out  # the public part of a sealed folder: judged on those rows alone
-    if left_out:
-        from lookbench.engine.data import public_part_of
+    from lookbench.engine.data import as_recorded
 
-        data = public_part_of(data, [str(r) for r in left_out] if isinstance(left_out, list) else [str(left_out)])
+    data = as_recorded(named_data(provenance.dataset, allowed) if data is None else data, provenance.dataset)
     bench = _benchmark(data, settings, text_form, labels)
     label, revision = bench.provenance["data"], bench.provenance["revision"]
     verdict = Verification(False, [], result=str(folder / name), data=f"{label} (revision {revision})", key=key,

@@ -74,6 +74,16 @@ def test_the_public_release_is_scored_as_alone_and_the_sealed_one_only_ranked(fo
     assert [line for line in printed.splitlines() if SEALED_RELEASE in line] == [
         line for line in printed.splitlines() if line.startswith("note: scored the public")]
 
+    # read where results are read: the board's table has the public rows (both modes), the sealed run is named
+    from lookbench.leaderboard.load import load_store
+
+    entries, skipped = load_store(out)
+    assert sorted((e.group.mode, e.group.label.split(",")[0]) for e in entries) == [
+        ("leaderboard", "LookBench v20251201"), ("strict", "LookBench v20251201")]
+    assert skipped == ["sealed/results.json: a run on a sealed release (rankings, no score): `lookbench submit` sends it "
+                       "to be scored"]
+    assert cli.main(["explain", str(out), "--report", str(tmp_path / "report.html")]) == 0
+
     # verify and submit: the public result verifies as any public run; the sealed rankings wait for the board
     scored = write(prepare(out / "results.json", model_id=MODEL_ID, allow_synthetic=True), tmp_path / "repo")
     assert verify_submission(scored).verified
