@@ -55,6 +55,9 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     its image (the release's ``text`` config in ``text_form``, ``short`` or ``long``), encoded by the model's text
     tower (``encode_text(list_of_str)``; default model ``gr-lite-mini-text``); the gallery, the noise and the metric
     are the image queries'.
+    While a release of the data is sealed and others are public, the public releases are scored on their rows alone
+    (the returned result) and the sealed one only ranked, as a ``SealedRun`` into ``sealed/`` of ``output_dir`` and
+    into the store; a note says which was which.
     """
     asked = dict(locals())  # the call's own arguments, for the public part of a sealed folder (``_public_part``)
     options = check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers,
