@@ -73,21 +73,28 @@ def check_model(model) -> None:
 
 
 def as_registered(encoder: TransformersEncoder, trust_remote_code: bool = False) -> Encoder:
-    """A model folder (or Hub id) that holds a registered model — the same weights fingerprint, preprocessing, text
-    tower and declared training cutoff — is that model, so its results are stored and ranked under one name: the
-    registered encoder, with the folder it was given recorded as ``provenance["loaded_from"]``. A folder whose card
-    declares another cutoff makes another claim (``--cutoff model`` reads it), so it stays its own, as does anything
-    else. Registered models whose folder is on disk (not a Hub download) are compared."""
+    """A local model folder that holds a registered model — the same weights fingerprint, preprocessing, text tower
+    and declared training cutoff — is that model, so its results are stored and ranked under one name: the registered
+    encoder, with the folder it was given recorded as ``provenance["loaded_from"]``. A Hub copy (a snapshot at a
+    commit) stays that Hub id at that commit, which is what a submission names and a reproduction re-runs; the
+    registered name is kept as ``provenance["registered_as"]`` (the board's facts and zero-shot column read it) with
+    the registered model's declared training data. A folder whose card declares another cutoff makes another claim
+    (``--cutoff model`` reads it), so it stays its own, as does anything else. Registered models whose folder is on
+    disk (not a Hub download) are compared."""
     for meta in REGISTRY.values():
         folder = _installed_folder(meta)
         if folder is None or folder_fingerprint(folder) != encoder.fingerprint:
             continue
         twin = _build(meta, trust_remote_code)
-        if (twin.preprocessing, twin.text_fingerprint, twin.training_cutoff) == (
+        if (twin.preprocessing, twin.text_fingerprint, twin.training_cutoff) != (
                 encoder.preprocessing, encoder.text_fingerprint, encoder.training_cutoff):
-            given = Path(encoder.source).expanduser()
-            twin.provenance["loaded_from"] = str(given.resolve()) if given.is_dir() else encoder.source
-            return twin
+            continue
+        if encoder.provenance.get("revision") is not None:  # resolved in the Hub cache: its commit is known
+            encoder.provenance["registered_as"] = twin.name
+            encoder.training_datasets = twin.training_datasets
+            return encoder
+        twin.provenance["loaded_from"] = str(Path(encoder.source).expanduser().resolve())
+        return twin
     return encoder
 
 

@@ -33,6 +33,7 @@ class DataSource:
     sealed: dict | None = None  # a sealed release: what is sealed, and the labels joined to it (None: not joined)
     cache: str | None = None  # the datasets cache's name, when not the revision (a joined folder)
     split_key: str | None = dataclasses.field(default=None, repr=False)  # joined labels' halves secret (never provenance)
+    left_out: tuple = ()  # releases whose rows are not loaded: a sealed folder's public part (``public_part_of``)
 
     @property
     def card(self) -> dict:
@@ -186,6 +187,22 @@ def with_labels(source: DataSource, labels=None) -> DataSource:
     return dataclasses.replace(source, path=str(out), sealed=sealed, cache=f"joined-{stamp}", split_key=found.split_key)
 
 
+def public_part_of(data, sealed) -> DataSource:
+    """The data (what ``resolve_data`` reads) without the rows of the ``sealed`` releases in any split or the noise:
+    a sealed folder's public releases, scored as any public data is (and judged again so once it is unsealed)."""
+    return dataclasses.replace(resolve_data(data), left_out=tuple(sorted(sealed)))
+
+
+def as_recorded(data, dataset):
+    """``data`` (what ``--data`` takes) as a result's ``provenance.dataset`` (a ``results.provenance.Data``) says its
+    run loaded it: the public part of a sealed folder when it left releases out, judged and re-run on those rows
+    alone (also once the folder is unsealed); else as it is."""
+    left_out = dataset.releases_left_out
+    if not left_out:
+        return data
+    return public_part_of(data, [str(r) for r in left_out] if isinstance(left_out, list) else [str(left_out)])
+
+
 def _hub_snapshot(name: str, repo: str, pinned: str | None) -> Path:
     """The dataset's snapshot at ``pinned`` (else its ``main``): from the Hub when one answers, else at once from
     the local cache; either way a folder named by the commit it resolved to."""
@@ -328,6 +345,10 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
 
     loader = _Loader(with_labels(resolve_data(data), labels))
     label = loader.source.label
+    left_out = set(loader.source.left_out)
+
+    def public(ds):
+        return ds.filter(lambda r: r not in left_out, input_columns="release") if left_out else ds
     wanted = [resolve_subset(s) for s in subsets] if subsets else [s for s in TEST_SUBSETS if s in loader.config_of]
     missing = [s for s in wanted if s not in loader.config_of]
     if missing or not wanted:
@@ -339,7 +360,7 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
 
     loaded, counts, all_queries = {}, {}, {}
     for subset in wanted:
-        splits = loader.splits(subset, ("query", "gallery"))
+        splits = {split: public(ds) for split, ds in loader.splits(subset, ("query", "gallery")).items()}
         if text_form is not None:
             splits["query"] = loader.with_texts(subset, splits["query"], text_form)
         all_queries[subset] = splits["query"]
@@ -353,7 +374,7 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
                           "gallery": len(splits["gallery"])}
         if progress is not None:
             progress.update(1)
-    noise = loader.splits(NOISE, ("gallery",))["gallery"] if distractors else None
+    noise = public(loader.splits(NOISE, ("gallery",))["gallery"]) if distractors else None
     if progress is not None and distractors:
         progress.update(1)
     releases = {r for splits in loaded.values() for ds in splits.values() for r in ds.unique("release") if r}
@@ -369,7 +390,8 @@ def load_benchmark(data=None, subsets=None, cutoff=None, distractors: bool = DEF
         "sources": source.sources,
         "counts": counts,
         "noise_gallery": len(noise) if noise is not None else 0,
-        **({"sealed": source.sealed} if source.sealed else {}),
+        **({"sealed": source.sealed} if source.sealed and not set(source.sealed["releases"]) <= left_out else {}),
+        **({"releases_left_out": sorted(left_out)} if left_out else {}),  # the public part of a sealed folder
     }
     if text_form is not None:
         from lookbench.dataset_builder.text_queries import TEXT_COLUMNS, TEXT_CONFIG

@@ -17,7 +17,7 @@ from lookbench.results.folder import ResultFolder
 from lookbench.results.provenance import ZeroShot
 from lookbench.results.result import EvaluationResult, SealedRun
 from lookbench.progress import quiet_libraries, stage_bar
-from lookbench.engine.data import Benchmark, load_benchmark
+from lookbench.engine.data import Benchmark, load_benchmark, public_part_of
 from lookbench.engine.encode import Embeddings, encode_images, encode_texts, oracle_embeddings
 from lookbench.engine import predictions
 from lookbench.engine.options import check_options
@@ -55,7 +55,11 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
     its image (the release's ``text`` config in ``text_form``, ``short`` or ``long``), encoded by the model's text
     tower (``encode_text(list_of_str)``; default model ``gr-lite-mini-text``); the gallery, the noise and the metric
     are the image queries'.
+    While a release of the data is sealed and others are public, the public releases are scored on their rows alone
+    (the returned result) and the sealed one only ranked, as a ``SealedRun`` into ``sealed/`` of ``output_dir`` and
+    into the store; a note says which was which.
     """
+    asked = dict(locals())  # the call's own arguments, for the public part of a sealed folder (``_public_part``)
     options = check_options(mode=mode, index=index, precision=precision, batch_size=batch_size, workers=workers,
                             cutoff=cutoff, cache_dir=cache_dir, output_dir=output_dir, results_dir=results_dir,
                             save_predictions=save_predictions, model=model, queries=queries, text_form=text_form)
@@ -89,6 +93,9 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
                     raise EvaluationError(f"{name}: no query left to evaluate" + (f" after cutoff {cutoff}" if cutoff else ""))
             encoder = encoder or load_model()
             bench.count_after(encoder.training_cutoff)
+        scored_part = _public_part(bench, encoder, asked)
+        if bench.unlabelled and public_releases(bench):  # the sealed release's rankings beside the public result
+            output_dir = None if output_dir is None else Path(output_dir) / SEALED_PART
         settings = store.Settings(options.modes.headline, bench.noise is not None, cutoff, tuple(bench.subsets),
                                   bool(subsets), index, precision, kind.label)
         fingerprint = _fingerprint(encoder, kind)
@@ -128,8 +135,15 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         keep = plan.stored is not None or output_dir is not None  # a sealed run's rankings are its whole result
         rankings = None if not keep else {
             name: predictions.rankings(embeddings.matrix, tasks[name], noise, s) for name, s in scored.items()}
-        return _sealed_run(encoder, fingerprint, bench, images, embeddings, scored, processes, settings, times, started,
-                           texts_encoded, rankings, plan, output_dir)
+        run = _sealed_run(encoder, fingerprint, bench, images, embeddings, scored, processes, settings, times, started,
+                          texts_encoded, rankings, plan, output_dir)
+        if scored_part is None:
+            return run
+        for result in scored_part.modes.values():  # one line: what was scored, what only ranked and where it lies
+            result.notes.append(f"scored the public releases {', '.join(public_releases(bench))}; ranked only the "
+                                f"sealed {', '.join(bench.provenance['sealed']['releases'])} (no score"
+                                + (f"; its rankings: {output_dir}" if output_dir is not None else "") + ")")
+        return scored_part
     provenance = _provenance(encoder, fingerprint, bench, images, embeddings, scored, processes, settings,
                              wall_time_s=round(time.perf_counter() - started, 3), texts_encoded=texts_encoded)
     provenance["intervals"] = stats.settings()
@@ -143,6 +157,24 @@ def evaluate(model=None, data=None, subsets=None, cutoff=None, distractors: bool
         if plan.stored is not None:
             results[m].write_json(plan.stored)
     return _finish(results, output_dir)
+
+
+SEALED_PART = "sealed"  # the --output subfolder of a sealed release's rankings, beside its public releases' result
+
+
+def public_releases(bench: Benchmark) -> list[str]:
+    """The releases of a sealed folder whose labels are public (``[]``: every one is sealed, or none is)."""
+    sealed = bench.provenance.get("sealed")
+    return [] if not sealed else sorted(set(bench.provenance["releases"]) - set(sealed["releases"]))
+
+
+def _public_part(bench: Benchmark, encoder, asked: dict) -> EvaluationResult | None:
+    """While a release is sealed, the folder's public releases evaluated as any public data (``public_part_of``: their
+    rows alone), the same model and settings; ``None`` when nothing is public, or on a process other than the main."""
+    if not bench.unlabelled or not public_releases(bench):
+        return None
+    sealed = bench.provenance["sealed"]["releases"]
+    return evaluate(**{**asked, "model": encoder, "data": public_part_of(asked["data"], sealed)})
 
 
 def _tasks(encoder, kind: QueryKind, bench: Benchmark, images: BenchmarkImages, embeddings: Embeddings,
@@ -282,6 +314,10 @@ def _planned(encoder, fingerprint, bench: Benchmark, results_dir, settings: stor
     if encoder.provenance.get("loaded_from"):
         notes.append(f"{encoder.provenance['loaded_from']} holds the registered model {encoder.name} (the same weights "
                      f"fingerprint): evaluated, stored and ranked as {encoder.name}")
+    elif encoder.provenance.get("registered_as"):
+        notes.append(f"{encoder.name} holds the registered model {encoder.provenance['registered_as']} (the same weights "
+                     f"fingerprint): recorded as {encoder.provenance['model']} at {encoder.provenance['revision']}, "
+                     f"{encoder.provenance['registered_as']} kept as its alias")
     if results_dir is not None and fingerprint is None:
         notes.append(f"model {encoder.name} declares no revision or fingerprint, so its identity is unknown: a stored "
                      "result is never reused for it (give the object a revision to allow that)")

@@ -356,12 +356,13 @@ def load_store(root, verify=None, snapshots: dict | None = None, keys: dict | No
                          if judged.status in PLACED else _unplaced(raw, path, root, judged.text))
                 entry.extra["key"] = key  # what its outcomes are, for the ranking's memo
                 entries.append(entry)
-            elif is_sealed(raw):  # no score to show: the leaderboard scores it once it is submitted
-                skipped.append(f"{shown}: a run on a sealed release (rankings, no score): `lookbench submit` sends it "
-                               "to be scored")
             else:
-                entries.append(entry_from_result(raw, str(path), check(raw, path)))
-                if path.name == RESULT_NAME:
+                if is_sealed(raw):  # no score to show: the leaderboard scores it once it is submitted
+                    skipped.append(f"{shown}: a run on a sealed release (rankings, no score): `lookbench submit` sends "
+                                   "it to be scored")
+                else:
+                    entries.append(entry_from_result(raw, str(path), check(raw, path)))
+                if path.name == RESULT_NAME:  # a stored result (a sealed run's too), not a submission
                     plain.add(path.parent)
         except ValueError as err:  # a score that is no percentage in a result no check could fail
             skipped.append(f"{shown}: not a LookBench result ({terminal_safe(str(err))[:200]})")

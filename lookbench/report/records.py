@@ -267,13 +267,13 @@ def thumbnails(report: Report, data=None, size: int = THUMBNAIL, bench=None) -> 
     keys as ``image_key`` gives them."""
     from datasets import Image
 
-    from lookbench.engine.data import load_benchmark
+    from lookbench.engine.data import as_recorded, load_benchmark
 
     if bench is None:
         provenance = Provenance(report.provenance)
         settings, text_form = provenance.settings, provenance.text_form
-        bench = load_benchmark(named_data(provenance.dataset) if data is None else data,
-                               list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
+        data = as_recorded(named_data(provenance.dataset) if data is None else data, provenance.dataset)
+        bench = load_benchmark(data, list(settings.subsets) if settings.chosen_subsets else None, settings.cutoff,
                                settings.distractors, text_form=text_form)
     out = {}
     for subset in {w.subset for w in report.queries}:

@@ -52,6 +52,7 @@ class Data(_Part):
 
     name, data, key, revision, commit = _Key("name"), _Key("data"), _Key("key"), _Key("revision"), _Key("commit")
     releases, sealed = _Key("releases"), _Key("sealed")
+    releases_left_out = _Key("releases_left_out")  # the sealed releases a run on a sealed folder's public part left out
 
     @property
     def sources(self) -> list[str] | None:
@@ -75,6 +76,7 @@ class Model(_Part):
 
     name, source, revision, fingerprint = _Key("name"), _Key("model"), _Key("revision"), _Key("fingerprint")
     training_cutoff, published_name, weights_sha256 = _Key("training_cutoff"), _Key("published_name"), _Key("weights_sha256")
+    registered_as = _Key("registered_as")  # a Hub copy of a registered model: that model's name (its alias)
 
 
 class SubmittedModel(_Part):
@@ -160,9 +162,11 @@ class Provenance(_Part):
 
     def shown_model(self) -> "ShownModel":
         """The model as a leaderboard row names it, every value type-checked: the submitted Hub id and commit when
-        ``lookbench submit`` recorded them, else the evaluated name and revision."""
+        ``lookbench submit`` recorded them, else the evaluated name and revision. ``evaluated`` is the registered name
+        a Hub copy of a registered model is an alias of (its registry facts are that model's), else the name."""
         model = self.model
-        name = evaluated = model.text("name", "provenance.model.name")
+        name = model.text("name", "provenance.model.name")
+        evaluated = model.text("registered_as", "provenance.model.registered_as", optional=True) or name
         revision, hub_id = model.text("revision", "provenance.model.revision", optional=True), None
         if self.submission is not None and isinstance(self.submission.model, str):
             name = hub_id = self.submission.model

@@ -201,13 +201,14 @@ def rerun(submission: Submitted, work: Path, device: str | None = None, precisio
     """The engine's evaluation of the submission's model at its commit with the submission's own settings, written
     into ``work`` (``results.json`` + rankings); returns (result dict, what was loaded)."""
     from lookbench.engine import evaluate
+    from lookbench.engine.data import as_recorded
     from lookbench.errors import EvaluationError
 
     provenance = submission.provenance
     settings = provenance.settings
     model, hub_id, commit = pinned_model(provenance)
     text = settings.queries.startswith("text-")
-    result = evaluate(model, data=named_data(provenance.dataset),
+    result = evaluate(model, data=as_recorded(named_data(provenance.dataset), provenance.dataset),
                       subsets=list(settings.subsets) if settings.chosen_subsets else None, cutoff=settings.cutoff,
                       distractors=settings.distractors, mode=settings.mode, precision=precision or settings.precision,
                       device=device, index=settings.index, output_dir=work, save_predictions=True, quiet=quiet,

@@ -199,8 +199,10 @@ def _readme(data: dict, model: str, revision: str, sid: str, sealed: bool = Fals
                 f"{p.index} index", str(p.precision)]
     settings += [f"queries after {p.cutoff}"] if p.cutoff else []
     settings += [f"subsets {', '.join(p.subsets or [])}"] if p.chosen_subsets else []
+    alias = p.model.registered_as
+    copy = f", a copy of the registered {alias}" if isinstance(alias, str) else ""
     rows = [("model", f"[{model}](https://huggingface.co/{model}) at revision `{revision}` (evaluated as "
-                      f"{p.model.name})"),
+                      f"{p.model.name}{copy})"),
             ("data", f"{dataset.name}: releases {', '.join(map(str, dataset.releases or []))}, "
                      f"data revision `{dataset.revision}`"),
             ("settings", ", ".join(settings)),

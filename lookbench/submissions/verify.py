@@ -131,7 +131,10 @@ def verify_submission(path, data=None, allowed=None, labels=None) -> Verificatio
     folder, name, key, result = submitted.folder, submitted.name, submitted.key, submitted.result
     provenance, blocks, settings, kmax = submitted.provenance, submitted.blocks, submitted.settings, deepest_k(submitted.blocks)
     text_form, sealed = provenance.text_form, provenance.dataset.is_sealed
-    bench = _benchmark(named_data(provenance.dataset, allowed) if data is None else data, settings, text_form, labels)
+    from lookbench.engine.data import as_recorded
+
+    data = as_recorded(named_data(provenance.dataset, allowed) if data is None else data, provenance.dataset)
+    bench = _benchmark(data, settings, text_form, labels)
     label, revision = bench.provenance["data"], bench.provenance["revision"]
     verdict = Verification(False, [], result=str(folder / name), data=f"{label} (revision {revision})", key=key,
                            claims=result, sealed=sealed or bench.unlabelled)
