@@ -4,36 +4,34 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from rich.cells import cell_len
 
 from lookbench import terminal
 from lookbench.dataset_builder import default_mini_dir
+from tests.helpers.batch import Ran, run_all
 from tests.helpers.leaderboard import FOUR, result
 
 LONG_NAME = "someone-with-a-long-handle/" + "a-very-long-model-name-" * 5 + "v2@0123456789ab"
 
 
-def run(*argv, columns: int | None) -> subprocess.CompletedProcess:
-    """``lookbench *argv`` in a process of its own, stdout and stderr pipes (not a terminal)."""
+def environment(columns: int | None) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    if columns is not None:
-        env["COLUMNS"] = str(columns)
-    return subprocess.run([sys.executable, "-m", "lookbench", *argv], env=env, capture_output=True, text=True, timeout=900)
+    return env if columns is None else {**env, "COLUMNS": str(columns)}
 
 
-def lookbench(*argv, columns: int | None, check: bool = True) -> str:
-    """``lookbench *argv`` (``run``); its stdout, its stderr no wider than the terminal either."""
-    proc = run(*argv, columns=columns)
-    assert proc.returncode == 0 or not check, proc.stderr
-    assert "Generating" not in proc.stderr and "split" not in proc.stderr, proc.stderr  # no library bars
-    if proc.stderr.strip():
-        widest = max(proc.stderr.splitlines(), key=cell_len)
-        assert cell_len(widest) <= (columns or terminal.DEFAULT_WIDTH), (argv, widest)
-    return proc.stdout
+def lookbench(*argvs, columns: int | None) -> dict[tuple, Ran]:
+    """Each ``lookbench *argv`` of ``argvs`` by its argv (``tests.helpers.batch``: one process for them all, stdout and
+    stderr pipes); no library bar in any stderr, and each one's stderr and the process's own no wider than the
+    terminal either."""
+    ran, proc = run_all(argvs, env=environment(columns), timeout=900)
+    for stderr in [one.stderr for one in ran] + [proc.stderr, proc.stdout]:
+        assert "Generating" not in stderr and "split" not in stderr, stderr  # no library bars
+        if stderr.strip():
+            widest = max(stderr.splitlines(), key=cell_len)
+            assert cell_len(widest) <= (columns or terminal.DEFAULT_WIDTH), widest
+    return {one.argv: one for one in ran}
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +40,11 @@ def runs(tmp_path_factory):
     the published table, plus a hand-written result of a model with a 150-character name."""
     root = tmp_path_factory.mktemp("widths")
     store = root / "store"
-    outputs = {}
-    for model in ("raw-pixels", "random"):
-        outputs[model] = root / model
-        lookbench("evaluate", "--model", model, "--results", str(store), "--output", str(outputs[model]), "--quiet",
-                  "--no-cache", *(["--save-predictions"] if model == "raw-pixels" else []), columns=80)
+    outputs = {model: root / model for model in ("raw-pixels", "random")}
+    ran = lookbench(*(("evaluate", "--model", model, "--results", str(store), "--output", str(outputs[model]), "--quiet",
+                       "--no-cache", *(["--save-predictions"] if model == "raw-pixels" else [])) for model in outputs),
+                    columns=80)
+    assert all(one.returncode == 0 for one in ran.values()), [one.stderr for one in ran.values()]
     (store / "long.json").write_text(json.dumps(result(LONG_NAME, FOUR)))
     return store, outputs
 
@@ -67,21 +65,21 @@ def commands(store, outputs):
 def test_no_command_prints_a_line_wider_than_the_terminal(runs, columns):
     store, outputs = runs
     width = columns or terminal.DEFAULT_WIDTH  # stdout is a pipe: 100
-    for argv in commands(store, outputs):
-        if argv[0] == "reproduce":
-            out = lookbench(*argv, columns=columns, check=False)  # raw-pixels is no published model: listed, not run
-            assert "raw-pixels" in out
+    ran = lookbench(*commands(store, outputs), columns=columns)
+    for argv, one in ran.items():
+        if argv[0] == "reproduce":  # raw-pixels is no published model: listed, not run
+            assert "raw-pixels" in one.stdout
         else:
-            out = lookbench(*argv, columns=columns)
-        assert out.strip(), argv
-        widest = max(out.splitlines(), key=cell_len)
+            assert one.returncode == 0, (argv, one.stderr)
+        assert one.stdout.strip(), argv
+        widest = max(one.stdout.splitlines(), key=cell_len)
         assert cell_len(widest) <= width, (argv, widest)
-        assert "±" not in out, argv
-    board = lookbench("leaderboard", "--results", str(store), columns=columns)
+        assert "±" not in one.stdout, argv
+    board = ran[("leaderboard", "--results", str(store))].stdout
     handle = "someone-with-a-long-handle/" if columns != 60 else "someone-with"  # at 60 its cell is narrower
     assert handle in board and "Left out to fit" in board  # folded, not cut; drops named
     if columns == 80:  # the evaluate table keeps Fine@1 and the queries, and says what it left out
-        table = lookbench("evaluate", "--model", "raw-pixels", "--results", str(store), "--quiet", columns=80)
+        table = ran[("evaluate", "--model", "raw-pixels", "--results", str(store), "--quiet")].stdout
         header = table.splitlines()[2].split()
         assert header[:2] == ["subset", "Fine@1"] and header[-1] == "queries" and "MAP@10" not in header
         assert "Left out to fit 80 columns (COLUMNS): nDCG@10, Outfit@1, Coarse@10, MAP@10" in " ".join(table.split())
@@ -140,7 +138,9 @@ def test_the_default_evaluate_fits_one_screen_and_details_add_the_rest(runs):
     line of the headline), and says how to see what it left out."""
     store, _ = runs
     argv = ("evaluate", "--model", "raw-pixels", "--results", str(store), "--quiet")
-    short = lookbench(*argv, columns=100)
+    ran = lookbench(argv, (*argv, "--details"), columns=100)
+    short, full = ran[argv].stdout, ran[(*argv, "--details")].stdout
+    assert ran[argv].returncode == 0 and ran[(*argv, "--details")].returncode == 0
     assert len(short.splitlines()) <= 29, short
     said = " ".join(short.split())
     assert "Per release" not in short and "Attribute errors at top-1" not in short
@@ -148,7 +148,6 @@ def test_the_default_evaluate_fits_one_screen_and_details_add_the_rest(runs):
     assert ("explain: lookbench explain RESULT (the strict.json above) shows its attribute errors; with --subset and "
             "--query a query's results, with --report the worst queries as HTML") in said  # its rankings are saved
     assert "stored results of an identical evaluation" in said
-    full = lookbench(*argv, "--details", columns=100)
     assert "Per release" in full and "Attribute errors at top-1" in full and "more: --details" not in full
     assert full.splitlines()[:12] == short.splitlines()[:12]  # the same table first
 
@@ -168,8 +167,9 @@ def test_an_error_is_one_message_wrapped_to_the_terminal(runs):
     """Issue 56 item 3: error lines of 147 and 320 characters ran past an 80-column terminal; an error is still one
     message (its continuation indented), only wrapped."""
     _, outputs = runs
-    for argv in errors(outputs):
-        wide, narrow = run(*argv, columns=1000), run(*argv, columns=60)
+    wides, _ = run_all(errors(outputs), env=environment(1000))
+    narrows, _ = run_all(errors(outputs), env=environment(60))
+    for argv, wide, narrow in zip(errors(outputs), wides, narrows):
         assert wide.returncode == narrow.returncode == 2, (argv, wide.stderr)
         message = [line for line in wide.stderr.splitlines() if not line.startswith(("usage:", " "))]
         assert len(message) == 1 and message[0].startswith(f"lookbench {argv[0]}: error: ") and len(message[0]) > 60, \
