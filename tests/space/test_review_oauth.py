@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from lookbench.dataset_builder.decisions import DecisionStore
-from lookbench.space.review.identity import HUB_REVIEWERS
+from lookbench.space.review.identity import HUB_REVIEWERS, Identity, Reviewer
 
 from tests.helpers.annotated_release import write_annotated
 from tests.helpers.fake_oauth import FakeOpenID, SpaceBrowser
@@ -76,3 +76,15 @@ def test_a_hub_login_on_the_space_writes_as_its_mapped_reviewer_and_nobody_else_
                     page.predict(*args, api_name=api)
         assert {name: len(store.events(name)) for name in pages} == before
         assert store.reviewers() == ["alice", "bob"]  # no folder for anyone refused
+
+
+def test_the_hub_list_is_read_only_where_gradio_signs_in_with_the_hub(tmp_path, monkeypatch):
+    """Off a Space Gradio's login is a mock that signs anyone in as the machine's own Hub account, so ``SPACE_ID`` set
+    by hand (without the ``SYSTEM=spaces`` a Space sets) must not turn the Hub list on: tokens only."""
+
+    monkeypatch.setenv(HUB_REVIEWERS, "alice-hf=alice")
+    monkeypatch.setenv("SPACE_ID", "owner/lookbench-review")
+    monkeypatch.delenv("SYSTEM", raising=False)
+    assert Identity.from_environment(tmp_path).hub == {}
+    monkeypatch.setenv("SYSTEM", "spaces")
+    assert Identity.from_environment(tmp_path).hub == {"alice-hf": Reviewer("alice")}
