@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
 from http.cookies import SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tests.helpers.fake_hub import JsonHandler, Loopback
 
 SPACE_ID = "owner/lookbench-review"
 SPACE_HOST = "owner-lookbench-review.hf.space"
@@ -23,7 +23,7 @@ CLIENT_ID = "00000000-fake-client"
 SCOPES = "openid profile"
 
 
-class FakeOpenID:
+class FakeOpenID(Loopback):
     def __init__(self):
         from joserfc.jwk import RSAKey
 
@@ -34,20 +34,10 @@ class FakeOpenID:
         self.forge = False  # sign the next id_tokens with a key the JWKS does not serve
         self.codes: dict[str, dict] = {}  # one-use code -> {"user", "nonce"}
         self.requests: list[str] = []  # "METHOD path" of each request, in order
+        self.bearer: dict[str, str] = {}  # access token -> user
         provider = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _json(self, status: int, payload) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_GET(self):
                 provider.requests.append(f"GET {urlsplit(self.path).path}")
                 url = urlsplit(self.path)
@@ -69,18 +59,7 @@ class FakeOpenID:
                     return self._json(404, {"error": "not found"})
                 return provider.token(self, {k: v[0] for k, v in parse_qs(body).items()})
 
-        self.bearer: dict[str, str] = {}  # access token -> user
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> "FakeOpenID":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.listen(Handler)
 
     def space_env(self) -> dict[str, str]:
         """The variables a Space with ``hf_oauth: true`` runs with (``SYSTEM`` makes Gradio's OAuth the real one)."""
