@@ -139,9 +139,11 @@ class Identity:
 
     @classmethod
     def from_environment(cls, raw) -> "Identity":
-        """On a Space (``SPACE_ID``, where Gradio's OAuth signs users in) the Hub users ``LOOKBENCH_REVIEWERS`` maps;
-        elsewhere tokens only (a local Gradio's login is a mock of the machine's own Hub account)."""
-        return cls(raw, hub_reviewers(os.environ.get(HUB_REVIEWERS)) if os.environ.get("SPACE_ID") else {})
+        """On a Space (``SYSTEM=spaces`` and ``SPACE_ID``: where Gradio's OAuth signs users in, ``gradio.utils.get_space``)
+        the Hub users ``LOOKBENCH_REVIEWERS`` maps; elsewhere tokens only (a local Gradio's login is a mock that signs
+        anyone in as the machine's own Hub account)."""
+        on_space = os.environ.get("SYSTEM") == "spaces" and os.environ.get("SPACE_ID")
+        return cls(raw, hub_reviewers(os.environ.get(HUB_REVIEWERS)) if on_space else {})
 
     def for_this_run(self, name: str, adjudicator: bool = False) -> str:
         """A token for ``name`` valid until this server stops; recorded nowhere."""

@@ -20,7 +20,39 @@ from urllib.parse import unquote
 import yaml
 
 
-class FakeHub:
+class JsonHandler(BaseHTTPRequestHandler):
+    """A loopback handler that keeps the test output clean and answers JSON."""
+
+    def log_message(self, *args):
+        pass
+
+    def _json(self, status: int, payload) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class Loopback:
+    """A server on a free loopback port (``url``), answering from a thread while its ``with`` lasts."""
+
+    def listen(self, handler) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FakeHub(Loopback):
     def __init__(self, refuse: int | None = None):
         self.refuse = refuse
         self.requests: list[dict] = []
@@ -37,10 +69,7 @@ class FakeHub:
         self.served: dict[str, dict] = {}  # "type/owner/name" -> {"revision": sha, "files": {path: bytes}}: downloads
         hub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep the test output clean
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 hub.requests.append({"method": "POST", "path": self.path, "authorization": self.headers.get("Authorization")})
@@ -159,22 +188,4 @@ class FakeHub:
                 if body:
                     self.wfile.write(data)
 
-            def _json(self, status: int, payload) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> "FakeHub":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.listen(Handler)

@@ -105,6 +105,7 @@ def test_a_mapped_hub_user_reviews_as_their_reviewer_and_an_unmapped_one_is_refu
     monkeypatch.delenv("SPACE_ID", raising=False)
     assert Identity.from_environment(tmp_path).hub == {}  # off a Space: tokens only
     monkeypatch.setenv("SPACE_ID", "owner/lookbench-review")
+    monkeypatch.setenv("SYSTEM", "spaces")  # a Space sets both (gradio.utils.get_space)
     identity = Identity.from_environment(tmp_path)
     assert identity.reviewer_of(Session("alice-hf")) == "alice" and not identity.is_adjudicator(Session("alice-hf"))
     assert identity.reviewer_of(Session("bob-hf")) == "bob" and identity.is_adjudicator(Session("bob-hf"))
