@@ -101,7 +101,7 @@ def queue(plan: Plan, items: list[Item], store: DecisionStore, reviewer: str) ->
     The labels of a reviewer the gold flags count for no one else: their items go back to the others."""
     gold = [item for item in items if isinstance(item, GoldItem)]
     events = store.all_events()
-    held = flagged({item.key: item.truth for item in gold}, events, plan.gold.threshold) if gold and plan.gold else frozenset()
+    held = held_reviewers(plan, items, events)
     labels: dict[str, dict[str, tuple]] = {}
     settled = set()
     for name, own_events in events.items():
@@ -130,6 +130,12 @@ def queue(plan: Plan, items: list[Item], store: DecisionStore, reviewer: str) ->
             (first if item.key in shared else then).append(item)
     then.sort(key=lambda item: _order(reviewer, item.key))
     return mix_gold(plan, gold, first + disputed + then + last, mine, reviewer)
+
+
+def held_reviewers(plan: Plan, items: list[Item], events: dict) -> frozenset[str]:
+    """The reviewers the gold items among ``items`` flag (``gold.flagged``)."""
+    truths = {item.key: item.truth for item in items if isinstance(item, GoldItem)}
+    return flagged(truths, events, plan.gold.threshold) if truths and plan.gold else frozenset()
 
 
 def _order(reviewer: str, key: str) -> bytes:

@@ -21,7 +21,7 @@ from lookbench import terminal
 from lookbench.errors import clip, one_line, shown
 from lookbench.dataset_builder.crawl import MAX_TEXT
 from lookbench.dataset_builder.decisions import LABEL, SKIP, UNDO, DecisionStore, ReviewError, check_reviewer, current
-from lookbench.dataset_builder.review.items import Item
+from lookbench.dataset_builder.review.items import GoldItem, Item, gold_items
 from lookbench.dataset_builder.review.plan import Plan, queue
 from lookbench.dataset_builder.reviewed_labels import verdicts
 from lookbench.dataset_builder.sources import read_contained
@@ -88,7 +88,7 @@ class Review:
             now, shared = time.monotonic(), set(self.plan.shared)
             self.claims = {k: c for k, c in self.claims.items() if c[0] != reviewer and now - c[1] < CLAIM_SECONDS}
             waiting = [item for item in queue(self.plan, self.items, self.store, reviewer)
-                       if item.key in shared or item.key not in self.claims]
+                       if item.key in shared or isinstance(item, GoldItem) or item.key not in self.claims]
             if waiting:
                 self.claims[waiting[0].key] = (reviewer, now)
             return waiting[0] if waiting else None
@@ -126,9 +126,10 @@ class Review:
                                                  width=max(2, street.width // 150))
         return image, street, problems
 
-    def decide(self, reviewer: str, key: str, category: str, values: list) -> None:
-        """Write the reviewer's label of ``key``: the category and every attribute of it, each a value or "not
-        applicable" (never the main attribute); refused in one line naming what is missing or not allowed."""
+    def decide(self, reviewer: str, key: str, category: str, values: list, action: str = LABEL) -> None:
+        """Write the reviewer's label of ``key`` (or, ``action`` ``adjudicate``, an adjudicator's): the category and
+        every attribute of it, each a value or "not applicable" (never the main attribute); refused in one line
+        naming what is missing or not allowed."""
         if not isinstance(category, str) or category not in self.taxonomy.categories:
             raise ReviewError(f"choose a category (got {shown(category)})")
         entry = self.taxonomy.categories[category]
@@ -151,7 +152,7 @@ class Review:
             why = "it has no image"
         if digest is None:  # a label binds the image it was given for; without one it could never go stale
             raise ReviewError(f"{item.key} cannot be labelled: {why}; skip it")
-        self.store.add(reviewer, LABEL, item.key, category=category, attributes=attributes, image_sha256=digest)
+        self.store.add(reviewer, action, item.key, category=category, attributes=attributes, image_sha256=digest)
 
 
 def prefill(review: Review, item: Item, reviewer: str) -> tuple[str | None, dict]:
@@ -211,31 +212,38 @@ def _confidence(entry) -> str:
     return f"proposed {clip(entry['value'])}{level}"
 
 
+def field_updates(review: Review, item: Item | None, category: str | None, values: dict) -> list:
+    """The form's category dropdown and attribute dropdowns for ``category``, prefilled with ``values`` (gradio
+    updates; the adjudication view shares them)."""
+    import gradio as gr
+
+    if item is None:
+        return [gr.update(visible=False)] + [gr.update(visible=False)] * review.slots
+    proposals = item.proposals
+    category = category if isinstance(category, str) and category in review.taxonomy.categories else None
+    names = list(review.taxonomy.categories[category].attributes) if category is not None else []
+    out = [gr.update(choices=list(review.taxonomy.categories), value=category, visible=True,
+                     label=f"category — {_confidence(proposals.get('category'))}")]
+    for slot in range(review.slots):
+        if slot >= len(names):
+            out.append(gr.update(visible=False, value=None, choices=[]))
+            continue
+        name = names[slot]
+        choices = [*review.taxonomy.categories[category].attributes[name], review.taxonomy.not_applicable]
+        value = values.get(name) if values.get(name) in choices else None
+        main = " (main)" if name == review.taxonomy.categories[category].main_attribute else ""
+        proposed = proposals.get("attributes")
+        out.append(gr.update(choices=choices, value=value, visible=True, label=f"{slot + 1}. {name}{main} — "
+                             f"{_confidence(proposed.get(name) if isinstance(proposed, dict) else None)}"))
+    return out
+
+
 def build_app(review: Review, reviewer: str | None = None):
     """The Blocks app; its events are also the API (``/begin``, ``/accept``, ``/skip``, ``/undo``, ``/category``)."""
     import gradio as gr
 
     def fields(item: Item | None, category: str | None, values: dict):
-        """The category dropdown and the attribute dropdowns for ``category``."""
-        if item is None:
-            return [gr.update(visible=False)] + [gr.update(visible=False)] * review.slots
-        proposals = item.proposals
-        category = category if isinstance(category, str) and category in review.taxonomy.categories else None
-        names = list(review.taxonomy.categories[category].attributes) if category is not None else []
-        out = [gr.update(choices=list(review.taxonomy.categories), value=category, visible=True,
-                         label=f"category — {_confidence(proposals.get('category'))}")]
-        for slot in range(review.slots):
-            if slot >= len(names):
-                out.append(gr.update(visible=False, value=None, choices=[]))
-                continue
-            name = names[slot]
-            choices = [*review.taxonomy.categories[category].attributes[name], review.taxonomy.not_applicable]
-            value = values.get(name) if values.get(name) in choices else None
-            main = " (main)" if name == review.taxonomy.categories[category].main_attribute else ""
-            proposed = proposals.get("attributes")
-            out.append(gr.update(choices=choices, value=value, visible=True, label=f"{slot + 1}. {name}{main} — "
-                                 f"{_confidence(proposed.get(name) if isinstance(proposed, dict) else None)}"))
-        return out
+        return field_updates(review, item, category, values)
 
     def view(state: dict, message: str = ""):
         name = state.get("reviewer")
@@ -265,12 +273,13 @@ def build_app(review: Review, reviewer: str | None = None):
             return ""
         events = review.store.all_events()
         mine = current(events.get(name, []))
-        labelled = {k for evs in events.values() for k, e in current(evs).items() if e.action == LABEL}
+        release = [item for item in review.items if not isinstance(item, GoldItem)]  # gold stays unmarked
+        labelled = {k for evs in events.values() for k, e in current(evs).items() if e.action == LABEL} & {i.key for i in release}
         left = len(queue(review.plan, review.items, review.store, name))
         done = sum(e.action == LABEL for e in mine.values())
         skipped = sum(e.action == SKIP for e in mine.values())
         return (f"**{name}**: {done} labelled, {skipped} skipped, {left} to go · release: {len(labelled)} of "
-                f"{len(review.items)} items labelled · shared sample: {len(review.plan.shared)} items, "
+                f"{len(release)} items labelled · shared sample: {len(review.plan.shared)} items, "
                 f"{review.plan.overlap} reviewer(s) each")
 
     def begin(name, state):
@@ -354,9 +363,11 @@ def build_app(review: Review, reviewer: str | None = None):
     return app
 
 
-def open_review(raw, overlap: int | None = None, shared: int | None = None) -> tuple[Review, list[str]]:
-    """The release under review and the rows that cannot be reviewed (one line each); refused in one line when the
-    release has no taxonomy or no proposals (it was not made by ``lookbench annotate``)."""
+def open_review(raw, overlap: int | None = None, shared: int | None = None, gold=None, gold_rate: float | None = None,
+                gold_threshold: float | None = None) -> tuple[Review, list[str]]:
+    """The release under review (its gold items among its items, unmarked) and the rows that cannot be reviewed (one
+    line each); refused in one line when the release has no taxonomy or no proposals (it was not made by ``lookbench
+    annotate``)."""
     from lookbench.dataset_builder.review.items import read_items
     from lookbench.dataset_builder.sources import RawSource
 
@@ -367,15 +378,17 @@ def open_review(raw, overlap: int | None = None, shared: int | None = None) -> t
     items, problems = read_items(raw)
     if not items or not any(item.proposals for item in items):
         raise ReviewError(f"{raw} has no rows with proposals; review an annotated release (lookbench annotate --out RAW)")
-    plan = Plan.open(raw, items, overlap, shared)
-    return Review(raw, items, taxonomy, plan, DecisionStore(raw)), problems
+    plan = Plan.open(raw, items, overlap, shared, gold, gold_rate, gold_threshold)
+    extra = gold_items(plan.gold, taxonomy, items) if plan.gold else []
+    return Review(raw, items + extra, taxonomy, plan, DecisionStore(raw)), problems
 
 
-def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=None, **launch_kwargs):
+def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=None, gold=None, gold_rate=None,
+          gold_threshold=None, **launch_kwargs):
     """Open the release, say what cannot be reviewed, and serve the app (gradio prints ``Running on …``)."""
     if reviewer is not None:
         check_reviewer(reviewer)
-    review, problems = open_review(raw, overlap, shared)
+    review, problems = open_review(raw, overlap, shared, gold, gold_rate, gold_threshold)
     if reviewer is not None:
         review.store.check_folder(reviewer)
     for line in problems:
