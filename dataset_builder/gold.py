@@ -28,7 +28,7 @@ from lookbench.dataset_builder.taxonomy import Taxonomy
 GOLD = "gold"  # the plan's key for the gold settings
 CATEGORY = "category"
 DEFAULT_RATE = 0.10
-DEFAULT_THRESHOLD = 0.80  # item-level gold accuracy a reviewer's interval must reach (upper bound)
+DEFAULT_THRESHOLD = 0.70  # item-level gold accuracy a reviewer's interval must reach: 0 of 1 is no flag (upper 79 %), 0 of 2 is
 MAX_GOLD_BYTES = 64 << 20
 
 

@@ -16,7 +16,7 @@ def register(sub) -> None:
                         "docs/building-a-release.md) mixed unmarked into every reviewer's queue (fixed by the first review)")
     review.add_argument("--gold-rate", type=float, metavar="R", help="share of each queue that is gold (default 0.1)")
     review.add_argument("--gold-threshold", type=float, metavar="T", help="item-level gold accuracy under which a "
-                        "reviewer is flagged and held out: the 95%% interval's upper bound below T (default 0.8)")
+                        "reviewer is flagged and held out: the 95%% interval's upper bound below T (default 0.7)")
     review.add_argument("--adjudicate", action="store_true", help="settle disputed items as an adjudicator (with "
                         "--reviewer NAME); your decision is the item's label, the reviewers' kept beside it")
     review.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
