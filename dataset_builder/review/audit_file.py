@@ -26,6 +26,25 @@ def audit_card(path: Path, rows: int) -> str | None:
                          "or audit the release again (lookbench audit RAW --json)") from None
 
 
+def write_public_audit(path: Path, target: Path) -> None:
+    """The audit at ``path`` without a label at ``target``, for a sealed release's public part: its figures kept
+    (counts, accuracies, κ, gold accuracies, disputes settled and by whom), each disputed item's key and values left
+    out (only the names of the fields disputed stay), and the adjudications' values too. The card renders it checked
+    (``audit_card``) as it renders any; the whole audit stays with the labels and comes back at unseal."""
+    try:
+        report = json.loads(read_regular(path, MAX_AUDIT_BYTES).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
+        raise ValueError(f"{path.name}: not an audit ({one_line(err, 200)}); remove it or audit the release again") from None
+    if not isinstance(report, dict):
+        raise ValueError(f"{path.name}: not an audit (not a JSON object)")
+    disputes = report.get("disagreements") if isinstance(report.get("disagreements"), list) else []
+    public = {key: value for key, value in report.items() if key not in ("disagreements", "adjudications")}
+    public["disagreements"] = [{"fields": sorted(d["fields"]) if isinstance(d, dict) and isinstance(d.get("fields"), dict) else []}
+                               for d in disputes]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(public, indent=2) + "\n", encoding="utf-8")
+
+
 def checked(report, rows: int) -> dict:
     """An audit read back from a file, each figure re-derived from its counts (a percent or interval is never taken
     as written) and refused (``ValueError`` naming the claim) where its counts do not hold together: items as
