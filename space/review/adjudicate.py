@@ -19,7 +19,7 @@ from lookbench.dataset_builder.gold import CATEGORY
 from lookbench.dataset_builder.review.items import GoldItem
 from lookbench.dataset_builder.review.plan import held_reviewers
 from lookbench.dataset_builder.reviewed_labels import Verdict, verdicts
-from lookbench.space.review.app import CSS, Review, field_updates, open_review
+from lookbench.space.review.app import CSS, Review, field_updates, item_form, open_review
 from lookbench.terminal import markdown_safe
 
 HELP = ("Each item reviewers disagree on, with every reviewer's values (fields they differ on marked **≠**). The form "
@@ -150,15 +150,7 @@ def build_adjudication_app(review: Review, who):
         gr.Markdown(HELP)
         status = gr.Markdown()
         header = gr.Markdown()
-        with gr.Row():
-            image = gr.Image(label="item", type="pil", height=420, elem_id="review-image", interactive=False)
-            street = gr.Image(label="street photo", type="pil", height=420, elem_id="review-street", interactive=False,
-                              visible=False)
-        with gr.Column(elem_id="review-fields"):
-            category = gr.Dropdown(label="category", choices=list(review.taxonomy.categories), visible=False,
-                                   allow_custom_value=True)
-            slots = [gr.Dropdown(label=f"attribute {i + 1}", visible=False, allow_custom_value=True)
-                     for i in range(review.slots)]
+        image, street, category, slots = item_form(review, height=420)
         with gr.Row():
             accept_button = gr.Button("Accept: settle the item as shown", variant="primary", elem_id="review-accept")
             undo_button = gr.Button("Undo my last decision", elem_id="review-undo")

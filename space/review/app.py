@@ -238,6 +238,25 @@ def field_updates(review: Review, item: Item | None, category: str | None, value
     return out
 
 
+def item_form(review: Review, height: int = 520) -> tuple:
+    """The item's pictures and the form's fields (category, attribute slots), made in the Blocks being built (the
+    adjudication view shares them)."""
+    import gradio as gr
+
+    with gr.Row():
+        image = gr.Image(label="item", type="pil", height=height, elem_id="review-image", interactive=False)
+        street = gr.Image(label="street photo", type="pil", height=height, elem_id="review-street", interactive=False,
+                          visible=False)
+    with gr.Column(elem_id="review-fields"):
+        # Values are checked against the taxonomy when a decision is made (``Review.decide``), not against the
+        # choices a field last showed: a category changed a moment before "accept" must not be refused.
+        category = gr.Dropdown(label="category", choices=list(review.taxonomy.categories), visible=False,
+                               allow_custom_value=True)
+        slots = [gr.Dropdown(label=f"attribute {i + 1}", visible=False, allow_custom_value=True)
+                 for i in range(review.slots)]
+    return image, street, category, slots
+
+
 def build_app(review: Review, reviewer: str | None = None):
     """The Blocks app; its events are also the API (``/begin``, ``/accept``, ``/skip``, ``/undo``, ``/category``)."""
     import gradio as gr
@@ -335,17 +354,7 @@ def build_app(review: Review, reviewer: str | None = None):
         gr.Markdown(HELP)
         status = gr.Markdown()
         header = gr.Markdown()
-        with gr.Row():
-            image = gr.Image(label="item", type="pil", height=520, elem_id="review-image", interactive=False)
-            street = gr.Image(label="street photo", type="pil", height=520, elem_id="review-street", interactive=False,
-                              visible=False)
-        with gr.Column(elem_id="review-fields"):
-            # Values are checked against the taxonomy when a decision is made (``Review.decide``), not against the
-            # choices a field last showed: a category changed a moment before "accept" must not be refused.
-            category = gr.Dropdown(label="category", choices=list(review.taxonomy.categories), visible=False,
-                                   allow_custom_value=True)
-            slots = [gr.Dropdown(label=f"attribute {i + 1}", visible=False, allow_custom_value=True)
-                     for i in range(review.slots)]
+        image, street, category, slots = item_form(review)
         with gr.Row():
             accept_button = gr.Button("Accept all as shown (a)", variant="primary", elem_id="review-accept")
             skip_button = gr.Button("Skip (s)", elem_id="review-skip")

@@ -17,10 +17,6 @@ from tests.helpers.annotated_release import TAXONOMY, write_annotated
 VALUES = {v for c in TAXONOMY.categories.values() for values in c.attributes.values() for v in values}
 
 
-def audit_section(card: str) -> str:
-    return card.split("## Annotation audit", 1)[1].split("\n## ", 1)[0]
-
-
 def test_the_sealed_public_card_shows_the_audit_and_no_label(tmp_path):
     first, second, gold_dir = tmp_path / "raw-june", tmp_path / "raw-july", tmp_path / "gold"
     truth, later, gold = write_annotated(first, n=6), write_annotated(second, n=12, prefix="july", month=7), write_gold(gold_dir)
