@@ -17,7 +17,7 @@ from lookbench.errors import clip, one_line
 from lookbench.dataset_builder.decisions import ADJUDICATE, UNDO, ReviewError, check_reviewer
 from lookbench.dataset_builder.gold import CATEGORY
 from lookbench.dataset_builder.review.items import GoldItem
-from lookbench.dataset_builder.review.plan import held_reviewers
+from lookbench.dataset_builder.review.plan import Plan, held_reviewers
 from lookbench.dataset_builder.reviewed_labels import Verdict, verdicts
 from lookbench.space.review.app import CSS, Review, field_updates, item_form, open_review
 from lookbench.terminal import markdown_safe
@@ -165,6 +165,8 @@ def build_adjudication_app(review: Review, who):
 
 def serve_adjudication(raw, who, host="127.0.0.1", port=None, **launch_kwargs):
     """Open the release and serve the adjudication app (``who``: request -> the adjudicator's name)."""
+    if Plan.read(Path(raw)) is None:
+        raise ReviewError(f"{raw} has not been reviewed yet (no {Path(raw) / 'reviews' / 'plan.json'}): nothing to adjudicate")
     review, _ = open_review(Path(raw))
     disputes = open_disputes(review)
     terminal.say(f"{len(disputes)} open dispute(s) in {review.raw}; decisions in {review.store.folder}")

@@ -76,8 +76,11 @@ def test_a_reviewer_of_the_dispute_is_not_given_it_to_settle(tmp_path, serve):
     assert shown_key(view) is None and "0 dispute(s) to settle · 2 you labelled yourself, left to another adjudicator" in view[1]
 
 
-def test_adjudicate_needs_a_name(tmp_path, capsys):
+def test_adjudicate_needs_a_name_and_a_reviewed_release(tmp_path, capsys):
     raw = tmp_path / "raw"
+    write_annotated(raw, n=3)
+    assert cli.main(["review", str(raw), "--adjudicate", "--reviewer", "cyd"]) != 0
+    assert "has not been reviewed yet" in capsys.readouterr().err and not (raw / "reviews").exists()
     two_disputes(raw)
     assert cli.main(["review", str(raw), "--adjudicate"]) != 0
     assert "--adjudicate needs --reviewer NAME" in capsys.readouterr().err
