@@ -16,7 +16,7 @@ from lookbench.space.review.adjudicate import adjudicate, majority, open_dispute
 from lookbench.space.review.app import open_review
 
 from tests.dataset_builder.test_reviewed_release import expected, rows_of
-from tests.helpers.annotated_release import TAXONOMY, write_annotated
+from tests.helpers.annotated_release import TAXONOMY, review_from_truth, write_annotated
 from tests.helpers.messages import unwrapped
 
 
@@ -92,7 +92,7 @@ def test_the_audit_counts_disputes_settled_by_whom_and_open(disputed):
     assert f"1 dispute(s) settled by an adjudicator:\n  {key} by cyd" in text
 
 
-def test_a_release_whose_disputes_are_settled_builds_without_skip_invalid(disputed, tmp_path, capsys):
+def test_a_release_whose_disputes_are_settled_is_appended_without_skip_invalid(disputed, tmp_path, capsys):
     raw, review, truth, key = disputed
     out = tmp_path / "out"
     assert cli.main(["build", "--source", "raw", "--input", str(raw), "--out", str(out), "--quiet"]) == 2
@@ -101,8 +101,11 @@ def test_a_release_whose_disputes_are_settled_builds_without_skip_invalid(disput
     settled = json.loads(json.dumps(truth[key]))
     settled["attributes"]["colour"] = "black" if truth[key]["attributes"]["colour"] != "black" else "blue"
     adjudicate(review, "cyd", key, settled["category"], values(settled))
-    assert cli.main(["build", "--source", "raw", "--input", str(raw), "--out", str(out), "--quiet"]) == 0
-    assert rows_of(out) == expected({**truth, key: settled})  # the adjudicator's labels in the row
+    earlier = write_annotated(tmp_path / "raw-may", n=3, prefix="may", month=5)
+    assert review_from_truth(open_review(tmp_path / "raw-may", overlap=1, shared=0)[0], earlier, "ann") == 3
+    assert cli.main(["build", "--source", "raw", "--input", str(tmp_path / "raw-may"), "--out", str(out), "--quiet"]) == 0
+    assert cli.main(["build", "--source", "raw", "--input", str(raw), "--append", "--out", str(out), "--quiet"]) == 0
+    assert rows_of(out) == expected(earlier) | expected({**truth, key: settled})  # the adjudicator's labels in the row
     card = (out / "README.md").read_text()
     assert "9 items: 9 reviewed and agreed (1 dispute(s) settled by an adjudicator: cyd 1), 0 disputed" in card
 
