@@ -89,8 +89,11 @@ def _dispute(review: Review, key: str, name: str) -> str:
 
 
 def confidence(entry) -> str:
+    """A field's proposal for its label: the value, its confidence and, from a layered run (``annotate.layered``),
+    the proposer it came from."""
     if not isinstance(entry, dict) or entry.get("value") is None:
         return "not proposed"
-    confidence = entry.get("confidence")
-    level = f" ({confidence:.2f})" if isinstance(confidence, (int, float)) else ""
-    return f"proposed {clip(entry['value'])}{level}"
+    confidence, source = entry.get("confidence"), entry.get("source")
+    level = [f"{confidence:.2f}"] if isinstance(confidence, (int, float)) else []
+    level += [f"by {clip(source, 40)}"] if isinstance(source, str) and source else []
+    return f"proposed {clip(entry['value'])}" + (f" ({', '.join(level)})" if level else "")
