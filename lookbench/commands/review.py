@@ -34,12 +34,14 @@ def register(sub) -> None:
 
 
 def run_review(args) -> int:
+    from lookbench.dataset_builder.decisions import ReviewError, check_reviewer
+
     if args.invite or args.revoke:
         return manage(args)
     if args.adjudicator and not args.reviewer:
-        from lookbench.dataset_builder.decisions import ReviewError
-
         raise ReviewError("--adjudicator goes with --invite NAME or --reviewer NAME")
+    if args.reviewer is not None:
+        check_reviewer(args.reviewer)  # before the release is read: a bad name is the first thing said
     if args.adjudicate:
         from lookbench.space.review.adjudicate import serve_adjudication
 
@@ -55,9 +57,8 @@ def run_review(args) -> int:
 def manage(args) -> int:
     """Invitations only: the links are printed here, once (only their hashes are kept)."""
     from lookbench import terminal
-    from lookbench.space.review.identity import invite, invites_path, link, revoke
-
     from lookbench.dataset_builder.decisions import ReviewError
+    from lookbench.space.review.identity import invite, invites_path, link, revoke
 
     if not (args.raw / "taxonomy.json").is_file():
         raise ReviewError(f"{args.raw} has no taxonomy.json; invite reviewers to an annotated release")

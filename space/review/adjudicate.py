@@ -24,8 +24,8 @@ from lookbench.dataset_builder.reviewed_labels import Verdict, verdicts
 from lookbench.terminal import markdown_safe
 
 from lookbench.space.review.form import field_updates, item_form
-from lookbench.space.review.identity import Identity, IdentityError, link
-from lookbench.space.review.page import CSS, KEYS
+from lookbench.space.review.identity import Identity, IdentityError
+from lookbench.space.review.page import launch
 from lookbench.space.review.session import Review, open_review
 
 HELP = ("Each item reviewers disagree on, with every reviewer's values (fields they differ on marked **≠**). The form "
@@ -184,16 +184,9 @@ def serve_adjudication(raw, reviewer=None, host="127.0.0.1", port=None, **launch
         raise ReviewError(f"{raw} has not been reviewed yet (no {Path(raw) / 'reviews' / 'plan.json'}): nothing to adjudicate")
     review, _ = open_review(Path(raw))
     identity = Identity.from_environment(raw)
-    token = identity.for_this_run(reviewer, adjudicator=True) if reviewer is not None else None
     if reviewer is not None:
         review.store.check_folder(reviewer)
     disputes = open_disputes(review)
     terminal.say(f"{len(disputes)} open dispute(s) in {review.raw}; decisions in {review.store.folder}")
-    app = build_adjudication_app(review, identity)
-    app.launch(server_name=host, server_port=port, js=KEYS, css=CSS, show_error=True, quiet=True,
-               prevent_thread_lock=True, **launch_kwargs)
-    url = app.local_url.rstrip("/")
-    terminal.say(f"Running on {url}")
-    if token is not None:
-        terminal.say(f"Adjudicate as {reviewer}: {link(*url.removeprefix('http://').rsplit(':', 1), token)}")
-    app.block_thread()
+    launch(build_adjudication_app(review, identity), identity, host, port, reviewer, adjudicator=True,
+           action="Adjudicate", **launch_kwargs)

@@ -20,9 +20,9 @@ from lookbench.dataset_builder.review.plan import queue
 from lookbench.terminal import markdown_safe
 
 from lookbench.space.review import bulk
-from lookbench.space.review.identity import Identity, link, read_invites
+from lookbench.space.review.identity import Identity, read_invites
 from lookbench.space.review.form import field_updates, item_form
-from lookbench.space.review.page import CSS, HELP, KEYS, header_of
+from lookbench.space.review.page import HELP, header_of, launch
 from lookbench.space.review.session import Review, kept, open_review, prefill
 
 
@@ -156,7 +156,6 @@ def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=
     ``reviewer``, a link for them valid while this server runs (the maintainer reviewing on their own machine)."""
     review, problems = open_review(raw, overlap, shared, gold, gold_rate, gold_threshold)
     identity = Identity.from_environment(raw)
-    token = identity.for_this_run(reviewer, adjudicator) if reviewer is not None else None
     if reviewer is not None:
         review.store.check_folder(reviewer)
     for line in problems:
@@ -168,11 +167,4 @@ def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=
     invited = sorted(read_invites(raw))
     terminal.say(f"invited: {', '.join(invited) or 'nobody'} (lookbench review RAW --invite NAME)"
                  + (f"; Hub users mapped: {len(identity.hub)}" if identity.hub else ""))
-    app = build_app(review, identity)
-    app.launch(server_name=host, server_port=port, js=KEYS, css=CSS, show_error=True, quiet=True,
-               prevent_thread_lock=True, **launch_kwargs)
-    url = app.local_url.rstrip("/")
-    terminal.say(f"Running on {url}")
-    if token is not None:
-        terminal.say(f"Review as {reviewer}: {link(*url.removeprefix('http://').rsplit(':', 1), token)}")
-    app.block_thread()
+    launch(build_app(review, identity), identity, host, port, reviewer, adjudicator, **launch_kwargs)
