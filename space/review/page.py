@@ -48,7 +48,7 @@ CSS = """
 """
 HELP = ("Keys: **a** accept all as shown · **s** skip (it comes back last) · **u** undo your last decision · **0** the "
         "category, **1–9** an attribute: type the start of a value (it replaces the field's value), **Enter** picks "
-        "it. Each field opens with the proposal; its label shows the confidence.")
+        "it. Each field opens with the proposal; its label shows the confidence (and which proposer gave it).")
 
 
 def launch(app, identity: Identity, host: str, port, reviewer: str | None = None, adjudicator: bool = False,
