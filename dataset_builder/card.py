@@ -22,7 +22,7 @@ from lookbench.schema import DEFAULT_CONFIG, SUBSETS, SYNTHETIC, release_date
 from lookbench.terminal import markdown_safe, terminal_safe
 
 from lookbench.dataset_builder.builder import TRAIN_DESCRIPTION
-from lookbench.dataset_builder.review.audit import audit_card
+from lookbench.dataset_builder.review.audit_file import audit_card
 from lookbench.dataset_builder.catalog import SOURCES
 from lookbench.dataset_builder.sources import TRAIN
 from lookbench.dataset_builder.text_queries import TEXT_COLUMNS, TEXT_CONFIG, text_features

@@ -21,9 +21,13 @@ REVIEWS = "reviews"  # <RAW>/reviews/: beside the subset folders, never read as 
 PLAN = "plan.json"  # <RAW>/reviews/plan.json: who reviews which item (review.plan); no reviewer's folder
 FORMAT = 1
 LABEL, SKIP, UNDO = "label", "skip", "undo"
+# An adjudicator's labels of a disputed item: the item's verdict (reviewed_labels), the reviewers' labels kept beside it.
+ADJUDICATE = "adjudicate"
+LABELS = (LABEL, ADJUDICATE)  # the actions that carry a category and attribute values
 REVIEWER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 EVENT_FILE = re.compile(r"\d{8}\.json")
 MAX_EVENT_BYTES = 1 << 20
+MAX_PLAN_BYTES = 64 << 20
 
 
 class ReviewError(ValueError):
@@ -41,10 +45,26 @@ def check_reviewer(name) -> str:
     return name
 
 
+def plan_data(raw) -> dict | None:
+    """The JSON object of ``<RAW>/reviews/plan.json`` (None before the first review); its parts are read by
+    ``review.plan`` (the sample) and ``gold`` (the gold items' settings)."""
+    path = Path(raw) / REVIEWS / PLAN
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(read_regular(path, MAX_PLAN_BYTES).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ReviewError(f"{path}: not a review plan ({err})") from None
+    if not isinstance(data, dict):
+        raise ReviewError(f"{path}: not a review plan (not a JSON object)")
+    return data
+
+
 @dataclass(frozen=True)
 class Event:
     """One decision file: ``action`` ``label`` (``category`` and ``attributes``, each attribute a value or "not
-    applicable"), ``skip`` (come back later), or ``undo`` (``undoes``: the seq of the event taken back)."""
+    applicable"), ``adjudicate`` (the same fields: an adjudicator's labels settling a dispute), ``skip`` (come back
+    later), or ``undo`` (``undoes``: the seq of the event taken back; only the author's own events)."""
 
     seq: int
     reviewer: str
@@ -108,7 +128,7 @@ class DecisionStore:
 
     def add(self, reviewer: str, action: str, item: str | None = None, *, now: dt.datetime | None = None, **fields) -> Event:
         """Write one event as the reviewer's next file, whole or not at all; an undo takes back the reviewer's latest
-        label or skip still in force (``ReviewError`` when there is none)."""
+        label, adjudication or skip still in force (``ReviewError`` when there is none)."""
         check_reviewer(reviewer)
         folder = self.folder / reviewer
         self.check_folder(reviewer)
@@ -132,7 +152,7 @@ class DecisionStore:
 
 
 def in_force(events: list[Event]) -> list[Event]:
-    """The labels and skips an undo has not taken back, oldest first."""
+    """The labels, adjudications and skips an undo has not taken back, oldest first."""
     done: list[Event] = []
     for event in events:
         if event.action == UNDO:
@@ -143,8 +163,14 @@ def in_force(events: list[Event]) -> list[Event]:
 
 
 def current(events: list[Event]) -> dict[str, Event]:
-    """Each item's latest label or skip in force: what the reviewer decided last about it."""
-    return {event.item: event for event in in_force(events)}
+    """Each item's latest label or adjudication in force, else its latest skip: what the reviewer decided about it.
+    A skip never takes back a label (it only puts the item later in the reviewer's queue): a reviewer who skips an
+    item shown to them as disputed keeps their label, so no third reviewer is pulled in to make a new dispute."""
+    found: dict[str, Event] = {}
+    for event in in_force(events):
+        if event.action != SKIP or found.get(event.item, event).action == SKIP:
+            found[event.item] = event
+    return found
 
 
 def _parse(path: Path, reviewer: str) -> Event:
@@ -165,9 +191,9 @@ def _problem(data, path: Path, reviewer: str) -> str | None:
         return f"format {data.get('format')!r}, this version reads {FORMAT}"
     if data.get("reviewer") != reviewer or data.get("seq") != int(path.stem):
         return "its reviewer or seq disagrees with its place"
-    if data.get("action") not in (LABEL, SKIP, UNDO) or not isinstance(data.get("item"), str):
-        return "no action label/skip/undo for an item"
-    if data["action"] == LABEL and not (isinstance(data.get("category"), str) and isinstance(data.get("attributes"), dict)
+    if data.get("action") not in (LABEL, ADJUDICATE, SKIP, UNDO) or not isinstance(data.get("item"), str):
+        return "no action label/adjudicate/skip/undo for an item"
+    if data["action"] in LABELS and not (isinstance(data.get("category"), str) and isinstance(data.get("attributes"), dict)
                                         and all(isinstance(v, str) for v in data["attributes"].values())):
         return "a label without a category and attribute values"
     if data["action"] == UNDO and not isinstance(data.get("undoes"), int):

@@ -30,9 +30,10 @@ from lookbench.files import folder_lock, folder_revision, replace_folder
 from lookbench.schema import SUBSETS, release_date
 
 from lookbench.dataset_builder.append import BuiltFolder
-from lookbench.dataset_builder.card import is_report, write_card
+from lookbench.dataset_builder.card import AUDIT_NAME, is_report, write_card
 from lookbench.dataset_builder.export import staging_folder
 from lookbench.dataset_builder.labels import Labels, record_rows
+from lookbench.dataset_builder.review.audit_file import write_public_audit
 from lookbench.dataset_builder.sealed import (LABEL_FIELDS, LABELS_KEY, LABELS_REPO, SEALED_KEY, SPLIT_KEY,
                                               UNSEALED_KEY, Sealed, check_until, files, is_map, link, positions,
                                               sealed_mask, sealed_state, shards, split_of, write_map)
@@ -207,6 +208,8 @@ def seal_into(source: Path, public: Path, labels: Path, releases, until: str | N
         if path.is_dir() or relative.parts[0] in SUBSETS or relative.as_posix() == "README.md":
             continue
         link(path, (labels if relative.parts[0] == TEXT_CONFIG or is_report(relative.name) else public) / relative)
+        if relative.name.startswith(AUDIT_NAME.removesuffix(".json")):  # its figures stay public, its labels do not
+            write_public_audit(path, public / relative)
     _sealed_card(public, built, sealed)
     _write_labels(labels, records, maps, sealed, folder_revision(public))
     return sealed
@@ -246,6 +249,7 @@ def unseal(folder, labels) -> Sealed:
                 relative = path.relative_to(labels)
                 withheld = relative.parts[0] == TEXT_CONFIG or is_report(relative.name) or is_map(relative.name)
                 if withheld and not path.is_dir():
+                    (target / relative).unlink(missing_ok=True)  # a public audit's label-free copy: the whole one back
                     link(path, target / relative)
             (target / "README.md").unlink()
             write_card(target, pretty_name=built.pretty_name, history=built.history, infos=built.infos)

@@ -20,11 +20,12 @@ from typing import Iterator
 
 import pyarrow.parquet as pq
 
-from lookbench.files import contained_file, read_regular
+from lookbench.files import blank_line, contained_file, json_lines, read_regular
 from lookbench.filtering import to_utc
 from lookbench.schema import RELEASE_PATTERN, SUBSETS, release_date, resolve_subset
 
 from lookbench.dataset_builder.decisions import REVIEWS, DecisionStore
+from lookbench.dataset_builder.gold import held_out
 from lookbench.dataset_builder.reviewed_labels import reviewed_fields, verdicts
 from lookbench.dataset_builder.taxonomy import FILE_NAME as TAXONOMY_FILE, Taxonomy, load as load_taxonomy
 
@@ -77,11 +78,6 @@ def parse_attributes(value) -> list[dict]:
 def read_contained(base: Path, relative: str) -> bytes:
     """The bytes of a contained regular file of at most ``MAX_FILE_BYTES`` (read with that limit)."""
     return read_regular(contained_file(base, relative), MAX_FILE_BYTES, relative)
-
-
-def _blank(raw: bytes) -> bool:
-    """A line with nothing but whitespace (NUL included: the second byte of a UTF-16 newline)."""
-    return not raw.strip(b" \t\r\n\x00")
 
 
 class RawSource:
@@ -143,29 +139,11 @@ class RawSource:
         """(1-based line number, the JSON value or an error message) of every non-blank line."""
         path = self._jsonl(config, split)
         with path.open("rb") as lines:
-            for line_no, raw in enumerate(lines, start=1):
-                if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]  # a UTF-8 byte-order mark is still UTF-8
-                if _blank(raw):
-                    continue
-                if b"\x00" in raw or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-                    yield line_no, "not UTF-8 text (it looks like UTF-16; save the file as UTF-8)"
-                    continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    yield line_no, f"not UTF-8 text (byte 0x{raw[err.start]:02x} at column {err.start + 1})"
-                    continue
-                try:
-                    record = json.loads(text)
-                except json.JSONDecodeError as err:
-                    yield line_no, f"not valid JSON ({err.msg} at column {err.colno})"
-                    continue
-                yield line_no, record if isinstance(record, dict) else f"not a JSON object but a JSON {type(record).__name__}"
+            yield from json_lines(lines)
 
     def num_rows(self, config: str, split: str) -> int:
         with self._jsonl(config, split).open("rb") as lines:
-            return sum(1 for line in lines if not _blank(line))
+            return sum(1 for line in lines if not blank_line(line))
 
     @functools.cached_property
     def default_release(self) -> str | None:
@@ -199,8 +177,10 @@ class RawSource:
 
     @functools.cached_property
     def verdicts(self) -> dict:
-        """Item key -> its reviewers' labels, for an annotated release (``dataset_builder.reviewed_labels``)."""
-        return verdicts(DecisionStore(self.root))
+        """Item key -> its reviewers' labels, for an annotated release (``dataset_builder.reviewed_labels``), without
+        the labels of reviewers its gold items flag (``dataset_builder.gold``)."""
+        store = DecisionStore(self.root)
+        return verdicts(store, held_out(self.root, store.all_events(), self.review_taxonomy))
 
     @functools.cached_property
     def review_taxonomy(self) -> Taxonomy | None:

@@ -23,6 +23,7 @@ import shutil
 import stat
 import struct
 from pathlib import Path
+from typing import Iterator
 
 from lookbench.paths import weight_hashes_file
 
@@ -76,6 +77,35 @@ def read_regular(path: Path, limit: int, shown=None) -> bytes:
     if len(data) > limit:
         raise ValueError(f"{shown} is larger than the {limit}-byte limit of one file")
     return data
+
+
+def blank_line(raw: bytes) -> bool:
+    """A line with nothing but whitespace (NUL included: the second byte of a UTF-16 newline)."""
+    return not raw.strip(b" \t\r\n\x00")
+
+
+def json_lines(lines) -> Iterator[tuple[int, object]]:
+    """(1-based line number, the JSON object or an error message) of every non-blank line of a JSONL file's
+    ``lines`` (bytes each)."""
+    for line_no, raw in enumerate(lines, start=1):
+        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]  # a UTF-8 byte-order mark is still UTF-8
+        if blank_line(raw):
+            continue
+        if b"\x00" in raw or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            yield line_no, "not UTF-8 text (it looks like UTF-16; save the file as UTF-8)"
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            yield line_no, f"not UTF-8 text (byte 0x{raw[err.start]:02x} at column {err.start + 1})"
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as err:
+            yield line_no, f"not valid JSON ({err.msg} at column {err.colno})"
+            continue
+        yield line_no, record if isinstance(record, dict) else f"not a JSON object but a JSON {type(record).__name__}"
 
 
 def read_at_most(file, limit: int, chunk: int = 1 << 20) -> bytearray:

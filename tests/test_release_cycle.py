@@ -85,7 +85,7 @@ def test_crawl_annotate_review_audit_build_append(source, tmp_path, serve, capsy
     proposed_main = sum((proposals[k]["attributes"].get(name) or {}).get("value") == t["attributes"][name] for k, t in truth.items())
     assert report["attributes"][name]["accuracy"]["hits"] == proposed_main
     assert report["counts"] == {"items": len(truth), "reviewed": len(truth), "disputed": 0, "not_reviewed": 0,
-                                "reviewers": ["alice", "bob"], "not_reviewable": 0}
+                                "reviewers": ["alice", "bob"], "not_reviewable": 0, "settled": 0, "settled_by": {}}  # issue 54
     assert report["disagreements"] == [] and report["agreement"]["category"]["pairs"]["alice / bob"]["n"] == 6
     assert f"{len(truth)} items: {len(truth)} reviewed and agreed, 0 disputed, 0 not reviewed" in printed
     # build: an earlier release first, then the reviewed crawl appended to it

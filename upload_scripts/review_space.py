@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from lookbench.dataset_builder.decisions import PLAN, REVIEWS
+from lookbench.dataset_builder.gold import GoldSettings
 from lookbench.upload_scripts.carried import carried
 from lookbench.upload_scripts.manifest import REVIEW, SPACE, StagedRepo
 
@@ -55,6 +56,9 @@ def stage_review(tmp: Path, raw, namespace: str, requirements: str, space_card, 
     raw = Path(raw)
     if not (raw / "taxonomy.json").is_file():
         raise ValueError(f"--review {raw}: no taxonomy.json; stage an annotated release (lookbench annotate --out RAW)")
+    if (gold := GoldSettings.from_plan(raw)) is not None:  # its plan names a file of this machine, read at every start
+        raise ValueError(f"--review {raw}: its review mixes in gold items ({gold.file}), which a Space cannot read; "
+                         "review this release locally (lookbench review RAW --invite NAME)")
     target = tmp / namespace / REVIEW
     package = f"{namespace}/{SPACE}/lookbench/"  # the package the demo carries (checked by ``carried``), whether or not
     for item in carried(namespace):             # the demo is staged too

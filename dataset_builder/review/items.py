@@ -6,7 +6,10 @@ from pathlib import Path
 
 from lookbench.schema import SUBSETS
 
+from lookbench.dataset_builder.decisions import ReviewError
+from lookbench.dataset_builder.gold import GoldSettings, Truth, read_gold
 from lookbench.dataset_builder.sources import RawSource
+from lookbench.dataset_builder.taxonomy import Taxonomy
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,33 @@ class Item:
     @property
     def folder(self) -> str:
         return self.file.rsplit("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class GoldItem(Item):
+    """A gold item, shown as any item of its subset and split (``file`` is theirs); its pictures are read from the gold
+    file's folder (``base``), and its known labels are ``truth``."""
+
+    base: str = ""
+    truth: Truth | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def folder(self) -> str:
+        return self.base
+
+
+def gold_items(settings: GoldSettings, taxonomy: Taxonomy, items: list[Item]) -> list[GoldItem]:
+    """The plan's gold items, refused in one line when one's key is a release item's too."""
+    keys = {item.key for item in items}
+    config, split = settings.prefix.split("/")
+    file = next((item.file for item in items if (item.config, item.split) == (config, split)), f"{settings.prefix}.jsonl")
+    found = []
+    for key, line, row, truth in read_gold(settings, taxonomy):
+        if key in keys:
+            raise ReviewError(f"gold file {settings.file} line {line}: item {key!r} is an item of the release too; "
+                              "give the gold item another item_id")
+        found.append(GoldItem(key, config, split, file, line, row, str(Path(settings.file).parent), truth))
+    return found
 
 
 def read_items(raw: Path) -> tuple[list[Item], list[str]]:

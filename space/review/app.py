@@ -8,18 +8,21 @@ Hub login on a Space) and acts only as that reviewer; no request names one. Each
 (``plan.queue``), so reviewers working at once see each other's progress and one who comes back resumes. An item is
 claimed while its page is open (a heartbeat) and released when the page closes or falls silent.
 """
+import functools
+
 import gradio as gr
 
 from lookbench import terminal
 from lookbench.errors import one_line
 from lookbench.dataset_builder.decisions import LABEL, SKIP, UNDO, ReviewError, current
-from lookbench.dataset_builder.review.items import Item
+from lookbench.dataset_builder.review.items import GoldItem
 from lookbench.dataset_builder.review.plan import queue
 from lookbench.terminal import markdown_safe
 
 from lookbench.space.review import bulk
-from lookbench.space.review.identity import Identity, link, read_invites
-from lookbench.space.review.page import CSS, HELP, KEYS, confidence, header_of
+from lookbench.space.review.identity import Identity, read_invites
+from lookbench.space.review.form import field_updates, item_form
+from lookbench.space.review.page import HELP, header_of, launch
 from lookbench.space.review.session import Review, kept, open_review, prefill
 
 
@@ -32,27 +35,7 @@ def build_app(review: Review, identity: Identity):
         except ReviewError as err:
             raise gr.Error(str(err), print_exception=False) from None
 
-    def fields(item: Item | None, category: str | None, values: dict):
-        """The category dropdown and the attribute dropdowns for ``category``."""
-        if item is None:
-            return [gr.update(visible=False)] + [gr.update(visible=False)] * review.slots
-        proposals = item.proposals
-        category = category if isinstance(category, str) and category in review.taxonomy.categories else None
-        names = list(review.taxonomy.categories[category].attributes) if category is not None else []
-        out = [gr.update(choices=list(review.taxonomy.categories), value=category, visible=True,
-                         label=f"category — {confidence(proposals.get('category'))}")]
-        for slot in range(review.slots):
-            if slot >= len(names):
-                out.append(gr.update(visible=False, value=None, choices=[]))
-                continue
-            name = names[slot]
-            choices = [*review.taxonomy.categories[category].attributes[name], review.taxonomy.not_applicable]
-            value = values.get(name) if values.get(name) in choices else None
-            main = " (main)" if name == review.taxonomy.categories[category].main_attribute else ""
-            proposed = proposals.get("attributes")
-            out.append(gr.update(choices=choices, value=value, visible=True, label=f"{slot + 1}. {name}{main} — "
-                                 f"{confidence(proposed.get(name) if isinstance(proposed, dict) else None)}"))
-        return out
+    fields = functools.partial(field_updates, review)
 
     def view(state: dict, name: str, message: str = ""):
         item = review.item(state["key"]) if state.get("key") else None
@@ -78,12 +61,13 @@ def build_app(review: Review, identity: Identity):
     def progress(name: str) -> str:
         events = review.store.all_events()
         mine = current(events.get(name, []))
-        labelled = {k for evs in events.values() for k, e in current(evs).items() if e.action == LABEL}
+        release = {item.key for item in review.items if not isinstance(item, GoldItem)}  # gold stays unmarked
+        labelled = {k for evs in events.values() for k, e in current(evs).items() if e.action == LABEL} & release
         left = len(queue(review.plan, review.items, review.store, name))
         done = sum(e.action == LABEL for e in mine.values())
         skipped = sum(e.action == SKIP for e in mine.values())
         return (f"**{name}**: {done} labelled, {skipped} skipped, {left} to go · release: {len(labelled)} of "
-                f"{len(review.items)} items labelled · shared sample: {len(review.plan.shared)} items, "
+                f"{len(release)} items labelled · shared sample: {len(review.plan.shared)} items, "
                 f"{review.plan.overlap} reviewer(s) each")
 
     def begin(state, request: gr.Request):
@@ -149,32 +133,13 @@ def build_app(review: Review, identity: Identity):
         if identity.hub:
             gr.LoginButton()
         with gr.Tab("Review"):
-            with gr.Row(equal_height=False):
-                with gr.Column(scale=5):
-                    with gr.Row():
-                        image = gr.Image(label="item", type="pil", height="calc(100vh - 170px)", elem_id="review-image",
-                                         interactive=False, show_label=False)
-                        street = gr.Image(label="street photo", type="pil", height="calc(100vh - 170px)",
-                                          elem_id="review-street", interactive=False, visible=False, show_label=False)
-                with gr.Column(scale=4, elem_id="review-form"):
-                    header = gr.Markdown(elem_id="review-header")
-                    with gr.Row():
-                        accept_button = gr.Button("Accept (a)", variant="primary", elem_id="review-accept", min_width=80)
-                        skip_button = gr.Button("Skip (s)", elem_id="review-skip", min_width=80)
-                        undo_button = gr.Button("Undo (u)", elem_id="review-undo", min_width=80)
-                    with gr.Column(elem_id="review-fields"):
-                        # Values are checked against the taxonomy when a decision is made (``Review.problems``), not
-                        # against the choices a field last showed: a category changed a moment before accepting.
-                        category = gr.Dropdown(label="category", choices=list(review.taxonomy.categories),
-                                               visible=False, allow_custom_value=True)
-                        slots = [gr.Dropdown(label=f"attribute {i + 1}", visible=False, allow_custom_value=True)
-                                 for i in range(review.slots)]
-                    message = gr.Markdown()
-                    status = gr.Markdown()
-                    gr.Markdown(HELP)
+            form = item_form(review, [("Accept (a)", "review-accept"), ("Skip (s)", "review-skip"),
+                                      ("Undo (u)", "review-undo")], HELP)
+            header, status, message, category, slots = form.header, form.status, form.message, form.category, form.slots
+            accept_button, skip_button, undo_button = form.buttons
         with gr.Tab("Bulk accept"):
             bulk.tab(review, reviewer)
-        outputs = [state, header, status, image, street, category, *slots, message]
+        outputs = [state, header, status, form.image, form.street, category, *slots, message]
         app.load(begin, [state], outputs, api_name="begin")
         accept_button.click(accept, [state, category, *slots], outputs, api_name="accept", validator=checked)
         skip_button.click(skip, [state], outputs, api_name="skip")
@@ -185,13 +150,12 @@ def build_app(review: Review, identity: Identity):
     return app
 
 
-def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=None, adjudicator=False,
-          **launch_kwargs):
+def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=None, adjudicator=False, gold=None,
+          gold_rate=None, gold_threshold=None, **launch_kwargs):
     """Open the release, say what cannot be reviewed, and serve the app (gradio prints ``Running on …``); with
     ``reviewer``, a link for them valid while this server runs (the maintainer reviewing on their own machine)."""
-    review, problems = open_review(raw, overlap, shared)
+    review, problems = open_review(raw, overlap, shared, gold, gold_rate, gold_threshold)
     identity = Identity.from_environment(raw)
-    token = identity.for_this_run(reviewer, adjudicator) if reviewer is not None else None
     if reviewer is not None:
         review.store.check_folder(reviewer)
     for line in problems:
@@ -203,11 +167,4 @@ def serve(raw, reviewer=None, overlap=None, shared=None, host="127.0.0.1", port=
     invited = sorted(read_invites(raw))
     terminal.say(f"invited: {', '.join(invited) or 'nobody'} (lookbench review RAW --invite NAME)"
                  + (f"; Hub users mapped: {len(identity.hub)}" if identity.hub else ""))
-    app = build_app(review, identity)
-    app.launch(server_name=host, server_port=port, js=KEYS, css=CSS, show_error=True, quiet=True,
-               prevent_thread_lock=True, **launch_kwargs)
-    url = app.local_url.rstrip("/")
-    terminal.say(f"Running on {url}")
-    if token is not None:
-        terminal.say(f"Review as {reviewer}: {link(*url.removeprefix('http://').rsplit(':', 1), token)}")
-    app.block_thread()
+    launch(build_app(review, identity), identity, host, port, reviewer, adjudicator, **launch_kwargs)

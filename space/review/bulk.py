@@ -1,6 +1,7 @@
 """The review app's bulk accept (Argilla's bulk view): the items of one subset and proposed category whose every
 proposal is at least a confidence, previewed, then accepted as the calling reviewer — each a normal label event, as
-if accepted one by one. Shared-sample items are never among them: agreement is measured on labels chosen one by one."""
+if accepted one by one. Shared-sample and gold items are never among them: agreement and gold accuracy are measured on
+labels chosen one by one."""
 import gradio as gr
 
 from lookbench.dataset_builder.decisions import LABEL, ReviewError, current
@@ -22,15 +23,15 @@ def lowest_confidence(item: Item) -> float:
 
 
 def candidates(review: Review, reviewer: str, subset: str, category: str, minimum: float) -> list[Item]:
-    """What the reviewer's bulk accept takes: items open to them (not decided by them, not on another's page), outside
-    the shared sample, in ``subset`` with ``category`` proposed (``ALL``: any), every proposal at least ``minimum``."""
-    shared = set(review.plan.shared)
+    """What the reviewer's bulk accept takes: items open to them (not decided by them, not on another's page), never
+    a shared-sample or gold item, in ``subset`` with ``category`` proposed (``ALL``: any), every proposal at least
+    ``minimum``."""
     mine = {k for k, e in current(review.store.events(reviewer)).items() if e.action == LABEL}
     found = []
     for item in review.open_to(reviewer):
         proposed = item.proposals.get("category")
         proposed = proposed.get("value") if isinstance(proposed, dict) else None
-        if item.key in shared or item.key in mine or subset not in (ALL, item.config) \
+        if review.per_reviewer(item) or item.key in mine or subset not in (ALL, item.config) \
                 or category not in (ALL, proposed) or lowest_confidence(item) < minimum:
             continue
         found.append(item)

@@ -2,12 +2,14 @@
 header — a crawl's words escaped, never a link."""
 from __future__ import annotations
 
+from lookbench import terminal
 from lookbench.errors import clip, shown
 from lookbench.dataset_builder.crawl import MAX_TEXT
 from lookbench.dataset_builder.review.items import Item
 from lookbench.dataset_builder.reviewed_labels import verdicts
 from lookbench.terminal import markdown_safe
 
+from lookbench.space.review.identity import Identity, link
 from lookbench.space.review.session import Review
 
 # Keys anywhere on the Review tab: a / s / u press Accept, Skip, Undo; a digit opens that field with its text selected,
@@ -46,7 +48,21 @@ CSS = """
 """
 HELP = ("Keys: **a** accept all as shown · **s** skip (it comes back last) · **u** undo your last decision · **0** the "
         "category, **1–9** an attribute: type the start of a value (it replaces the field's value), **Enter** picks "
-        "it. Each field opens with the proposal; its label shows the confidence.")
+        "it. Each field opens with the proposal; its label shows the confidence (and which proposer gave it).")
+
+
+def launch(app, identity: Identity, host: str, port, reviewer: str | None = None, adjudicator: bool = False,
+           action: str = "Review", **launch_kwargs) -> None:
+    """Serve ``app`` with the page's keys and layout and say where; with ``reviewer``, a link for them valid while this
+    server runs (the maintainer on their own machine), printed next: "<action> as NAME: …"."""
+    token = identity.for_this_run(reviewer, adjudicator) if reviewer is not None else None
+    app.launch(server_name=host, server_port=port, js=KEYS, css=CSS, show_error=True, quiet=True,
+               prevent_thread_lock=True, **launch_kwargs)
+    url = app.local_url.rstrip("/")
+    terminal.say(f"Running on {url}")
+    if token is not None:
+        terminal.say(f"{action} as {reviewer}: {link(*url.removeprefix('http://').rsplit(':', 1), token)}")
+    app.block_thread()
 
 
 def unlinked(markdown: str) -> str:
@@ -89,8 +105,11 @@ def _dispute(review: Review, key: str, name: str) -> str:
 
 
 def confidence(entry) -> str:
+    """A field's proposal for its label: the value, its confidence and, from a layered run (``annotate.layered``),
+    the proposer it came from."""
     if not isinstance(entry, dict) or entry.get("value") is None:
         return "not proposed"
-    confidence = entry.get("confidence")
-    level = f" ({confidence:.2f})" if isinstance(confidence, (int, float)) else ""
-    return f"proposed {clip(entry['value'])}{level}"
+    confidence, source = entry.get("confidence"), entry.get("source")
+    level = [f"{confidence:.2f}"] if isinstance(confidence, (int, float)) else []
+    level += [f"by {clip(source, 40)}"] if isinstance(source, str) and source else []
+    return f"proposed {clip(entry['value'])}" + (f" ({', '.join(level)})" if level else "")

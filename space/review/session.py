@@ -14,7 +14,7 @@ from PIL import Image, ImageDraw
 
 from lookbench.errors import one_line, shown
 from lookbench.dataset_builder.decisions import LABEL, DecisionStore, ReviewError
-from lookbench.dataset_builder.review.items import Item
+from lookbench.dataset_builder.review.items import GoldItem, Item, gold_items
 from lookbench.dataset_builder.review.plan import Plan, queue
 from lookbench.dataset_builder.sources import read_contained
 from lookbench.dataset_builder.taxonomy import Taxonomy
@@ -51,6 +51,7 @@ class Review:
 
     def __post_init__(self):
         self.by_key = {item.key: item for item in self.items}
+        self.shared = frozenset(self.plan.shared)
         self.claims: dict[str, tuple[str, str | None, float]] = {}  # item key -> (reviewer, page session, last sign)
         self.claim_seconds = claim_seconds()
         self.lock = threading.Lock()
@@ -63,23 +64,27 @@ class Review:
     def _live_claims(self, now: float) -> None:
         self.claims = {k: c for k, c in self.claims.items() if now - c[2] < self.claim_seconds}
 
+    def per_reviewer(self, item: Item) -> bool:
+        """Whether each reviewer decides ``item`` on their own, one by one: a shared-sample item (for agreement) or a
+        gold item (for accuracy). It is never kept from the others by a claim, nor accepted in bulk."""
+        return item.key in self.shared or isinstance(item, GoldItem)
+
     def open_to(self, reviewer: str) -> list[Item]:
         """The reviewer's queue without the items shown to someone else right now (outside the shared sample)."""
         with self.lock:
             self._live_claims(time.monotonic())
-            shared = set(self.plan.shared)
             return [item for item in queue(self.plan, self.items, self.store, reviewer)
-                    if item.key in shared or self.claims.get(item.key, (reviewer,))[0] == reviewer]
+                    if self.per_reviewer(item) or self.claims.get(item.key, (reviewer,))[0] == reviewer]
 
     def next_for(self, reviewer: str, session: str | None = None) -> Item | None:
         """The reviewer's next item, claimed for them: reviewers on one server are never shown the same item at
         once outside the shared sample (on separate servers their orders differ; a doubled item is agreement data)."""
         with self.lock:
-            now, shared = time.monotonic(), set(self.plan.shared)
+            now = time.monotonic()
             self._live_claims(now)
             self.claims = {k: c for k, c in self.claims.items() if c[0] != reviewer}
             waiting = [item for item in queue(self.plan, self.items, self.store, reviewer)
-                       if item.key in shared or item.key not in self.claims]
+                       if self.per_reviewer(item) or item.key not in self.claims]
             if waiting:
                 self.claims[waiting[0].key] = (reviewer, session, now)
             return waiting[0] if waiting else None
@@ -147,9 +152,10 @@ class Review:
                 found[slot] = f"{name} is {category!r}'s main attribute; it needs a value"
         return found
 
-    def decide(self, reviewer: str, key: str, category: str, values: list) -> None:
-        """Write the reviewer's label of ``key``: the category and every attribute of it, each a value or "not
-        applicable" (never the main attribute); refused in one line naming what is missing or not allowed."""
+    def decide(self, reviewer: str, key: str, category: str, values: list, action: str = LABEL) -> None:
+        """Write the reviewer's label of ``key`` (or, ``action`` ``adjudicate``, an adjudicator's): the category and
+        every attribute of it, each a value or "not applicable" (never the main attribute); refused in one line
+        naming what is missing or not allowed."""
         if found := self.problems(category, values):
             raise ReviewError(found[min(found)])
         attributes = dict(zip(self.taxonomy.categories[category].attributes, values))
@@ -162,7 +168,7 @@ class Review:
             why = "it has no image"
         if digest is None:  # a label binds the image it was given for; without one it could never go stale
             raise ReviewError(f"{item.key} cannot be labelled: {why}; skip it")
-        self.store.add(reviewer, LABEL, item.key, category=category, attributes=attributes, image_sha256=digest)
+        self.store.add(reviewer, action, item.key, category=category, attributes=attributes, image_sha256=digest)
 
 
 def prefill(review: Review, item: Item, reviewer: str) -> tuple[str | None, dict]:
@@ -185,9 +191,12 @@ def kept(review: Review, item: Item, category: str, names: list[str], values: li
             out[name] = value
     return out
 
-def open_review(raw, overlap: int | None = None, shared: int | None = None) -> tuple[Review, list[str]]:
-    """The release under review and the rows that cannot be reviewed (one line each); refused in one line when the
-    release has no taxonomy or no proposals (it was not made by ``lookbench annotate``)."""
+
+def open_review(raw, overlap: int | None = None, shared: int | None = None, gold=None, gold_rate: float | None = None,
+                gold_threshold: float | None = None) -> tuple[Review, list[str]]:
+    """The release under review (its gold items among its items, unmarked) and the rows that cannot be reviewed (one
+    line each); refused in one line when the release has no taxonomy or no proposals (it was not made by ``lookbench
+    annotate``)."""
     from lookbench.dataset_builder.review.items import read_items
     from lookbench.dataset_builder.sources import RawSource
 
@@ -198,7 +207,8 @@ def open_review(raw, overlap: int | None = None, shared: int | None = None) -> t
     items, problems = read_items(raw)
     if not items or not any(item.proposals for item in items):
         raise ReviewError(f"{raw} has no rows with proposals; review an annotated release (lookbench annotate --out RAW)")
-    plan = Plan.open(raw, items, overlap, shared)
-    return Review(raw, items, taxonomy, plan, DecisionStore(raw)), problems
+    plan = Plan.open(raw, items, overlap, shared, gold, gold_rate, gold_threshold)
+    extra = gold_items(plan.gold, taxonomy, items) if plan.gold else []
+    return Review(raw, items + extra, taxonomy, plan, DecisionStore(raw)), problems
 
 

@@ -44,10 +44,13 @@ def test_agreement_and_disagreements_from_two_reviewers():
     items = [item(key, colour="red", sleeve="short", cuff="plain") for key in verdicts]
     report = audit(items, verdicts, TAXONOMY)
     sleeve = report["agreement"]["sleeve"]
-    assert sleeve["kappa"] == pytest.approx(0.53125) and sleeve["pairs"]["ann / ben"]["n"] == 10
+    # issue 54: pooled over the pairs with n beside it; no headline κ on fewer than 20 items (here 10)
+    assert sleeve["pooled_kappa"] == pytest.approx(0.53125) and sleeve["n"] == 10 and sleeve["kappa"] is None
+    assert sleeve["pairs"]["ann / ben"]["kappa"] == pytest.approx(0.53125) and sleeve["pairs"]["ann / ben"]["n"] == 10
     assert sleeve["pairs"]["ann / ben"]["agreement"] == pytest.approx(70.0)
-    assert report["agreement"]["colour"]["kappa"] is None  # both always said red
-    assert report["counts"] == {"items": 10, "reviewed": 7, "disputed": 3, "not_reviewed": 0, "reviewers": ["ann", "ben"]}
+    assert report["agreement"]["colour"]["pooled_kappa"] is None  # both always said red
+    assert report["counts"] == {"items": 10, "reviewed": 7, "disputed": 3, "not_reviewed": 0, "reviewers": ["ann", "ben"],
+                                "settled": 0, "settled_by": {}}  # issue 54: disputes settled, by whom
     assert [d["item"] for d in report["disagreements"]] == ["RealStudioFlat/gallery/i3", "RealStudioFlat/gallery/i7",
                                                             "RealStudioFlat/gallery/i9"]
     assert report["disagreements"][2]["fields"] == {"sleeve": {"ann": NA, "ben": "short"}}

@@ -12,7 +12,8 @@ import pytest
 
 from lookbench import cli
 from lookbench.dataset_builder.decisions import LABEL, DecisionStore, ReviewError, check_reviewer
-from lookbench.dataset_builder.review.audit import audit_release, checked
+from lookbench.dataset_builder.review.audit import audit_release
+from lookbench.dataset_builder.review.audit_file import checked
 from lookbench.space.review.page import header_of
 from lookbench.space.review.session import open_review
 

@@ -46,3 +46,20 @@ def test_the_review_app_is_staged_as_a_private_space_with_its_release(tmp_path):
     assert "def main" in (hub / space.folder / "app.py").read_text()
     dataset = next(r for r in staging.repos if r.repo_id == "lookbench/lookbench")
     assert not any(REVIEW in p.as_posix() for p in files_of(hub, dataset))  # nested, yet not the dataset's
+
+
+def test_a_release_reviewed_with_gold_is_refused_in_one_line(tmp_path):
+    """Its plan names the gold file on the maintainer's machine: a Space could not open the review, so none is staged."""
+    from lookbench.upload_scripts.stage import stage
+
+    from tests.dataset_builder.test_gold import write_gold
+
+    raw = tmp_path / "raw"
+    write_annotated(raw, n=4)
+    write_gold(tmp_path / "gold", n=2)
+    open_review(raw, overlap=1, shared=0, gold=tmp_path / "gold" / "gold.jsonl")
+    with pytest.raises(ValueError) as err:
+        stage(tmp_path / "HUB", only="review", review=raw)
+    assert str(err.value) == (f"--review {raw}: its review mixes in gold items ({(tmp_path / 'gold' / 'gold.jsonl').resolve()}), "
+                              "which a Space cannot read; review this release locally (lookbench review RAW --invite NAME)")
+    assert not (tmp_path / "HUB" / "lookbench").exists()

@@ -94,3 +94,25 @@ def test_bulk_accept_takes_only_the_filtered_items_above_the_confidence(tmp_path
         assert event.category == "tops" and event.attributes == by_key[event.item].proposed_values
     again = fay.predict("RealStudioFlat", "tops", 0.8, api_name="/bulk_preview")
     assert again.startswith("**0 item(s)**")  # nothing twice
+
+
+def test_gold_items_are_never_claimed_from_another_reviewer_nor_accepted_in_bulk(tmp_path):
+    """Each reviewer answers every gold item on their own: one shown to ann is still given to ben, and a bulk accept
+    at any confidence leaves gold out (and the shared sample), so gold accuracy rests on items chosen one by one."""
+    from lookbench.dataset_builder.review.items import GoldItem
+    from lookbench.space.review.bulk import ALL, candidates
+
+    from tests.dataset_builder.test_gold import write_gold
+
+    write_annotated(tmp_path / "raw", n=12)
+    write_gold(tmp_path / "gold", n=4)
+    review, _ = open_review(tmp_path / "raw", overlap=2, shared=2, gold=tmp_path / "gold" / "gold.jsonl", gold_rate=0.5)
+    golds = {item.key for item in review.items if isinstance(item, GoldItem)}
+    assert len(golds) == 4
+    found = candidates(review, "ann", ALL, ALL, 0.0)
+    assert found and not {i.key for i in found} & (golds | set(review.plan.shared))
+    assert len(found) == 12 - 2
+    while (item := review.next_for("ann", "page-a")) is not None and item.key not in golds:
+        review.store.add("ann", "skip", item.key)
+    assert item is not None and item.key in golds  # ann's page holds a gold item now
+    assert item.key in {i.key for i in review.open_to("ben")}  # still ben's to answer

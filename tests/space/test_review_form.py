@@ -105,3 +105,23 @@ def test_the_form_fits_takes_the_focus_and_its_keys_replace_values(tmp_path, ser
         assert (event.item, event.category) == (key, "tops")
         assert event.attributes["colour"] == "green" and event.attributes["fit"] == "slim"
         assert (event.attributes["neckline"], event.attributes["pattern"]) == ("round", "striped")
+
+
+def test_a_layered_proposal_names_its_proposer_beside_the_confidence(tmp_path):
+    """A field proposed by a layered run (``annotate.layered``: ``source`` and ``by``) says which proposer gave it; a
+    single proposer's field and an unanswered one read as before."""
+    from lookbench.space.review.form import field_updates
+    from lookbench.space.review.page import confidence
+    from lookbench.space.review.session import open_review
+
+    write_annotated(tmp_path / "raw", n=3)
+    review, _ = open_review(tmp_path / "raw", overlap=1, shared=0)
+    item = review.items[0]
+    category = item.proposals["category"]["value"]
+    colour = item.proposals["attributes"]["colour"]
+    item.record["proposals"]["attributes"]["colour"] = {**colour, "confidence": 1.0, "source": "metadata",
+                                                        "by": {"metadata": {"value": colour["value"], "confidence": 1.0}}}
+    labels = [u["label"] for u in field_updates(review, item, category, item.proposed_values)]
+    assert labels[1] == f"1. colour (main) — proposed {colour['value']} (1.00, by metadata)"
+    assert labels[0] == f"category — proposed {category} ({item.proposals['category']['confidence']:.2f})"
+    assert confidence({"value": None, "confidence": 0.0, "source": None, "by": {}}) == "not proposed"
