@@ -22,11 +22,9 @@ import gradio as gr
 from lookbench.errors import shown
 from lookbench.hub import UPSTREAM
 from lookbench.leaderboard.ranking import leaderboard
-from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
 from lookbench.terminal import markdown_safe
 from lookbench.paths import space_assets_dir
 from lookbench.schema import NOISE, TEST_SUBSETS
-from lookbench.settings import METRICS
 from lookbench.report.style import legend
 from lookbench.space.assets import DEFAULT_MODELS, SpaceAssets
 from lookbench.space.preparing import later
@@ -35,8 +33,8 @@ from lookbench.space.requests import (MAX_UPLOAD_BYTES, error, image_file, image
 from lookbench.space.retrieval import ALL, MAX_WORDS, NotYet, Query, QueryError, Retriever
 from lookbench.space.warm import readers, warm_encoders
 from lookbench.space.yours import YourResults
-from lookbench.space.views import (CSS, annotation_markdown, board_page, details_markdown, gallery_markdown,
-                                   panel_html)
+from lookbench.space.views import (CSS, OVERALL, annotation_markdown, details_markdown, gallery_markdown,
+                                   leaderboard_tab, panel_html)
 
 NONE = "none"  # the second model's choice: no second panel
 CONCURRENCY = 2
@@ -322,7 +320,7 @@ class SpaceApp:
         """The leaderboard tab's tables (``zero_shot``: only its zero-shot rows); a bad metric, K or subset is a
         ``ValueError`` with the message to show."""
         k = whole(k, "K", 1, 1000)
-        board = leaderboard(results=self.results, metric=metric, k=k, subset=None if subset == "overall" else subset)
+        board = leaderboard(results=self.results, metric=metric, k=k, subset=None if subset == OVERALL else subset)
         return board.zero_shot() if zero_shot else board
 
     # -- layout -------------------------------------------------------------------------------------------
@@ -442,22 +440,8 @@ class SpaceApp:
                 gr.Examples(self.examples(), inputs, outputs, fn=self.search, cache_examples=True, cache_mode="lazy",
                             preprocess=False, label="Examples: a benchmark query of each subset of each gallery")
             with gr.Tab("Leaderboard"):
-                with gr.Row():
-                    metric = gr.Radio(list(METRICS), value="fine", label="Metric")
-                    board_k = gr.Dropdown([1, 5, 10, 20], value=1, label="K")
-                    board_subset = gr.Dropdown(["overall", *TEST_SUBSETS], value="overall", label="Subset")
-                    zero_shot = gr.Checkbox(False, label="Zero-shot only", elem_id="board-zero-shot")
-
-                @gr.render(inputs=[metric, board_k, board_subset, zero_shot])
-                def _board(metric_value, k_value, subset_value, zero_shot_value):
-                    try:
-                        board = self.board(metric_value, k_value, subset_value, zero_shot_value)
-                    except ValueError as err:
-                        gr.Markdown(f"⚠️ {markdown_safe(refused(err))}")
-                        return
-                    board_page(board, f"{GROUPS_NOTE}\n\n{ZERO_SHOT_NOTE}" + (
-                        "" if self.results is not None else
-                        "\n\nNo local results store given (`lookbench demo --results DIR` adds its runs)."))
+                leaderboard_tab(self.board, "" if self.results is not None else
+                                "\n\nNo local results store given (`lookbench demo --results DIR` adds its runs).")
             with gr.Tab("Your results") as tab:
                 self.yours.tab(tab)
         demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)

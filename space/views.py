@@ -167,6 +167,35 @@ def board_section(section) -> None:
     gr.Markdown("  \n".join([*([markdown_safe(facts)] if facts else []), f"Source: {markdown_safe(section.source)}"]))
 
 
+KS = (1, 5, 10, 20)  # the K choices of both boards' pages (the demo's tab and the leaderboard Space)
+OVERALL = "overall"  # the subset choice of every subset together
+
+
+def leaderboard_tab(board, note: str = "") -> None:
+    """The demo's leaderboard tab: metric, K, subset and zero-shot controls over ``board(metric, k, subset,
+    zero_shot)``, its tables drawn as the leaderboard Space draws them (``board_page``); ``note`` under them."""
+    import gradio as gr
+
+    from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
+    from lookbench.settings import METRICS
+    from lookbench.space.requests import refused
+
+    with gr.Row():
+        metric = gr.Radio(list(METRICS), value="fine", label="Metric")
+        k = gr.Dropdown(list(KS), value=1, label="K")
+        subset = gr.Dropdown([OVERALL, *TEST_SUBSETS], value=OVERALL, label="Subset")
+        zero_shot = gr.Checkbox(False, label="Zero-shot only", elem_id="board-zero-shot")
+
+    @gr.render(inputs=[metric, k, subset, zero_shot])
+    def _board(*controls):
+        try:
+            ranked = board(*controls)
+        except ValueError as err:
+            gr.Markdown(f"⚠️ {markdown_safe(refused(err))}")
+            return
+        board_page(ranked, f"{GROUPS_NOTE}\n\n{ZERO_SHOT_NOTE}{note}")
+
+
 def board_page(ranked, notes: str) -> None:
     """A ranked leaderboard (``lookbench.leaderboard.ranking.Leaderboard``) drawn into the page being rendered, as both
     boards draw it: each section (``board_section``), the ``notes`` under them, the files skipped, and the plot."""

@@ -24,6 +24,14 @@ def test_every_module_has_a_layer():
     assert [name for name in sorted(graph) if layer_of(name, LAYERS) is None] == []
 
 
+MAX_LINES = 500  # a module a reader can hold in their head (issue 52 item 6)
+
+
+def test_no_module_is_longer_than_a_reader_can_hold():
+    long = {name: n for name, path in modules(ROOT).items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert long == {}, f"split these by idea (over {MAX_LINES} lines): {long}"
+
+
 def test_no_import_cycle():
     assert cycles(import_graph(ROOT)) == []
 

@@ -24,40 +24,25 @@ import gradio as gr
 
 from lookbench.leaderboard.load import Verdict, load_store
 from lookbench.leaderboard.ranking import Leaderboard, leaderboard
-from lookbench.leaderboard.render import GROUPS_NOTE, ZERO_SHOT_NOTE
 from lookbench.results.provenance import UNSEALED, Provenance, is_sealed
-from lookbench.results.trust import (CONSISTENT, FAILED, LADDER, NO, NOT_CHECKED, OVER_CAP, PENDING, REPRODUCED,
-                                     SCORED_SEALED, TRUSTED, VERIFIED_NOTE, verdict_status)
+from lookbench.results.trust import (CONSISTENT, FAILED, NO, NOT_CHECKED, OVER_CAP, PENDING, REPRODUCED, SCORED_SEALED,
+                                     TRUSTED, verdict_status)
 from lookbench.terminal import markdown_safe
 from lookbench.schema import TEST_SUBSETS
 from lookbench.settings import DEFAULT_REFERENCE, METRICS
-from lookbench.space.board.facts import ANY_SIZE, FILTERS_NOTE, SIZES, Facts, keeps, of_entry, registered
+from lookbench.space.board.facts import ANY_SIZE, SIZES, Facts, keeps, of_entry, registered
 from lookbench.space.board.judging import Judge, allowed_data, can_read_labels, labels_pins, sealed_cap
+from lookbench.space.board import page
 from lookbench.space.board.repo import SUBMISSIONS, Copy, Verdicts, fetch, submitter
-from lookbench.space.views import CSS, board_page
+from lookbench.space.views import CSS, KS, OVERALL
 from lookbench.submissions.signing import card_keys
 
-CONCURRENCY = 2
-OVERALL = "overall"
 CARD = Path(__file__).with_name("README.md")  # the Space card beside the app: its lookbench_data is what it may load
 MAX_RANKED = 128  # ranked boards kept per load (one per set of controls; the warmed views are 60)
-KS = (1, 5, 10, 20)  # the K choices of the page
 REFRESH_EVERY = 30.0  # seconds between two refreshes a visitor or an API call can ask for
 LOAD_WAIT = 5.0  # seconds a request waits for a load in progress before it reads the previous one
 log = logging.getLogger("lookbench.space.board")
 
-INTRO = f"""# LookBench leaderboard
-The published LookBench leaderboard beside the community's submissions. A submission is a result **with its
-rankings** (`lookbench submit`, a pull request on the results repo); this Space re-judges every ranked item against the
-data's own ground truth and recomputes every score it claims (`lookbench verify`), and reads the reproduction records
-of the results repo (`lookbench reproduce-submission`) signed by a key its card lists, recomputing their agreement
-from both rankings. The
-**verified** column says how far each row can be trusted, strongest first (the legend under the table):
-{", ".join(f"**{markdown_safe(level.name)}**" for level in LADDER)}.
-**{CONSISTENT}**: the claimed scores follow from the submitted rankings, which does not show that a model produced them.
-Rows below {CONSISTENT} are never ranked among the rows above."""
-# The legend under the tables: VERIFIED_NOTE as Markdown shows it (a failed check's "<reason>" is no HTML tag).
-LEGEND = "\n".join(markdown_safe(line) for line in VERIFIED_NOTE.split("\n"))
 # The status line's counts, in its order: pending last, with how it is judged.
 COUNTED = (REPRODUCED, SCORED_SEALED, CONSISTENT, NO, NOT_CHECKED, PENDING)
 
@@ -430,55 +415,7 @@ class Board:
                                 for s in self.loaded().submissions]}
 
     def blocks(self) -> gr.Blocks:
-        from lookbench.space.board.browse import SubmittedResults
-
-        with gr.Blocks(title="LookBench leaderboard") as demo:
-            gr.Markdown(INTRO)
-            with gr.Tab("Leaderboard"):
-                self._board_tab()
-            with gr.Tab("Your results") as tab:
-                SubmittedResults(self).tab(tab)
-            gr.api(self.api_board, api_name="leaderboard")
-        demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
-        return demo
-
-    def _board_tab(self) -> None:
-        """The ranked tables with their controls, the plot and the submissions' verdicts."""
-        with gr.Row():
-            status = gr.Markdown(self.status, elem_id="status")  # a callable: read at each page load
-            refresh = gr.Button("Refresh", scale=0, elem_id="refresh")
-        with gr.Row():
-            metric = gr.Radio(list(METRICS), value="fine", label="Metric")
-            k = gr.Dropdown(list(KS), value=1, label="K")
-            subset = gr.Dropdown([OVERALL, *TEST_SUBSETS], value=OVERALL, label="Subset", elem_id="subset")
-            by_release = gr.Checkbox(False, label="Per release (the score on each release's queries)")
-        with gr.Row():
-            open_weights = gr.Checkbox(False, label="Open weights only", elem_id="open-weights")
-            size = gr.Dropdown(list(SIZES), value=ANY_SIZE, label="Size (parameters)", elem_id="size")
-            trained_before = gr.Textbox(label="Declared training cutoff on or before", placeholder="e.g. 2024-06-01",
-                                        elem_id="trained-before")
-            trusted = gr.Checkbox(False, label="Reproduced or scored sealed only", elem_id="trusted")
-            zero_shot = gr.Checkbox(False, label="Zero-shot only (not trained on the data's source)", elem_id="zero-shot")
-        generation = gr.State(0)  # moved on by each refresh, so the tables are drawn again
-
-        @gr.render(inputs=[metric, k, subset, by_release, open_weights, size, trained_before, trusted, zero_shot,
-                           generation])
-        def _board(*controls):
-            try:
-                ranked = self.board(*controls[:-1])
-            except ValueError as err:
-                gr.Markdown(f"⚠️ {markdown_safe(err)}")
-                return
-            board_page(ranked, f"{GROUPS_NOTE}\n\n{ZERO_SHOT_NOTE}\n\n{LEGEND}\n\n{FILTERS_NOTE}")
-
-        with gr.Accordion("Submissions and their verification", open=True):
-            table = gr.Dataframe(self.submissions, headers=["model", "submission", "verified"], interactive=False,
-                                 elem_id="submissions")
-
-        def _refresh(count):
-            return self.refresh_from_page(), count + 1, self.submissions()
-
-        refresh.click(_refresh, generation, [status, generation, table], api_name="refresh")
+        return page.blocks(self)
 
 
 def serve(host=None, port=None, repo_id=None, folder=None, board: Board | None = None, hub: str | None = None,

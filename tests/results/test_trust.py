@@ -84,7 +84,7 @@ def test_the_leaderboards_footer_says_every_level_and_its_meaning(tmp_path, caps
 
 
 def test_the_boards_intro_names_the_ladder_in_its_order():
-    from lookbench.space.board.app import INTRO
+    from lookbench.space.board.page import INTRO
 
     listed = INTRO.split("(the legend under the table):\n", 1)[1].split(".\n", 1)[0]
     assert listed.replace("\\", "") == ", ".join(f"**{name}**" for name in NAMES)

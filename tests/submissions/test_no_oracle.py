@@ -149,7 +149,7 @@ def _everything(board) -> dict:
     trusted only) the API answer and the page's tables as HTML."""
     from lookbench.schema import TEST_SUBSETS
     from lookbench.settings import METRICS
-    from lookbench.space.board.app import KS, OVERALL
+    from lookbench.space.views import KS, OVERALL
     from lookbench.space.views import board_html
 
     views = [(m, k, s, False, False) for m in METRICS for k in KS for s in (OVERALL, *TEST_SUBSETS)]
