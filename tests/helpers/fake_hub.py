@@ -8,8 +8,9 @@ visibility as the Hub keeps it) answers a second create 409 and keeps its visibi
 ``/api/<type>s/<owner>/<name>/settings`` changes it (``HfApi.update_repo_settings``). GET ``/api/<type>s/<owner>/<name>/revision/<rev>``
 (``HfApi.repo_info``, the first request of a download; the revision optional) answers a private repo's 401 without a token, as the Hub does.
 A repo that commits (or ``hold``) filled is downloaded as it stands (``snapshot_download``: its tree and files at its
-last commit), and a preupload names the git oid of each file it already holds, so a client leaves an unchanged file
-out of its commit (``CommitScheduler``, which offers every file of its folder again after a restart)."""
+last commit). With ``known_oids`` a preupload names the git oid of each file the repo already holds, as the Hub does,
+so a client leaves an unchanged file out of its commit (``CommitScheduler``, which offers every file of its folder
+again after a restart); without it every file offered is committed again."""
 from __future__ import annotations
 
 import base64
@@ -56,8 +57,9 @@ class Loopback:
 
 
 class FakeHub(Loopback):
-    def __init__(self, refuse: int | None = None):
+    def __init__(self, refuse: int | None = None, known_oids: bool = False):
         self.refuse = refuse
+        self.known_oids = known_oids
         self.requests: list[dict] = []
         self.created: list[dict] = []
         self.commits: dict[str, dict] = {}  # "type/owner/name" -> {"paths": [...], "summary": ..., "revision": ...}
@@ -102,7 +104,7 @@ class FakeHub(Loopback):
                     files = json.loads(body)["files"]
                     if hub.on_preupload is not None:
                         hub.on_preupload(f"{m[1]}/{m[2]}")
-                    held = hub.contents.get(f"{m[1]}/{m[2]}", {})
+                    held = hub.contents.get(f"{m[1]}/{m[2]}", {}) if hub.known_oids else {}
                     return self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
                                                        **({"oid": git_oid(held[f["path"]])} if f["path"] in held else {})}
                                                       for f in files]})

@@ -60,7 +60,7 @@ def test_the_review_space_reads_and_commits_its_decisions_on_the_hub(tmp_path, t
                                            attributes=truth[earlier]["attributes"])
     seeded = (tmp_path / "before" / EARLIER).read_bytes()
 
-    with FakeHub() as hub, FakeOpenID() as provider:
+    with FakeHub(known_oids=True) as hub, FakeOpenID() as provider:
         hub.hold(f"dataset/{REPO}", {EARLIER: seeded, "README.md": b"decisions\n"})
         env = {k: v for k, v in clean_env().items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_TOKEN")}
         # the Hub is the fake one (TRANSFORMERS_OFFLINE would turn huggingface_hub offline too)
