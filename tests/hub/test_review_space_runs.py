@@ -2,7 +2,8 @@
 requirements.txt, importing the ``lookbench`` it carries, with a Space's settings — Hugging Face login against a
 loopback OpenID provider, ``LOOKBENCH_DECISIONS`` a private dataset repo on a loopback Hub. The decisions already in
 that repo count at start; a reviewer's accept is committed to it within seconds (``LOOKBENCH_DECISIONS_EVERY``), as
-exactly the new event file — never the plan, never an invitation — and nothing is lost when the Space is stopped."""
+exactly the new event file — never the plan, never an invitation; restarted on a fresh disk the Space reads back what
+was committed, and what is left when it is stopped is committed as it exits."""
 from __future__ import annotations
 
 import json
@@ -39,6 +40,13 @@ def wait_for_commits(hub: FakeHub, n: int, log, deadline_s: float = 120) -> list
     return commits_to(hub, REPO)
 
 
+def signed_in(space: HubSpace, provider: FakeOpenID):
+    """alice's page on the running ``space``, signed in with Hugging Face."""
+    alice = SpaceBrowser(space.url)
+    assert alice.sign_in(provider, "alice-hf")[-1] == "200"
+    return alice.client()
+
+
 def accept(page, view, truth: dict):
     """The item ``view`` shows accepted with its truth, as the page does it; the next view."""
     form = answer(truth[shown_key(view)])
@@ -66,27 +74,36 @@ def test_the_review_space_reads_and_commits_its_decisions_on_the_hub(tmp_path, t
         # the Hub is the fake one (TRANSFORMERS_OFFLINE would turn huggingface_hub offline too)
         env.update(provider.space_env(), HF_ENDPOINT=hub.url, HF_TOKEN="hf_space_secret", HF_HUB_DISABLE_XET="1",
                    HF_TOKEN_PATH=str(tmp_path / "no-token-file"))
-        env.update({HUB_REVIEWERS: "alice-hf=alice", DECISIONS: REPO, EVERY: "0.05"})  # a commit every 3 s
-        space = HubSpace(folder, tmp_path, env, space_venv(tmp_path_factory, folder))
+        env.update({HUB_REVIEWERS: "alice-hf=alice", DECISIONS: REPO})
+        venv = space_venv(tmp_path_factory, folder)
+        space = HubSpace(folder, tmp_path / "first", {**env, EVERY: "0.05"}, venv)  # a commit every 3 s
         assert space.check("import lookbench; print(lookbench.__file__)") == str(space.app / "lookbench" / "__init__.py")
         with space.serve(deadline_s=300):
             assert (space.app / "release" / EARLIER).read_bytes() == seeded  # brought in at start
-            alice = SpaceBrowser(space.url)
-            assert alice.sign_in(provider, "alice-hf")[-1] == "200"
-            page = alice.client()
+            page = signed_in(space, provider)
             view = page.predict(api_name="/begin")
             assert view[1].startswith("**alice**: 1 labelled, 0 skipped, 5 to go")  # the earlier decision counts
             assert (key := shown_key(view)) not in (None, earlier)
-            assert commits_to(hub, REPO) == []  # the earlier file, offered again, is unchanged on the Hub: no commit
             view = accept(page, view, truth)
-            [commit] = wait_for_commits(hub, 1, space.log_path)
-            assert commit["paths"] == ["reviews/alice/00000002.json"]
+            [commit] = wait_for_commits(hub, 1, space.log_path)  # while the Space runs, within seconds
+            assert commit["paths"] == ["reviews/alice/00000002.json"]  # the earlier file, unchanged, not again
             event = json.loads(hub.contents[f"dataset/{REPO}"]["reviews/alice/00000002.json"])
             assert (event["reviewer"], event["action"], event["item"]) == ("alice", "label", key)
             assert event["category"] == truth[key]["category"]
-            assert shown_key(view) is not None
-            accept(page, view, truth)  # her next file: committed within seconds, or at the latest as the Space stops
         assert space.returncode == 0  # stopped as the Hub stops a Space (SIGTERM), and exited cleanly
+
+        # Restarted on a fresh disk, committing each hour: what alice decided is read back; her next accept waits
+        # for the hour, and is committed as the Space stops.
+        space = HubSpace(folder, tmp_path / "restarted", {**env, EVERY: "60"}, venv)
+        with space.serve(deadline_s=300):
+            page = signed_in(space, provider)
+            view = page.predict(api_name="/begin")
+            assert view[1].startswith("**alice**: 2 labelled, 0 skipped, 4 to go")
+            assert shown_key(view) not in (None, earlier, key)
+            accept(page, view, truth)
+            time.sleep(5)
+            assert len(commits_to(hub, REPO)) == 1  # not before the hour
+        assert space.returncode == 0
     commits = commits_to(hub, REPO)
     assert [c["paths"] for c in commits] == [["reviews/alice/00000002.json"], ["reviews/alice/00000003.json"]]
     assert sorted(hub.contents[f"dataset/{REPO}"]) == ["README.md", EARLIER, "reviews/alice/00000002.json",
