@@ -4,7 +4,8 @@ The Space's settings hold the reviewers: ``LOOKBENCH_REVIEWERS`` maps Hub users 
 Gradio's OAuth signs in (``hf_oauth: true`` in the card). The release under review is the Space's ``release/``
 folder. A Space's disk is lost when it restarts, so with ``LOOKBENCH_DECISIONS`` (a private dataset repo; the write
 token in the ``HF_TOKEN`` secret) the decisions are read from that repo at start and committed to it every minute (or
-every ``LOOKBENCH_DECISIONS_EVERY`` minutes), whence the maintainer downloads them into ``RAW/reviews`` to audit and build (docs/building-a-release.md).
+every ``LOOKBENCH_DECISIONS_EVERY`` minutes) and as the Space stops, whence the maintainer downloads them into
+``RAW/reviews`` to audit and build (docs/building-a-release.md).
 """
 from __future__ import annotations
 

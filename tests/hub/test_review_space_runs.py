@@ -77,7 +77,8 @@ def test_the_review_space_reads_and_commits_its_decisions_on_the_hub(tmp_path, t
         env.update({HUB_REVIEWERS: "alice-hf=alice", DECISIONS: REPO})
         venv = space_venv(tmp_path_factory, folder)
         space = HubSpace(folder, tmp_path / "first", {**env, EVERY: "0.05"}, venv)  # a commit every 3 s
-        assert space.check("import lookbench; print(lookbench.__file__)") == str(space.app / "lookbench" / "__init__.py")
+        carried = space.check("import lookbench; print(lookbench.__file__)")  # what `import lookbench` in app.py finds
+        assert carried == str(space.app / "lookbench" / "__init__.py")
         with space.serve(deadline_s=300):
             assert (space.app / "release" / EARLIER).read_bytes() == seeded  # brought in at start
             page = signed_in(space, provider)
