@@ -31,7 +31,8 @@ pinned: false
 
 The review app of one annotated LookBench release, for the reviewers the Space's `LOOKBENCH_REVIEWERS` names
 (`hubuser=reviewer,other=name2:adjudicator`): sign in with Hugging Face, review, and your decisions are committed to
-the dataset repo `LOOKBENCH_DECISIONS` names each minute. Keep this Space private.
+the dataset repo `LOOKBENCH_DECISIONS` names each minute (`LOOKBENCH_DECISIONS_EVERY` sets the minutes). Keep this
+Space private.
 """
 
 

@@ -6,7 +6,11 @@ or xet transfer is attempted. `refuse` makes every request answer that HTTP stat
 commit sent (``contents``) and which repos are private: a repo that exists (``existing``: created, or there before, its
 visibility as the Hub keeps it) answers a second create 409 and keeps its visibility, as the Hub does; PUT
 ``/api/<type>s/<owner>/<name>/settings`` changes it (``HfApi.update_repo_settings``). GET ``/api/<type>s/<owner>/<name>/revision/<rev>``
-(``HfApi.repo_info``, the first request of a download; the revision optional) answers a private repo's 401 without a token, as the Hub does."""
+(``HfApi.repo_info``, the first request of a download; the revision optional) answers a private repo's 401 without a token, as the Hub does.
+A repo that commits (or ``hold``) filled is downloaded as it stands (``snapshot_download``: its tree and files at its
+last commit). With ``known_oids`` a preupload names the git oid of each file the repo already holds, as the Hub does,
+so a client leaves an unchanged file out of its commit (``CommitScheduler``, which offers every file of its folder
+again after a restart); without it every file offered is committed again."""
 from __future__ import annotations
 
 import base64
@@ -53,8 +57,9 @@ class Loopback:
 
 
 class FakeHub(Loopback):
-    def __init__(self, refuse: int | None = None):
+    def __init__(self, refuse: int | None = None, known_oids: bool = False):
         self.refuse = refuse
+        self.known_oids = known_oids
         self.requests: list[dict] = []
         self.created: list[dict] = []
         self.commits: dict[str, dict] = {}  # "type/owner/name" -> {"paths": [...], "summary": ..., "revision": ...}
@@ -99,7 +104,9 @@ class FakeHub(Loopback):
                     files = json.loads(body)["files"]
                     if hub.on_preupload is not None:
                         hub.on_preupload(f"{m[1]}/{m[2]}")
-                    return self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                    held = hub.contents.get(f"{m[1]}/{m[2]}", {}) if hub.known_oids else {}
+                    return self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                                                       **({"oid": git_oid(held[f["path"]])} if f["path"] in held else {})}
                                                       for f in files]})
                 if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/commit/(.+)", self.path):
                     lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
@@ -151,7 +158,7 @@ class FakeHub(Loopback):
                     return self._json(200, {"id": m[2], "sha": oid, "private": f"{m[1]}/{m[2]}" in hub.private,
                                             "siblings": [{"rfilename": p} for p in sorted(hub.contents[f"{m[1]}/{m[2]}"])]})
                 if not hub.refuse and (m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/tree/([^/?]+)(?:\?.*)?", self.path)):
-                    held = hub.served.get(f"{m[1]}/{m[2]}")
+                    held = hub.held(f"{m[1]}/{m[2]}")
                     if held is None or m[3] not in ("main", held["revision"]):
                         return self._json(404, {"error": f"{m[2]}: no revision {m[3]}"})
                     return self._json(200, [{"type": "file", "path": path, "size": len(data),
@@ -174,7 +181,7 @@ class FakeHub(Loopback):
                 path = unquote(self.path.split("?")[0])
                 m = (re.fullmatch(r"/(\w+)s/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path)  # a model's has no type
                      or re.fullmatch(r"/()([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path))
-                held = hub.served.get(f"{m[1] or 'model'}/{m[2]}") if m else None
+                held = hub.held(f"{m[1] or 'model'}/{m[2]}") if m else None
                 if held is None or m[3] not in ("main", held["revision"]) or m[4] not in held["files"]:
                     return None
                 if body is None:
@@ -189,3 +196,26 @@ class FakeHub(Loopback):
                     self.wfile.write(data)
 
         self.listen(Handler)
+
+    def held(self, repo: str) -> dict | None:
+        """What a download of ``repo`` ("type/owner/name") finds: ``served``, else what its commits left."""
+        if repo in self.served:
+            return self.served[repo]
+        if repo not in self.contents:
+            return None
+        return {"revision": next(c["oid"] for c in reversed(self.commit_log) if c["repo"] == repo),
+                "files": self.contents[repo]}
+
+    def hold(self, repo: str, files: dict[str, bytes], private: bool = True) -> None:
+        """``repo`` made before the test, holding ``files`` from one earlier commit."""
+        self.existing.add(repo)
+        if private:
+            self.private.add(repo)
+        self.contents[repo] = dict(files)
+        self.commit_log.append({"repo": repo, "oid": "abc123" + hashlib.sha1(repo.encode()).hexdigest()[:34],
+                                "paths": sorted(files), "summary": "made before"})
+
+
+def git_oid(data: bytes) -> str:
+    """A regular file's oid as the Hub names it (git's blob hash), which a client compares with its own file's."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

@@ -63,3 +63,20 @@ def test_a_release_reviewed_with_gold_is_refused_in_one_line(tmp_path):
     assert str(err.value) == (f"--review {raw}: its review mixes in gold items ({(tmp_path / 'gold' / 'gold.jsonl').resolve()}), "
                               "which a Space cannot read; review this release locally (lookbench review RAW --invite NAME)")
     assert not (tmp_path / "HUB" / "lookbench").exists()
+
+
+@pytest.mark.parametrize("value, minutes", [(None, 1.0), ("1", 1.0), ("0.05", 0.05), (" 10 ", 10.0)])
+def test_the_space_commits_its_decisions_every_minute_unless_its_settings_say_otherwise(value, minutes):
+    from lookbench.space.review.hub_space import every
+
+    assert every(value) == minutes
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "", "soon", "nan", "inf", "1e999"])
+def test_an_interval_that_is_not_a_positive_number_of_minutes_is_refused_in_one_line(value):
+    from lookbench.space.review.hub_space import every
+
+    with pytest.raises(SystemExit) as stop:
+        every(value)
+    assert str(stop.value) == (f"LOOKBENCH_DECISIONS_EVERY={value!r}: not a positive number of minutes between two "
+                               "commits of the decisions")
