@@ -38,6 +38,9 @@ def test_browser_query_beside_its_marked_results_words_phone_and_leaderboard(ser
         expect(page.locator("#gallery-info")).to_contain_text("Gallery: LookBench-Mini (synthetic)")
         expect(page.locator("#intro a[href='https://arxiv.org/abs/2601.14706']")).to_have_count(1)
         expect(page.locator("#column-b")).to_be_hidden()  # no results yet: no empty second panel
+        # Random in view as the page settles (under load it is drawn late, and a click on a button below the fold
+        # scrolls the page, which would move the query out of view): clicked where a visitor sees it, no scrolling.
+        expect(page.locator("#random")).to_be_in_viewport(ratio=1)
         page.locator("#random").click()
         tiles_a, tiles_b = page.locator("#results-a .tile"), page.locator("#results-b .tile")
         expect(tiles_a).to_have_count(10)
@@ -75,6 +78,7 @@ def test_browser_query_beside_its_marked_results_words_phone_and_leaderboard(ser
         expect(tiles_a).to_have_count(0)
         expect(page.locator("#query-id textarea")).to_have_value("")
         expect(page.locator("#gallery-info")).to_contain_text("licence mit")
+        expect(page.locator("#random")).to_be_in_viewport(ratio=1)
         page.locator("#random").click()
         expect(page.locator("#status")).to_contain_text(re.compile(r"RealStudioFlat/\d+: top 10 of Fashion-MNIST real photos in LookBench's format"))
         expect(tiles_b).to_have_count(10)
