@@ -17,7 +17,8 @@ from lookbench.training import holdout, score_validation, teacher_features
 from lookbench.training.train_gr_lite import model_config, parse_args, write_card
 from lookbench.training.training_data import load_teacher_features
 from tests.gr_lite.hostile import WritesMarker
-from tests.helpers.gr_lite import CODE_FILES, GR_LITE_DIR, TRAIN_ARGS, run_script, train
+from tests.helpers.batch import Script, run_scripts
+from tests.helpers.gr_lite import CODE_FILES, GR_LITE_DIR, TRAIN_ARGS, clean_env, run_script, train
 
 
 @pytest.mark.slow
@@ -168,84 +169,108 @@ def checkpointed(tmp_path_factory, train_folder):
     return out, [*tiny, "--max-steps", "4"]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name, damage, refusal", [
+TAMPERED = [
     ("custom_checkpoint_0.pkl", "payload", "is in an unsafe older format (custom_checkpoint_0.pkl: pickles that can run code"),
     ("optimization.pt", "payload", "optimization.pt holds objects other than tensors and plain values (a pickle that would run code"),
     ("rng_state_0.pt", "remove", "rng_state_0.pt is missing (the checkpoint is incomplete or damaged)"),
     ("model.safetensors", "truncate", "model.safetensors is damaged or truncated"),
-])
-def test_a_tampered_or_damaged_checkpoint_is_refused_in_one_line(tmp_path, train_folder, checkpointed, name, damage, refusal):
-    """`--resume` never runs a checkpoint's pickles (accelerate's load_state unpickled custom_checkpoint_0.pkl) and
-    never skips a missing RNG state: the run ends in one line naming the file, before any step."""
-    run, flags = checkpointed
-    out = tmp_path / "run"
-    shutil.copytree(run, out, ignore=shutil.ignore_patterns("model"))
-    target, marker = out / "checkpoints" / "step-000002" / name, tmp_path / "marker"
-    if damage == "payload":
-        torch.save({"lr_lambdas": [WritesMarker(marker)]}, target)
-    elif damage == "remove":
-        target.unlink(missing_ok=True)
-    else:
-        target.write_bytes(target.read_bytes()[:100])
-    log = (out / "train_log.jsonl").read_text()
-    cmd = [sys.executable, "-m", "lookbench.training.train_gr_lite", "--data", str(train_folder), "--output", str(out),
-           *TRAIN_ARGS, *flags, "--resume", "latest"]
-    proc = run_script(cmd, tmp_path)
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
-    assert lines[0].startswith("train_gr_lite: error: ") and refusal in lines[0], lines[0]
-    shown = out / "checkpoints" / "step-000002" if damage == "payload" and name.endswith(".pkl") else target
-    assert str(shown) in lines[0]
-    assert not marker.exists() and (out / "train_log.jsonl").read_text() == log and not (out / "model").exists()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name, change, refusal", [
+]
+PAST = [
     ("trainer_state.json", "step", "trainer_state.json is at step 1000000000000000000000000000000, past this run's last step 4"),
     ("optimization.pt", "last_epoch", "optimization.pt is not a state of this run (scheduler.last_epoch "
                                       "1000000000000000000000000000000 is not the step 2 of trainer_state.json)"),
-])
-def test_a_checkpoint_past_what_the_run_can_reach_is_refused_in_one_line(tmp_path, train_folder, checkpointed, name,
-                                                                          change, refusal):
-    """Issue 53: a checkpoint at step 10**30 resumed with exit 0 (the run's loop ended at once and saved the model).
-    Its step, and the schedule's, are bounded by the run's last step: one line naming the file, exit 2, no model."""
-    run, flags = checkpointed
-    out = tmp_path / "run"
-    shutil.copytree(run, out, ignore=shutil.ignore_patterns("model"))
-    target = out / "checkpoints" / "step-000002" / name
-    if change == "step":
-        target.write_text(json.dumps({**json.loads(target.read_text()), "step": 10**30}))
-    else:
-        state = torch.load(target, weights_only=True)
-        state["scheduler"]["last_epoch"] = 10**30
-        torch.save(state, target)
-    cmd = [sys.executable, "-m", "lookbench.training.train_gr_lite", "--data", str(train_folder), "--output", str(out),
-           *TRAIN_ARGS, *flags, "--resume", "latest"]
-    proc = run_script(cmd, tmp_path)
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
-    assert lines[0].startswith("train_gr_lite: error: ") and refusal in lines[0] and str(target) in lines[0], lines[0]
-    assert not (out / "model").exists()
-
-
-@pytest.mark.parametrize("package, script, args", [
+]
+BAD_INPUT = [
     ("training", "train_gr_lite", ["--data", "{missing}", "--output", "{tmp}/run"]),
     ("training", "teacher_features", ["--data", "{missing}", "--output", "{tmp}/teacher.safetensors"]),
     ("training", "score_validation", ["--run", "{missing}", "--teacher"]),
     ("training", "check_disjoint", ["--train", "{missing}", "--test", "{tmp}"]),
     ("models.gr_lite", "convert_gr_lite_checkpoint", ["--checkpoint", "{missing}", "--output", "{tmp}/model"]),
-])
+]
+
+
+def _damage(target, damage, marker) -> None:
+    """``target`` made what ``damage`` names: a pickle payload that would write ``marker``, removed, truncated, or its
+    step (trainer_state.json) or schedule (optimization.pt) moved to step 10**30."""
+    if damage == "payload":
+        torch.save({"lr_lambdas": [WritesMarker(marker)]}, target)
+    elif damage == "remove":
+        target.unlink(missing_ok=True)
+    elif damage == "truncate":
+        target.write_bytes(target.read_bytes()[:100])
+    elif damage == "step":
+        target.write_text(json.dumps({**json.loads(target.read_text()), "step": 10**30}))
+    else:
+        state = torch.load(target, weights_only=True)
+        state["scheduler"]["last_epoch"] = 10**30
+        torch.save(state, target)
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory, train_folder, checkpointed) -> dict:
+    """Every case below prepared in a folder of its own, then run in one fresh process, one script after the other
+    (``run_scripts``: a fresh start of torch, datasets and accelerate cost ~7 CPU-s a case). By case: (folder, run)."""
+    run, flags = checkpointed
+    cases, scripts = {}, []
+    for name, damage, _ in TAMPERED + PAST:
+        folder = tmp_path_factory.mktemp(f"{damage}-{name}")
+        out = folder / "run"
+        shutil.copytree(run, out, ignore=shutil.ignore_patterns("model"))
+        _damage(out / "checkpoints" / "step-000002" / name, damage, folder / "marker")
+        cases[name, damage] = folder
+        scripts.append(Script("lookbench.training.train_gr_lite", ("--data", str(train_folder), "--output", str(out),
+                                                                   *TRAIN_ARGS, *flags, "--resume", "latest"), folder))
+    for package, script, args in BAD_INPUT:
+        folder = tmp_path_factory.mktemp(script)
+        cases[script] = folder
+        scripts.append(Script(f"lookbench.{package}.{script}",
+                              tuple(a.format(missing=folder / "missing", tmp=folder) for a in args), folder))
+    logs = {key: (folder / "run" / "train_log.jsonl").read_text() for key, folder in cases.items() if isinstance(key, tuple)}
+    return {key: (folder, ran, logs.get(key)) for (key, folder), ran in zip(cases.items(), run_scripts(scripts, clean_env()))}
+
+
+def one_line(ran) -> str:
+    """The run's one line of stderr, after exit 2."""
+    lines = [line for line in ran.stderr.splitlines() if line.strip()]
+    assert ran.returncode == 2 and len(lines) == 1, ran.stderr[-3000:]
+    return lines[0]
+
+
 @pytest.mark.slow
-def test_model_scripts_report_bad_input_in_one_line(tmp_path, package, script, args):
+@pytest.mark.parametrize("name, damage, refusal", TAMPERED)
+def test_a_tampered_or_damaged_checkpoint_is_refused_in_one_line(refused, name, damage, refusal):
+    """`--resume` never runs a checkpoint's pickles (accelerate's load_state unpickled custom_checkpoint_0.pkl) and
+    never skips a missing RNG state: the run ends in one line naming the file, before any step."""
+    folder, ran, log = refused[name, damage]
+    out = folder / "run"
+    line = one_line(ran)
+    assert line.startswith("train_gr_lite: error: ") and refusal in line, line
+    target = out / "checkpoints" / "step-000002" / name
+    shown = out / "checkpoints" / "step-000002" if damage == "payload" and name.endswith(".pkl") else target
+    assert str(shown) in line
+    assert not (folder / "marker").exists() and (out / "train_log.jsonl").read_text() == log and not (out / "model").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, damage, refusal", PAST)
+def test_a_checkpoint_past_what_the_run_can_reach_is_refused_in_one_line(refused, name, damage, refusal):
+    """Issue 53: a checkpoint at step 10**30 resumed with exit 0 (the run's loop ended at once and saved the model).
+    Its step, and the schedule's, are bounded by the run's last step: one line naming the file, exit 2, no model."""
+    folder, ran, _ = refused[name, damage]
+    line = one_line(ran)
+    target = folder / "run" / "checkpoints" / "step-000002" / name
+    assert line.startswith("train_gr_lite: error: ") and refusal in line and str(target) in line, line
+    assert not (folder / "run" / "model").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package, script, args", BAD_INPUT)
+def test_model_scripts_report_bad_input_in_one_line(refused, package, script, args):
     """As `lookbench` does: the user sees the cause and the path, exit 2, no traceback."""
-    missing = tmp_path / "missing"
-    argv = [a.format(missing=missing, tmp=tmp_path) for a in args]
-    proc = run_script([sys.executable, "-m", f"lookbench.{package}.{script}", *argv])
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"{script}: error: ") and str(missing) in lines[0], proc.stderr[-2000:]
-    assert not missing.exists()
+    folder, ran, _ = refused[script]
+    line = one_line(ran)
+    assert line.startswith(f"{script}: error: ") and str(folder / "missing") in line, ran.stderr[-2000:]
+    assert not (folder / "missing").exists()
 
 
 @pytest.mark.parametrize("repeat", [["2"], ["0", "1"]])
