@@ -1,4 +1,5 @@
-"""The built wheel installs one namespace, ``lookbench``, into a fresh virtual environment."""
+"""The built wheel installs one namespace, ``lookbench``, into a fresh virtual environment, with its extras beside the
+CPU torch."""
 import json
 import os
 import shutil
@@ -16,9 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 CHECK = r"""
 import importlib.util, json, sysconfig
 from pathlib import Path
-import lookbench, datasets
+import importlib.metadata
+import lookbench, datasets, lookbench.mteb, mteb
 site = Path(sysconfig.get_paths()["purelib"])
 print(json.dumps({
+    "torchvision": importlib.util.find_spec("torchvision") is not None,
+    "mteb": mteb.__version__,
+    "mteb_only_in_extras": all("extra ==" in r for r in importlib.metadata.requires("lookbench") if r.startswith("mteb")),
     "lookbench": lookbench.__file__,
     "top_level": {name: importlib.util.find_spec(name) is not None for name in ("models", "metric", "space", "dataset_builder", "upload_scripts")},
     "site_entries": sorted(p.name for p in site.iterdir() if p.name.split(".")[0] in ("models", "metric", "space", "dataset_builder", "upload_scripts")),
@@ -36,19 +41,21 @@ print(json.dumps({
 def test_wheel_installs_one_namespace_in_a_fresh_venv(tmp_path, tmp_path_factory):
     """The venv starts with the libraries the demo Space installs from its requirements.txt — the package's own
     dependencies, read from its metadata, and gradio — linked from the venv built from exactly that file
-    (tests/helpers/venvs.py), and pip installs the wheel into it, resolving the wheel's dependencies against them."""
+    (tests/helpers/venvs.py), and pip installs the wheel with its extras into it, resolving the wheel's dependencies
+    against them: the mteb extra beside the CPU torch, without the torchvision that breaks beside it."""
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(dist), str(ROOT)], check=True, capture_output=True)
     wheel = next(dist.glob("lookbench-*.whl"))
     venv = linked_copy(space_venv(tmp_path_factory, shared_mirror(tmp_path_factory) / "lookbench" / "demo"), tmp_path / "venv")
     python = venv / "bin" / "python"
     # [space]: stage writes the Spaces' sdk_version from gradio
-    pip_install(python, "torch==2.13.0", f"lookbench[space] @ {wheel.as_uri()}", cwd=tmp_path)
+    pip_install(python, "torch==2.13.0", f"lookbench[space,mteb] @ {wheel.as_uri()}", cwd=tmp_path)
     env = clean_env()
     proc = subprocess.run([str(python), "-c", CHECK], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["lookbench"].startswith(str(venv)) and "site-packages/lookbench/" in out["lookbench"]
+    assert not out["torchvision"] and out["mteb"].startswith("2.") and out["mteb_only_in_extras"]
     assert out["top_level"] == {"models": False, "metric": False, "space": False, "dataset_builder": False, "upload_scripts": False}
     assert out["site_entries"] == []
     assert out["datasets_file"].endswith("site-packages/datasets/__init__.py") and out["datasets_is_hf"]

@@ -63,7 +63,7 @@ def _retarget(card: Path, namespace: str) -> None:
         card.write_text(re.sub(pattern, rf"{namespace}/\1", card.read_text(encoding="utf-8")), encoding="utf-8")
 
 
-def _space_requirements() -> str:
+def space_requirements() -> str:
     """The demo's requirements.txt: the package's own dependencies (its distribution metadata, extras left out; gradio
     comes with the SDK), torch pinned to the tested release (an unpinned torch resolves to the newest, a CUDA build)."""
     from importlib.metadata import requires, version
@@ -253,7 +253,7 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
             (tmp / item.target).parent.mkdir(parents=True, exist_ok=True)
             _copy_contained(item.source, item.name, tmp / item.target, shown=item.source)
         if SPACE in parts:
-            (tmp / namespace / SPACE / "requirements.txt").write_text(_space_requirements())
+            (tmp / namespace / SPACE / "requirements.txt").write_text(space_requirements())
             _stage_demo_assets(tmp / namespace / SPACE, photos)
             # The demo serves the embedded LookBench-Mini: the dataset repo holds that same data only when staged without --data.
             _space_card(tmp / namespace / SPACE / "README.md", datasets=[f"lookbench/{DATASET}"] if embedded else [])
@@ -273,7 +273,7 @@ def _stage_into(out: Path, source: Path, embedded: bool, namespace: str, plan: l
         if review is not None and "review" in parts:
             from lookbench.upload_scripts.review_space import stage_review
 
-            fresh["review"] = stage_review(tmp, review, namespace, _space_requirements(), _space_card, lfs_rules)
+            fresh["review"] = stage_review(tmp, review, namespace, space_requirements(), _space_card, lfs_rules)
         if kept is not None:
             _link_kept(out, tmp, kept)
         repos = _in_order({part: fresh[part] for part in parts if part in fresh}, kept, namespace)
@@ -347,7 +347,7 @@ def _stage_board(target: Path, pins: list[str]) -> None:
 
     from lookbench.settings import BOARD_DATA_KEY as CARD_KEY
 
-    (target / "requirements.txt").write_text(_space_requirements())
+    (target / "requirements.txt").write_text(space_requirements())
     _space_card(target / "README.md")
     if pins:
         card = SpaceCard.load(target / "README.md")

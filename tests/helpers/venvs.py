@@ -6,7 +6,8 @@ from exactly its requirements.txt, its card's Python and the gradio of its sdk_v
 three are the same (the demo and the leaderboard): a venv is never shared by two different requirements files, so
 none can hide a package its file lacks. A test that installs something of its own on top of those libraries starts
 from ``linked_copy`` of it: a new venv whose site-packages are hard links to the same files pip wrote, made in
-seconds, into which the test's own pip install then goes."""
+seconds, into which the test's own pip install then goes (so is a Space's whose requirements.txt extends the demo's).
+"""
 from __future__ import annotations
 
 import hashlib
@@ -54,20 +55,35 @@ def interpreter(python_version: str) -> str:
 def space_venv(tmp_path_factory, space: Path) -> Path:
     """The venv of the staged Space folder ``space`` as the Hub builds it: ``pip install -r /tmp/requirements.txt
     gradio==<sdk_version>`` in a fresh venv of its card's python_version, run from an empty folder (the Hub installs
-    before the repo's files are there). Built once per run for each (python_version, requirements.txt, sdk_version)."""
+    before the repo's files are there)."""
     from huggingface_hub import SpaceCard
 
     card = SpaceCard.load(space / "README.md").data
     assert card.sdk == "gradio" and card.app_file == "app.py"
-    requirements = (space / "requirements.txt").read_bytes()
-    key = hashlib.sha256(b"\0".join([card.python_version.encode(), requirements, card.sdk_version.encode()]))
+    return requirements_venv(tmp_path_factory, card.python_version, (space / "requirements.txt").read_text(),
+                             card.sdk_version)
+
+
+def requirements_venv(tmp_path_factory, python_version: str, requirements: str, sdk_version: str) -> Path:
+    """The venv of one (python_version, requirements.txt, sdk_version), built once per run. A file that holds every
+    line of the package's own Space requirements (``stage.space_requirements``: the demo's) and more, as the review
+    Space's does, starts from a linked copy of that venv, into which pip then installs the whole file: what it holds
+    is then what a fresh venv of the file holds, since every package of the copy is one the file needs too."""
+    from lookbench.upload_scripts.stage import space_requirements
+
+    key = hashlib.sha256(b"\0".join([python_version.encode(), requirements.encode(), sdk_version.encode()]))
+    base = space_requirements()
+    extends = requirements != base and set(base.splitlines()) <= set(requirements.splitlines())
 
     def build(folder: Path) -> None:
         empty = folder / "app"
         empty.mkdir(parents=True)
-        (folder / "requirements.txt").write_bytes(requirements)  # the Hub's /tmp/requirements.txt
-        subprocess.run([interpreter(card.python_version), "-m", "venv", str(folder / "venv")], check=True)
-        pip_install(folder / "venv/bin/python", "-r", str(folder / "requirements.txt"), f"gradio=={card.sdk_version}",
+        (folder / "requirements.txt").write_text(requirements)  # the Hub's /tmp/requirements.txt
+        if extends:
+            linked_copy(requirements_venv(tmp_path_factory, python_version, base, sdk_version), folder / "venv")
+        else:
+            subprocess.run([interpreter(python_version), "-m", "venv", str(folder / "venv")], check=True)
+        pip_install(folder / "venv/bin/python", "-r", str(folder / "requirements.txt"), f"gradio=={sdk_version}",
                     cwd=empty)
 
     return built_once(tmp_path_factory, f"space-venv-{key.hexdigest()[:16]}", build) / "venv"

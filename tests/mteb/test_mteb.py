@@ -3,7 +3,6 @@ with the engine. Offline: mteb runs the custom task on local folders, its result
 import io
 import json
 import os
-import subprocess
 import types
 from pathlib import Path
 
@@ -23,10 +22,6 @@ from lookbench.mteb import as_mteb_model, export_result, lookbench_tasks, task_n
 from lookbench.metric.fine_recall.judging import DEFAULT_K
 from lookbench.schema import TEST_SUBSETS
 from tests.helpers.engine_data import CountingEncoder, graded_release, png, tiny_release, write_folder
-from tests.helpers.staged_hub import shared_mirror
-from tests.helpers.venvs import clean_env, linked_copy, pip_install, space_venv
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_mteb(model, tasks, cache=None):
@@ -325,23 +320,6 @@ def test_export_refuses_a_result_whose_outcomes_do_not_give_its_scores(tmp_path)
     with pytest.raises(ValueError, match=r"result.json: damaged or edited: RealStudioFlat claimed fine_recall@1 99"):
         export_result(result, tmp_path / "out")
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
-
-
-@pytest.mark.slow
-def test_the_mteb_extra_installs_beside_the_cpu_torch_without_torchvision(tmp_path, tmp_path_factory):
-    """From the libraries the demo Space installs (the package's own dependencies and gradio; a linked copy of the venv
-    built from its requirements.txt, tests/helpers/venvs.py), pip installs the package with its mteb extra."""
-    demo = shared_mirror(tmp_path_factory) / "lookbench" / "demo"
-    python = linked_copy(space_venv(tmp_path_factory, demo), tmp_path / "venv") / "bin" / "python"
-    pip_install(python, "torch==2.13.0", "-e", f"{ROOT}[mteb]", cwd=tmp_path)
-    env = clean_env()
-    check = ("import importlib.metadata as m, importlib.util as u; from transformers import AutoImageProcessor; "
-             "import lookbench.mteb, mteb; print(u.find_spec('torchvision') is None, mteb.__version__, "
-             "all('extra ==' in r for r in m.requires('lookbench') if r.startswith('mteb')))")
-    proc = subprocess.run([str(python), "-c", check], cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    no_torchvision, version, only_in_extras = proc.stdout.split()
-    assert no_torchvision == "True" and version.startswith("2.") and only_in_extras == "True"
 
 
 # ------------------------------------------------------------------ text to image (issue 39 item 6)
