@@ -65,6 +65,9 @@ class Encoder:
     # what identifies it beyond ``fingerprint`` (its tokenizer's files; "" when ``fingerprint`` covers it).
     text_tower: str | None = None
     text_fingerprint: str = ""
+    # A registered model whose image embeddings these are claimed to be exactly, and the prefix of its weights here
+    # (``ModelMeta.image_tower``; checked before the cache trusts it: ``lookbench.encoders.tower``).
+    image_tower: tuple[str, str] | None = None
 
     def encode_text(self, texts: list[str]) -> np.ndarray:
         """(n, d) embeddings of ``texts`` in the space of the image embeddings."""
@@ -317,6 +320,7 @@ class TransformersEncoder(TorchEncoder):
         }
         if getattr(meta, "published_name", None):  # its row in the published leaderboard (lookbench.leaderboard.load)
             self.provenance["published_name"] = meta.published_name
+        self.image_tower = getattr(meta, "image_tower", None)
         tower = text_tower_of(folder, config, getattr(meta, "text", None), meta is not None)
         self.text_reader = None if tower is None else TextReader(folder, tower, trust_remote_code)
         if tower is not None:

@@ -214,6 +214,7 @@ def _registry() -> dict[str, ModelMeta]:
             weights=lambda: gr_lite_mini_text_folder() / "model.safetensors",
             training_cutoff=card_training_cutoff(gr_lite_mini_text_folder()), training_datasets=GR_LITE_MINI_TRAINING,
             available=lambda: (gr_lite_mini_text_folder() / "config.json").exists(), text=GR_LITE_TEXT,
+            image_tower=("gr-lite-mini", "vision_model."),  # frozen: its image embeddings are GR-Lite-mini's
         ),
         ModelMeta(
             "efficientnet-lite0",

@@ -60,6 +60,9 @@ class ModelMeta:
     # Its text tower (``--queries text``): a ``TextTower`` (tokenizer settings) for a transformers model, a description
     # for a baseline's; None: image only.
     text: TextTower | str | None = None
+    # A registered model whose image embeddings this one's are exactly, and the prefix of its weights here: the two
+    # share cached image embeddings once that is checked (``lookbench.encoders.tower``). None: its own.
+    image_tower: tuple[str, str] | None = None
 
     @cached_property
     def revision(self) -> str | None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from lookbench.engine.embedding_cache import EmbeddingCache
 from lookbench.encoders.base import Encoder, EncoderError
+from lookbench.encoders.tower import image_key
 from lookbench.paths import embeddings_dir
 from lookbench.settings import DEFAULT_PRECISION
 from lookbench.errors import EvaluationError
@@ -124,8 +125,9 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
     filling = _Filling(encoder, len(hashes))
 
     cache = None
-    if use_cache and encoder.fingerprint is not None:
-        cache = EmbeddingCache(cache_dir or embeddings_dir(), encoder.fingerprint,
+    key = image_key(encoder) if use_cache else None
+    if key is not None:
+        cache = EmbeddingCache(cache_dir or embeddings_dir(), key,
                                encoder.preprocessing, getattr(encoder, "precision", DEFAULT_PRECISION))
         for block, vectors in cache.records():
             uids = np.fromiter((ids.get(h, -1) for h in block), dtype=np.int64, count=len(block))
