@@ -1,5 +1,5 @@
-"""The GR-Lite-mini model card's tables are what `lookbench evaluate` gives: on the default LookBench-Mini release,
-and on the real-photo release (`lookbench build --source fashion-mnist`).
+"""The GR-Lite-mini model card's tables are what `lookbench evaluate` gives: on the default LookBench-Mini release
+(here) and on the real-photo release (tests/gr_lite_text/test_real_photo_cards.py).
 
 The table is written by benchmarks/compare_encoders.py and the weights may be retrained, so the expected numbers
 are parsed from the card, never copied here.
@@ -14,7 +14,6 @@ import pytest
 from lookbench.cli import main
 from lookbench.leaderboard.load import entry_from_result
 from tests.helpers import model_card
-from tests.helpers.photos import fashion_mnist_release
 from tests.helpers.model_card import SUBSETS, check
 
 CARD = Path(__file__).resolve().parents[2] / "models" / "gr_lite" / "gr-lite-mini" / "README.md"
@@ -37,15 +36,3 @@ def test_card_scores_are_reproduced(tmp_path):
         section = entry_from_result(result, "results.json").group.data
         assert section.startswith("LookBench-Mini (synthetic) mini-v20240601+mini-v20250101+mini-v20251201"), section
         check(expected, result, mode)
-
-
-@pytest.mark.slow
-def test_real_photo_card_scores_are_reproduced(tmp_path, tmp_path_factory):
-    """Needs the Debian package dataset-fashion-mnist (.ci/run installs it)."""
-    release = fashion_mnist_release(tmp_path_factory)
-    (expected,) = card_rows("real-photos", modes=("strict",), subsets=()).values()
-    assert main(["evaluate", "--data", str(release), "--model", "gr-lite-mini", "--no-distractors",
-                 "--output", str(tmp_path / "out"), "--no-save", "--no-cache", "--quiet"]) == 0
-    result = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert result["provenance"]["dataset"]["name"] == "Fashion-MNIST real photos in LookBench's format" and result["provenance"]["distractors"] is False
-    check(expected, result, "strict", subsets=())

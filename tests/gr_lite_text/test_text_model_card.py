@@ -1,6 +1,7 @@
 """The committed GR-Lite-mini-text folder: its code files are real copies of the package's, its image tower is
 GR-Lite-mini's weights exactly, its card's tables are what `lookbench evaluate --queries text` gives (parsed from the
-card, never copied here), and they clear the issue's bar over the category-text oracle."""
+card, never copied here; the real-photo table in test_real_photo_cards.py), and they clear the issue's bar over the
+category-text oracle."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,6 @@ from safetensors.torch import load_file
 
 from lookbench.cli import main
 
-from tests.helpers.photos import fashion_mnist_release
 from lookbench.encoders.entries import gr_lite_mini_folder, gr_lite_mini_text_folder
 from tests.helpers.gr_lite import GR_LITE_DIR
 from tests.helpers.model_card import SUBSETS, card_rows, check
@@ -58,15 +58,3 @@ def test_card_scores_are_reproduced(tmp_path):
         result = json.loads((out / "results.json").read_text())
         assert result["provenance"]["dataset"]["name"] == "LookBench-Mini (synthetic)"
         check(expected, result, form)
-
-
-@pytest.mark.slow
-def test_real_photo_card_scores_are_reproduced(tmp_path, tmp_path_factory):
-    """Needs the Debian package dataset-fashion-mnist (.ci/run installs it)."""
-    release = fashion_mnist_release(tmp_path_factory)
-    for form, expected in card_rows(CARD, ROW, "real-photos", FORMS, subsets=()).items():
-        out = tmp_path / form.split(", ")[1]
-        assert main(["evaluate", "--queries", "text", "--text-form", form.split(", ")[1], "--data", str(release),
-                     "--model", "gr-lite-mini-text", "--no-distractors", "--cache-dir", str(tmp_path / "cache"),
-                     "--output", str(out), "--no-save", "--quiet"]) == 0
-        check(expected, json.loads((out / "results.json").read_text()), form, subsets=())
