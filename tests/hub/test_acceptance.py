@@ -195,18 +195,6 @@ print(json.dumps({"lookbench": lookbench.__file__, "cwd": os.getcwd(), "path": s
     assert all(mark in ("fine", "coarse", "miss") for mark, _ in tiles)  # a benchmark query: marked by the metric
 
 
-SUBMIT = NOT_INSTALLED + """
-import json, sys, lookbench
-from pathlib import Path
-from lookbench.submissions.submit import prepare, write
-lookbench.evaluate("gr-lite-mini", output_dir=sys.argv[1], save_predictions=True, quiet=True)
-folders = [str(write(prepare(Path(sys.argv[1]) / "results.json", model_id=f"{model}@{REVISION}", allow_synthetic=True),
-                     Path(sys.argv[2])))
-           for model in ("lookbench/gr-lite-mini", "someone/edited-score", "someone/edited-ranking")]
-print(json.dumps(folders))
-"""
-
-
 @pytest.mark.browser
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and os.environ.get("CI") != "true",
                     reason="Debian's chromium (/usr/bin/chromium) is not installed; .ci/run installs it")
@@ -214,20 +202,15 @@ def test_6_the_leaderboard_space_runs_as_the_hub_runs_it(mirror, hub_space, tmp_
     """The board serves at once and judges the results repo's submissions in the background — here the copy an
     earlier download left in its HF_HOME, which snapshot_download returns offline — and shows the honest one verified,
     the tampered ones not (labelled by their folders)."""
-    from tests.helpers.board import (EDITED_RANKING, EDITED_SCORE, HONEST, REVISION, browser_reads_the_board, edit_score,
-                                     swap_top1)
+    from tests.helpers.board import (EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board, honest_result,
+                                     results_repo)
 
     space = hub_space(mirror / "lookbench" / "leaderboard")
-    # A user's run and its three submissions, made with the Space's own lookbench (the Mini it rebuilds is the same),
-    # written where the board downloads the results repo to.
+    # A user's run and its three submissions (the tampered two edited), made with this lookbench — the Space's is a
+    # copy of the same source, and the Mini it rebuilds is the same — written where the board downloads the results
+    # repo to.
     copy = tmp_path / "hf_home" / "lookbench" / "board" / "results" / "lookbench--results"
-    code = SUBMIT.replace("{REVISION}", REVISION)
-    proc = subprocess.run([space.python, "-c", code, str(tmp_path / "run"), str(copy)], cwd=space.app, env=space.env,
-                          capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    _, score, ranking = map(Path, json.loads(proc.stdout.strip().splitlines()[-1]))
-    edit_score(score)
-    swap_top1(ranking)
+    results_repo(honest_result(tmp_path / "run"), copy)
     with space.serve(deadline_s=900) as client:
         deadline = time.monotonic() + 900  # it serves at once and judges in the background: wait for the verdicts
         while "pending" in (board := client.predict("fine", 1, "overall", False, False, "any size", "",
