@@ -99,8 +99,7 @@ def child_pipeline(model: str, data: str) -> dict:
                 seen.add(h)
                 blobs.append(blob)
     encoder = load_encoder(model)
-    schedule = Schedule.for_device(getattr(encoder, "device", "cpu"), forward_uses_all_cores=encoder.forward_uses_all_cores,
-                                   cpu_batch_size=encoder.cpu_batch_size)
+    schedule = Schedule.for_device(getattr(encoder, "device", "cpu"), forward_uses_all_cores=encoder.forward_uses_all_cores)
 
     def prepare(blob):
         with Image.open(io.BytesIO(blob)) as image:

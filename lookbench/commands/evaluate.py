@@ -32,7 +32,7 @@ def register(sub) -> None:
                     help="judge the rankings in one mode only: strict (category + every query attribute, the paper's) "
                          "or leaderboard (category + main attribute, the published table's); default: both from one "
                          f"run, {DEFAULT_MODE} as the table's scores and results.json")
-    ev.add_argument("--batch-size", type=int, help="images per forward pass (default: 128 on an accelerator; on a CPU the model's own, 32 for most, 4 for efficientnet-lite0)")
+    ev.add_argument("--batch-size", type=int, help="images per forward pass (default: 32 on a CPU, 128 on an accelerator)")
     ev.add_argument("--precision", choices=PRECISIONS, default=DEFAULT_PRECISION)
     ev.add_argument("--device", help="torch device (default: the accelerate process's device, else cuda if available, else cpu)")
     ev.add_argument("--index", choices=INDEXES, default=DEFAULT_INDEX, help="flat: exact search; hnsw: approximate (labelled)")

