@@ -164,7 +164,7 @@ class EfficientNetLite0Encoder(TorchEncoder):
         module = EfficientNet.from_name("efficientnet-lite0")
         # weights_only: never unpickle arbitrary objects; the file is a plain state dict.
         module.load_state_dict(torch.load(self.weights, map_location="cpu", weights_only=True))
-        return module
+        return _for_inference(module.eval())
 
     def preprocess(self, image):
         resized = to_rgb(image).resize((self.image_size, self.image_size), Image.BICUBIC)
@@ -173,6 +173,23 @@ class EfficientNetLite0Encoder(TorchEncoder):
     def forward(self, batch):
         x = (batch.permute(0, 3, 1, 2).float() - 127.0) / 128.0
         return self.module.extract_features(x).mean(dim=(2, 3))
+
+
+def _for_inference(module):
+    """EfficientNet-Lite0 with the same arithmetic in less time: a symmetric "same" padding done by the convolution
+    itself rather than on a padded copy of its input, and ReLU6 in place (on the convolution's own output). Those
+    copies and passes over the activations were a third of its forward pass; the embeddings are bit for bit the
+    same, 1.2x faster (benchmarks/RESULTS.md)."""
+    import torch.nn as nn
+
+    for block in module._blocks:
+        block._swish = nn.ReLU6(inplace=True)
+    module._swish = nn.ReLU6(inplace=True)
+    for conv in module.modules():
+        pad = getattr(conv, "static_padding", None)
+        if isinstance(pad, nn.ZeroPad2d) and len(set(pad.padding)) == 1:
+            conv.padding, conv.static_padding = (pad.padding[0],) * 2, nn.Identity()
+    return module
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,22 @@ def test_efficientnet_lite0_gap_features_with_tf_normalisation():
     assert len(enc.fingerprint.split(":")[1]) == 64  # weight file sha256
 
 
+def test_efficientnet_lite0_runs_the_packages_arithmetic_bit_for_bit():
+    """Its module pads inside the convolutions and applies ReLU6 in place (``_for_inference``): the features of the
+    module its package builds from the same weights, exactly."""
+    from efficientnet_lite_pytorch import EfficientNet
+
+    enc = load_encoder("efficientnet-lite0")
+    package = EfficientNet.from_name("efficientnet-lite0")
+    package.load_state_dict(torch.load(enc.weights, map_location="cpu", weights_only=True))
+    pixels = np.random.default_rng(0).integers(0, 256, (2, 224, 224, 3), dtype=np.uint8)
+    x = (torch.from_numpy(pixels).permute(0, 3, 1, 2).float() - 127.0) / 128.0
+    with torch.inference_mode():
+        assert torch.equal(enc.module.extract_features(x), package.eval().extract_features(x))
+    assert any(isinstance(m, torch.nn.ZeroPad2d) for m in package.modules())  # the package's own pads a copy
+    assert not any(isinstance(m, torch.nn.ZeroPad2d) and len(set(m.padding)) == 1 for m in enc.module.modules())
+
+
 def test_efficientnet_bf16_is_close_to_fp32():
     fp32, bf16 = load_encoder("efficientnet-lite0"), load_encoder("efficientnet-lite0", precision="bf16")
     array = fp32.preprocess(Image.linear_gradient("L").convert("RGB"))
