@@ -37,6 +37,7 @@ def image_key(encoder) -> str | None:
     if getattr(encoder, "image_tower", None) is None or encoder.fingerprint is None:
         return encoder.fingerprint
     import torch
+    from safetensors import SafetensorError
 
     from lookbench.encoders.base import EncoderError
     from lookbench.encoders.registry import load_encoder
@@ -47,8 +48,11 @@ def image_key(encoder) -> str | None:
         if other.preprocessing != encoder.preprocessing or other.fingerprint is None:
             return encoder.fingerprint
         ours, theirs = _weights(encoder.folder, prefix), _weights(other.folder)
-    except (EncoderError, OSError):  # the tower cannot be loaded here: nothing to share
+        if not theirs or ours.keys() != theirs.keys() or not all(torch.equal(ours[k], theirs[k]) for k in theirs):
+            return encoder.fingerprint
+        same = np.array_equal(_probe(encoder), _probe(other))
+    except (EncoderError, OSError, SafetensorError):
+        # a weight file that cannot be read or a model that cannot run: nothing is shared, and the model's own
+        # encoding reports its own fault as it would without a tower
         return encoder.fingerprint
-    if not theirs or ours.keys() != theirs.keys() or not all(torch.equal(ours[k], theirs[k]) for k in theirs):
-        return encoder.fingerprint
-    return other.fingerprint if np.array_equal(_probe(encoder), _probe(other)) else encoder.fingerprint
+    return other.fingerprint if same else encoder.fingerprint

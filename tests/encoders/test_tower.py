@@ -57,3 +57,12 @@ def test_a_claimed_tower_that_is_not_the_model_keeps_its_own_embeddings(tmp_path
     encoder = TransformersEncoder(str(folder), find(TEXT))  # as the registered entry, which claims the tower
     assert encoder.image_tower == ("gr-lite-mini", "vision_model.")
     assert image_key(encoder) == encoder.fingerprint != load_encoder("gr-lite-mini").fingerprint
+
+
+def test_a_damaged_weight_file_shares_nothing_and_raises_nothing_here(tmp_path):
+    """An unreadable safetensors file is not a tower: the model keeps its own key (its own load then says what is
+    wrong, as it would without the claim)."""
+    folder = _copy(tmp_path, "damaged")
+    (folder / "model.safetensors").write_bytes(b"\x10" + b"\x00" * 7 + b'{"a":1}not a tensor')
+    encoder = TransformersEncoder(str(folder), find(TEXT))
+    assert image_key(encoder) == encoder.fingerprint != load_encoder("gr-lite-mini").fingerprint
