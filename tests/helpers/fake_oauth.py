@@ -15,6 +15,7 @@ import time
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.helpers import clients
 from tests.helpers.fake_hub import JsonHandler, Loopback
 
 SPACE_ID = "owner/lookbench-review"
@@ -122,7 +123,7 @@ class SpaceBrowser:
 
         self.app_url = app_url.rstrip("/")
         self.cookies: dict[str, str] = {}
-        self.http = httpx.Client(timeout=120, follow_redirects=False, trust_env=False)
+        self.http = httpx.Client(timeout=120, follow_redirects=False, trust_env=False, verify=clients.tls())
 
     def get(self, url: str):
         parts = urlsplit(url)
@@ -160,8 +161,5 @@ class SpaceBrowser:
 
     def client(self):
         """The Space's API as this browser's pages call it: its session cookie sent with every call."""
-        from gradio_client import Client
-
         cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        return Client(self.app_url, verbose=False, headers={"cookie": cookie} if cookie else {},
-                      httpx_kwargs={"timeout": 300})
+        return clients.gradio(self.app_url, {"cookie": cookie} if cookie else {}, timeout=300)

@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.helpers import clients
+
 
 def _free_port() -> int:
     with socket.socket() as probe:
@@ -51,9 +53,7 @@ class HubSpace:
                                           env={**self.env, "GRADIO_SERVER_PORT": str(port), "PYTHONUNBUFFERED": "1"})
                 try:
                     _wait_until_ready(server, url, time.monotonic() + deadline_s, self.log_path)
-                    from gradio_client import Client
-
-                    yield Client(url, verbose=False, httpx_kwargs={"timeout": REQUEST_TIMEOUT_S})
+                    yield clients.gradio(url, timeout=REQUEST_TIMEOUT_S)
                 finally:
                     server.terminate()
                     try:
@@ -80,7 +80,7 @@ def _wait_until_ready(server: subprocess.Popen, url: str, deadline: float, log: 
         left = deadline - time.monotonic()
         assert left > 0, "the Space did not answer before the deadline:\n" + log.read_text()[-4000:]
         try:
-            if httpx.get(f"{url}config", timeout=min(left, REQUEST_TIMEOUT_S)).status_code == 200:
+            if httpx.get(f"{url}config", timeout=min(left, REQUEST_TIMEOUT_S), verify=clients.tls()).status_code == 200:
                 return
         except httpx.TransportError:  # not listening yet, or the answer took longer than the time left
             pass

@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from tests.helpers import clients
 from tests.helpers.annotated_release import TAXONOMY
 
 class Served:
@@ -40,14 +41,11 @@ class Served:
     def client(self, token: str | None = None):
         """A reviewer's API client: ``token`` (an invitation's, or the ``--reviewer`` link's when not given) sent with
         every call, as the page sends it in its query string."""
-        from gradio_client import Client
-
         from lookbench.space.review.identity import TOKEN_HEADER
 
         token = token or (self.link.split("token=")[1] if self.link else None)
         headers = {TOKEN_HEADER: token} if token else {}
-        return Client(self.url, verbose=False, headers=headers,
-                      httpx_kwargs={"timeout": 300})  # httpx's 5 s is short on a loaded machine
+        return clients.gradio(self.url, headers, timeout=300)  # httpx's 5 s is short on a loaded machine
 
     def invited(self, name: str):
         """A client for ``name``, invited now (as ``lookbench review RAW --invite NAME`` does)."""

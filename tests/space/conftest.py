@@ -9,6 +9,7 @@ import pytest
 from lookbench.space.board.app import Board
 from lookbench.space.board.repo import Verdicts
 
+from tests.helpers import clients
 from tests.helpers.board import ALLOWED, honest_result, judged, results_repo
 from tests.helpers.staged_hub import shared_photos
 from tests.helpers.space_app import serving as _serving
@@ -59,9 +60,7 @@ def served(space_app):
 
 @pytest.fixture(scope="session")
 def client(served):
-    from gradio_client import Client
-
-    return Client(served, verbose=False)
+    return clients.gradio(served)
 
 
 @pytest.fixture

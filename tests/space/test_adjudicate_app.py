@@ -12,6 +12,7 @@ from lookbench.dataset_builder.decisions import ADJUDICATE, DecisionStore
 from lookbench.dataset_builder.reviewed_labels import verdicts
 from lookbench.space.review.session import open_review
 
+from tests.helpers import clients
 from tests.helpers.annotated_release import write_annotated
 from tests.helpers.review_app import answer, serve, shown_key  # noqa: F401  (serve: a fixture)
 
@@ -87,8 +88,6 @@ def test_adjudicate_needs_a_reviewed_release(tmp_path, capsys):
 def test_only_an_invited_adjudicator_is_let_in(tmp_path, serve, capsys):
     """Invitations by the real command: an adjudicator's token settles; a reviewer's token, a revoked one or none is
     refused on every endpoint, and nothing is written."""
-    from gradio_client import Client
-
     raw = tmp_path / "raw"
     truth, shared = two_disputes(raw)
     capsys.readouterr()
@@ -98,7 +97,7 @@ def test_only_an_invited_adjudicator_is_let_in(tmp_path, serve, capsys):
     assert set(links) == {"dee (adjudicator)", "eve"}
     served = serve(raw, "--adjudicate")
     for client, refusal in [(served.client(links["eve"].split("token=")[1]), "eve is not an adjudicator"),
-                            (Client(served.url, verbose=False), "no reviewer token")]:
+                            (clients.gradio(served.url), "no reviewer token")]:
         for call in [lambda: client.predict(api_name="/begin"),
                      lambda: client.predict(*answer(truth[sorted(shared)[0]]), api_name="/accept"),
                      lambda: client.predict(api_name="/undo")]:

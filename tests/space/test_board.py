@@ -19,6 +19,7 @@ from lookbench.space.board.app import Board, serve
 from lookbench.space.board.facts import ANY_SIZE
 from lookbench.space.board.judging import Judge, allowed_data
 from lookbench.space.board.repo import Verdicts, fetch, submission_folders
+from tests.helpers import clients
 from tests.helpers.browser import needs_chromium
 from tests.helpers.board import (ALLOWED, EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board,
                                  free_port as _free_port, honest_folder as _honest, judged,
@@ -166,8 +167,6 @@ def test_verdicts_are_bounded_and_a_damaged_entry_is_dropped_alone(board, repo, 
 def test_the_board_serves_at_once_and_judges_in_the_background(repo, tmp_path):
     """One slow submission never keeps the board from serving: the first /leaderboard answer comes within 10 s of
     launch, every submission pending, while the judge has not answered."""
-    from gradio_client import Client
-
     release = threading.Event()
     slow = Counting(lambda folder, key: release.wait(300) and Verdict("no: judged", key))
     board = Board(folder=repo, verdicts=Verdicts(tmp_path / "verdicts.json"), judge=slow)
@@ -175,7 +174,7 @@ def test_the_board_serves_at_once_and_judges_in_the_background(repo, tmp_path):
     start = time.monotonic()
     demo = serve("127.0.0.1", port, board=board, prevent_thread_lock=True, quiet=True)
     try:
-        answer = Client(f"http://127.0.0.1:{port}/", verbose=False).predict(
+        answer = clients.gradio(f"http://127.0.0.1:{port}/").predict(
             "fine", 1, "overall", False, False, ANY_SIZE, "", api_name="/leaderboard")
         assert time.monotonic() - start < 10
         assert "3 pending (judged in the background" in answer["status"]
@@ -335,9 +334,7 @@ def served(board):
 
 @pytest.mark.slow
 def test_the_served_board_answers_through_gradio_client(served, board):
-    from gradio_client import Client
-
-    client = Client(served, verbose=False)
+    client = clients.gradio(served)
     answer = client.predict("fine", 1, "overall", False, False, ANY_SIZE, "", api_name="/leaderboard")
     assert {s["model"]: s["verified"] for s in answer["submissions"]} == {
         s[0]: s[2] for s in board.submissions()}

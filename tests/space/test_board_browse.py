@@ -10,6 +10,7 @@ import pytest
 from lookbench.terminal import markdown_safe
 from lookbench.space.board.app import Board
 from lookbench.space.board.repo import Verdicts, submission_folders
+from tests.helpers import clients
 from tests.helpers.browser import chromium_page, needs_chromium
 from tests.helpers.report_rows import query_rows
 from tests.helpers.board import (ALLOWED, EDITED_RANKING, EDITED_SCORE, HONEST, free_port as _free_port,
@@ -97,7 +98,6 @@ def test_a_submissions_written_marks_and_annotations_are_never_shown_nor_files_c
 def test_the_your_results_tab_offers_what_was_judged_after_the_page_was_built(board, tmp_path):
     """The Space builds its page before it copies the results repo: the tab's choices are those of the moment it is
     opened. In Debian's chromium: the verified submission opens, each card bordered in its mark's colour."""
-    from gradio_client import Client
     from playwright.sync_api import expect
 
     from lookbench.report import records
@@ -110,7 +110,7 @@ def test_the_your_results_tab_offers_what_was_judged_after_the_page_was_built(bo
         assert "pending" not in late.refresh()
         honest = _honest(board.state.copy.folder)
         folder = honest.relative_to(board.state.copy.folder).as_posix()
-        line, chart, html, *_ = Client(f"http://127.0.0.1:{port}/", verbose=False).predict(
+        line, chart, html, *_ = clients.gradio(f"http://127.0.0.1:{port}/").predict(
             folder, "all", "all", "all", api_name="/your_results")
         assert f"({folder}): " in line and chart is not None and query_rows(html)
         first = records.worst_queries(honest).queries[0]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from tests.helpers import clients
 from tests.helpers.browser import chromium_page, needs_chromium
 from tests.helpers.report_rows import query_rows
 from tests.helpers.space_app import not_blank as _not_blank, serving as _serving
@@ -168,11 +169,9 @@ def test_a_result_never_makes_the_tab_read_outside_the_folders_given(stored, tmp
 
 @pytest.mark.slow
 def test_api_your_results_through_gradio_client(yours_served, stored):
-    from gradio_client import Client
-
     from lookbench.report import records
 
-    client = Client(yours_served, verbose=False)
+    client = clients.gradio(yours_served)
     report = records.worst_queries(stored["root"] / "saved")
     subset = report.queries[0].subset
     line, chart, html, *filters = client.predict("saved/results.json", subset, "all", "all", api_name="/your_results")

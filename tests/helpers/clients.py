@@ -1,0 +1,22 @@
+"""The tests' HTTP clients of their loopback apps, all on one TLS context. gradio_client opens a new httpx client for
+every call it makes, and httpx builds a TLS context for each (reading the CA bundle: 80 ms of CPU per call here,
+five times the call itself) though a loopback ``http://`` call never uses it; given one context, httpx takes it as
+it is."""
+from __future__ import annotations
+
+import ssl
+from functools import cache
+
+
+@cache
+def tls() -> ssl.SSLContext:
+    """The one context: the default one, so certificates are verified as without it."""
+    return ssl.create_default_context()
+
+
+def gradio(url: str, headers: dict | None = None, timeout: float | None = None):
+    """A gradio_client ``Client`` of ``url``; ``timeout``: each request's, in seconds (httpx's 5 s by default)."""
+    from gradio_client import Client
+
+    return Client(url, verbose=False, headers=headers or {}, ssl_verify=tls(),
+                  httpx_kwargs={} if timeout is None else {"timeout": timeout})
