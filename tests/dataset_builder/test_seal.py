@@ -8,18 +8,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lookbench.dataset_builder import build_release
 from lookbench.dataset_builder.labels import Labels
 from lookbench.dataset_builder.seal import seal, unseal
 from lookbench.dataset_builder.sealed import LABEL_FIELDS, sealed_state
 from lookbench.dataset_builder.sources import SourceError
+from tests.helpers.shared import mini_copy
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("built") / "mini"
-    build_release("mini", out)
-    return out
+    return mini_copy(out)
 
 
 def _copy(built, tmp_path):

@@ -17,7 +17,6 @@ import pytest
 from PIL import Image, PngImagePlugin
 
 from lookbench.citation import BIBTEX
-from lookbench.dataset_builder import build_release
 from lookbench.dataset_builder import seal as sealing
 from lookbench.dataset_builder.labels import Labels
 from lookbench.dataset_builder.seal import scrubbed, seal, unseal
@@ -27,6 +26,7 @@ from lookbench.engine.data import load_benchmark
 from lookbench.metric.fine_recall.records import GalleryColumns
 from lookbench.results.judge import fine_matches, gallery_columns, judge_modes, query_columns
 from lookbench.schema import NOISE, SUBSETS, TEST_SUBSETS
+from tests.helpers.shared import mini_copy
 
 MODE = "strict"
 DEPTH = 20
@@ -37,7 +37,7 @@ def sealed(tmp_path_factory):
     """(the Mini as built, its sealed public part, its labels folder). The per-release key is fixed here, so the
     draw each check below makes is one fixed draw rather than a new one per run (a 95 % interval misses 1 in 20)."""
     root = tmp_path_factory.mktemp("sealed")
-    build_release("mini", root / "built")
+    mini_copy(root / "built")
     shutil.copytree(root / "built", root / "data")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sealing, "_secret", lambda: hashlib.sha256(b"issue 53, a fixed test key").digest())

@@ -33,3 +33,29 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
             build(folder)
             done.touch()
     return folder
+
+
+def mini_copy(folder: Path) -> Path:
+    """LookBench-Mini as ``build_release("mini", folder)`` writes it, copied to ``folder`` for a test to change: the
+    default Mini under the tests' HF_HOME (built once by the first test that needs it), which is that build byte for
+    byte."""
+    from lookbench.dataset_builder import ensure_default_mini
+
+    shutil.copytree(ensure_default_mini(), folder)
+    return folder
+
+
+def sealed_mini(tmp_path_factory, into: Path) -> tuple[Path, Path]:
+    """``lookbench build --source mini --out DATA --seal --until 2027-06-01`` as the command writes it, run once per
+    test run: copies of its public part and its labels in ``into`` (``data``, ``data-labels``), for a test to change."""
+    from lookbench.cli import main
+
+    def build(folder: Path) -> None:
+        folder.mkdir()
+        assert main(["build", "--source", "mini", "--out", str(folder / "data"), "--seal", "--until", "2027-06-01",
+                     "--quiet"]) == 0
+
+    built = built_once(tmp_path_factory, "sealed-mini", build)
+    for name in ("data", "data-labels"):
+        shutil.copytree(built / name, into / name)
+    return into / "data", into / "data-labels"

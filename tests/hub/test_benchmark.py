@@ -9,6 +9,7 @@ import yaml
 from huggingface_hub import ModelCard, metadata_load, parse_eval_result_entries
 
 from lookbench.results.hub_results import read_notes
+from tests.helpers.shared import sealed_mini
 
 MODELS = ("gr-lite-mini", "gr-lite-mini-text")
 
@@ -71,14 +72,12 @@ def test_pushed_model_repos_show_on_the_loopback_hubs_leaderboard(hub, tmp_path)
 
 
 @pytest.mark.slow
-def test_a_sealed_release_names_only_its_public_part(tmp_path, photos):
-    from lookbench.cli import main
+def test_a_sealed_release_names_only_its_public_part(tmp_path, tmp_path_factory, photos):
     from lookbench.upload_scripts.stage import stage
 
-    data = tmp_path / "data"
-    assert main(["build", "--source", "mini", "--out", str(data), "--seal", "--until", "2027-06-01", "--quiet"]) == 0
+    data, labels = sealed_mini(tmp_path_factory, tmp_path)
     mirror = tmp_path / "HUB"
-    stage(mirror, data=data, namespace="sealer", photos=photos, labels=tmp_path / "data-labels")
+    stage(mirror, data=data, namespace="sealer", photos=photos, labels=labels)
     public = metadata_load(mirror / "lookbench/README.md")
     has = {c["config_name"]: {f["split"] for f in c["data_files"]} for c in public["configs"]}
     tasks = eval_spec(mirror)["tasks"]

@@ -19,6 +19,7 @@ from lookbench.upload_scripts.stage import stage
 from tests.helpers.board import judged
 from tests.helpers.fake_hub import FakeHub
 from tests.helpers.hub_cache import put_snapshot
+from tests.helpers.shared import sealed_mini
 from tests.helpers.staged_hub import TOKEN, run_cli
 
 NS = "acme"
@@ -89,7 +90,8 @@ def _leaks(paths: list[Path], labels: dict[str, set[str]], vocabulary: set[str] 
 
 
 @pytest.mark.slow
-def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verified(tmp_path, photos, monkeypatch):
+def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verified(tmp_path, tmp_path_factory, photos,
+                                                                                    monkeypatch):
     from lookbench.results.result import SealedRun
     from lookbench.space.board.app import Board
     from lookbench.space.board.repo import Verdicts
@@ -101,10 +103,8 @@ def test_a_sealed_release_from_build_to_board_scored_row_to_unsealed_and_verifie
     cache = tmp_path / "hub-cache"
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))  # the board's judging child reads it
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
-    data, labels = tmp_path / "data", tmp_path / "data-labels"
-
-    # build sealed
-    assert main(["build", "--source", "mini", "--out", str(data), "--seal", "--until", "2027-06-01", "--quiet"]) == 0
+    # build sealed (`lookbench build --source mini --seal`, run once for the tests that need it)
+    data, labels = sealed_mini(tmp_path_factory, tmp_path)
     sealed = card_yaml(data)[SEALED_KEY]
     assert sealed == {"releases": ["mini-v20240601", "mini-v20250101", NEWEST], "until": "2027-06-01",
                       "labels": "lookbench/lookbench-labels"}

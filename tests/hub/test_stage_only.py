@@ -12,6 +12,7 @@ from lookbench.upload_scripts.manifest import MANIFEST, PARTS, Staging, files_of
 from lookbench.upload_scripts.stage import stage
 
 from tests.helpers.fake_hub import FakeHub
+from tests.helpers.shared import sealed_mini
 from tests.helpers.staged_hub import REPOS, TOKEN, copy_mirror, run_cli, staged_files
 
 
@@ -75,14 +76,11 @@ def test_restaging_one_part_keeps_the_others_and_the_manifest_true(hub, tmp_path
 
 
 @pytest.mark.slow
-def test_stage_only_dataset_and_labels_of_a_sealed_release(hub, tmp_path, monkeypatch):
+def test_stage_only_dataset_and_labels_of_a_sealed_release(hub, tmp_path, tmp_path_factory, monkeypatch):
     """A sealed release's public part and labels, staged into a new folder and into a copy of a full mirror: exactly
     those two repos (and the manifest), no demo asset and no encoder touched, the labels repo listed beside the
     others kept; sealed data and labels go together."""
-    from lookbench.cli import main
-
-    data, labels = tmp_path / "data", tmp_path / "data-labels"
-    assert main(["build", "--source", "mini", "--out", str(data), "--seal", "--until", "2027-06-01", "--quiet"]) == 0
+    data, labels = sealed_mini(tmp_path_factory, tmp_path)
     _nothing_prepared(monkeypatch)
     staging = stage(tmp_path / "HUB", data=data, namespace="acme", labels=labels, only="dataset,labels")
     assert [(r.repo_id, r.private) for r in staging.repos] == [("acme/lookbench", False), ("acme/lookbench-labels", True)]

@@ -25,6 +25,7 @@ from lookbench.leaderboard.load import Verdict, judge_submission, load_store
 from lookbench.results.halves import HELD, SHOWN, shown
 from lookbench.results.provenance import UNSEALED
 from lookbench.results.trust import FAILED, OVER_CAP, SCORED_SEALED
+from tests.helpers.shared import mini_copy
 
 REVISION = "5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f"
 CAP, NAMESPACES, PER_NAMESPACE = 3, 8, 25  # 200 differential submissions, 24 of them scored
@@ -65,12 +66,11 @@ def sealed(tmp_path_factory):
     """A sealed LookBench-Mini, its labels (A) and labels B, and one sealed submission of the pixel encoder's
     rankings (``submit --dry-run`` as it writes one) in a results repo."""
     import lookbench
-    from lookbench.dataset_builder import build_release
     from lookbench.submissions.submit import prepare, write
 
     root = tmp_path_factory.mktemp("sealed")
     data = root / "data"
-    build_release("mini", data)
+    mini_copy(data)
     seal(data)
     labels = root / "data-labels"
     key = card_yaml(labels)[LABELS_KEY][SPLIT_KEY]
