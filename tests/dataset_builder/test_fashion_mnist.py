@@ -17,6 +17,7 @@ from lookbench.dataset_builder import SourceError, build_release
 from lookbench.dataset_builder import fashion_mnist as fm
 from lookbench.dataset_builder import sources
 from lookbench.schema import FEATURES
+from tests.helpers.photos import fashion_mnist_release
 
 try:
     PACKAGE_DIR = fm.package_folder()
@@ -194,13 +195,16 @@ def test_the_installed_package_is_found_through_dpkg_and_read_whole():
 
 @needs_package
 @pytest.mark.slow
-def test_the_default_build_reads_the_package_and_shares_no_image(tmp_path):
-    summary = build_release("fashion-mnist", tmp_path / "out")
-    assert summary.rows == {"RealStudioFlat": {"query": 1000, "gallery": 9000}}
-    release = datasets.load_dataset(str(tmp_path / "out"), "RealStudioFlat").cast_column("image", datasets.Image(decode=False))
+def test_the_default_build_reads_the_package_and_shares_no_image(tmp_path_factory):
+    """The default build is the one every real-photo test reads (``build_release("fashion-mnist", folder)``, run once
+    per test run: tests/helpers/photos.py)."""
+    out = fashion_mnist_release(tmp_path_factory)
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["RealStudioFlat", "text"]  # one subset, its texts
+    release = datasets.load_dataset(str(out), "RealStudioFlat").cast_column("image", datasets.Image(decode=False))
+    assert {split: release[split].num_rows for split in release} == {"query": 1000, "gallery": 9000}
     digests = [{hashlib.sha256(img["bytes"]).hexdigest() for img in release[split]["image"]} for split in ("query", "gallery")]
     assert len(digests[0]) == 1000 and len(digests[1]) == 9000 and not digests[0] & digests[1]
-    assert f"--input {PACKAGE_DIR}" in (tmp_path / "out" / "README.md").read_text()
+    assert f"--input {PACKAGE_DIR}" in (out / "README.md").read_text()
 
 
 # -- the IDX header is checked against the data before anything of its size is allocated (issue 37) ---------------
