@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 
 import datasets
 import numpy as np
@@ -17,7 +16,8 @@ from safetensors.torch import load_file
 from lookbench.dataset_builder.text_queries import FORMS, record_text
 from lookbench.training.train_gr_lite_text import contrastive_loss, main, parse_args
 from tests.gr_lite.hostile import WritesMarker
-from tests.helpers.gr_lite import GR_LITE_DIR, run_script
+from tests.helpers.batch import Script, run_scripts
+from tests.helpers.gr_lite import GR_LITE_DIR, clean_env
 
 TEXT_CODE_FILES = ("configuration_gr_lite_text.py", "modeling_gr_lite_text.py", "configuration_gr_lite.py", "modeling_gr_lite.py",
                    "image_processing_gr_lite.py")
@@ -156,20 +156,36 @@ def test_flag_checks(bad, message, capsys):
     assert message in capsys.readouterr().err
 
 
+BAD_INPUT = ("data", "image-tower", "resume")
+
+
+@pytest.fixture(scope="module")
+def bad_input_runs(tmp_path_factory, train_folder) -> dict:
+    """Each bad input's run of the script, as ``python -m`` runs it, the three one after the other in one fresh process
+    (tests/helpers/batch.run_scripts: a start of torch, datasets and accelerate is ~5 CPU-s a case); by case: (its
+    folder, the run)."""
+    folders, scripts = {}, []
+    for what in BAD_INPUT:
+        folder = folders[what] = tmp_path_factory.mktemp(what)
+        missing = folder / "missing"
+        (folder / "clip").mkdir()
+        (folder / "clip" / "config.json").write_text('{"model_type": "clip"}')
+        data = missing if what == "data" else train_folder
+        tower = folder / "clip" if what == "image-tower" else GR_LITE_DIR / "gr-lite-mini"
+        extra = ("--resume", str(missing)) if what == "resume" else ()
+        scripts.append(Script("lookbench.training.train_gr_lite_text", ("--data", str(data), "--output", str(folder / "run"),
+                                                                        "--image-tower", str(tower), *extra), folder))
+    return {what: (folders[what], ran) for what, ran in zip(BAD_INPUT, run_scripts(scripts, clean_env()), strict=True)}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("what", ["data", "image-tower", "resume"])
-def test_bad_input_is_one_line(tmp_path, train_folder, what):
+@pytest.mark.parametrize("what", BAD_INPUT)
+def test_bad_input_is_one_line(bad_input_runs, what):
     """As `lookbench` does: the user sees the cause and the path, exit 2, no traceback."""
-    missing = tmp_path / "missing"
-    (tmp_path / "clip").mkdir()
-    (tmp_path / "clip" / "config.json").write_text('{"model_type": "clip"}')
-    data = missing if what == "data" else train_folder
-    tower = tmp_path / "clip" if what == "image-tower" else GR_LITE_DIR / "gr-lite-mini"
-    named = {"data": missing, "image-tower": f"{tmp_path / 'clip'} is a 'clip' model folder, not a GR-Lite one",
+    folder, proc = bad_input_runs[what]
+    missing = folder / "missing"
+    named = {"data": missing, "image-tower": f"{folder / 'clip'} is a 'clip' model folder, not a GR-Lite one",
              "resume": f"--resume {missing} is not a complete checkpoint (no trainer_state.json)"}[what]
-    extra = ["--resume", str(missing)] if what == "resume" else []
-    proc = run_script([sys.executable, "-m", "lookbench.training.train_gr_lite_text", "--data", str(data),
-                       "--output", str(tmp_path / "run"), "--image-tower", str(tower), *extra])
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("train_gr_lite_text: error: ") and str(named) in lines[0], proc.stderr[-2000:]
