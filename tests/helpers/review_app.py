@@ -1,29 +1,27 @@
-"""`lookbench review` driven as people drive it: the real command in a subprocess, pages through gradio_client, and
-the form filled as a reviewer who knows the answer would fill it."""
+"""`lookbench review` driven as people drive it: the real command in a process of its own (tests/helpers/forked.py),
+pages through gradio_client, and the form filled as a reviewer who knows the answer would fill it."""
 from __future__ import annotations
 
 import re
 import signal
 import socket
-import subprocess
-import sys
 import threading
 
 import pytest
 
-from tests.helpers import clients
+from tests.helpers import clients, forked
 from tests.helpers.annotated_release import TAXONOMY
 
 class Served:
-    """``lookbench review RAW`` in a subprocess, on a free loopback port it announces (``Running on http://…``)."""
+    """``lookbench review RAW`` in a process of its own, on a free loopback port it announces (``Running on
+    http://…``); ``preloaded=False``: started by ``python -m lookbench`` itself."""
 
-    def __init__(self, raw, *args):
+    def __init__(self, raw, *args, preloaded: bool = True):
         self.raw = raw
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        self.process = subprocess.Popen([sys.executable, "-m", "lookbench", "review", str(raw), "--port", str(port), *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.process = forked.start("review", raw, "--port", port, *args, preloaded=preloaded)
         self.output = []
         for line in self.process.stdout:
             self.output.append(line)
@@ -63,8 +61,8 @@ class Served:
 def serve():
     started = []
 
-    def start(raw, *args):
-        started.append(Served(raw, *args))
+    def start(raw, *args, **options):
+        started.append(Served(raw, *args, **options))
         return started[-1]
 
     yield start

@@ -23,7 +23,7 @@ from tests.helpers.review_app import answer, review_all, reviewing_at_once, serv
 def test_two_reviewers_at_once_lose_nothing_and_share_the_sample(tmp_path, serve):
     raw = tmp_path / "raw"
     truth = write_annotated(raw, n=24, street=True)
-    served = serve(raw, "--overlap", "2", "--shared", "6")
+    served = serve(raw, "--overlap", "2", "--shared", "6", preloaded=False)  # once as `python -m lookbench` itself
     assert "24 items" in "".join(served.output) and "shared sample 6 items x 2 reviewers" in "".join(served.output)
     acknowledged = reviewing_at_once(served, truth, ["alice", "bob"])
     store = DecisionStore(raw)
