@@ -110,15 +110,15 @@ class FakeHub(Loopback):
                                                       for f in files]})
                 if m := re.fullmatch(r"/api/(\w+)s/([^/]+/[^/]+)/commit/(.+)", self.path):
                     lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
-                    files = [line["value"] for line in lines if line["key"] == "file"]
+                    sent = {line["value"]["path"]: base64.b64decode(line["value"]["content"])  # each decoded once
+                            for line in lines if line["key"] == "file"}
                     hub.commits[f"{m[1]}/{m[2]}"] = {
-                        "paths": sorted(f["path"] for f in files), "revision": m[3],
-                        "bytes": {f["path"]: len(base64.b64decode(f["content"])) for f in files},
-                        "sha256": {f["path"]: hashlib.sha256(base64.b64decode(f["content"])).hexdigest() for f in files},
+                        "paths": sorted(sent), "revision": m[3],
+                        "bytes": {path: len(content) for path, content in sent.items()},
+                        "sha256": {path: hashlib.sha256(content).hexdigest() for path, content in sent.items()},
                         "summary": next(line["value"]["summary"] for line in lines if line["key"] == "header"),
                     }
-                    hub.contents.setdefault(f"{m[1]}/{m[2]}", {}).update(
-                        {f["path"]: base64.b64decode(f["content"]) for f in files})
+                    hub.contents.setdefault(f"{m[1]}/{m[2]}", {}).update(sent)
                     # one oid per commit (as a tag must name one), from its content: two fakes never give one oid to two
                     oid = "abc123" + hashlib.sha1(body + str(len(hub.commit_log)).encode()).hexdigest()[:34]
                     hub.commit_log.append({"repo": f"{m[1]}/{m[2]}", "oid": oid, **hub.commits[f"{m[1]}/{m[2]}"]})
