@@ -29,18 +29,27 @@ def test_a_forked_command_says_and_exits_as_python_m_lookbench(tmp_path):
     assert status == 2 and text == f"lookbench review: error: Raw release folder {missing} does not exist\n"
 
 
-def test_a_forked_server_runs_until_a_signal_ends_it(tmp_path):
+def test_a_forked_server_says_what_a_fresh_one_says_and_runs_until_a_signal_ends_it(tmp_path):
+    """What a start prints before it serves — a warning of a library's import included — is the same."""
     raw = tmp_path / "raw"
     write_annotated(raw, n=2)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    child = forked.start("review", raw, "--port", port)
-    assert isinstance(child, forked.Forked)
-    assert any(line.strip() == f"Running on http://127.0.0.1:{port}" for line in child.stdout)
-    assert child.poll() is None
-    child.send_signal(signal.SIGTERM)
-    assert child.wait(timeout=60) == -signal.SIGTERM and child.poll() == -signal.SIGTERM
+    shown = {}
+    for preloaded in (False, True):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        child = forked.start("review", raw, "--port", port, preloaded=preloaded)
+        assert isinstance(child, forked.Forked) == preloaded
+        lines = []
+        for line in child.stdout:
+            lines.append(line.replace(str(port), "PORT"))
+            if line.strip() == f"Running on http://127.0.0.1:{port}":
+                break
+        shown[preloaded] = lines
+        assert child.poll() is None
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=60) == -signal.SIGTERM and child.poll() == -signal.SIGTERM
+    assert shown[True] == shown[False] and shown[True][-1] == "Running on http://127.0.0.1:PORT\n"
 
 
 @pytest.mark.parametrize("name, value, kind", [("LOOKBENCH_REVIEW_CLAIM_SECONDS", "5", forked.Forked),
