@@ -14,6 +14,16 @@ from tests.helpers import forked
 from tests.helpers.annotated_release import write_annotated
 
 
+@pytest.fixture(autouse=True)
+def first_environment(monkeypatch):
+    """The run's first environment, whatever the tests before these left in the worker's."""
+    for name in forked.changed_since_start() - {"PYTEST_CURRENT_TEST"}:
+        if name in forked.AT_START:
+            monkeypatch.setenv(name, forked.AT_START[name])
+        else:
+            monkeypatch.delenv(name)
+
+
 def said(process) -> tuple[str, int]:
     return process.stdout.read(), process.wait(timeout=120)
 

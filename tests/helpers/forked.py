@@ -67,14 +67,24 @@ def start(*argv, preloaded: bool = True) -> Forked | subprocess.Popen:
     return Forked(process, stdout)
 
 
+# Read only when a program runs, never when a module is imported: pytest's name of the current test, gradio's
+# examples cache (read when it caches) and torch inductor's cache folder (read when it compiles); and what libraries
+# set in the worker themselves when imported or run (pyarrow's allocator setting, the OpenMP duplicate-library switch
+# of threadpoolctl and torch), which a fresh process's own imports set alike. lookbench reads its own settings
+# (``LOOKBENCH_*``) when called.
+RUNTIME_ONLY = ("PYTEST_CURRENT_TEST", "GRADIO_EXAMPLES_CACHE", "TORCHINDUCTOR_CACHE_DIR", "_RJEM_MALLOC_CONF",
+                "KMP_DUPLICATE_LIB_OK")
+
+
+def changed_since_start() -> set[str]:
+    """The variables whose value differs from the run's first environment (``AT_START``)."""
+    return {k for k in set(AT_START) | set(os.environ) if AT_START.get(k) != os.environ.get(k)}
+
+
 def _as_at_start() -> bool:
-    """Whether the environment is the run's first one (``AT_START``) but for variables read only when a program runs,
-    never when a module is imported: pytest's name of the current test, lookbench's own settings (read when called),
-    gradio's examples cache (read when it caches), and the allocator setting pyarrow writes when imported. Then the
-    preloaded modules read at import what a fresh process would, whenever the server started."""
-    runtime_only = ("PYTEST_CURRENT_TEST", "GRADIO_EXAMPLES_CACHE", "_RJEM_MALLOC_CONF")
-    changed = {k for k in set(AT_START) | set(os.environ) if AT_START.get(k) != os.environ.get(k)}
-    return all(k in runtime_only or k.startswith("LOOKBENCH_") for k in changed)
+    """Whether the environment is the run's first one but for ``RUNTIME_ONLY`` variables: then the preloaded modules
+    read at import what a fresh process would, whenever the server started."""
+    return all(k in RUNTIME_ONLY or k.startswith("LOOKBENCH_") for k in changed_since_start())
 
 
 def _run(argv: list[str], env: dict, cwd: str, path: list[str], out) -> None:
