@@ -5,6 +5,9 @@ children it waited for: subprocesses, venv installs, Spaces) to ``$SUITE_CPU_OUT
     python benchmarks/suite_cpu.py /tmp/cpu        # CPU seconds per test file, largest first
 
 CPU seconds, not wall: on a shared machine the wall time of a test is mostly what ran beside it (docs/developing.md).
+A process a worker's forkserver starts (tests/helpers/forked.py: the review app's starts) is the server's child, not
+the test's, so its CPU is in no test's figure; the CPU of everything a command started is counted apart, in a cpuacct
+cgroup (benchmarks/RESULTS.md, "Test suite wall time").
 """
 from __future__ import annotations
 
