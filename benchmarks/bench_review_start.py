@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import sys
 import tempfile
 import time
@@ -23,11 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.helpers
 
 def started(raw: Path, preloaded: bool) -> float:
     """Seconds until the start prints its address; then it is stopped."""
-    from tests.helpers import forked
+    from tests.helpers import clients, forked
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = clients.free_port()
     begun = time.perf_counter()
     process = forked.start("review", raw, "--port", port, preloaded=preloaded)
     assert isinstance(process, forked.Forked) == preloaded

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 
 import pytest
 
-from tests.helpers import forked
+from tests.helpers import clients, forked
 from tests.helpers.annotated_release import write_annotated
 
 
@@ -45,9 +44,7 @@ def test_a_forked_server_says_what_a_fresh_one_says_and_runs_until_a_signal_ends
     write_annotated(raw, n=2)
     shown = {}
     for preloaded in (False, True):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = clients.free_port()
         child = forked.start("review", raw, "--port", port, preloaded=preloaded)
         assert isinstance(child, forked.Forked) == preloaded
         lines = []

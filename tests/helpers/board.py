@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 
 from tests.helpers.browser import chromium_page
+from tests.helpers.clients import free_port  # noqa: F401  (the board tests take it from here)
 
 REVISION = "5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f"
 # The rows' labels: the verified one's is the Hub id it names at its revision's first 12 digits; a row that is not
@@ -109,9 +109,3 @@ def same_size_edit(folder) -> float:
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert os.stat(path).st_size == before.st_size
     return float(new)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]

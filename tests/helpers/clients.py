@@ -4,8 +4,16 @@ with one context, benchmarks/bench_loopback_client.py) though a loopback ``http:
 context, httpx takes it as it is."""
 from __future__ import annotations
 
+import socket
 import ssl
 from functools import cache
+
+
+def free_port() -> int:
+    """A loopback port free right now, for a server a test starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 @cache

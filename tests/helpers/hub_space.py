@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 from tests.helpers import clients
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class HubSpace:
@@ -46,7 +39,7 @@ class HubSpace:
 
         @contextmanager
         def running():
-            port = _free_port()
+            port = clients.free_port()
             url = self.url = f"http://127.0.0.1:{port}/"
             with open(self.log_path, "w") as log:
                 server = subprocess.Popen([self.python, "app.py"], cwd=self.app, stdout=log, stderr=subprocess.STDOUT,

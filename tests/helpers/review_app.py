@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import signal
-import socket
 import threading
 
 import pytest
@@ -18,9 +17,7 @@ class Served:
 
     def __init__(self, raw, *args, preloaded: bool = True):
         self.raw = raw
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
+        port = clients.free_port()
         self.process = forked.start("review", raw, "--port", port, *args, preloaded=preloaded)
         self.output = []
         for line in self.process.stdout:
