@@ -1,6 +1,5 @@
 """Test-wide offline rules (docs/architecture.md §6): no test may ever reach a hub, and caches stay inside the project."""
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ os.environ["COLUMNS"] = "400"
 if "PYTEST_XDIST_WORKER_COUNT" in os.environ and "OMP_NUM_THREADS" not in os.environ:
     os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
 from tests.helpers import venvs  # noqa: E402,F401  (its AT_START: this environment, before any test changes it)
+from tests.helpers.clients import free_port  # noqa: E402
 
 
 import datasets  # noqa: E402  (after the environment above is set)
@@ -37,17 +37,11 @@ def pytest_configure(config):
     if hasattr(config, "workerinput"):  # an xdist worker: its controller compiled them
         return
     import compileall
-    import configparser
 
-    root = Path(__file__).resolve().parent.parent
-    setup = configparser.ConfigParser()
-    setup.read(root / "setup.cfg")
-    options = setup["options"]
-    folders = dict(line.replace(" ", "").split("=") for line in options["package_dir"].splitlines() if "=" in line)
-    for package in options["packages"].split():  # each package's own folder (setup.cfg's package_dir maps them)
-        mapped = max((name for name in folders if package == name or package.startswith(name + ".")), key=len)
-        compileall.compile_dir(root / folders[mapped] / package[len(mapped):].lstrip(".").replace(".", "/"),
-                               maxlevels=0, quiet=1)
+    from tests.helpers.import_graph import modules
+
+    for source in modules(Path(__file__).resolve().parent.parent).values():  # every module of the namespace
+        compileall.compile_file(source, quiet=1)
 
 
 @pytest.fixture(autouse=True)
@@ -71,8 +65,6 @@ def own_results_store(tmp_path_factory, monkeypatch):
 def accelerate_two_cpu_processes():
     """The `accelerate launch` line for 2 CPU processes (gloo; run it with ACCELERATE_USE_CPU=1), on a port free
     right now so a socket left by an earlier launch never collides with this one."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
             "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(port)]

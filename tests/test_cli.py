@@ -3,7 +3,6 @@ the results store says so; without a reachable Hub nothing waits on it; every co
 --output folder too."""
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,8 @@ import pytest
 
 from lookbench import cli
 from lookbench.cli import main
+
+from tests.helpers.clients import free_port
 
 
 def test_library_failure_is_one_line_and_debug_shows_the_traceback(monkeypatch, capsys):
@@ -50,9 +51,7 @@ def test_a_rerun_answered_from_the_store_says_it_is_a_stored_result(tmp_path, ca
 
 def no_hub_env(tmp_path) -> dict:
     """Not in offline mode, with the Hub endpoint on a loopback port nothing listens on (bound, then closed)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {k: v for k, v in os.environ.items()
            if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE", "HF_ENDPOINT", "PYTHONPATH")}
     env.update(HF_ENDPOINT=f"http://127.0.0.1:{port}", HF_HOME=str(tmp_path / "home"))

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 from tests.helpers.browser import chromium_page
-from tests.helpers.clients import free_port  # noqa: F401  (the board tests take it from here)
 
 REVISION = "5e1f0c2d9a7b3e4f6a8b0c1d2e3f4a5b6c7d8e9f"
 # The rows' labels: the verified one's is the Hub id it names at its revision's first 12 digits; a row that is not

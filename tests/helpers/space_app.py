@@ -1,11 +1,12 @@
 """What the demo's tests share (tests/space/): the app on a loopback port, a search through gradio_client,
 the tiles a panel shows, the marks by their definition and a screenshot that is not blank."""
 import re
-import socket
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
+
+from tests.helpers.clients import free_port
 
 
 TILE = re.compile(r"<figure class='tile' data-mark='(?P<mark>\w+)' style='--mark:(?P<colour>#\w+)'><img src='data:image/webp;"
@@ -16,9 +17,7 @@ TILE = re.compile(r"<figure class='tile' data-mark='(?P<mark>\w+)' style='--mark
 
 def serving(app):
     """``app`` on a free loopback port, in this process, closed at the end (its example cache: in the assets)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     demo = app.blocks()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options)
     yield f"http://127.0.0.1:{port}/"

@@ -13,6 +13,7 @@ import pytest
 from lookbench.upload_scripts.manifest import MANIFEST
 from lookbench.upload_scripts.stage import stage
 
+from tests.helpers.clients import free_port
 from tests.helpers.fake_hub import FakeHub
 from tests.helpers.staged_hub import REPOS, TOKEN, copy_mirror, run_cli, staged_files
 
@@ -100,11 +101,7 @@ def test_push_refused_is_one_line_naming_the_repo(hub, tmp_path, status, words):
 
 @pytest.mark.slow
 def test_push_with_the_hub_unreachable_is_one_line(hub, tmp_path):
-    import socket
-
-    with socket.socket() as probe:  # a loopback port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # a loopback port nobody listens on
     proc = run_cli("push", "--hub", str(hub), endpoint=f"http://127.0.0.1:{port}", token=TOKEN, cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]

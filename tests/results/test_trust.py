@@ -10,6 +10,7 @@ import pytest
 from lookbench.results.trust import (FAILED, LADDER, LEVELS, NOT_CHECKED, PLACED, TRUSTED, VERIFIED_NOTE, level,
                                      verdict_status)
 from tests.helpers.browser import chromium_page, needs_chromium
+from tests.helpers.clients import free_port
 from tests.helpers.leaderboard import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,8 +97,6 @@ def test_the_boards_intro_names_the_ladder_in_its_order():
 def test_a_browser_reads_every_level_and_its_meaning_on_the_board(tmp_path):
     """The board with no results repo (the published rows only): its intro names the ladder, and the legend under
     the table says every level's meaning, as trust.py says it."""
-    import socket
-
     from playwright.sync_api import expect
 
     from lookbench.space.board.app import Board
@@ -105,9 +104,7 @@ def test_a_browser_reads_every_level_and_its_meaning_on_the_board(tmp_path):
 
     board = Board(folder=tmp_path / "missing", verdicts=Verdicts(tmp_path / "verdicts.json"))
     board.refresh()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     app = board.blocks()
     app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:

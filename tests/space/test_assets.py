@@ -5,13 +5,14 @@ import json
 import os
 import re
 import shutil
-import socket
 
 import numpy as np
 import pytest
 from PIL import Image
 
 from lookbench.metric.fine_recall.bootstrap import score_retrieval
+
+from tests.helpers.clients import free_port
 
 
 def _webp(blob: bytes) -> np.ndarray:
@@ -213,9 +214,7 @@ def test_lookbench_demo_serves_on_loopback_and_prepare_reuses_fresh_assets(space
                              capture_output=True, text=True, timeout=300)
     assert prepare.returncode == 0 and prepare.stdout.strip() == f"assets: {space_assets} (LookBench-Mini (synthetic))"
     assert "Preparing" not in prepare.stdout + prepare.stderr  # fresh assets: nothing rebuilt
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     temp = tmp_path / "tmp"  # the demo's temporary folder: it must leave no lookbench-space-plots-* behind (case 8)
     temp.mkdir()
     server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(space_root)],

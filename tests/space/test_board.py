@@ -22,7 +22,7 @@ from lookbench.space.board.repo import Verdicts, fetch, submission_folders
 from tests.helpers import clients
 from tests.helpers.browser import needs_chromium
 from tests.helpers.board import (ALLOWED, EDITED_RANKING, EDITED_SCORE, HONEST, browser_reads_the_board,
-                                 free_port as _free_port, honest_folder as _honest, judged,
+                                 honest_folder as _honest, judged,
                                  same_size_edit as _same_size_edit)
 
 MINI = "LookBench-Mini (synthetic)"
@@ -170,7 +170,7 @@ def test_the_board_serves_at_once_and_judges_in_the_background(repo, tmp_path):
     release = threading.Event()
     slow = Counting(lambda folder, key: release.wait(300) and Verdict("no: judged", key))
     board = Board(folder=repo, verdicts=Verdicts(tmp_path / "verdicts.json"), judge=slow)
-    port = _free_port()
+    port = clients.free_port()
     start = time.monotonic()
     demo = serve("127.0.0.1", port, board=board, prevent_thread_lock=True, quiet=True)
     try:
@@ -325,7 +325,7 @@ def test_a_results_folder_that_is_not_one_is_said(tmp_path):
 
 @pytest.fixture(scope="module")
 def served(board):
-    port = _free_port()
+    port = clients.free_port()
     app = board.blocks()
     app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/"

@@ -12,8 +12,9 @@ from lookbench.space.board.app import Board
 from lookbench.space.board.repo import Verdicts, submission_folders
 from tests.helpers import clients
 from tests.helpers.browser import chromium_page, needs_chromium
+from tests.helpers.clients import free_port
 from tests.helpers.report_rows import query_rows
-from tests.helpers.board import (ALLOWED, EDITED_RANKING, EDITED_SCORE, HONEST, free_port as _free_port,
+from tests.helpers.board import (ALLOWED, EDITED_RANKING, EDITED_SCORE, HONEST,
                                  honest_folder as _honest, judged, same_size_edit as _same_size_edit)
 
 
@@ -104,7 +105,7 @@ def test_the_your_results_tab_offers_what_was_judged_after_the_page_was_built(bo
 
     late = Board(folder=board.state.copy.folder, verdicts=board.verdicts, allowed=ALLOWED)  # the kept verdicts
     app = late.blocks()
-    port = _free_port()
+    port = free_port()
     app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:
         assert "pending" not in late.refresh()

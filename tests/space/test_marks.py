@@ -4,7 +4,6 @@ leaderboard Space — draw a section as the one table, its intervals written ``[
 from __future__ import annotations
 
 import re
-import socket
 
 import pytest
 
@@ -12,6 +11,7 @@ from lookbench.report.style import MARKS
 from lookbench.space.yours import ALL
 
 from tests.helpers.browser import chromium_page, needs_chromium
+from tests.helpers.clients import free_port
 
 MARKED = ("fine", "coarse", "miss")
 MODEL = "raw-pixels"  # the cheapest encoder: the marks, not the model, are under test
@@ -23,15 +23,9 @@ def _rgb(colour: str) -> str:
     return f"rgb({', '.join(str(int(colour[i:i + 2], 16)) for i in (1, 3, 5))})"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _launched(blocks, **options) -> tuple:
     """``blocks`` served on a free loopback port: (the Blocks, its address)."""
-    port = _free_port()
+    port = free_port()
     blocks.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **options)
     return blocks, f"http://127.0.0.1:{port}/"
 

@@ -18,13 +18,9 @@ import pytest
 
 from lookbench.space.waiting import PROGRESS, WaitingRoom
 
+from tests.helpers.clients import free_port
+
 CHROMIUM = Path("/usr/bin/chromium")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -36,7 +32,7 @@ def _get(url: str) -> tuple[int, str]:
 
 
 def test_the_waiting_room_answers_every_page_with_the_stage_and_its_count():
-    room = WaitingRoom("127.0.0.1", _free_port())
+    room = WaitingRoom("127.0.0.1", free_port())
     try:
         url = f"http://127.0.0.1:{room.port}"
         assert room.url == url
@@ -63,7 +59,7 @@ def test_slow_or_silent_connections_are_closed_and_never_pile_up(monkeypatch):
 
     monkeypatch.setattr(waiting, "IDLE_S", 3.0)
     monkeypatch.setattr(waiting, "CONNECTIONS", 2)
-    room = WaitingRoom("127.0.0.1", _free_port())
+    room = WaitingRoom("127.0.0.1", free_port())
     try:
         address = ("127.0.0.1", room.port)
         silent, trickling = (socket.create_connection(address, timeout=30) for _ in range(2))
@@ -96,7 +92,7 @@ def test_a_dropped_connection_is_one_log_line_without_a_traceback(caplog, capfd)
     import struct
 
     caplog.set_level(logging.INFO, logger="lookbench.space")
-    room = WaitingRoom("127.0.0.1", _free_port())
+    room = WaitingRoom("127.0.0.1", free_port())
     try:
         capfd.readouterr()
         with socket.create_connection(("127.0.0.1", room.port), timeout=30) as dropped:
@@ -137,7 +133,7 @@ def test_a_port_in_use_is_one_line_naming_it_and_without_a_port_the_next_free_on
 def test_a_cold_start_prints_its_address_first_through_a_pipe_then_serves_one_model_then_both(tmp_path):
     """Assets not yet built: the address is the first line, before the preparation's; the app takes the port once
     the first model's assets are ready, and the second model joins later."""
-    port = _free_port()
+    port = free_port()
     assets = tmp_path / "assets"
     server = subprocess.Popen([sys.executable, "-m", "lookbench", "demo", "--port", str(port), "--assets", str(assets)],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env={**os.environ})
@@ -173,7 +169,7 @@ def test_browser_the_page_shows_the_progress_then_turns_into_the_app_by_itself(t
     import gradio as gr
     from playwright.sync_api import expect, sync_playwright
 
-    room = WaitingRoom("127.0.0.1", _free_port())
+    room = WaitingRoom("127.0.0.1", free_port())
     room.says("Preparing LookBench-Mini")
     bar = room.bars("encode gr-lite-mini", quiet=False, unit="img")
     bar.reset(total=1759)
